@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Loupe: a terminal browser and REPL for persisted object graphs.
+///
+/// Dependencies point one way (see ARCHITECTURE.md):
+/// LoupeModel ← LoupeStore, LoupeQuery; TerminalKit ← LoupeBrowser, NcursesBackend; all ← loupe.
+let package = Package(
+    name: "Loupe",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "LoupeModel", targets: ["LoupeModel"]),
+        .library(name: "LoupeStore", targets: ["LoupeStore"]),
+        .library(name: "LoupeQuery", targets: ["LoupeQuery"]),
+        .executable(name: "loupe", targets: ["loupe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "LoupeModel"),
+        .target(name: "LoupeStore", dependencies: ["LoupeModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "LoupeQuery", dependencies: ["LoupeModel"]),
+        .target(name: "TerminalKit"),
+        .target(name: "LoupeBrowser", dependencies: ["TerminalKit", "LoupeModel", "LoupeQuery"]),
+        .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
+        .target(name: "NcursesBackend", dependencies: ["CNcurses", "TerminalKit"]),
+        .executableTarget(name: "loupe", dependencies: [
+            "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeBrowser", "NcursesBackend",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel"]),
+        .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel"]),
+        .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel"]),
+        .testTarget(name: "LoupeCLITests", dependencies: []),
+    ],
+    swiftLanguageModes: [.v5]
+)

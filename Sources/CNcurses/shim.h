@@ -1,0 +1,2 @@
+#define NCURSES_WIDECHAR 1
+#include <ncurses.h>

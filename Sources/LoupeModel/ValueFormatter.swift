@@ -1,0 +1,77 @@
+import Foundation
+
+/// Renders values as text: plainly for people, and as JSON for scripts.
+public enum ValueFormatter {
+    /// Strings as they are, dates in ISO 8601, numbers in their shortest form, nested values as JSON,
+    /// data as its size, null as `null`.
+    public static func plain(_ value: Value) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return number(d)
+        case .string(let s): return s
+        case .date(let d): return DateText.iso(d)
+        case .data(let d): return "<\(d.count) bytes>"
+        case .array, .object: return json(value)
+        case .reference(let r): return "#\(r.type):\(r.row)"
+        }
+    }
+
+    /// The shortest text of a double that reads back to it; integral values keep a `.0`.
+    public static func number(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        return "\(d)"
+    }
+
+    /// One JSON text for a value: dates as ISO strings, data as base64, references as null
+    /// (a graph-free rendering; callers that know the graph render references as keys first).
+    public static func json(_ value: Value) -> String {
+        var out = ""
+        writeJSON(value, to: &out)
+        return out
+    }
+
+    /// Appends the JSON text of `value` to `out`.
+    public static func writeJSON(_ value: Value, to out: inout String) {
+        switch value {
+        case .null, .reference: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite { out += (d == d.rounded() && abs(d) < 1e15) ? String(Int64(d)) + ".0" : "\(d)" } else { out += "null" }
+        case .string(let s): writeJSONString(s, to: &out)
+        case .date(let d): writeJSONString(DateText.iso(d), to: &out)
+        case .data(let d): writeJSONString(d.base64EncodedString(), to: &out)
+        case .array(let items):
+            out += "["
+            for (i, v) in items.enumerated() { if i > 0 { out += ", " }; writeJSON(v, to: &out) }
+            out += "]"
+        case .object(let o):
+            out += "{"
+            for (i, m) in o.members.enumerated() {
+                if i > 0 { out += ", " }
+                writeJSONString(m.key, to: &out); out += ": "; writeJSON(m.value, to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// Appends a JSON string literal, escaping quotes, backslashes and control characters.
+    public static func writeJSONString(_ s: String, to out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 || u.value == 0x7F { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+            }
+        }
+        out += "\""
+    }
+}

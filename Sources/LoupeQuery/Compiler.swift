@@ -1,0 +1,497 @@
+import Foundation
+import LoupeModel
+
+/// A compiled expression: a function of the current object (or value) and the environment.
+struct CompiledExpression {
+    let evaluate: (Value, Environment) -> Operand
+    /// True when the expression can yield a collection (a to-many step, a backlink, an array).
+    let isCollection: Bool
+    /// The value, when the expression is a constant.
+    let constant: Operand?
+}
+
+/// A compiled predicate.
+typealias CompiledPredicate = (Value, Environment) -> Bool
+
+/// Turns AST nodes into functions over one graph, resolving every name against the inferred schema
+/// first (exact, then unique case-insensitive), so that a misspelt name fails before any object is
+/// read, with a "did you mean".
+final class Compiler {
+    let graph: ObjectGraph
+    private(set) var slotCount = 0
+    /// Variables in scope: name → (slot, the types its objects may have, nil when unknown).
+    private var variables: [String: (slot: Int, types: [Int]?)] = [:]
+
+    init(graph: ObjectGraph) { self.graph = graph }
+
+    /// The type a statement names, or an error with a suggestion.
+    func resolveType(_ name: Name) throws -> TypeTable {
+        if let t = graph.type(named: name.text) { return t }
+        let names = graph.types.map(\.name.rawValue)
+        throw QueryError("unknown type '\(name.text)'", at: name.range,
+                         hint: NameSuggestion.closest(to: name.text, in: names).map { "did you mean '\($0)'?" })
+    }
+
+    // MARK: Predicates
+
+    func predicate(_ p: Predicate, on types: [Int]?) throws -> CompiledPredicate {
+        switch p {
+        case .constant(let b): return { _, _ in b }
+        case .and(let ps):
+            let parts = try ps.map { try predicate($0, on: types) }
+            if parts.count == 2 { let a = parts[0], b = parts[1]; return { v, e in a(v, e) && b(v, e) } }
+            return { v, e in
+                for part in parts where !part(v, e) { return false }
+                return true
+            }
+        case .or(let ps):
+            let parts = try ps.map { try predicate($0, on: types) }
+            return { v, e in
+                for part in parts where part(v, e) { return true }
+                return false
+            }
+        case .not(let inner):
+            let f = try predicate(inner, on: types)
+            return { v, e in !f(v, e) }
+        case .truthy(let expr):
+            let f = try expression(expr, on: types)
+            return { v, e in f.evaluate(v, e).elements.contains(where: ValueSemantics.truth) }
+        case .between(let q, let expr, let low, let high, let range):
+            let x = try expression(expr, on: types)
+            try checkQuantifier(q, x, at: range)
+            let lo = try expression(low, on: types), hi = try expression(high, on: types)
+            let graph = self.graph
+            let test: (Value, Value, Value) -> Bool = { x, l, h in
+                guard let a = ValueSemantics.order(x, l, []), let b = ValueSemantics.order(x, h, []) else { return false }
+                _ = graph
+                return a != .orderedAscending && b != .orderedDescending
+            }
+            return quantified(q, x) { value, v, e in test(value, lo.evaluate(v, e).value, hi.evaluate(v, e).value) }
+        case .comparison(let c):
+            return try comparison(c, on: types)
+        }
+    }
+
+    private func checkQuantifier(_ q: Quantifier?, _ lhs: CompiledExpression, at range: SourceRange) throws {
+        if let q, !lhs.isCollection {
+            throw QueryError("\(q) needs a collection on its left", at: range,
+                             hint: "the left side is a single value; drop \(q) or use a to-many path")
+        }
+    }
+
+    /// Applies a quantifier (none given: ANY over collections) to a per-element test.
+    private func quantified(_ q: Quantifier?, _ lhs: CompiledExpression,
+                            _ test: @escaping (Value, Value, Environment) -> Bool) -> CompiledPredicate {
+        let eval = lhs.evaluate
+        if !lhs.isCollection && q == nil {
+            return { v, e in
+                switch eval(v, e) {
+                case .one(let x): return test(x, v, e)
+                case .many(let xs): return xs.contains { test($0, v, e) }
+                }
+            }
+        }
+        switch q ?? .any {
+        case .any: return { v, e in eval(v, e).elements.contains { test($0, v, e) } }
+        case .all: return { v, e in eval(v, e).elements.allSatisfy { test($0, v, e) } }
+        case .none: return { v, e in !eval(v, e).elements.contains { test($0, v, e) } }
+        }
+    }
+
+    private func comparison(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate {
+        let lhs = try expression(c.lhs, on: types)
+        let rhs = try expression(c.rhs, on: types)
+        try checkQuantifier(c.quantifier, lhs, at: c.lhs.range)
+        let options = c.options
+        let graph = self.graph
+
+        // Collection membership: `collection CONTAINS x` and `x IN collection`.
+        if c.op == .in {
+            let members: (Value, Environment) -> [Value]
+            if let k = rhs.constant {
+                let folded = k.elements
+                members = { _, _ in folded }
+            } else {
+                members = { v, e in rhs.evaluate(v, e).elements }
+            }
+            return quantified(c.quantifier, lhs) { x, v, e in
+                let list = members(v, e)
+                if list.count == 1, case .string(let hay) = list[0], case .string(let needle) = x {
+                    return ValueSemantics.fold(hay, options).contains(ValueSemantics.fold(needle, options))
+                }
+                return list.contains { ValueSemantics.equal(x, $0, options, graph: graph) }
+            }
+        }
+        if c.op == .contains, c.quantifier == nil, lhs.isCollection {
+            return { v, e in
+                let items = lhs.evaluate(v, e)
+                let needle = rhs.evaluate(v, e).value
+                if case .one(.string(let s)) = items, case .string(let n) = needle {
+                    return ValueSemantics.fold(s, options).contains(ValueSemantics.fold(n, options))
+                }
+                return items.elements.contains { ValueSemantics.equal($0, needle, options, graph: graph) }
+            }
+        }
+
+        let test = try scalarTest(c.op, options: options, rhsConstant: rhs.constant, at: c.rhs.range)
+        if let k = rhs.constant, !k.isCollection {
+            let constant = k.value
+            return quantified(c.quantifier, lhs) { x, _, _ in test(x, constant) }
+        }
+        return quantified(c.quantifier, lhs) { x, v, e in
+            switch rhs.evaluate(v, e) {
+            case .one(let y): return test(x, y)
+            case .many(let ys): return ys.contains { test(x, $0) }
+            }
+        }
+    }
+
+    /// The test of one left value against one right value.
+    private func scalarTest(_ op: ComparisonOperator, options: ComparisonOptions, rhsConstant: Operand?,
+                            at range: SourceRange) throws -> (Value, Value) -> Bool {
+        let graph = self.graph
+        func strings(_ f: @escaping (String, String) -> Bool) -> (Value, Value) -> Bool {
+            if case .one(.string(let k))? = rhsConstant {
+                let folded = ValueSemantics.fold(k, options)
+                return { a, _ in if case .string(let s) = a { return f(ValueSemantics.fold(s, options), folded) } else { return false } }
+            }
+            return { a, b in
+                if case .string(let s) = a, case .string(let t) = b {
+                    return f(ValueSemantics.fold(s, options), ValueSemantics.fold(t, options))
+                }
+                return false
+            }
+        }
+        switch op {
+        case .equal: return { ValueSemantics.equal($0, $1, options, graph: graph) }
+        case .notEqual: return { !ValueSemantics.equal($0, $1, options, graph: graph) }
+        case .less: return { ValueSemantics.order($0, $1, options) == .orderedAscending }
+        case .lessOrEqual: return { a, b in ValueSemantics.order(a, b, options).map { $0 != .orderedDescending } ?? false }
+        case .greater: return { ValueSemantics.order($0, $1, options) == .orderedDescending }
+        case .greaterOrEqual: return { a, b in ValueSemantics.order(a, b, options).map { $0 != .orderedAscending } ?? false }
+        case .beginsWith: return strings { $0.hasPrefix($1) }
+        case .endsWith: return strings { $0.hasSuffix($1) }
+        case .contains:
+            let substring = strings { $1.isEmpty || $0.contains($1) }
+            return { a, b in
+                if case .array(let items) = a { return items.contains { ValueSemantics.equal($0, b, options, graph: graph) } }
+                return substring(a, b)
+            }
+        case .like: return strings { ValueSemantics.like($0, $1) }
+        case .matches:
+            var regexOptions: NSRegularExpression.Options = []
+            if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
+            func compile(_ pattern: String) -> NSRegularExpression? {
+                try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: regexOptions)
+            }
+            func matches(_ regex: NSRegularExpression, _ s: String) -> Bool {
+                let text = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(s, [.diacriticInsensitive]) : s
+                return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            }
+            if case .one(.string(let pattern))? = rhsConstant {
+                guard let regex = compile(pattern) else {
+                    throw QueryError("invalid regular expression", at: range, hint: "MATCHES takes an ICU regular expression")
+                }
+                return { a, _ in if case .string(let s) = a { return matches(regex, s) } else { return false } }
+            }
+            return { a, b in
+                guard case .string(let s) = a, case .string(let p) = b, let regex = compile(p) else { return false }
+                return matches(regex, s)
+            }
+        case .in: return { ValueSemantics.equal($0, $1, options, graph: graph) }
+        }
+    }
+
+    // MARK: Expressions
+
+    func expression(_ expr: Expression, on types: [Int]?) throws -> CompiledExpression {
+        switch expr {
+        case .literal(let l, _):
+            let v = literal(l)
+            return CompiledExpression(evaluate: { _, _ in .one(v) }, isCollection: false, constant: .one(v))
+        case .list(let items, _):
+            let parts = try items.map { try expression($0, on: types) }
+            if parts.allSatisfy({ $0.constant != nil }) {
+                let values = parts.flatMap { $0.constant!.elements }
+                return CompiledExpression(evaluate: { _, _ in .many(values) }, isCollection: true, constant: .many(values))
+            }
+            return CompiledExpression(evaluate: { v, e in .many(parts.flatMap { $0.evaluate(v, e).elements }) },
+                                      isCollection: true, constant: nil)
+        case .negate(let inner, _):
+            let f = try expression(inner, on: types)
+            return CompiledExpression(evaluate: { v, e in .one(Arithmetic.negate(f.evaluate(v, e).value)) }, isCollection: false, constant: nil)
+        case .arithmetic(let op, let a, let b, _):
+            let fa = try expression(a, on: types), fb = try expression(b, on: types)
+            return CompiledExpression(evaluate: { v, e in .one(Arithmetic.apply(op, fa.evaluate(v, e).value, fb.evaluate(v, e).value)) },
+                                      isCollection: false, constant: nil)
+        case .path(let p):
+            return try path(p, on: types)
+        case .subqueryCount(let collection, let variable, let predicate, let range):
+            let items = try compilePath(collection, on: types)
+            guard items.isCollection else {
+                throw QueryError("SUBQUERY needs a collection", at: collection.range, hint: "use a to-many relation or @links path")
+            }
+            if variables[variable] != nil {
+                throw QueryError("variable '$\(variable)' is already in use", at: range, hint: "choose another name")
+            }
+            let slot = slotCount
+            slotCount += 1
+            variables[variable] = (slot, items.elementTypes)
+            defer { variables[variable] = nil }
+            let test = try self.predicate(predicate, on: items.elementTypes)
+            return CompiledExpression(evaluate: { v, e in
+                var n = 0
+                for item in items.evaluate(v, e).elements {
+                    e.variables[slot] = item
+                    if test(item, e) { n += 1 }
+                }
+                return .one(.int(Int64(n)))
+            }, isCollection: false, constant: nil)
+        }
+    }
+
+    func literal(_ l: Literal) -> Value {
+        switch l {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .integer(let i): return .int(i)
+        case .decimal(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .date(let d): return .date(d)
+        case .reference(.int(let i)): return .int(i)
+        case .reference(.string(let s)): return .string(s)
+        }
+    }
+
+    // MARK: Paths
+
+    /// A path's compiled form, with the types of the objects it ends on (when known).
+    struct CompiledPath {
+        let evaluate: (Value, Environment) -> Operand
+        let isCollection: Bool
+        let elementTypes: [Int]?
+    }
+
+    private func path(_ p: Path, on types: [Int]?) throws -> CompiledExpression {
+        let compiled = try compilePath(p, on: types)
+        return CompiledExpression(evaluate: compiled.evaluate, isCollection: compiled.isCollection, constant: nil)
+    }
+
+    /// How one name resolves on one type.
+    private enum Resolution {
+        case attribute(Int)
+        case relation(Int, toMany: Bool)
+        case none
+    }
+
+    func compilePath(_ p: Path, on startTypes: [Int]?) throws -> CompiledPath {
+        let graph = self.graph
+        let tables = graph.types
+        var candidates = startTypes
+        var isCollection = false
+        var stepFunctions: [(Value) -> Operand] = []
+        var start: ((Value, Environment) -> Value)? = nil
+
+        for (index, step) in p.steps.enumerated() {
+            let isLast = index == p.steps.count - 1
+            switch step {
+            case .variable(let name):
+                guard let v = variables[name.text] else {
+                    throw QueryError("unknown variable '$\(name.text)'", at: name.range, hint: "variables come from SUBQUERY(collection, $x, …)")
+                }
+                let slot = v.slot
+                start = { _, e in e.variables[slot] }
+                candidates = v.types
+            case .id:
+                stepFunctions.append { v in
+                    if case .reference(let r) = v { return .one(graph.id(of: r).value) }
+                    if case .object(let o) = v { return .one(o["id"] ?? .null) }
+                    return .one(.null)
+                }
+                candidates = nil
+            case .type:
+                stepFunctions.append { v in
+                    if case .reference(let r) = v { return .one(.string(tables[Int(r.type)].name.rawValue)) }
+                    return .one(.null)
+                }
+                candidates = nil
+            case .links(let typeName, let relationName):
+                let source = try resolveType(typeName)
+                guard let r = source.relation(named: relationName.text) else {
+                    throw QueryError("unknown relation '\(relationName.text)' on \(source.name)", at: relationName.range,
+                                     hint: suggestion(relationName.text, among: source.relations.flatMap { [$0.name] + $0.aliases }))
+                }
+                var indexByType: [BacklinkIndex?] = []
+                for t in tables { indexByType.append(t.backlinkIndex(sourceType: source.index, relation: r)) }
+                let sourceIndex = Int32(source.index)
+                stepFunctions.append { v in
+                    guard case .reference(let ref) = v, let idx = indexByType[Int(ref.type)] else { return .many([]) }
+                    return .many(idx.sources(of: Int(ref.row)).map { .reference(ObjectRef(type: sourceIndex, row: $0)) })
+                }
+                isCollection = true
+                candidates = [source.index]
+            case .name(let name):
+                var resolutions: [Resolution] = []
+                for t in tables {
+                    let attribute = t.attribute(named: name.text)
+                    let relation = t.relation(named: name.text)
+                    if isLast, let a = attribute { resolutions.append(.attribute(a)) }
+                    else if let r = relation { resolutions.append(.relation(r, toMany: t.relations[r].isToMany)) }
+                    else if let a = attribute { resolutions.append(.attribute(a)) }
+                    else { resolutions.append(.none) }
+                }
+                var next: Set<Int> = []
+                if let known = candidates, !known.isEmpty {
+                    var resolvedAny = false
+                    for t in known {
+                        switch resolutions[t] {
+                        case .attribute(let a):
+                            resolvedAny = true
+                            if tables[t].attributes[a].kinds.contains(.array) { isCollection = true }
+                        case .relation(let r, let toMany):
+                            resolvedAny = true
+                            if toMany { isCollection = true }
+                            next.formUnion(tables[t].relations[r].targetTypes)
+                        case .none: break
+                        }
+                    }
+                    if !resolvedAny {
+                        let names = known.flatMap { t in tables[t].attributes.map(\.name) + tables[t].relations.flatMap { [$0.name] + $0.aliases } }
+                        let owner = known.map { tables[$0].name.rawValue }.joined(separator: "|")
+                        throw QueryError("unknown attribute '\(name.text)' on \(owner)", at: name.range,
+                                         hint: suggestion(name.text, among: names))
+                    }
+                    let attributeOnly = known.allSatisfy { if case .relation = resolutions[$0] { return false } else { return true } }
+                    candidates = attributeOnly ? nil : Array(next).sorted()
+                } else {
+                    candidates = nil
+                }
+                let key = name.text
+                stepFunctions.append { v in
+                    switch v {
+                    case .reference(let ref):
+                        let table = tables[Int(ref.type)]
+                        switch resolutions[Int(ref.type)] {
+                        case .attribute(let a): return .one(table.attributes[a].values[Int(ref.row)])
+                        case .relation(let r, let toMany):
+                            let targets = table.relations[r].targets(of: Int(ref.row))
+                            if toMany { return .many(targets.map { .reference($0) }) }
+                            return .one(targets.first.map { .reference($0) } ?? .null)
+                        case .none: return .one(.null)
+                        }
+                    case .object(let o): return .one(o[key] ?? .null)
+                    case .array(let items):
+                        return .many(items.map { if case .object(let o) = $0 { return o[key] ?? .null } else { return .null } })
+                    default: return .one(.null)
+                    }
+                }
+            }
+        }
+
+        // Fast path: one step from the current object.
+        if start == nil, p.aggregate == nil, stepFunctions.count == 1 {
+            let single = stepFunctions[0]
+            return CompiledPath(evaluate: { v, _ in single(v) }, isCollection: isCollection, elementTypes: candidates)
+        }
+
+        let steps = stepFunctions
+        let begin = start
+        var evaluate: (Value, Environment) -> Operand = { v, e in
+            var current = Operand.one(begin?(v, e) ?? v)
+            for step in steps {
+                switch current {
+                case .one(let x): current = step(x)
+                case .many(let xs):
+                    var out: [Value] = []
+                    out.reserveCapacity(xs.count)
+                    for x in xs {
+                        switch step(x) {
+                        case .one(let y): out.append(y)
+                        case .many(let ys): out.append(contentsOf: ys)
+                        }
+                    }
+                    current = .many(out)
+                }
+            }
+            return current
+        }
+        if let aggregate = p.aggregate {
+            let inner = evaluate
+            evaluate = { v, e in .one(Aggregation.apply(aggregate, inner(v, e))) }
+            return CompiledPath(evaluate: evaluate, isCollection: false, elementTypes: nil)
+        }
+        return CompiledPath(evaluate: evaluate, isCollection: isCollection, elementTypes: candidates)
+    }
+
+    private func suggestion(_ name: String, among names: [String]) -> String? {
+        NameSuggestion.closest(to: name, in: names).map { "did you mean '\($0)'?" }
+    }
+}
+
+/// `+ - * /` on numbers: integers stay integers until they overflow; `/` divides as floating
+/// point; dividing by zero, or anything that is not a number, gives null.
+enum Arithmetic {
+    static func apply(_ op: ArithmeticOperator, _ a: Value, _ b: Value) -> Value {
+        if case .int(let x) = a, case .int(let y) = b, op != .divide {
+            let (r, overflow): (Int64, Bool)
+            switch op {
+            case .add: (r, overflow) = x.addingReportingOverflow(y)
+            case .subtract: (r, overflow) = x.subtractingReportingOverflow(y)
+            default: (r, overflow) = x.multipliedReportingOverflow(by: y)
+            }
+            if !overflow { return .int(r) }
+        }
+        guard let x = a.numeric, let y = b.numeric else { return .null }
+        switch op {
+        case .add: return .double(x + y)
+        case .subtract: return .double(x - y)
+        case .multiply: return .double(x * y)
+        case .divide: return y == 0 ? .null : .double(x / y)
+        }
+    }
+
+    static func negate(_ v: Value) -> Value {
+        switch v {
+        case .int(let i) where i != Int64.min: return .int(-i)
+        default: return v.numeric.map { .double(-$0) } ?? .null
+        }
+    }
+}
+
+/// `@count @sum @avg @min @max` over a collection (nulls are skipped; an empty sum is 0, an empty
+/// average, minimum or maximum is null).
+enum Aggregation {
+    static func apply(_ aggregate: Aggregate, _ operand: Operand) -> Value {
+        if aggregate == .count {
+            switch operand {
+            case .many(let xs): return .int(Int64(xs.count))
+            case .one(.array(let xs)): return .int(Int64(xs.count))
+            case .one(.string(let s)): return .int(Int64(s.count))
+            case .one(.null): return .int(0)
+            case .one: return .int(1)
+            }
+        }
+        let items = operand.elements.filter { !$0.isNull }
+        switch aggregate {
+        case .count: return .null
+        case .sum:
+            var total: Value = .int(0)
+            for x in items where x.numeric != nil { total = Arithmetic.apply(.add, total, x) }
+            return total
+        case .avg:
+            let numbers = items.compactMap(\.numeric)
+            if !numbers.isEmpty { return .double(numbers.reduce(0, +) / Double(numbers.count)) }
+            let dates = items.compactMap { if case .date(let d) = $0 { return d.timeIntervalSince1970 } else { return nil } }
+            return dates.isEmpty ? .null : .date(Date(timeIntervalSince1970: dates.reduce(0, +) / Double(dates.count)))
+        case .min, .max:
+            var best: Value? = nil
+            for x in items {
+                guard let b = best else { best = x; continue }
+                if let o = ValueSemantics.order(x, b, []) {
+                    if (aggregate == .min && o == .orderedAscending) || (aggregate == .max && o == .orderedDescending) { best = x }
+                }
+            }
+            return best ?? .null
+        }
+    }
+}

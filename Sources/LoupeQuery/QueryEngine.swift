@@ -1,0 +1,188 @@
+import Foundation
+import LoupeModel
+
+/// What a statement answers.
+public enum QueryResult {
+    /// Objects, in result order (a query without `select`).
+    case objects(type: TypeTable?, refs: [ObjectRef])
+    /// A `select` projection: one row per object, the columns as named.
+    case projection(columns: [String], rows: [[Value]], refs: [ObjectRef])
+    /// A `count`.
+    case count(Int)
+    /// A `group by` frequency table, most frequent first, ties by key.
+    case groups(key: String, rows: [(key: Value, count: Int)])
+    /// Text from a dot-command.
+    case message(String)
+}
+
+/// Runs statements over one loaded graph, entirely in memory.
+public final class QueryEngine {
+    public let graph: ObjectGraph
+
+    public init(graph: ObjectGraph) { self.graph = graph }
+
+    /// Parses and runs one statement. `currentType` is the type a bare predicate filters.
+    public func run(_ source: String, currentType: TypeTable? = nil) throws -> QueryResult {
+        try run(try Parser.parse(source), currentType: currentType)
+    }
+
+    /// Runs a parsed statement.
+    public func run(_ statement: Statement, currentType: TypeTable? = nil) throws -> QueryResult {
+        let compiler = Compiler(graph: graph)
+        switch statement {
+        case .count(let typeName, let predicate):
+            let type = try compiler.resolveType(typeName)
+            return .count(try filter(type, predicate, compiler).count)
+        case .query(let query):
+            let (type, refs) = try select(query, currentType: currentType, compiler: compiler)
+            guard let projection = query.projection else { return .objects(type: type, refs: refs) }
+            let columns = try projection.map { try compiler.expression($0.expression, on: [type.index]) }
+            let env = Environment(slots: compiler.slotCount)
+            let rows = refs.map { ref in columns.map { $0.evaluate(.reference(ref), env).value } }
+            return .projection(columns: projection.map(\.name), rows: rows, refs: refs)
+        case .group(let query, let by):
+            var base = query
+            base.clauses = []
+            let (type, refs) = try select(base, currentType: currentType, compiler: compiler)
+            let key = try compiler.compilePath(by, on: [type.index])
+            let env = Environment(slots: compiler.slotCount)
+            var counts: [Value: Int] = [:]
+            var order: [Value] = []
+            for ref in refs {
+                let operand = key.evaluate(.reference(ref), env)
+                let keys = key.isCollection ? operand.elements : [operand.value]
+                for k in keys {
+                    let k = normalizedKey(k)
+                    if let n = counts[k] { counts[k] = n + 1 } else { counts[k] = 1; order.append(k) }
+                }
+            }
+            var rows = order.map { (key: $0, count: counts[$0]!) }
+            rows.sort { a, b in a.count != b.count ? a.count > b.count : ValueSemantics.sortOrder(a.key, b.key) == .orderedAscending }
+            for clause in query.clauses {
+                switch clause {
+                case .limit(let n, let offset): rows = Array(rows.dropFirst(offset).prefix(n))
+                case .sort(let keys):
+                    // Sorting a frequency table: by `key` or `count`.
+                    for k in keys.reversed() {
+                        let byCount = k.path.description.lowercased() == "count"
+                        rows = stableSorted(rows) { a, b in
+                            let o = byCount ? ValueSemantics.sortOrder(.int(Int64(a.count)), .int(Int64(b.count))) : ValueSemantics.sortOrder(a.key, b.key)
+                            return k.ascending ? o == .orderedAscending : o == .orderedDescending
+                        }
+                    }
+                case .distinct: break
+                }
+            }
+            return .groups(key: by.description, rows: rows)
+        case .mutation(let m):
+            throw QueryError("changing data is not available yet", at: mutationRange(m),
+                             hint: "edits (update, insert, delete) are staged by the editing layer, which is not built yet")
+        case .dotCommand(let name, _, let range):
+            throw QueryError("'.\(name)' is not a query", at: range, hint: "dot-commands run in the REPL")
+        }
+    }
+
+    /// References become their keys so that results print without the graph.
+    private func normalizedKey(_ v: Value) -> Value {
+        if case .reference(let r) = v { return graph.id(of: r).value }
+        return v
+    }
+
+    private func mutationRange(_ m: Mutation) -> SourceRange {
+        switch m {
+        case .update(let t, _, _), .insert(let t, _), .delete(let t, _): return t.range
+        }
+    }
+
+    /// The objects a query selects, after its filter and clauses.
+    private func select(_ query: Query, currentType: TypeTable?, compiler: Compiler) throws -> (TypeTable, [ObjectRef]) {
+        let type: TypeTable
+        if let name = query.type {
+            type = try compiler.resolveType(name)
+        } else if let currentType {
+            type = currentType
+        } else {
+            let range = query.predicate.map { _ in SourceRange(0, 1) } ?? SourceRange(0, 1)
+            throw QueryError("a bare predicate needs a type", at: range, hint: "start with a type, like `Book where …`")
+        }
+        var refs = try filter(type, query.predicate, compiler)
+        for clause in query.clauses {
+            switch clause {
+            case .sort(let keys): refs = try sort(refs, keys, type: type, compiler: compiler)
+            case .distinct(let paths):
+                let compiled = try paths.map { try compiler.compilePath($0, on: [type.index]) }
+                let env = Environment(slots: compiler.slotCount)
+                var seen = Set<[Value]>()
+                refs = refs.filter { ref in seen.insert(compiled.map { $0.evaluate(.reference(ref), env).value }).inserted }
+            case .limit(let n, let offset):
+                refs = Array(refs.dropFirst(offset).prefix(n))
+            }
+        }
+        return (type, refs)
+    }
+
+    /// The objects of `type`, in store order, that satisfy `predicate`.
+    func filter(_ type: TypeTable, _ predicate: Predicate?, _ compiler: Compiler) throws -> [ObjectRef] {
+        let t = Int32(type.index)
+        guard let predicate else { return (0..<type.count).map { ObjectRef(type: t, row: Int32($0)) } }
+        let test = try compiler.predicate(predicate, on: [type.index])
+        let env = Environment(slots: compiler.slotCount)
+        var out: [ObjectRef] = []
+        for row in 0..<type.count {
+            let ref = ObjectRef(type: t, row: Int32(row))
+            if test(.reference(ref), env) { out.append(ref) }
+        }
+        return out
+    }
+
+    /// Sorts stably by several keys; null first ascending.
+    private func sort(_ refs: [ObjectRef], _ keys: [SortKey], type: TypeTable, compiler: Compiler) throws -> [ObjectRef] {
+        let compiled = try keys.map { try compiler.compilePath($0.path, on: [type.index]) }
+        let env = Environment(slots: compiler.slotCount)
+        let columns: [[Value]] = compiled.map { key in refs.map { key.evaluate(.reference($0), env).value } }
+        let ascending = keys.map(\.ascending)
+        var order = Array(0..<refs.count)
+        // Numeric and string keys sort on unboxed arrays; anything else through the value order.
+        if columns.count == 1, let numbers = SortKeys.numbers(columns[0]) {
+            let asc = ascending[0]
+            order.sort { a, b in
+                let x = numbers[a], y = numbers[b]
+                if x == y { return a < b }
+                return asc ? x < y : x > y
+            }
+        } else {
+            order.sort { a, b in
+                for (k, column) in columns.enumerated() {
+                    let o = ValueSemantics.sortOrder(column[a], column[b])
+                    if o != .orderedSame { return ascending[k] ? o == .orderedAscending : o == .orderedDescending }
+                }
+                return a < b
+            }
+        }
+        return order.map { refs[$0] }
+    }
+}
+
+/// Unboxed sort keys.
+enum SortKeys {
+    /// The keys as doubles when every one is a number or null (null sorts as -infinity, first).
+    static func numbers(_ column: [Value]) -> [Double]? {
+        var out = [Double]()
+        out.reserveCapacity(column.count)
+        for v in column {
+            switch v {
+            case .int(let i): if i.magnitude > 1 << 53 { return nil }; out.append(Double(i))
+            case .double(let d): if d.isNaN { return nil }; out.append(d)
+            case .null: out.append(-.infinity)
+            default: return nil
+            }
+        }
+        return out
+    }
+}
+
+/// A stable sort (Swift's `sort` is stable in practice but not documented so).
+func stableSorted<T>(_ items: [T], by less: (T, T) -> Bool) -> [T] {
+    let indexed = items.enumerated().map { ($0.offset, $0.element) }
+    return indexed.sorted { a, b in less(a.1, b.1) || (!less(b.1, a.1) && a.0 < b.0) }.map(\.1)
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A place in a statement: a range of Unicode scalar offsets, 0-based, end exclusive.
+public struct SourceRange: Hashable, Sendable {
+    public var start: Int
+    public var end: Int
+    public init(_ start: Int, _ end: Int) { self.start = start; self.end = max(end, start) }
+    /// The range from the start of `a` to the end of `b`.
+    public static func spanning(_ a: SourceRange, _ b: SourceRange) -> SourceRange { SourceRange(min(a.start, b.start), max(a.end, b.end)) }
+}
+
+/// Every error of the query language: what was wrong, where, and what would be right.
+///
+/// One renderer (``render(source:)``) prints all of them in the caret form of QUERY.md:
+/// ```
+/// error: unknown attribute 'titel' on Book
+///  --> 1:12
+///   |
+/// 1 | Book where titel BEGINSWITH "Harry"
+///   |            ^^^^^ did you mean 'title'?
+/// ```
+public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What was wrong, in one line: `unknown attribute 'titel' on Book`.
+    public let message: String
+    /// Where in the statement.
+    public let range: SourceRange
+    /// What would be right, shown after the carets: `did you mean 'title'?`, `expected a value`.
+    public let hint: String?
+
+    public init(_ message: String, at range: SourceRange, hint: String? = nil) {
+        self.message = message
+        self.range = range
+        self.hint = hint
+    }
+
+    public var description: String { "error: \(message) at \(range.start + 1)" + (hint.map { " (\($0))" } ?? "") }
+
+    /// The caret form, against the statement the error is about.
+    public func render(source: String) -> String {
+        let scalars = Array(source.unicodeScalars)
+        let start = min(range.start, scalars.count)
+        // Line and column (1-based) of the start.
+        var line = 1, lineStart = 0
+        for i in 0..<start where scalars[i] == "\n" { line += 1; lineStart = i + 1 }
+        var lineEnd = lineStart
+        while lineEnd < scalars.count, scalars[lineEnd] != "\n" { lineEnd += 1 }
+        let column = start - lineStart + 1
+        var text = String(String.UnicodeScalarView(scalars[lineStart..<lineEnd]))
+        text = text.replacingOccurrences(of: "\t", with: " ")
+        let gutter = String(line)
+        let pad = String(repeating: " ", count: gutter.count)
+        let width = max(1, min(range.end, lineEnd) - start)
+        // Columns count display cells, so a wide character before the error shifts the caret right.
+        let prefix = String(String.UnicodeScalarView(scalars[lineStart..<start]))
+        let indent = String(repeating: " ", count: DisplayWidth.of(prefix))
+        var out = "error: \(message)\n"
+        out += "\(pad)--> \(line):\(column)\n"
+        out += "\(pad) |\n"
+        out += "\(gutter) | \(text)\n"
+        out += "\(pad) | \(indent)\(String(repeating: "^", count: width))"
+        if let hint { out += " \(hint)" }
+        return out
+    }
+}
+
+/// Display width of text in terminal cells, enough for carets: East Asian wide and emoji count 2,
+/// combining marks 0.
+enum DisplayWidth {
+    static func of(_ s: String) -> Int {
+        var w = 0
+        for u in s.unicodeScalars {
+            switch u.value {
+            case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: break
+            case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+                 0x1F300...0x1FAFF, 0x20000...0x3FFFD: w += 2
+            default: w += 1
+            }
+        }
+        return w
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import LoupeModel
+
+/// What the REPL cannot do by itself (opening files needs the storage core); the executable or
+/// the browser provides it.
+public protocol SessionHost: AnyObject {
+    /// Opens and loads another store.
+    func open(path: String) throws -> ObjectGraph
+    /// Reloads the current store from disk.
+    func reload() throws -> ObjectGraph
+}
+
+/// The REPL's engine: runs statements and dot-commands, keeps the output mode, the output file,
+/// the timer and the current type. Used by `loupe repl` and by the browser's REPL pane.
+public final class ReplSession {
+    public private(set) var engine: QueryEngine
+    /// How results print (`.mode`).
+    public var mode: OutputMode
+    /// The type a bare predicate filters (the browser's records pane sets it).
+    public var currentType: TypeTable?
+    /// Whether each statement's time is printed (`.timer`).
+    public private(set) var timer = false
+    /// True once `.quit` ran.
+    public private(set) var wantsQuit = false
+    /// The result of the last query, for the browser to show.
+    public private(set) var lastResult: QueryResult?
+    public weak var host: SessionHost?
+
+    private var outputPath: String?
+    private var oncePath: String?
+
+    public init(graph: ObjectGraph, mode: OutputMode = .table) {
+        self.engine = QueryEngine(graph: graph)
+        self.mode = mode
+    }
+
+    /// What one input line produced: text for standard output, and an error for standard error.
+    public struct Reply: Equatable {
+        public var output: String
+        public var error: String?
+    }
+
+    /// Runs one line: a statement, or a dot-command. Errors are returned, never thrown, so that the
+    /// REPL stays usable after any input.
+    public func execute(_ line: String) -> Reply {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty || trimmed.hasPrefix("--") { return Reply(output: "") }
+        do {
+            let statement = try Parser.parse(line)
+            if case .dotCommand(let name, let arguments, let range) = statement {
+                return try dotCommand(name, arguments, range: range, source: line)
+            }
+            let started = DispatchTime.now()
+            let result = try engine.run(statement, currentType: currentType)
+            lastResult = result
+            var text = result.render(mode, graph: engine.graph)
+            if timer {
+                let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+                text += String(format: "Run Time: %.3f ms\n", ms)
+            }
+            return try deliver(text)
+        } catch let error as QueryError {
+            return Reply(output: "", error: error.render(source: line))
+        } catch {
+            return Reply(output: "", error: "error: \(error)")
+        }
+    }
+
+    /// Sends a result to `.once`/`.output` files, or returns it for standard output.
+    private func deliver(_ text: String) throws -> Reply {
+        if let path = oncePath {
+            oncePath = nil
+            try write(text, to: path, append: false)
+            return Reply(output: "")
+        }
+        if let path = outputPath {
+            try write(text, to: path, append: true)
+            return Reply(output: "")
+        }
+        return Reply(output: text)
+    }
+
+    private func write(_ text: String, to path: String, append: Bool) throws {
+        let url = URL(fileURLWithPath: path)
+        if append, let handle = try? FileHandle(forWritingTo: url) {
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(text.utf8))
+        } else {
+            try Data(text.utf8).write(to: url)
+        }
+    }
+
+    // MARK: Dot-commands
+
+    /// One dot-command: its name, arguments, what it does. Help is printed from this table.
+    public struct DotCommand {
+        public let name: String
+        public let arguments: String
+        public let summary: String
+    }
+
+    /// Every dot-command, in help order (sqlite3's conventions).
+    public static let commands: [DotCommand] = [
+        DotCommand(name: "help", arguments: "[command]", summary: "the table of commands, or one command's help"),
+        DotCommand(name: "types", arguments: "", summary: "every type with its object count"),
+        DotCommand(name: "schema", arguments: "[Type]", summary: "attributes (with the kinds of value seen), relations, backlinks"),
+        DotCommand(name: "mode", arguments: "table|line|json|ndjson|csv|markdown", summary: "how results print"),
+        DotCommand(name: "output", arguments: "[FILE]", summary: "send results to FILE (no FILE: back to the screen)"),
+        DotCommand(name: "once", arguments: "FILE", summary: "send the next result to FILE"),
+        DotCommand(name: "timer", arguments: "on|off", summary: "print each statement's time"),
+        DotCommand(name: "changes", arguments: "", summary: "the staged changes and the writes they will make"),
+        DotCommand(name: "commit", arguments: "", summary: "write the staged changes in one transaction"),
+        DotCommand(name: "rollback", arguments: "", summary: "drop the staged changes"),
+        DotCommand(name: "undo", arguments: "", summary: "unstage the last change"),
+        DotCommand(name: "redo", arguments: "", summary: "restage the last undone change"),
+        DotCommand(name: "open", arguments: "FILE", summary: "open another store"),
+        DotCommand(name: "reload", arguments: "", summary: "reload this store from disk"),
+        DotCommand(name: "quit", arguments: "", summary: "leave (asks if changes are pending)"),
+    ]
+
+    /// The command a name or an unambiguous prefix of one names.
+    static func command(named name: String) -> Result<DotCommand, QueryError> {
+        let lower = name.lowercased()
+        if let exact = commands.first(where: { $0.name == lower }) { return .success(exact) }
+        let matches = commands.filter { $0.name.hasPrefix(lower) }
+        if matches.count == 1 { return .success(matches[0]) }
+        if matches.isEmpty {
+            let hint = NameSuggestion.closest(to: lower, in: commands.map(\.name)).map { "did you mean '.\($0)'?" } ?? "try .help"
+            return .failure(QueryError("unknown command '.\(name)'", at: SourceRange(0, 0), hint: hint))
+        }
+        return .failure(QueryError("ambiguous command '.\(name)'", at: SourceRange(0, 0),
+                                   hint: "could be " + matches.map { "." + $0.name }.joined(separator: ", ")))
+    }
+
+    private func usage(_ command: DotCommand, bad: String? = nil) -> Reply {
+        var text = "Usage: .\(command.name)\(command.arguments.isEmpty ? "" : " " + command.arguments)"
+        if let bad { text = "bad argument '\(bad)'\n" + text }
+        return Reply(output: "", error: text)
+    }
+
+    /// The help table, from ``commands``.
+    public static func helpText() -> String {
+        let width = commands.map { ".\($0.name) \($0.arguments)".count }.max() ?? 0
+        return commands.map { c in
+            let head = ".\(c.name)" + (c.arguments.isEmpty ? "" : " " + c.arguments)
+            return head + String(repeating: " ", count: width - head.count + 2) + c.summary
+        }.joined(separator: "\n") + "\n"
+    }
+
+    private func dotCommand(_ name: String, _ args: [String], range: SourceRange, source: String) throws -> Reply {
+        let command: DotCommand
+        switch ReplSession.command(named: name) {
+        case .success(let c): command = c
+        case .failure(let e):
+            return Reply(output: "", error: QueryError(e.message, at: range, hint: e.hint).render(source: source))
+        }
+        let graph = engine.graph
+        switch command.name {
+        case "help":
+            if let topic = args.first {
+                guard case .success(let c) = ReplSession.command(named: topic) else { return usage(command, bad: topic) }
+                return Reply(output: ".\(c.name)\(c.arguments.isEmpty ? "" : " " + c.arguments)\n    \(c.summary)\n")
+            }
+            return Reply(output: ReplSession.helpText())
+        case "types":
+            guard args.isEmpty else { return usage(command, bad: args[0]) }
+            let table = ResultTable(columns: ["type", "count"], rows: graph.types.map { [.string($0.name.rawValue), .int(Int64($0.count))] })
+            return try deliver(table.render(mode == .table || mode == .line ? .table : mode))
+        case "schema":
+            if args.count > 1 { return usage(command, bad: args[1]) }
+            if let name = args.first {
+                guard let type = graph.type(named: name) else {
+                    let hint = NameSuggestion.closest(to: name, in: graph.types.map(\.name.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""
+                    return Reply(output: "", error: "error: unknown type '\(name)'\(hint)")
+                }
+                return try deliver(graph.schemaText(of: type) + "\n")
+            }
+            return try deliver(graph.types.map { graph.schemaText(of: $0) }.joined(separator: "\n\n") + "\n")
+        case "mode":
+            guard let arg = args.first else { return Reply(output: "current output mode: \(mode.rawValue)\n") }
+            guard args.count == 1, let m = OutputMode(rawValue: arg.lowercased()) else { return usage(command, bad: args.count > 1 ? args[1] : arg) }
+            mode = m
+            return Reply(output: "")
+        case "output":
+            if args.count > 1 { return usage(command, bad: args[1]) }
+            if let path = args.first {
+                try Data().write(to: URL(fileURLWithPath: path))
+                outputPath = path
+            } else {
+                outputPath = nil
+            }
+            return Reply(output: "")
+        case "once":
+            guard args.count == 1 else { return args.isEmpty ? usage(command) : usage(command, bad: args[1]) }
+            oncePath = args[0]
+            return Reply(output: "")
+        case "timer":
+            guard let arg = args.first else { return Reply(output: "timer is \(timer ? "on" : "off")\n") }
+            switch arg.lowercased() {
+            case "on", "1", "yes": timer = true
+            case "off", "0", "no": timer = false
+            default: return usage(command, bad: arg)
+            }
+            return Reply(output: "")
+        case "changes": return Reply(output: "no pending changes\n")
+        case "commit", "rollback", "undo", "redo": return Reply(output: "nothing to \(command.name): no pending changes\n")
+        case "open":
+            guard args.count == 1 else { return args.isEmpty ? usage(command) : usage(command, bad: args[1]) }
+            guard let host else { return Reply(output: "", error: "error: .open is not available here") }
+            engine = QueryEngine(graph: try host.open(path: args[0]))
+            currentType = nil
+            return Reply(output: "opened \(args[0]): \(engine.graph.types.count) types, \(engine.graph.objectCount) objects\n")
+        case "reload":
+            guard let host else { return Reply(output: "", error: "error: .reload is not available here") }
+            engine = QueryEngine(graph: try host.reload())
+            currentType = currentType.flatMap { engine.graph.type(named: $0.name.rawValue) }
+            return Reply(output: "reloaded: \(engine.graph.types.count) types, \(engine.graph.objectCount) objects\n")
+        case "quit":
+            wantsQuit = true
+            return Reply(output: "")
+        default:
+            return usage(command)
+        }
+    }
+}

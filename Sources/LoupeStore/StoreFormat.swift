@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// A type that reads one on-disk format into an ``ObjectGraph`` (the DataSource idea of the seeds:
+/// one protocol, one adapter per format).
+public protocol StoreFormat {
+    /// The format's name as the status line and `loupe types` show it (`Persist`, `SQLite`).
+    static var name: String { get }
+    /// True when the file's schema is laid out in this format.
+    static func matches(_ db: Database) throws -> Bool
+    /// Reads every object and relation of the file.
+    static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph
+}
+
+/// Reports how far a load has got: `(objects read, objects in all)`, called now and then from the
+/// loading thread.
+public typealias LoadProgress = (_ done: Int, _ total: Int) -> Void
+
+/// A graph with what the load noticed on the way (dangling relation rows, undecodable documents).
+public struct LoadedGraph {
+    public let graph: ObjectGraph
+    /// One line per problem, for the status line and `--verbose`.
+    public var warnings: [String]
+}
+
+/// The formats Loupe knows, most specific first: the first whose ``StoreFormat/matches(_:)`` says
+/// yes reads the file. Plain relational SQLite matches every file, so it comes last.
+public enum StoreFormats {
+    public static let all: [any StoreFormat.Type] = [PersistFormat.self, RelationalFormat.self]
+
+    /// The format of an open file.
+    public static func detect(_ db: Database) throws -> any StoreFormat.Type {
+        for format in all where try format.matches(db) { return format }
+        return RelationalFormat.self
+    }
+}
+
+/// An opened and loaded store: the file, its format and its graph.
+public final class LoadedStore {
+    public let file: StoreFile
+    public let format: any StoreFormat.Type
+    public let graph: ObjectGraph
+    public let warnings: [String]
+
+    init(file: StoreFile, format: any StoreFormat.Type, loaded: LoadedGraph) {
+        self.file = file
+        self.format = format
+        self.graph = loaded.graph
+        self.warnings = loaded.warnings
+    }
+
+    /// The path of the file.
+    public var path: String { file.path }
+
+    /// Opens `path` read-only, detects its format and loads its whole graph.
+    public static func open(_ path: String, progress: LoadProgress? = nil) throws -> LoadedStore {
+        let file = try StoreFile.openForReading(path)
+        return try file.read { db in
+            let format = try StoreFormats.detect(db)
+            return LoadedStore(file: file, format: format, loaded: try format.load(db, progress: progress))
+        }
+    }
+}
+
+extension Database {
+    /// The columns of a table, or nil when there is no such table.
+    func columnNames(of table: String) throws -> [String]? {
+        guard try tableExists(table) else { return nil }
+        return try columns(in: table).map(\.name)
+    }
+}

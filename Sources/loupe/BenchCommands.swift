@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Measure load and query speed against SQLite on the same file.",
+                                                    subcommands: [BenchLoad.self, BenchQuery.self])
+}
+
+/// Peak resident memory of this process, in megabytes (from /proc/self/status).
+func peakMemoryMB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+    let kb = Double(line.split(separator: " ").dropFirst().first.map(String.init) ?? "0") ?? 0
+    return kb / 1024
+}
+
+/// Wall time of `body` in seconds, with its result.
+func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+    let start = DispatchTime.now()
+    let r = try body()
+    return (r, Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+}
+
+struct BenchLoad: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "load", abstract: "Load a store; print wall time and peak memory beside SQLite reading the same rows.")
+    @OptionGroup var store: StoreArgument
+
+    func run() throws {
+        let file = try StoreFile.openForReading(store.file)
+        // Baseline: SQLite alone reading every row of both tables once.
+        let (_, sqliteSeconds) = try timed {
+            try file.read { db -> Int in
+                var n = 0
+                if try db.tableExists("by_type") {
+                    let c = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type")
+                    while let row = try c.next() { n += (row[2] as String).utf8.count > 0 ? 1 : 0 }
+                    let r = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM relations")
+                    while let row = try r.next() { n += (row[0] as Int64) > 0 ? 1 : 0 }
+                }
+                return n
+            }
+        }
+        let (loaded, loadSeconds) = try timed { try LoadedStore.open(store.file) }
+        let relations = loaded.graph.types.reduce(0) { $0 + $1.relations.reduce(0) { $0 + $1.targets.count } }
+        print("objects:          \(loaded.graph.objectCount)")
+        print("relations:        \(relations)")
+        print(String(format: "sqlite read rows: %.3f s (baseline)", sqliteSeconds))
+        print(String(format: "loupe load:       %.3f s (%.2f× the baseline)", loadSeconds, loadSeconds / max(sqliteSeconds, 1e-9)))
+        print(String(format: "peak memory:      %.0f MB", peakMemoryMB()))
+    }
+}
+
+struct BenchQuery: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "query", abstract: "Time five query shapes in memory beside sqlite3 doing the same over the file.")
+    @OptionGroup var store: StoreArgument
+    @Option(help: "Runs per case (the best is reported).") var runs: Int = 3
+
+    func run() throws {
+        let loaded = try LoadedStore.open(store.file)
+        let engine = QueryEngine(graph: loaded.graph)
+        let cases: [(String, String, String)] = [
+            ("attribute predicate", "count Book where pages > 500",
+             "SELECT count(*) FROM by_type WHERE type_name = 'Book' AND json_extract(json, '$.pages') > 500"),
+            ("two-hop path", "count Loan where book.author.born < 1920",
+             """
+             SELECT count(*) FROM by_type l
+             JOIN relations rb ON rb.from_id = l.id AND rb.relation = 'book'
+             JOIN relations ra ON ra.from_id = rb.to_id AND ra.relation = 'author'
+             JOIN by_type a ON a.id = ra.to_id
+             WHERE l.type_name = 'Loan' AND json_extract(a.json, '$.born') < 1920
+             """),
+            ("backlink @count", "count Book where @links.Loan.book.@count >= 3",
+             """
+             SELECT count(*) FROM (SELECT b.id FROM by_type b JOIN relations r ON r.to_id = b.id AND r.relation = 'book'
+             JOIN by_type l ON l.id = r.from_id AND l.type_name = 'Loan'
+             WHERE b.type_name = 'Book' GROUP BY b.id HAVING count(*) >= 3)
+             """),
+            ("sort all of a type", "Book sort by price desc, title",
+             "SELECT id FROM by_type WHERE type_name = 'Book' ORDER BY json_extract(json, '$.price') DESC, json_extract(json, '$.title')"),
+            ("group by", "Book group by language",
+             "SELECT json_extract(json, '$.language') k, count(*) c FROM by_type WHERE type_name = 'Book' GROUP BY k ORDER BY c DESC"),
+        ]
+        print("case                   loupe (ms)   sqlite (ms)   speed-up")
+        for (name, statement, sql) in cases {
+            var best = Double.infinity, bestSQL = Double.infinity
+            for _ in 0..<max(1, runs) {
+                let (_, t) = try timed { try engine.run(statement) }
+                best = min(best, t)
+                let (_, s) = try timed { try loaded.file.read { db in _ = try Row.fetchAll(db, sql: sql).count } }
+                bestSQL = min(bestSQL, s)
+            }
+            print(String(format: "%-22@ %10.1f   %11.1f   %7.1f×", name as NSString, best * 1000, bestSQL * 1000, bestSQL / best))
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import LoupeModel
+import LoupeStore
+import LoupeQuery
+
+/// The `loupe` command: browse a store (the default), or inspect, query and benchmark it.
+@main
+struct Loupe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "loupe",
+        abstract: "Browse, query and edit persisted object graphs in SQLite files.",
+        discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
+        subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Sample.self, Bench.self],
+        defaultSubcommand: Browse.self)
+}
+
+/// The argument every inspecting command takes.
+struct StoreArgument: ParsableArguments {
+    @Argument(help: "The SQLite file to read (opened read-only).")
+    var file: String
+
+    /// Opens and loads the file, or throws a one-line error.
+    func load() throws -> LoadedStore { try LoadedStore.open(file) }
+}
+
+typealias OutputFormat = OutputMode
+extension OutputMode: ExpressibleByArgument {}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write((text.hasSuffix("\n") ? text : text + "\n").data(using: .utf8)!)
+}
+
+struct Types: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List every type with its object count.")
+    @OptionGroup var store: StoreArgument
+    @Option(help: "table or json.") var format: OutputFormat = .table
+
+    func run() throws {
+        let loaded = try store.load()
+        let rows = loaded.graph.types.map { ($0.name.rawValue, $0.count) }
+        switch format {
+        case .json, .ndjson:
+            let items = rows.map { name, count -> String in
+                var s = "{\"name\": "; ValueFormatter.writeJSONString(name, to: &s); return s + ", \"count\": \(count)}"
+            }
+            print(format == .json ? "[" + items.joined(separator: ", ") + "]" : items.joined(separator: "\n"))
+        default:
+            let table = ResultTable(columns: ["type", "count"], rows: rows.map { [.string($0.0), .int(Int64($0.1))] })
+            print(table.render(format), terminator: "")
+        }
+    }
+}
+
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the inferred schema of every type, or of one.")
+    @OptionGroup var store: StoreArgument
+    @Argument(help: "A type name.") var type: String?
+
+    func run() throws {
+        let loaded = try store.load()
+        let graph = loaded.graph
+        if let type {
+            guard let table = graph.type(named: type) else {
+                throw ValidationError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
+            }
+            print(graph.schemaText(of: table))
+        } else {
+            print("\(loaded.path): \(loaded.format.name) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
+            print(graph.types.map { graph.schemaText(of: $0) }.joined(separator: "\n\n"))
+        }
+    }
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one object: attributes, relations and backlinks.")
+    @OptionGroup var store: StoreArgument
+    @Argument(help: "The object's type.") var type: String
+    @Argument(help: "The object's key (as `id` shows it).") var id: String
+
+    func run() throws {
+        let loaded = try store.load()
+        let graph = loaded.graph
+        guard let table = graph.type(named: type) else {
+            throw ValidationError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
+        }
+        let key: ObjectID = Int64(id).map { .int($0) } ?? .string(id)
+        guard let ref = graph.ref(type: table, id: key) ?? graph.ref(type: table, id: .string(id)) else {
+            throw ValidationError("no \(table.name) has id \(id)")
+        }
+        print(graph.describe(ref))
+    }
+}
+
+/// ` (did you mean 'Track'?)` when a name is close to one of `names`, else empty.
+func suggestion(_ name: String, among names: [String]) -> String {
+    guard let best = NameSuggestion.closest(to: name, in: names) else { return "" }
+    return " (did you mean '\(best)'?)"
+}

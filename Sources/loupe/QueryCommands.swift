@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+struct Query: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run one statement of the query language and print its result.",
+        discussion: "Example: loupe query library.sqlite 'Book where author.name BEGINSWITH \"A\" sort by title limit 5' --format json")
+    @OptionGroup var store: StoreArgument
+    @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
+    @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
+
+    func run() throws {
+        let loaded = try store.load()
+        let engine = QueryEngine(graph: loaded.graph)
+        do {
+            let result = try engine.run(statement)
+            FileHandle.standardOutput.write(Data(result.render(format, graph: loaded.graph).utf8))
+        } catch let error as QueryError {
+            printError(error.render(source: statement))
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// Opens stores for `.open` and `.reload`.
+final class StoreHost: SessionHost {
+    var path: String
+    init(path: String) { self.path = path }
+    func open(path: String) throws -> ObjectGraph {
+        let graph = try LoadedStore.open(path).graph
+        self.path = path
+        return graph
+    }
+    func reload() throws -> ObjectGraph { try LoadedStore.open(path).graph }
+}
+
+struct Repl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A line REPL: statements and dot-commands, one per line (reads stdin when it is not a terminal).")
+    @OptionGroup var store: StoreArgument
+    @Option(help: "Initial output mode.") var format: OutputFormat = .table
+
+    func run() throws {
+        let loaded = try store.load()
+        try Repl.loop(loaded: loaded, mode: format)
+    }
+
+    static func loop(loaded: LoadedStore, mode: OutputFormat) throws {
+        let session = ReplSession(graph: loaded.graph, mode: mode)
+        let host = StoreHost(path: loaded.path)
+        session.host = host
+        let interactive = isatty(0) == 1
+        if interactive {
+            print("Loupe \(loaded.path) — \(loaded.format.name), \(loaded.graph.types.count) types, \(loaded.graph.objectCount) objects. .help for help, .quit to leave.")
+        }
+        var failures = 0
+        while !session.wantsQuit {
+            if interactive { print("loupe> ", terminator: ""); fflush(stdout) }
+            guard let line = readLine(strippingNewline: true) else { break }
+            let reply = session.execute(line)
+            if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+            if let error = reply.error { printError(error); failures += 1 }
+        }
+        if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+}
+
+struct Sample: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Generate a deterministic lending-library store of any size.")
+    @Argument(help: "The file to create (must not exist).") var file: String
+    @Option(help: "About how many objects.") var objects: Int = 3000
+    @Option(help: "The random seed.") var seed: UInt64 = 1
+
+    func validate() throws {
+        guard objects > 0, objects <= 50_000_000 else { throw ValidationError("--objects must be between 1 and 50,000,000") }
+    }
+
+    func run() throws {
+        let start = Date()
+        try SampleGenerator.generate(path: file, objects: objects, seed: seed)
+        let loaded = try LoadedStore.open(file)
+        print("wrote \(file): \(loaded.graph.objectCount) objects in \(loaded.graph.types.count) types (\(String(format: "%.1f", Date().timeIntervalSince(start))) s)")
+    }
+}
+
+struct Browse: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Browse a store (the bundled sample when no file is given).")
+    @Argument(help: "The SQLite file to browse (opened read-only).") var file: String?
+
+    func run() throws {
+        let path = try file ?? Browse.bundledSample()
+        let loaded = try LoadedStore.open(path)
+        guard isatty(0) == 1, isatty(1) == 1 else {
+            printError("loupe: not a terminal; use `loupe query FILE STATEMENT` or `loupe repl FILE` for scripts")
+            throw ExitCode(1)
+        }
+        try Repl.loop(loaded: loaded, mode: .table)
+    }
+
+    /// `sample-data/library.sqlite`, looked for beside the executable's checkout and the working folder.
+    static func bundledSample() throws -> String {
+        let name = "sample-data/library.sqlite"
+        var candidates = [FileManager.default.currentDirectoryPath]
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 { candidates.append(url.path); url.deleteLastPathComponent() }
+        for c in candidates where FileManager.default.fileExists(atPath: c + "/" + name) { return c + "/" + name }
+        throw ValidationError("no file given and the bundled sample (\(name)) was not found")
+    }
+}

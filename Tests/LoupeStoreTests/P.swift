@@ -1,0 +1,2 @@
+import XCTest
+final class PLoupeStoreTests: XCTestCase { func testNothing() {} }
