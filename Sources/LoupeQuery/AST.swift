@@ -108,7 +108,7 @@ public indirect enum Predicate: Equatable, Sendable, CustomStringConvertible {
 
 /// `ANY`, `ALL`, `NONE` (`SOME` is `ANY`).
 public enum Quantifier: String, Equatable, Sendable, CustomStringConvertible {
-    case any = "ANY", all = "ALL", none = "NONE"
+    case any = "ANY", all = "ALL", noneOf = "NONE"
     public var description: String { rawValue }
 }
 

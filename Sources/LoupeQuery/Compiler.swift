@@ -94,7 +94,7 @@ final class Compiler {
         switch q ?? .any {
         case .any: return { v, e in eval(v, e).elements.contains { test($0, v, e) } }
         case .all: return { v, e in eval(v, e).elements.allSatisfy { test($0, v, e) } }
-        case .none: return { v, e in !eval(v, e).elements.contains { test($0, v, e) } }
+        case .noneOf: return { v, e in !eval(v, e).elements.contains { test($0, v, e) } }
         }
     }
 
@@ -109,8 +109,8 @@ final class Compiler {
         if c.op == .in {
             let members: (Value, Environment) -> [Value]
             if let k = rhs.constant {
-                let folded = k.elements
-                members = { _, _ in folded }
+                let list = k.isCollection ? k.elements : k.listItems
+                members = { _, _ in list }
             } else {
                 members = { v, e in rhs.evaluate(v, e).elements }
             }
@@ -212,10 +212,10 @@ final class Compiler {
         case .list(let items, _):
             let parts = try items.map { try expression($0, on: types) }
             if parts.allSatisfy({ $0.constant != nil }) {
-                let values = parts.flatMap { $0.constant!.elements }
+                let values = parts.flatMap { $0.constant!.listItems }
                 return CompiledExpression(evaluate: { _, _ in .many(values) }, isCollection: true, constant: .many(values))
             }
-            return CompiledExpression(evaluate: { v, e in .many(parts.flatMap { $0.evaluate(v, e).elements }) },
+            return CompiledExpression(evaluate: { v, e in .many(parts.flatMap { $0.evaluate(v, e).listItems }) },
                                       isCollection: true, constant: nil)
         case .negate(let inner, _):
             let f = try expression(inner, on: types)

@@ -7,10 +7,20 @@ enum Operand {
     case one(Value)
     case many([Value])
 
-    /// The elements a quantifier ranges over: a collection's elements, an array's, else the value.
+    /// The elements a quantifier ranges over: a collection's elements, an array's, none for null
+    /// (a missing array is an empty collection), else the value itself.
     var elements: [Value] {
         switch self {
         case .one(.array(let items)): return items
+        case .one(.null): return []
+        case .one(let v): return [v]
+        case .many(let vs): return vs
+        }
+    }
+
+    /// The items a list literal takes from this part: a collection's elements, or the one value.
+    var listItems: [Value] {
+        switch self {
         case .one(let v): return [v]
         case .many(let vs): return vs
         }

@@ -291,7 +291,7 @@ public struct Parser {
         if !isComparisonContinuation(peek()) && !peek().isSymbol(".") {
             if accept(keyword: "any") || accept(keyword: "some") { quantifier = .any }
             else if accept(keyword: "all") { quantifier = .all }
-            else if accept(keyword: "none") { quantifier = .none }
+            else if accept(keyword: "none") { quantifier = .noneOf }
         }
         return try comparison(quantifier: quantifier, startingWith: nil)
     }

@@ -1,0 +1,93 @@
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+import XCTest
+
+/// Error messages for the common mistakes, pinned in their caret form.
+final class ErrorTests: XCTestCase {
+    static var graph: ObjectGraph!
+
+    override class func setUp() {
+        graph = try? LoadedStore.open(try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph
+    }
+
+    func render(_ source: String) -> String {
+        do {
+            _ = try QueryEngine(graph: Self.graph).run(source)
+            return "no error"
+        } catch let e as QueryError {
+            return e.render(source: source)
+        } catch { return "\(error)" }
+    }
+
+    func testUnknownNamesSuggest() {
+        XCTAssertEqual(render("Track where Nmae BEGINSWITH \"Harry\""), """
+            error: unknown attribute 'Nmae' on Track
+             --> 1:13
+              |
+            1 | Track where Nmae BEGINSWITH "Harry"
+              |             ^^^^ did you mean 'Name'?
+            """)
+        XCTAssertEqual(render("Trak where Name == 'x'"), """
+            error: unknown type 'Trak'
+             --> 1:1
+              |
+            1 | Trak where Name == 'x'
+              | ^^^^ did you mean 'Track'?
+            """)
+        XCTAssertTrue(render("Track where Album.Titel == 'x'").contains("unknown attribute 'Titel' on Album"))
+        XCTAssertTrue(render("Artist where @links.Albun.Artist.@count > 1").contains("did you mean 'Album'?"))
+        XCTAssertTrue(render("Artist where @links.Album.Artsit.@count > 1").contains("unknown relation 'Artsit' on Album"))
+    }
+
+    func testSyntaxMistakes() {
+        XCTAssertEqual(render("Track where Name == \"Love"), """
+            error: unclosed string
+             --> 1:21
+              |
+            1 | Track where Name == "Love
+              |                     ^^^^^ add a closing "
+            """)
+        XCTAssertEqual(render("Track where Milliseconds >"), """
+            error: unexpected end of statement
+             --> 1:27
+              |
+            1 | Track where Milliseconds >
+              |                           ^ expected a value after >
+            """)
+        XCTAssertTrue(render("Track where (Name == 'a'").contains("expected ')'"))
+        XCTAssertTrue(render("Track where Name == 'a' Name").contains("unexpected 'Name'"))
+        XCTAssertTrue(render("Track where Name ==[x] 'a'").contains("use [c], [d] or [cd]"))
+        XCTAssertTrue(render("Track where Name ~ 'a'").contains("unexpected character '~'"))
+        XCTAssertTrue(render("Track where Name MATCHES '('").contains("invalid regular expression"))
+        XCTAssertTrue(render("").contains("empty statement"))
+    }
+
+    func testWrongQuantifierUse() {
+        XCTAssertEqual(render("Track where ANY Name == 'x'"), """
+            error: ANY needs a collection on its left
+             --> 1:17
+              |
+            1 | Track where ANY Name == 'x'
+              |                 ^^^^ the left side is a single value; drop ANY or use a to-many path
+            """)
+        XCTAssertTrue(render("Track where ALL Name").contains("ALL needs a comparison"))
+        XCTAssertEqual(render("Album where ANY @links.Track.Album.Milliseconds > 1"), "no error")
+    }
+
+    func testBarePredicateWithoutTypeAndMutations() {
+        XCTAssertTrue(render("Milliseconds > 1").contains("a bare predicate needs a type"))
+        XCTAssertTrue(render("delete Track where TrackId == 1").contains("changing data is not available yet"))
+    }
+
+    func testDeepNestingIsAnErrorNotACrash() {
+        let deep = String(repeating: "(", count: 10_000) + "a == 1" + String(repeating: ")", count: 10_000)
+        XCTAssertTrue(render("Track where " + deep).contains("nested too deeply"))
+        let nots = String(repeating: "NOT ", count: 10_000) + "a == 1"
+        XCTAssertTrue(render("Track where " + nots).contains("nested too deeply"))
+        let minus = "Track where " + String(repeating: "-", count: 10_000) + "1 == 1"
+        XCTAssertTrue(render(minus).contains("nested too deeply"))
+        let chain = "Track where " + Array(repeating: "Milliseconds > 1", count: 1000).joined(separator: " AND ")
+        XCTAssertEqual(render(chain), "no error", "long flat chains are fine")
+    }
+}

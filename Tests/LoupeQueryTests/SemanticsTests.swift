@@ -1,0 +1,223 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import XCTest
+
+/// Every operator, modifier, quantifier and aggregate on a small graph with nulls, missing
+/// attributes, mixed kinds, arrays, nested values, dates stored as dates and as text, and relations.
+final class SemanticsTests: XCTestCase {
+    /// Author #1 Ursula, #2 Émile, #3 山田 (no `born`); Book #10–#13; Review #20–#22.
+    static let graph: ObjectGraph = {
+        let b = GraphBuilder(formatName: "test")
+        let author = b.type("Author"), book = b.type("Book"), review = b.type("Review")
+        func object(_ t: Int, _ id: Int64, _ attributes: [(String, Value)]) -> ObjectRef {
+            let ref = b.addObject(type: t, id: .int(id))
+            for (k, v) in attributes { b.set(v, type: t, row: Int(ref.row), attribute: b.attribute(k, of: t)) }
+            return ref
+        }
+        let date = { (s: String) in Value.date(DateText.parse(s)!) }
+        let ursula = object(author, 1, [("name", .string("Ursula")), ("born", .int(1929)), ("country", .string("US"))])
+        let emile = object(author, 2, [("name", .string("Émile")), ("born", .double(1840.5)), ("country", .null)])
+        _ = object(author, 3, [("name", .string("山田"))])
+        let b10 = object(book, 10, [("title", .string("The Dispossessed")), ("pages", .int(387)), ("price", .double(9.99)),
+                                    ("published", date("1974-05-01")), ("tags", .array([.string("sf"), .string("classic")])),
+                                    ("edition", .object(NestedObject([("number", .int(2))])))])
+        let b11 = object(book, 11, [("title", .string("Lathe")), ("pages", .int(184)), ("price", .int(7)),
+                                    ("published", .string("1971-10-01")), ("tags", .array([]))])
+        let b12 = object(book, 12, [("title", .string("Nana")), ("pages", .null), ("price", .double(12.5)),
+                                    ("published", .null), ("tags", .array([.string("classic")]))])
+        _ = object(book, 13, [("title", .string("thé vert")), ("pages", .string("many")), ("price", .null)])
+        let r20 = object(review, 20, [("rating", .int(5))])
+        let r21 = object(review, 21, [("rating", .int(3))])
+        let r22 = object(review, 22, [("rating", .int(4))])
+        let writtenBy = b.relation("author", of: book)
+        b.addEdge(from: b10, relation: writtenBy, to: ursula)
+        b.addEdge(from: b11, relation: writtenBy, to: ursula)
+        b.addEdge(from: b12, relation: writtenBy, to: emile)
+        let reviews = b.relation("reviews", of: book, toMany: true)
+        b.addEdge(from: b10, relation: reviews, to: r20)
+        b.addEdge(from: b10, relation: reviews, to: r21)
+        b.addEdge(from: b12, relation: reviews, to: r22)
+        let about = b.relation("book", of: review)
+        b.addEdge(from: r20, relation: about, to: b10)
+        b.addEdge(from: r21, relation: about, to: b10)
+        b.addEdge(from: r22, relation: about, to: b12)
+        return b.finish()
+    }()
+
+    func ids(_ statement: String) throws -> [Int64] {
+        guard case .objects(_, let refs) = try QueryEngine(graph: Self.graph).run(statement) else { XCTFail(statement); return [] }
+        return refs.map { if case .int(let i) = Self.graph.id(of: $0) { return i } else { return -1 } }
+    }
+
+    func check(_ cases: [(String, [Int64])], file: StaticString = #filePath, line: UInt = #line) {
+        for (statement, expected) in cases {
+            do {
+                let got = try ids(statement)
+                XCTAssertEqual(got, expected, statement, file: file, line: line)
+            } catch let e as QueryError {
+                XCTFail("\(statement): \(e.render(source: statement))", file: file, line: line)
+            } catch { XCTFail("\(statement): \(error)", file: file, line: line) }
+        }
+    }
+
+    func testComparisonsNullsAndMixedKinds() {
+        check([
+            ("Book where pages > 200", [10]),
+            ("Book where pages < 200", [11]),
+            ("Book where pages == null", [12]),
+            ("Book where pages != nil", [10, 11, 13]),
+            ("Author where born == nil", [3]),
+            ("Author where country != nil", [1]),
+            ("Book where price == 7.0", [11]),
+            ("Book where price >= 9.99 AND price <= 12.5", [10, 12]),
+            ("Book where price => 12.5 OR price =< 7", [11, 12]),
+            ("Book where price <> 7", [10, 12, 13]),
+            ("Book where pages > \"100\"", [13]),
+            ("Book where title > 5", []),
+            ("Book where title < \"M\"", [11]),
+            ("Book where title > \"Z\"", [13]),
+            ("Book where price BETWEEN {7, 10}", [10, 11]),
+            ("Author where born BETWEEN {1800, 1900}", [2]),
+            ("Book where NOT (pages > 200)", [11, 12, 13]),
+            ("Book where !(pages > 200) && price != nil", [11, 12]),
+            ("Book where TRUEPREDICATE", [10, 11, 12, 13]),
+            ("Book where FALSEPREDICATE", []),
+        ])
+    }
+
+    func testStringOperatorsAndModifiers() {
+        check([
+            ("Book where title BEGINSWITH \"The\"", [10]),
+            ("Book where title BEGINSWITH[c] \"the\"", [10]),
+            ("Book where title ENDSWITH \"vert\"", [13]),
+            ("Book where title CONTAINS \"a\"", [11, 12]),
+            ("Book where title CONTAINS[c] \"THE\"", [10, 11]),
+            ("Book where title CONTAINS[cd] \"THE\"", [10, 11, 13]),
+            ("Book where title ==[c] \"NANA\"", [12]),
+            ("Book where title !=[c] \"nana\"", [10, 11, 13]),
+            ("Author where name ==[cd] \"emile\"", [2]),
+            ("Author where name ==[c] \"emile\"", []),
+            ("Book where title LIKE \"N?n*\"", [12]),
+            ("Book where title LIKE \"*a*\"", [11, 12]),
+            ("Book where title LIKE \"*A*\"", []),
+            ("Book where title LIKE[c] \"the*\"", [10]),
+            ("Book where title MATCHES \"[A-Z].*\"", [10, 11, 12]),
+            ("Book where title MATCHES \"Nan\"", []),
+            ("Book where title MATCHES[c] \"nana\"", [12]),
+            ("Book where title IN {\"Nana\", \"Lathe\"}", [11, 12]),
+            ("Book where title IN[c] {\"nana\"}", [12]),
+            ("Book where title IN {}", []),
+            ("Book where pages IN {null, 184}", [11, 12]),
+        ])
+    }
+
+    func testCollectionsQuantifiersAndArrays() {
+        check([
+            ("Book where tags CONTAINS \"classic\"", [10, 12]),
+            ("Book where \"classic\" IN tags", [10, 12]),
+            ("Book where tags == \"sf\"", [10]),
+            ("Book where ANY tags == \"sf\"", [10]),
+            ("Book where ALL tags == \"classic\"", [11, 12, 13]),
+            ("Book where NONE tags == \"sf\"", [11, 12, 13]),
+            ("Book where tags.@count == 0", [11, 13]),
+            ("Book where tags.@size >= 1", [10, 12]),
+            ("Book where reviews.rating > 4", [10]),
+            ("Book where ANY reviews.rating < 4", [10]),
+            ("Book where ALL reviews.rating > 3", [11, 12, 13]),
+            ("Book where NONE reviews.rating == 3", [11, 12, 13]),
+            ("Book where reviews.rating IN {4}", [12]),
+            ("Book where edition.number == 2", [10]),
+        ])
+    }
+
+    func testAggregatesRelationsAndBacklinks() {
+        check([
+            ("Book where reviews.@count == 2", [10]),
+            ("Book where reviews.@sum.rating == 8", [10]),
+            ("Book where reviews.rating.@sum == 0", [11, 13]),
+            ("Book where reviews.rating.@avg == 4", [10, 12]),
+            ("Book where reviews.@max.rating == 5", [10]),
+            ("Book where reviews.@min.rating == 4", [12]),
+            ("Book where reviews.rating.@avg == nil", [11, 13]),
+            ("Book where author.name == \"Ursula\"", [10, 11]),
+            ("Book where author == nil", [13]),
+            ("Book where author == #1", [10, 11]),
+            ("Book where author.born < 1900", [12]),
+            ("Review where book.author.name == \"Émile\"", [22]),
+            ("Author where @links.Book.author.@count == 0", [3]),
+            ("Author where @links.Book.author.@count >= 2", [1]),
+            ("Author where ANY @links.Book.author.pages > 300", [1]),
+            ("Author where @links.Book.author.reviews.@count == 2", [1]),
+            ("Author where @links.Book.author.@sum.pages > 500", [1]),
+            ("Book where SUBQUERY(reviews, $r, $r.rating >= 4).@count == 1", [10, 12]),
+            ("Author where SUBQUERY(@links.Book.author, $b, SUBQUERY($b.reviews, $r, $r.rating == 3).@count > 0).@count > 0", [1]),
+        ])
+    }
+
+    func testDatesIdsTypesAndArithmetic() {
+        check([
+            ("Book where published < 1972-01-01", [11]),
+            ("Book where published > 1970-01-01", [10, 11]),
+            ("Book where published == 1974-05-01T00:00:00Z", [10]),
+            ("Book where published BETWEEN {1971-01-01, 1972-01-01}", [11]),
+            ("Book where @type == \"Book\"", [10, 11, 12, 13]),
+            ("Book where id == 12", [12]),
+            ("Book where id IN {10, 13}", [10, 13]),
+            ("Book where id == #13", [13]),
+            ("Book where pages * 2 > 700", [10]),
+            ("Book where pages + 1 == 185", [11]),
+            ("Book where price / 0 == nil", [10, 11, 12, 13]),
+            ("Book where pages / 2 == 92", [11]),
+            ("Book where -pages < -300", [10]),
+            ("Book where (pages - 84) * 2 == 200", [11]),
+        ])
+    }
+
+    func testSortingDistinctLimit() {
+        check([
+            ("Book sort by price", [13, 11, 10, 12]),
+            ("Book sort by price desc", [12, 10, 11, 13]),
+            ("Book sort by author.name, title", [13, 11, 10, 12]),
+            ("Book sort by author.name", [13, 10, 11, 12]),
+            ("Book SORT(author.name DESCENDING, title ASCENDING)", [12, 11, 10, 13]),
+            ("Book distinct author", [10, 12, 13]),
+            ("Book DISTINCT(author.name)", [10, 12, 13]),
+            ("Book limit 2 offset 1", [11, 12]),
+            ("Book LIMIT(1)", [10]),
+            ("Book where price != nil sort by price desc limit 2", [12, 10]),
+            ("Book sort by pages", [12, 11, 10, 13]),
+        ])
+    }
+
+    func testCountsGroupsAndProjections() throws {
+        let engine = QueryEngine(graph: Self.graph)
+        guard case .count(let n) = try engine.run("count Book where pages != nil") else { return XCTFail() }
+        XCTAssertEqual(n, 3)
+        XCTAssertEqual(try engine.run("Book group by tags").render(.json, graph: Self.graph),
+                       "[{\"key\": \"classic\", \"count\": 2},\n {\"key\": \"sf\", \"count\": 1}]\n")
+        XCTAssertEqual(try engine.run("Review group by book.title").render(.json, graph: Self.graph),
+                       "[{\"key\": \"The Dispossessed\", \"count\": 2},\n {\"key\": \"Nana\", \"count\": 1}]\n")
+        XCTAssertEqual(try engine.run("Book group by author").render(.json, graph: Self.graph),
+                       "[{\"key\": 1, \"count\": 2},\n {\"key\": null, \"count\": 1},\n {\"key\": 2, \"count\": 1}]\n")
+        XCTAssertEqual(try engine.run("Book where id == 10 select title, author.name as writer, reviews.@count, author")
+                        .render(.json, graph: Self.graph),
+                       "[{\"title\": \"The Dispossessed\", \"writer\": \"Ursula\", \"reviews.@count\": 2, \"author\": 1}]\n")
+        XCTAssertEqual(try engine.run("count Book").render(.json, graph: Self.graph), "4\n")
+    }
+
+    func testOutputModes() throws {
+        let engine = QueryEngine(graph: Self.graph)
+        let result = try engine.run("Book where id <= 11 select id, title, tags")
+        XCTAssertEqual(result.render(.csv, graph: Self.graph), "id,title,tags\r\n10,The Dispossessed,\"[\"\"sf\"\", \"\"classic\"\"]\"\r\n11,Lathe,[]\r\n")
+        XCTAssertEqual(result.render(.ndjson, graph: Self.graph),
+                       "{\"id\": 10, \"title\": \"The Dispossessed\", \"tags\": [\"sf\", \"classic\"]}\n{\"id\": 11, \"title\": \"Lathe\", \"tags\": []}\n")
+        XCTAssertEqual(result.render(.markdown, graph: Self.graph),
+                       "| id | title | tags |\n| --- | --- | --- |\n| 10 | The Dispossessed | [\"sf\", \"classic\"] |\n| 11 | Lathe | [] |\n")
+        XCTAssertEqual(result.render(.table, graph: Self.graph),
+                       "id  title             tags\n--  ----------------  -----------------\n10  The Dispossessed  [\"sf\", \"classic\"]\n11  Lathe             []\n")
+        XCTAssertEqual(try engine.run("Book where id == 11 select title, pages").render(.line, graph: Self.graph), "title = Lathe\npages = 184\n")
+        let objects = try engine.run("Book where id == 12").render(.json, graph: Self.graph)
+        XCTAssertEqual(objects, "[{\"id\": 12, \"type\": \"Book\", \"title\": \"Nana\", \"pages\": null, \"price\": 12.5, \"published\": null, \"tags\": [\"classic\"], \"edition\": null}]\n")
+    }
+}
