@@ -1,0 +1,150 @@
+import Foundation
+import XCTest
+
+/// The built `loupe` binary, run as a user would, compared by its output and exit status.
+final class CLITests: XCTestCase {
+    /// `.build/…/debug/loupe`, beside the test bundle.
+    static var binary: URL {
+        var dir = Bundle.main.bundleURL
+        if dir.pathExtension == "xctest" { dir.deleteLastPathComponent() }
+        for candidate in [dir, Bundle(for: CLITests.self).bundleURL.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("loupe")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return dir.appendingPathComponent("loupe")
+    }
+
+    struct Run { let status: Int32; let stdout: String; let stderr: String }
+
+    @discardableResult
+    func loupe(_ arguments: [String], stdin: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    func testConformanceThroughTheCommandLine() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let url = Shared.root.appendingPathComponent("conformance/chinook.tsv")
+        var count = 0
+        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: "\t").map(String.init)
+            guard parts.count == 3 else { continue }
+            let run = try loupe(["query", chinook, parts[0], "--format", "json"])
+            XCTAssertEqual(run.status, 0, parts[0] + run.stderr)
+            let got = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8), options: [.fragmentsAllowed])
+            let expected = try JSONSerialization.jsonObject(with: Data(parts[2].utf8), options: [.fragmentsAllowed]) as! NSObject
+            switch parts[1] {
+            case "ids": XCTAssertEqual((got as! [[String: Any]]).map { $0["id"] as! NSNumber } as NSArray, expected, parts[0])
+            case "idset":
+                XCTAssertEqual(Set((got as! [[String: Any]]).map { $0["id"] as! NSNumber }), Set(expected as! [NSNumber]), parts[0])
+            default: XCTAssertEqual(got as! NSObject, expected, parts[0])
+            }
+            count += 1
+        }
+        XCTAssertGreaterThanOrEqual(count, 26)
+    }
+
+    func testTypesCountsEqualSQLCounts() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let run = try loupe(["types", chinook, "--format", "json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let items = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as! [[String: Any]]
+        let counts = Dictionary(uniqueKeysWithValues: items.map { ($0["name"] as! String, $0["count"] as! Int) })
+        XCTAssertEqual(counts["Track"], 3503)
+        XCTAssertEqual(counts["PlaylistTrack"], 8715)
+        XCTAssertEqual(counts.count, 11)
+        let persist = try Shared.copy("fixtures/seed-formats/persist.sqlite")
+        XCTAssertEqual(try loupe(["types", persist]).stdout.split(separator: "\n").count, 2 + 7)
+    }
+
+    func testBadInputIsOneLineAndNonZero() throws {
+        let missing = try loupe(["types", "/nonexistent/file.sqlite"])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertEqual(missing.stderr, "Error: cannot open '/nonexistent/file.sqlite': no such file\n")
+        let text = try Shared.temporaryPath("notes.txt")
+        try Data("plain text".utf8).write(to: URL(fileURLWithPath: text))
+        let notDB = try loupe(["schema", text])
+        XCTAssertNotEqual(notDB.status, 0)
+        XCTAssertEqual(notDB.stderr, "Error: cannot open '\(text)': not a SQLite database\n")
+        XCTAssertEqual(try String(contentsOfFile: text, encoding: .utf8), "plain text")
+
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let before = FileManager.default.contents(atPath: chinook)
+        let bad = try loupe(["query", chinook, "Track where Nmae == 'x'"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.hasPrefix("error: unknown attribute 'Nmae' on Track\n --> 1:13\n"), bad.stderr)
+        XCTAssertEqual(bad.stdout, "")
+        XCTAssertEqual(FileManager.default.contents(atPath: chinook), before)
+        let unknownType = try loupe(["show", chinook, "Trak", "1"])
+        XCTAssertNotEqual(unknownType.status, 0)
+        XCTAssertTrue(unknownType.stderr.contains("did you mean 'Track'?"), unknownType.stderr)
+    }
+
+    func testShowSchemaAndFormats() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let show = try loupe(["show", chinook, "Album", "1"])
+        XCTAssertTrue(show.stdout.contains("Title     For Those About To Rock We Salute You"), show.stdout)
+        XCTAssertTrue(show.stdout.contains("Artist    → Artist #1"), show.stdout)
+        XCTAssertTrue(show.stdout.contains("Track.Album  [10]"), show.stdout)
+        let schema = try loupe(["schema", chinook, "Employee"])
+        XCTAssertTrue(schema.stdout.contains("ReportsTo   → Employee  to-one"), schema.stdout)
+        XCTAssertTrue(schema.stdout.contains("@links.Employee.ReportsTo"), schema.stdout)
+        let csv = try loupe(["query", chinook, "Genre where GenreId <= 2 select Name", "--format", "csv"])
+        XCTAssertEqual(csv.stdout, "Name\r\nRock\r\nJazz\r\n")
+        let ndjson = try loupe(["query", chinook, "Genre where GenreId <= 2", "--format", "ndjson"])
+        XCTAssertEqual(ndjson.stdout, "{\"id\": 1, \"type\": \"Genre\", \"GenreId\": 1, \"Name\": \"Rock\"}\n{\"id\": 2, \"type\": \"Genre\", \"GenreId\": 2, \"Name\": \"Jazz\"}\n")
+        let count = try loupe(["query", chinook, "count Genre", "--format", "json"])
+        XCTAssertEqual(count.stdout, "25\n")
+    }
+
+    func testReplReadsStatementsFromStandardInput() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let out = try Shared.temporaryPath("once.json")
+        let script = """
+            .mode json
+            count Genre
+            Genre where Nme == 'x'
+            .once \(out)
+            Genre where GenreId == 1 select Name
+            .sch MediaType
+            .mo
+            .bogus
+            .timer maybe
+            .quit
+            count Track
+            """
+        let run = try loupe(["repl", chinook], stdin: script)
+        XCTAssertEqual(run.status, 1, "errors in a script make the exit status non-zero")
+        XCTAssertTrue(run.stdout.hasPrefix("25\nMediaType — 5 objects"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("current output mode: json"), run.stdout)
+        XCTAssertFalse(run.stdout.contains("3503"), ".quit stops reading")
+        XCTAssertTrue(run.stderr.contains("did you mean 'Name'?"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("unknown command '.bogus'"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("bad argument 'maybe'\nUsage: .timer on|off"), run.stderr)
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "[{\"Name\": \"Rock\"}]\n")
+    }
+
+    func testSampleCommandAndBrowseWithoutTerminal() throws {
+        let path = try Shared.temporaryPath()
+        let run = try loupe(["sample", path, "--objects", "500", "--seed", "2"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.hasPrefix("wrote \(path): 500 objects in 7 types"), run.stdout)
+        let again = try loupe(["sample", path, "--objects", "500"])
+        XCTAssertNotEqual(again.status, 0, "never overwrites")
+        let browse = try loupe([path])
+        XCTAssertNotEqual(browse.status, 0)
+        XCTAssertTrue(browse.stderr.contains("not a terminal"), browse.stderr)
+    }
+}
