@@ -70,8 +70,8 @@ public enum DateText {
     public static func iso(_ date: Date) -> String {
         let (day, secs, millis) = split(date)
         let (y, m, d) = civilFromDays(day)
-        var s = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, secs / 3600, secs / 60 % 60, secs % 60)
-        if millis != 0 { s += String(format: ".%03d", millis) }
+        var s = dateAndTime(y, m, d, secs, separator: "T")
+        if millis != 0 { s += "." + zeroPadded(millis, 3) }
         return s + "Z"
     }
 
@@ -79,7 +79,20 @@ public enum DateText {
     public static func persist(_ date: Date) -> String {
         let (day, secs, _) = split(date)
         let (y, m, d) = civilFromDays(day)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d Z", y, m, d, secs / 3600, secs / 60 % 60, secs % 60)
+        return dateAndTime(y, m, d, secs, separator: " ") + " Z"
+    }
+
+    /// `yyyy-MM-dd?HH:mm:ss` (String(format:) is too slow for a million dates).
+    private static func dateAndTime(_ y: Int, _ m: Int, _ d: Int, _ secs: Int, separator: String) -> String {
+        zeroPadded(y, 4) + "-" + zeroPadded(m, 2) + "-" + zeroPadded(d, 2) + separator
+            + zeroPadded(secs / 3600, 2) + ":" + zeroPadded(secs / 60 % 60, 2) + ":" + zeroPadded(secs % 60, 2)
+    }
+
+    /// `n` in decimal with leading zeros to `width` digits (a sign first when negative).
+    public static func zeroPadded(_ n: Int, _ width: Int) -> String {
+        let digits = String(n.magnitude)
+        let padding = digits.count < width ? String(repeating: "0", count: width - digits.count) : ""
+        return (n < 0 ? "-" : "") + padding + digits
     }
 
     private static func split(_ date: Date) -> (day: Int, seconds: Int, millis: Int) {

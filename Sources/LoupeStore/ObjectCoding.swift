@@ -8,12 +8,24 @@ import LoupeModel
 final class SaveContext {
     let store: ObjectStore
     let writer: PersistWriter
-    /// Class instances already saved (or being saved) in this call: shared objects and cycles.
-    private var savedInstances: [ObjectIdentifier: Int64] = [:]
+    /// Class instances already saved (or being saved) in this transaction: shared objects and cycles.
+    /// The instances are retained so that their identifiers stay unique while the context lives.
+    private var savedInstances: [ObjectIdentifier: (object: AnyObject, id: Int64)] = [:]
+    /// Relation kinds already recorded in this transaction.
+    private var declared: Set<String> = []
+
+    /// The next id to hand out; ids are reserved before an object is encoded.
+    private var nextID: Int64?
 
     init(store: ObjectStore, db: Database) {
         self.store = store
         self.writer = PersistWriter(db: db)
+    }
+
+    private func reserveID() throws -> Int64 {
+        let id = try nextID ?? ((Int64.fetchOne(writer.db, sql: #"SELECT max("id") FROM "by_type""#) ?? 0) + 1)
+        nextID = id + 1
+        return id
     }
 
     /// Saves one object and what it relates to; returns its id.
@@ -21,16 +33,20 @@ final class SaveContext {
         let typeName = type(of: value).storedTypeName
         let object = value as AnyObject
         let isClass = type(of: value) is AnyClass
-        if isClass, let id = savedInstances[ObjectIdentifier(object)] { return id }
-        // Reserve the id before encoding, so that a cycle back to this object finds it.
-        var id = value.storeID
-        if id == nil { id = try writer.insert(type: typeName, attributes: []) }
-        else if try Int64.fetchOne(writer.db, sql: #"SELECT id FROM by_type WHERE id = ?"#, arguments: [id]) == nil {
-            try writer.db.execute(sql: #"INSERT INTO by_type (id, type_name, json) VALUES (?, ?, '{}')"#, arguments: [id, typeName])
+        if isClass, let saved = savedInstances[ObjectIdentifier(object)] { return saved.id }
+        // Reserve the id before encoding, so that a cycle back to this object finds it; a new
+        // object is then written with one INSERT, an existing one with one UPDATE.
+        let isNew: Bool
+        let id: Int64
+        if let existing = value.storeID, try writer.exists(existing) {
+            isNew = false
+            id = existing
+        } else {
+            isNew = true
+            id = try value.storeID ?? reserveID()
         }
-        guard let id else { throw StoreError(.unencodable, typeName: typeName, reason: "no id") }
         if isClass {
-            savedInstances[ObjectIdentifier(object)] = id
+            savedInstances[ObjectIdentifier(object)] = (object, id)
             var copy = value
             copy.storeID = id   // a class: this sets the instance's id
             store.remember(id, object)
@@ -40,11 +56,18 @@ final class SaveContext {
             throw StoreError(.unencodable, typeName: typeName, objectID: String(id), reason: "\(error)")
         }
         let top = encoder.root
-        try writer.update(id: id, type: typeName, attributes: top.attributes.map { ($0.key, $0.node.value) })
-        try writer.db.execute(sql: #"DELETE FROM relations WHERE from_id = ?"#, arguments: [id])
+        let attributes = top.attributes.map { ($0.key, $0.node.value) }
+        if isNew {
+            try writer.insert(id: id, type: typeName, attributes: attributes)
+        } else {
+            try writer.update(id: id, type: typeName, attributes: attributes)
+            try writer.deleteRelations(from: id)
+        }
         for relation in top.relations {
-            try writer.setRelation(from: id, relation: relation.name, to: relation.targets)
-            try writer.declareRelation(type: typeName, relation: relation.name, toMany: relation.toMany)
+            try writer.addRelation(from: id, relation: relation.name, to: relation.targets)
+            if declared.insert(typeName + "\u{0}" + relation.name).inserted {
+                try writer.declareRelation(type: typeName, relation: relation.name, toMany: relation.toMany)
+            }
         }
         return id
     }
@@ -107,8 +130,21 @@ final class ObjectEncoder: Encoder {
         NestedSingleEncoder(node: node ?? EncodedNode(), codingPath: codingPath)
     }
 
+    /// The common scalar types, recognised by their metatype before any dynamic cast.
+    @inline(__always)
+    static func primitive<T: Encodable>(_ value: T) -> Value? {
+        if T.self == String.self { return .string(value as! String) }
+        if T.self == Int.self { return .int(Int64(value as! Int)) }
+        if T.self == Int64.self { return .int(value as! Int64) }
+        if T.self == Double.self { return .double(value as! Double) }
+        if T.self == Bool.self { return .bool(value as! Bool) }
+        if T.self == Date.self { return .date(value as! Date) }
+        return nil
+    }
+
     /// A plain (non-relation) value as a model value.
     static func plainValue<T: Encodable>(_ value: T, codingPath: [CodingKey]) throws -> Value {
+        if let v = primitive(value) { return v }
         switch value {
         case let d as Date: return .date(d)
         case let d as Data: return .string(d.base64EncodedString())
@@ -132,6 +168,12 @@ struct ObjectKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let name = key.stringValue
         if name == storeIDKey { return }
+        if let plain = ObjectEncoder.primitive(value) {
+            let node = EncodedNode()
+            node.kind = .value(plain)
+            encoder.root.attributes.append((name, node))
+            return
+        }
         if let context = encoder.context {
             if let target = value as? any Storable {
                 encoder.root.relations.append((name, [try context.save(target)], false))

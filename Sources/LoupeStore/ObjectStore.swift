@@ -21,6 +21,7 @@ public final class ObjectStore: @unchecked Sendable {
     let queue: DatabaseQueue
     private let cacheLock = NSLock()
     private var identityMap: [Int64: WeakInstance] = [:]
+    private var sweepThreshold = 4096
 
     private struct WeakInstance { weak var object: AnyObject? }
 
@@ -49,18 +50,20 @@ public final class ObjectStore: @unchecked Sendable {
     public func transaction<T>(_ body: (Transaction) throws -> T) throws -> T {
         do {
             // GRDB's `write` runs in a transaction, committed on return and rolled back on throw.
-            return try queue.write { db in try body(Transaction(store: self, db: db)) }
+            return try queue.write { db in try body(Transaction(store: self, db: db, saving: SaveContext(store: self, db: db))) }
         } catch let e as StoreError { throw e } catch { throw StoreError.from(error, path: path) }
     }
 
-    /// The calls of a store inside one transaction.
+    /// The calls of a store inside one transaction. A class instance is saved once per
+    /// transaction however many saved objects refer to it.
     public struct Transaction {
         let store: ObjectStore
         let db: Database
+        let saving: SaveContext
 
         /// Saves `value` and every object it relates to; sets `storeID` on what is saved.
         public func save<T: Storable>(_ value: inout T) throws {
-            let id = try SaveContext(store: store, db: db).save(value)
+            let id = try saving.save(value)
             // A class carries its ids already (set while saving); a struct is read back so that
             // every related struct inside it has its id too.
             if !(T.self is AnyClass) { value = try load(T.self, id: id) }
@@ -68,7 +71,7 @@ public final class ObjectStore: @unchecked Sendable {
 
         /// Saves a class instance (and its graph).
         public func save<T: Storable & AnyObject>(_ object: T) throws {
-            _ = try SaveContext(store: store, db: db).save(object)
+            _ = try saving.save(object)
         }
 
         /// The object of type `T` with key `id`.
@@ -147,7 +150,11 @@ public final class ObjectStore: @unchecked Sendable {
     func remember(_ id: Int64, _ object: AnyObject) {
         cacheLock.lock(); defer { cacheLock.unlock() }
         identityMap[id] = WeakInstance(object: object)
-        if identityMap.count > 4096 && identityMap.count % 4096 == 0 { identityMap = identityMap.filter { $0.value.object != nil } }
+        // Drop dead entries when the map has doubled since the last sweep (amortised O(1)).
+        if identityMap.count > sweepThreshold {
+            identityMap = identityMap.filter { $0.value.object != nil }
+            sweepThreshold = max(4096, identityMap.count * 2)
+        }
     }
 
     func forget(_ id: Int64) {

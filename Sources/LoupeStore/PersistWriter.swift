@@ -31,25 +31,32 @@ struct PersistWriter {
         try db.execute(sql: #"INSERT OR REPLACE INTO "loupe_relation_kinds" VALUES (?, ?, ?)"#, arguments: [type, relation, toMany])
     }
 
-    /// Inserts an object and returns its new id.
-    func insert(type: String, attributes: [(String, Value)]) throws -> Int64 {
-        try db.execute(sql: #"INSERT INTO "by_type" ("type_name", "json") VALUES (?, ?)"#,
-                       arguments: [type, PersistWriter.json(attributes)])
-        return db.lastInsertedRowID
+    /// Inserts an object under a given id.
+    func insert(id: Int64, type: String, attributes: [(String, Value)]) throws {
+        try db.cachedStatement(sql: #"INSERT INTO "by_type" ("id", "type_name", "json") VALUES (?, ?, ?)"#)
+            .execute(arguments: [id, type, PersistWriter.json(attributes)])
+    }
+
+    /// True when an object has this id.
+    func exists(_ id: Int64) throws -> Bool {
+        try Int64.fetchOne(db.cachedStatement(sql: #"SELECT "id" FROM "by_type" WHERE "id" = ?"#), arguments: [id]) != nil
     }
 
     /// Replaces the document of an existing object.
     func update(id: Int64, type: String, attributes: [(String, Value)]) throws {
-        try db.execute(sql: #"UPDATE "by_type" SET "json" = ?, "type_name" = ? WHERE "id" = ?"#,
-                       arguments: [PersistWriter.json(attributes), type, id])
+        try db.cachedStatement(sql: #"UPDATE "by_type" SET "json" = ?, "type_name" = ? WHERE "id" = ?"#)
+            .execute(arguments: [PersistWriter.json(attributes), type, id])
     }
 
-    /// Replaces every target of one relation of one object, keeping the given order.
-    func setRelation(from: Int64, relation: String, to targets: [Int64]) throws {
-        try db.execute(sql: #"DELETE FROM "relations" WHERE "from_id" = ? AND "relation" = ?"#, arguments: [from, relation])
-        for t in targets {
-            try db.execute(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#, arguments: [from, t, relation])
-        }
+    /// Removes every relation row out of an object.
+    func deleteRelations(from: Int64) throws {
+        try db.cachedStatement(sql: #"DELETE FROM "relations" WHERE "from_id" = ?"#).execute(arguments: [from])
+    }
+
+    /// Appends targets to one relation of one object, in the given order.
+    func addRelation(from: Int64, relation: String, to targets: [Int64]) throws {
+        let statement = try db.cachedStatement(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#)
+        for t in targets { try statement.execute(arguments: [from, t, relation]) }
     }
 
     /// The JSON document of an object: members in order, nulls left out (as `encodeIfPresent`

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import LoupeModel
 
-/// Generates a deterministic lending-library store of any size in Persist's format: authors,
+/// Generates, through the library API (``ObjectStore``), a deterministic lending-library store of
+/// any size in Persist's format: authors,
 /// publishers, books, tags, members, loans and reviews, with to-one and to-many relations, dates,
 /// optionals, arrays, nested values and Unicode (accents, CJK, emoji). About two relations per
 /// object; the same seed and size always give the same file.
@@ -12,16 +13,9 @@ public enum SampleGenerator {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.readOnly, path: path, reason: "the file exists; Loupe will not overwrite it")
         }
-        let file = try StoreFile.openForWriting(path)
         do {
-            try file.queue.inDatabase { db in
-                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
-                try db.inTransaction {
-                    try write(db, objects: max(objects, 10), seed: seed)
-                    return .commit
-                }
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
-            }
+            let store = try ObjectStore(path: path)
+            try store.transaction { tx in try write(tx, objects: max(objects, 10), seed: seed) }
         } catch {
             try? FileManager.default.removeItem(atPath: path)
             throw StoreError.from(error, path: path)
@@ -75,104 +69,182 @@ public enum SampleGenerator {
         return (publishers, tags, authors, books, members, loans, reviews)
     }
 
-    private static func write(_ db: Database, objects n: Int, seed: UInt64) throws {
-        let writer = PersistWriter(db: db)
-        try writer.createSchema()
+    private static func write(_ tx: ObjectStore.Transaction, objects n: Int, seed: UInt64) throws {
+        typealias L = LendingLibrary
         var rng = Random(state: seed)
         let p = plan(n)
-        for (type, relation, toMany) in [("Book", "author", false), ("Book", "publisher", false), ("Book", "tags", true),
-                                         ("Loan", "book", false), ("Loan", "member", false), ("Review", "book", false),
-                                         ("Review", "member", false), ("Member", "favorites", true)] {
-            try writer.declareRelation(type: type, relation: relation, toMany: toMany)
-        }
-        let insert = try db.makeStatement(sql: #"INSERT INTO "by_type" ("type_name", "json") VALUES (?, ?)"#)
-        let relate = try db.makeStatement(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#)
-        func add(_ type: String, _ attributes: [(String, Value)]) throws -> Int64 {
-            try insert.execute(arguments: [type, PersistWriter.json(attributes)])
-            return db.lastInsertedRowID
-        }
-        func link(_ from: Int64, _ relation: String, _ to: Int64) throws { try relate.execute(arguments: [from, to, relation]) }
-        func day(_ d: Int) -> Value { .date(epoch.addingTimeInterval(Double(d) * 86400)) }
+        let pad = DateText.zeroPadded
+        func day(_ d: Int) -> Date { epoch.addingTimeInterval(Double(d) * 86400) }
         func name() -> String { rng.pick(firstNames) + " " + rng.pick(lastNames) }
         func title() -> String {
             let k = 1 + rng.int(3)
             return (0..<k).map { _ in rng.pick(words) }.joined(separator: " ")
         }
 
-        var publishers: [Int64] = []
+        var publishers: [L.Publisher] = []
         for i in 0..<p.publishers {
-            publishers.append(try add("Publisher", [
-                ("name", .string(publisherNames[i % publisherNames.count] + (i >= publisherNames.count ? " \(i / publisherNames.count + 1)" : ""))),
-                ("city", .string(rng.pick(cities))),
-                ("founded", .int(Int64(1800 + rng.int(220)))),
-            ]))
+            let suffix = i >= publisherNames.count ? " \(i / publisherNames.count + 1)" : ""
+            let publisher = L.Publisher(name: publisherNames[i % publisherNames.count] + suffix, city: rng.pick(cities), founded: 1800 + rng.int(220))
+            try tx.save(publisher)
+            publishers.append(publisher)
         }
-        var tags: [Int64] = []
+        var tags: [L.Tag] = []
         for i in 0..<p.tags {
-            tags.append(try add("Tag", [("label", .string(genres[i % genres.count] + (i >= genres.count ? "-\(i / genres.count)" : "")))]))
+            let tag = L.Tag(label: genres[i % genres.count] + (i >= genres.count ? "-\(i / genres.count)" : ""))
+            try tx.save(tag)
+            tags.append(tag)
         }
-        var authors: [Int64] = []
+        var authors: [L.Author] = []
         for _ in 0..<p.authors {
             let born = 1900 + rng.int(100)
-            authors.append(try add("Author", [
-                ("name", .string(name())),
-                ("born", .int(Int64(born))),
-                ("died", rng.chance(30) ? .int(Int64(born + 40 + rng.int(50))) : .null),
-                ("country", .string(rng.pick(cities))),
-                ("bio", rng.chance(50) ? .string("Writes about \(rng.pick(words).lowercased()) and \(rng.pick(words).lowercased()).") : .null),
-            ]))
+            let author = L.Author(name: name(), born: born, died: rng.chance(30) ? born + 40 + rng.int(50) : nil, country: rng.pick(cities),
+                                  bio: rng.chance(50) ? "Writes about \(rng.pick(words).lowercased()) and \(rng.pick(words).lowercased())." : nil)
+            try tx.save(author)
+            authors.append(author)
         }
-        var books: [Int64] = []
+        var books: [L.Book] = []
         for i in 0..<p.books {
-            let published = -rng.int(365 * 60)
-            let id = try add("Book", [
-                ("title", .string(title())),
-                ("isbn", .string(String(format: "978-%d-%05d-%03d-%d", rng.int(10), i % 100000, rng.int(1000), rng.int(10)))),
-                ("published", day(published)),
-                ("pages", .int(Int64(60 + rng.int(900)))),
-                ("price", .double(Double(499 + rng.int(5000)) / 100)),
-                ("language", .string(rng.pick(languages))),
-                ("inPrint", .bool(rng.chance(70))),
-                ("keywords", .array((0..<rng.int(4)).map { _ in .string(rng.pick(words).lowercased()) })),
-                ("edition", rng.chance(40) ? .object(NestedObject([("number", .int(Int64(1 + rng.int(5)))), ("format", .string(rng.pick(["hardcover", "paperback", "ebook"])))])) : .null),
-            ])
-            books.append(id)
-            try link(id, "author", authors[rng.int(authors.count)])
-            try link(id, "publisher", publishers[rng.int(publishers.count)])
-            for t in Set((0..<rng.int(3)).map { _ in tags[rng.int(tags.count)] }).sorted() { try link(id, "tags", t) }
+            let book = L.Book(
+                title: title(),
+                isbn: "978-\(rng.int(10))-\(pad(i % 100000, 5))-\(pad(rng.int(1000), 3))-\(rng.int(10))",
+                published: day(-rng.int(365 * 60)),
+                pages: 60 + rng.int(900),
+                price: Double(499 + rng.int(5000)) / 100,
+                language: rng.pick(languages),
+                inPrint: rng.chance(70),
+                keywords: (0..<rng.int(4)).map { _ in rng.pick(words).lowercased() },
+                edition: rng.chance(40) ? L.Edition(number: 1 + rng.int(5), format: rng.pick(["hardcover", "paperback", "ebook"])) : nil,
+                author: authors[rng.int(authors.count)],
+                publisher: publishers[rng.int(publishers.count)])
+            var chosen = Set<Int>()
+            for _ in 0..<rng.int(3) { chosen.insert(rng.int(tags.count)) }
+            book.tags = chosen.sorted().map { tags[$0] }
+            try tx.save(book)
+            books.append(book)
         }
-        var members: [Int64] = []
+        var members: [L.Member] = []
         for i in 0..<p.members {
-            let id = try add("Member", [
-                ("name", .string(name())),
-                ("email", .string("member\(i)@example.org")),
-                ("joined", day(-rng.int(3650))),
-                ("address", .object(NestedObject([("city", .string(rng.pick(cities))), ("postcode", rng.chance(80) ? .string(String(format: "%05d", rng.int(99999))) : .null)]))),
-                ("phone", rng.chance(60) ? .string(String(format: "+351 %03d %03d %03d", rng.int(1000), rng.int(1000), rng.int(1000))) : .null),
-            ])
-            members.append(id)
-            if rng.chance(10) { try link(id, "favorites", books[rng.int(books.count)]) }
+            let member = L.Member(
+                name: name(), email: "member\(i)@example.org", joined: day(-rng.int(3650)),
+                address: L.Address(city: rng.pick(cities), postcode: rng.chance(80) ? pad(rng.int(99999), 5) : nil),
+                phone: rng.chance(60) ? "+351 \(pad(rng.int(1000), 3)) \(pad(rng.int(1000), 3)) \(pad(rng.int(1000), 3))" : nil)
+            if rng.chance(10) { member.favorites = [books[rng.int(books.count)]] }
+            try tx.save(member)
+            members.append(member)
         }
         for _ in 0..<p.loans {
             let out = -rng.int(720)
             let returned = rng.chance(80)
-            let id = try add("Loan", [
-                ("borrowed", day(out)),
-                ("due", day(out + 21)),
-                ("returned", returned ? day(out + 1 + rng.int(30)) : .null),
-                ("renewals", .int(Int64(rng.int(3)))),
-            ])
-            try link(id, "book", books[rng.int(books.count)])
-            try link(id, "member", members[rng.int(members.count)])
+            let loan = L.Loan(borrowed: day(out), due: day(out + 21), returned: returned ? day(out + 1 + rng.int(30)) : nil,
+                              renewals: rng.int(3), book: books[rng.int(books.count)], member: members[rng.int(members.count)])
+            try tx.save(loan)
         }
         for _ in 0..<p.reviews {
-            let id = try add("Review", [
-                ("rating", .int(Int64(1 + rng.int(5)))),
-                ("text", .string(rng.pick(["Loved it!", "Não gostei.", "Ein Meisterwerk.", "面白かった", "Meh 😐", "Five stars ⭐⭐⭐⭐⭐", "Trop long.", "Could not put it down."]))),
-                ("written", day(-rng.int(1000))),
-            ])
-            try link(id, "book", books[rng.int(books.count)])
-            try link(id, "member", members[rng.int(members.count)])
+            let review = L.Review(
+                rating: 1 + rng.int(5),
+                text: rng.pick(["Loved it!", "Não gostei.", "Ein Meisterwerk.", "面白かった", "Meh 😐", "Five stars ⭐⭐⭐⭐⭐", "Trop long.", "Could not put it down."]),
+                written: day(-rng.int(1000)), book: books[rng.int(books.count)], member: members[rng.int(members.count)])
+            try tx.save(review)
+        }
+    }
+}
+
+/// The sample's model, as an app would declare it for ``ObjectStore``: plain `Codable` classes whose
+/// stored-type properties become relations.
+public enum LendingLibrary {
+    public final class Publisher: Storable {
+        public var storeID: Int64?
+        public var name: String
+        public var city: String
+        public var founded: Int
+        public init(name: String, city: String, founded: Int) { self.name = name; self.city = city; self.founded = founded }
+    }
+
+    public final class Tag: Storable {
+        public var storeID: Int64?
+        public var label: String
+        public init(label: String) { self.label = label }
+    }
+
+    public final class Author: Storable {
+        public var storeID: Int64?
+        public var name: String
+        public var born: Int
+        public var died: Int?
+        public var country: String
+        public var bio: String?
+        public init(name: String, born: Int, died: Int?, country: String, bio: String?) {
+            self.name = name; self.born = born; self.died = died; self.country = country; self.bio = bio
+        }
+    }
+
+    public struct Edition: Codable, Equatable {
+        public var number: Int
+        public var format: String
+    }
+
+    public final class Book: Storable {
+        public var storeID: Int64?
+        public var title: String
+        public var isbn: String
+        public var published: Date
+        public var pages: Int
+        public var price: Double
+        public var language: String
+        public var inPrint: Bool
+        public var keywords: [String]
+        public var edition: Edition?
+        public var author: Author
+        public var publisher: Publisher
+        public var tags: [Tag] = []
+        public init(title: String, isbn: String, published: Date, pages: Int, price: Double, language: String, inPrint: Bool,
+                    keywords: [String], edition: Edition?, author: Author, publisher: Publisher) {
+            self.title = title; self.isbn = isbn; self.published = published; self.pages = pages; self.price = price
+            self.language = language; self.inPrint = inPrint; self.keywords = keywords; self.edition = edition
+            self.author = author; self.publisher = publisher
+        }
+    }
+
+    public struct Address: Codable, Equatable {
+        public var city: String
+        public var postcode: String?
+    }
+
+    public final class Member: Storable {
+        public var storeID: Int64?
+        public var name: String
+        public var email: String
+        public var joined: Date
+        public var address: Address
+        public var phone: String?
+        public var favorites: [Book] = []
+        public init(name: String, email: String, joined: Date, address: Address, phone: String?) {
+            self.name = name; self.email = email; self.joined = joined; self.address = address; self.phone = phone
+        }
+    }
+
+    public final class Loan: Storable {
+        public var storeID: Int64?
+        public var borrowed: Date
+        public var due: Date
+        public var returned: Date?
+        public var renewals: Int
+        public var book: Book
+        public var member: Member
+        public init(borrowed: Date, due: Date, returned: Date?, renewals: Int, book: Book, member: Member) {
+            self.borrowed = borrowed; self.due = due; self.returned = returned; self.renewals = renewals; self.book = book; self.member = member
+        }
+    }
+
+    public final class Review: Storable {
+        public var storeID: Int64?
+        public var rating: Int
+        public var text: String
+        public var written: Date
+        public var book: Book
+        public var member: Member
+        public init(rating: Int, text: String, written: Date, book: Book, member: Member) {
+            self.rating = rating; self.text = text; self.written = written; self.book = book; self.member = member
         }
     }
 }

@@ -27,6 +27,12 @@ struct StoreArgument: ParsableArguments {
 typealias OutputFormat = OutputMode
 extension OutputMode: ExpressibleByArgument {}
 
+/// A failure the command reports in one line (no usage text: the arguments were well formed).
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Writes to standard error.
 func printError(_ text: String) {
     FileHandle.standardError.write((text.hasSuffix("\n") ? text : text + "\n").data(using: .utf8)!)
@@ -63,7 +69,7 @@ struct Schema: ParsableCommand {
         let graph = loaded.graph
         if let type {
             guard let table = graph.type(named: type) else {
-                throw ValidationError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
+                throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
             }
             print(graph.schemaText(of: table))
         } else {
@@ -83,11 +89,11 @@ struct Show: ParsableCommand {
         let loaded = try store.load()
         let graph = loaded.graph
         guard let table = graph.type(named: type) else {
-            throw ValidationError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
+            throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
         }
         let key: ObjectID = Int64(id).map { .int($0) } ?? .string(id)
         guard let ref = graph.ref(type: table, id: key) ?? graph.ref(type: table, id: .string(id)) else {
-            throw ValidationError("no \(table.name) has id \(id)")
+            throw CLIError("no \(table.name) has id \(id)")
         }
         print(graph.describe(ref))
     }

@@ -107,6 +107,6 @@ struct Browse: ParsableCommand {
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<6 { candidates.append(url.path); url.deleteLastPathComponent() }
         for c in candidates where FileManager.default.fileExists(atPath: c + "/" + name) { return c + "/" + name }
-        throw ValidationError("no file given and the bundled sample (\(name)) was not found")
+        throw CLIError("no file given and the bundled sample (\(name)) was not found")
     }
 }
