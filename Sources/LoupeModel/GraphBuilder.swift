@@ -93,6 +93,15 @@ public final class GraphBuilder {
         table.attributes[attribute].presentCount += 1
     }
 
+    /// Replaces a whole attribute column at once (a bulk loader's path), with its statistics.
+    public func setColumn(type: Int, attribute: Int, values: [Value], kinds: ValueKind, presentCount: Int) {
+        let table = tables[type]
+        precondition(values.count == table.ids.count, "a column needs one value per object")
+        table.attributes[attribute].values = values
+        table.attributes[attribute].kinds.formUnion(kinds)
+        table.attributes[attribute].presentCount += presentCount
+    }
+
     /// The position of relation `name` out of `type`, created on first mention.
     @discardableResult
     public func relation(_ name: String, of type: Int, aliases: [String] = [], foreignKeyAttribute: String? = nil,

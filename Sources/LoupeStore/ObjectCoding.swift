@@ -354,10 +354,14 @@ final class LoadContext {
 
 /// JSON from Foundation as model values.
 enum JSONValue {
-    static func from(_ any: Any) -> Value {
+    /// `dates`: strings in Persist's date form become dates (the browser's view of a document);
+    /// the library API keeps them strings and lets `Date`'s decoding read them.
+    static func from(_ any: Any, dates: Bool = false) -> Value {
         switch any {
         case is NSNull: return .null
-        case let s as String: return .string(s)
+        case let s as String:
+            if dates, PersistDates.isPersistDate(s), let d = DateText.parse(s) { return .date(d) }
+            return .string(s)
         case let n as NSNumber:
             let kind = String(cString: n.objCType)
             if kind == "c" || kind == "B" { return .bool(n.boolValue) }
@@ -366,8 +370,8 @@ enum JSONValue {
                 return d == d.rounded() && abs(d) < 9e15 && !n.stringValue.contains(".") ? .int(Int64(d)) : .double(d)
             }
             return .int(n.int64Value)
-        case let a as [Any]: return .array(a.map(from))
-        case let d as [String: Any]: return .object(NestedObject(d.sorted { $0.key < $1.key }.map { ($0.key, from($0.value)) }))
+        case let a as [Any]: return .array(a.map { from($0, dates: dates) })
+        case let d as [String: Any]: return .object(NestedObject(d.sorted { $0.key < $1.key }.map { ($0.key, from($0.value, dates: dates)) }))
         default: return .null
         }
     }

@@ -10,11 +10,14 @@ import LoupeModel
 /// - `relations(from_id, to_id, relation)`: one row per edge; a to-many's order is rowid order.
 /// - Persist's later undo/redo tables (`operations`, `by_type_history`, …) may be there; Loupe
 ///   reads past them and keeps them as they are.
-/// - Loupe adds, when it writes, indexes on `relations` and its own `loupe_relation_kinds` table
-///   that records which relations are to-many (Persist cannot tell a to-many of one from a to-one).
+/// - Loupe adds, when it writes, indexes (on `relations`, and on `by_type.type_name`) and its own
+///   `loupe_relation_kinds` table, which records which relations are to-many (Persist cannot tell
+///   a to-many of one target from a to-one).
 ///
-/// Loading leaves JSON parsing to SQLite (`json_tree`), which splits a million documents several
-/// times faster than Foundation can parse them; Swift only assembles the values.
+/// Loading leaves JSON parsing to SQLite: for each type, one statement extracts every key seen in
+/// a sample of its documents (`json -> '$."key"'`, one parse per document), and `json_remove` of
+/// those keys returns whatever else a document holds, so no key is ever missed. Types are read on
+/// two connections in parallel while a third reads the relations.
 public enum PersistFormat: StoreFormat {
     public static let name = "Persist"
 
@@ -29,215 +32,333 @@ public enum PersistFormat: StoreFormat {
     /// Loupe's own record of relation cardinalities.
     static let relationKindsTable = "loupe_relation_kinds"
 
-    public static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph {
-        let builder = GraphBuilder(formatName: name)
-        var warnings: [String] = []
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type") ?? 0
+    /// How many documents of each type are split with `json_each` to learn its keys.
+    static let sampleSize = 64
 
-        // Pass 1: every object, in id order, so that ids can be found by binary search.
+    /// What pass 1 learns: every object in id order, and each type's rows and sample keys.
+    private struct Catalog {
         var ids: [Int64] = []
         var refs: [ObjectRef] = []
-        ids.reserveCapacity(total)
-        refs.reserveCapacity(total)
+        /// Per type: the ids of its objects in row order.
+        var typeIDs: [[Int64]] = []
+        /// Per type: the keys seen in its first documents, in order.
+        var keys: [[String]] = []
+    }
+
+    public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
+        let builder = GraphBuilder(formatName: name)
+        var warnings: [String] = []
+        var clock = PhaseClock()
+        let (catalog, declaredKinds, total) = try file.read { db in try readCatalog(db, builder: builder) }
+        clock.lap("objects and keys (1 reader)")
+        progress?(0, total)
+        let counter = ProgressCounter(total: total, report: progress)
+
+        // Types go to two workers, balanced by object count; a third worker reads the relations.
+        var groups: [[Int]] = [[], []]
+        var load = [0, 0]
+        for t in (0..<builder.typeCount).sorted(by: { catalog.typeIDs[$0].count > catalog.typeIDs[$1].count }) {
+            let g = load[0] <= load[1] ? 0 : 1
+            groups[g].append(t)
+            load[g] += catalog.typeIDs[t].count
+        }
+        var documents: [[TypeDocuments]] = [[], []]
+        var edges = EdgeList()
+        var failures: [Error] = []
+        let lock = NSLock()
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            do {
+                let reader = try file.makeReader()
+                try reader.read { db in
+                    if worker == 2 {
+                        let list = try readRelations(db, catalog: catalog)
+                        lock.lock(); edges = list; lock.unlock()
+                    } else {
+                        var out: [TypeDocuments] = []
+                        for t in groups[worker] {
+                            out.append(try readDocuments(db, type: t, name: builder.typeName(t), catalog: catalog, counter: counter))
+                        }
+                        lock.lock(); documents[worker] = out; lock.unlock()
+                    }
+                }
+            } catch {
+                lock.lock(); failures.append(error); lock.unlock()
+            }
+        }
+        if let failure = failures.first { throw failure }
+        clock.lap("documents and relations (3 readers)")
+
+        // Columns into the graph; then what the sampled keys did not cover.
+        var notObjects = 0
+        for result in documents.joined() {
+            for (slot, key) in result.keys.enumerated() {
+                let a = builder.attribute(key, of: result.type)
+                builder.setColumn(type: result.type, attribute: a, values: Array(result.columns[slot]),
+                                  kinds: result.kinds[slot], presentCount: result.present[slot])
+                result.columns[slot].deallocate()
+            }
+            for (row, text) in result.leftovers {
+                guard case .object(let members)? = try? JSONText.parse(text) else { notObjects += 1; continue }
+                for (key, value) in members.members {
+                    builder.set(value, type: result.type, row: row, attribute: builder.attribute(key, of: result.type))
+                }
+            }
+        }
+        clock.lap("columns into the graph")
+        if notObjects > 0 { warnings.append("\(notObjects) documents are not JSON objects; they show no attributes") }
+        let broken = try file.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM by_type WHERE NOT json_valid(json)") } ?? 0
+        if broken > 0 { warnings.append("\(broken) objects have JSON that does not parse; they show no attributes") }
+
+        // Relations, in rowid order, under the kinds Loupe recorded.
+        var relationIndex: [[Int32: Int]] = Array(repeating: [:], count: builder.typeCount)
+        for i in 0..<edges.from.count {
+            let from = edges.from[i], nameIndex = edges.name[i]
+            let t = Int(from.type)
+            let r: Int
+            if let known = relationIndex[t][nameIndex] { r = known } else {
+                let relation = edges.names[Int(nameIndex)]
+                r = builder.relation(relation, of: t, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
+                relationIndex[t][nameIndex] = r
+            }
+            builder.addEdge(from: from, relation: r, to: edges.to[i])
+        }
+        // Relations Loupe declared but with no edges yet still belong to the schema.
+        for (key, toMany) in declaredKinds {
+            let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let t = (0..<builder.typeCount).first(where: { builder.typeName($0) == parts[0] }) else { continue }
+            builder.relation(parts[1], of: t, toMany: toMany)
+        }
+        if edges.dangling > 0 { warnings.append("\(edges.dangling) relation rows point at objects that do not exist; they were skipped") }
+        progress?(total, total)
+        clock.lap("edges into the graph")
+        let graph = builder.finish()
+        clock.lap("adjacency and backlink tables")
+        var loaded = LoadedGraph(graph: graph, warnings: warnings)
+        loaded.timings = clock.timings
+        return loaded
+    }
+
+    /// Pass 1: types, objects in id order, a sample of each type's keys, and Loupe's relation kinds.
+    private static func readCatalog(_ db: Database, builder: GraphBuilder) throws -> (Catalog, [String: Bool], Int) {
+        var catalog = Catalog()
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type") ?? 0
+        catalog.ids.reserveCapacity(total)
+        catalog.refs.reserveCapacity(total)
         var typeIndex: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)") {
             let name: String = row[0] ?? ""
             let t = builder.type(name)
             typeIndex[name] = t
             builder.reserve(row[1], of: t)
+            catalog.typeIDs.append([])
+            catalog.typeIDs[t].reserveCapacity(row[1])
         }
         let objects = try Row.fetchCursor(db, sql: "SELECT id, type_name FROM by_type ORDER BY id")
-        var lastName = ""
-        var lastType = -1
+        var lastName = "", lastType = -1
         while let row = try objects.next() {
             let id: Int64 = row[0]
             let name: String = row[1] ?? ""
-            if name != lastName || lastType < 0 { lastType = typeIndex[name] ?? builder.type(name); lastName = name }
-            ids.append(id)
-            refs.append(builder.addObject(type: lastType, id: .int(id)))
+            if lastType < 0 || name != lastName { lastType = typeIndex[name]!; lastName = name }
+            catalog.ids.append(id)
+            catalog.refs.append(builder.addObject(type: lastType, id: .int(id)))
+            catalog.typeIDs[lastType].append(id)
         }
-        progress?(0, total)
-
-        // Pass 2: every document, split by SQLite into its nodes in document order.
-        try loadDocuments(db, builder: builder, ids: ids, refs: refs, total: total, progress: progress, warnings: &warnings)
-
-        // Pass 3: relations, in rowid order.
-        var declaredToMany = Set<String>()
-        if try db.tableExists(relationKindsTable) {
-            for row in try Row.fetchAll(db, sql: "SELECT type_name, relation FROM \(relationKindsTable) WHERE to_many") {
-                declaredToMany.insert("\(row[0] as String? ?? "")\u{0}\(row[1] as String? ?? "")")
-            }
+        catalog.keys = Array(repeating: [], count: builder.typeCount)
+        for t in 0..<builder.typeCount {
+            let sample = catalog.typeIDs[t].prefix(sampleSize)
+            guard !sample.isEmpty else { continue }
+            var seen = Set<String>()
+            let keys = try String.fetchAll(db, sql: """
+                SELECT j.key FROM by_type b, json_each(b.json) j
+                WHERE b.id IN (\(sample.map(String.init).joined(separator: ","))) AND json_valid(b.json) AND json_type(b.json) = 'object'
+                ORDER BY b.id, j.id
+                """)
+            // Keys that a JSON path cannot spell safely are left to the leftover pass.
+            catalog.keys[t] = keys.filter { !$0.contains("\"") && !$0.contains("\\") && seen.insert($0).inserted }
         }
-        func lookup(_ id: Int64) -> ObjectRef? {
-            var lo = 0, hi = ids.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if ids[mid] < id { lo = mid + 1 } else { hi = mid }
-            }
-            return lo < ids.count && ids[lo] == id ? refs[lo] : nil
-        }
-        var relationIndex: [[String: Int]] = Array(repeating: [:], count: builder.typeCount)
-        var dangling = 0
-        let edges = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM relations ORDER BY rowid")
-        while let row = try edges.next() {
-            guard let fromID = row[0] as Int64?, let toID = row[1] as Int64?,
-                  let from = lookup(fromID), let to = lookup(toID) else { dangling += 1; continue }
-            let name: String = row[2] ?? ""
-            let t = Int(from.type)
-            let r: Int
-            if let known = relationIndex[t][name] { r = known } else {
-                let typeName = builder.typeName(t)
-                r = builder.relation(name, of: t, toMany: declaredToMany.contains("\(typeName)\u{0}\(name)"))
-                relationIndex[t][name] = r
-            }
-            builder.addEdge(from: from, relation: r, to: to)
-        }
-        // Relations declared by Loupe but with no edges yet still belong to the schema.
+        var kinds: [String: Bool] = [:]
         if try db.tableExists(relationKindsTable) {
             for row in try Row.fetchAll(db, sql: "SELECT type_name, relation, to_many FROM \(relationKindsTable)") {
-                let typeName: String = row[0] ?? ""
-                guard let t = typeIndex[typeName] else { continue }
-                _ = builder.relation(row[1] ?? "", of: t, toMany: row[2] ?? false)
+                kinds[(row[0] as String? ?? "") + "\u{0}" + (row[1] as String? ?? "")] = row[2] ?? false
             }
         }
-        if dangling > 0 { warnings.append("\(dangling) relation rows point at objects that do not exist; they were skipped") }
-        progress?(total, total)
-        return LoadedGraph(graph: builder.finish(), warnings: warnings)
+        return (catalog, kinds, total)
     }
 
-    /// Reads every `by_type.json` through `json_tree` and sets the objects' attributes.
-    private static func loadDocuments(_ db: Database, builder: GraphBuilder, ids: [Int64], refs: [ObjectRef],
-                                      total: Int, progress: LoadProgress?, warnings: inout [String]) throws {
-        // Columns: object id, node id, parent node id, key (text or array index), node type, atom.
-        let sql = """
-            SELECT b.id, j.id, j.parent, j.key, j.type, j.atom
-            FROM by_type b, json_tree(b.json) j
-            WHERE json_valid(b.json)
-            ORDER BY b.id
-            """
-        let cursor = try Row.fetchCursor(db, sql: sql)
-        var position = 0          // index into ids/refs of the current object
-        var currentID: Int64? = nil
-        var current = ObjectRef(type: 0, row: 0)
-        // Objects of one type usually list their keys in the same order: remember, per type, the
-        // key and slot seen at each position, and hash a key only when the guess is wrong.
-        var lastKeys: [[String]] = Array(repeating: [], count: builder.typeCount)
-        var lastSlots: [[Int]] = Array(repeating: [], count: builder.typeCount)
-        var memberIndex = 0
-        var stack: [Container] = []
-        var seen = 0
-        var notObjects = 0
+    /// One type's documents, split into columns by SQLite.
+    private final class TypeDocuments {
+        let type: Int
+        let keys: [String]
+        var columns: [UnsafeMutableBufferPointer<Value>]
+        var kinds: [ValueKind]
+        var present: [Int]
+        /// Rows whose documents hold more than the sampled keys (or are not objects), with that rest.
+        var leftovers: [(row: Int, json: String)] = []
 
-        func topLevelSlot(_ key: String) -> Int {
-            let t = Int(current.type), m = memberIndex
-            memberIndex += 1
-            if m < lastKeys[t].count {
-                if lastKeys[t][m] == key { return lastSlots[t][m] }
-                let slot = builder.attribute(key, of: t)
-                lastKeys[t][m] = key
-                lastSlots[t][m] = slot
-                return slot
+        init(type: Int, keys: [String], count: Int) {
+            self.type = type
+            self.keys = keys
+            columns = keys.map { _ in
+                let buffer = UnsafeMutableBufferPointer<Value>.allocate(capacity: count)
+                buffer.initialize(repeating: .null)
+                return buffer
             }
-            let slot = builder.attribute(key, of: t)
-            lastKeys[t].append(key)
-            lastSlots[t].append(slot)
-            return slot
+            kinds = Array(repeating: [], count: keys.count)
+            present = Array(repeating: 0, count: keys.count)
         }
+    }
 
-        func finishContainers(downTo parent: Int64?) {
-            while let top = stack.last, top.node != parent {
-                stack.removeLast()
-                if stack.isEmpty { break }
-                if stack.count == 1 {
-                    builder.set(top.value, type: Int(current.type), row: Int(current.row), attribute: top.slot)
-                } else {
-                    stack[stack.count - 1].append(key: top.key, top.value)
-                }
+    /// `$."key"`: a JSON path to one top-level key.
+    private static func path(_ key: String) -> String { "'$.\"" + key.replacingOccurrences(of: "'", with: "''") + "\"'" }
+
+    /// `json_remove(json, p1, …)`, nested so that no call takes more than SQLite's argument limit.
+    private static func removal(_ paths: [String]) -> String {
+        var expression = "json"
+        var rest = paths[...]
+        while !rest.isEmpty {
+            let chunk = rest.prefix(100)
+            rest = rest.dropFirst(100)
+            expression = "json_remove(\(expression), \(chunk.joined(separator: ", ")))"
+        }
+        return expression
+    }
+
+    private static func readDocuments(_ db: Database, type t: Int, name: String, catalog: Catalog,
+                                      counter: ProgressCounter) throws -> TypeDocuments {
+        let keys = catalog.keys[t]
+        let rowIDs = catalog.typeIDs[t]
+        let result = TypeDocuments(type: t, keys: keys, count: rowIDs.count)
+        let paths = keys.map(path)
+        let extracts = paths.map { "json -> \($0)" }
+        let rest = keys.isEmpty ? "CASE WHEN json = '{}' THEN NULL ELSE json END" : "nullif(\(removal(paths)), '{}')"
+        let sql = "SELECT id, \((extracts + [rest]).joined(separator: ", ")) FROM by_type WHERE type_name = ? AND json_valid(json) ORDER BY id"
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: [name])
+        // Locals, not the result's properties, in the loop: no exclusivity checks per value.
+        let columns = result.columns
+        var kinds = result.kinds
+        var present = result.present
+        var leftovers: [(row: Int, json: String)] = []
+        var row = 0
+        let restColumn = keys.count + 1
+        var read = 0
+        while let r = try cursor.next() {
+            let id: Int64 = r[0]
+            while row < rowIDs.count, rowIDs[row] != id { row += 1 }
+            guard row < rowIDs.count else { break }
+            for slot in 0..<keys.count {
+                guard let text = r[slot + 1] as String? else { continue }   // the key is missing
+                let value = JSONText.value(text)
+                columns[slot][row] = value
+                kinds[slot].insert(value.kind)
+                present[slot] += 1
             }
+            if let leftover = r[restColumn] as String? { leftovers.append((row, leftover)) }
+            row += 1
+            read += 1
+            if read & 0x3FFF == 0 { counter.add(0x4000) }
         }
+        result.kinds = kinds
+        result.present = present
+        result.leftovers = leftovers
+        return result
+    }
 
+    /// Every relation row, in rowid order, as handles.
+    private struct EdgeList {
+        var names: [String] = []
+        var from: [ObjectRef] = []
+        var to: [ObjectRef] = []
+        var name: [Int32] = []
+        var dangling = 0
+    }
+
+    private static func readRelations(_ db: Database, catalog: Catalog) throws -> EdgeList {
+        func lookup(_ id: Int64) -> ObjectRef? {
+            var lo = 0, hi = catalog.ids.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if catalog.ids[mid] < id { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < catalog.ids.count && catalog.ids[lo] == id ? catalog.refs[lo] : nil
+        }
+        var list = EdgeList()
+        var nameIndex: [String: Int32] = [:]
+        let cursor = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM relations ORDER BY rowid")
+        var lastName = "", lastIndex: Int32 = -1
         while let row = try cursor.next() {
-            let objectID: Int64 = row[0]
-            if objectID != currentID {
-                finishContainers(downTo: nil)
-                stack.removeAll(keepingCapacity: true)
-                while position < ids.count, ids[position] != objectID { position += 1 }
-                guard position < ids.count else { break }
-                current = refs[position]
-                currentID = objectID
-                memberIndex = 0
-                seen += 1
-                if seen & 0xFFFF == 0 { progress?(seen, total) }
-            }
-            let node: Int64 = row[1]
-            let type: String = row[4]
-            guard let parent = row[2] as Int64? else {
-                // The root: an object (the usual case); anything else has no attributes to show.
-                if type != "object" { notObjects += 1 }
-                stack.append(Container(node: node, key: nil, slot: -1, isArray: false))
+            guard let fromID = row[0] as Int64?, let toID = row[1] as Int64?, let from = lookup(fromID), let to = lookup(toID) else {
+                list.dangling += 1
                 continue
             }
-            finishContainers(downTo: parent)
-            guard !stack.isEmpty else { continue }
-            let keyValue: DatabaseValue = row[3]
-            let key = String.fromDatabaseValue(keyValue)
-            let isTopLevel = stack.count == 1
-            let slot = isTopLevel ? topLevelSlot(key ?? "") : -1
-            switch type {
-            case "object": stack.append(Container(node: node, key: key, slot: slot, isArray: false))
-            case "array": stack.append(Container(node: node, key: key, slot: slot, isArray: true))
-            default:
-                let value = scalar(type: type, atom: row[5])
-                if isTopLevel {
-                    builder.set(value, type: Int(current.type), row: Int(current.row), attribute: slot)
-                } else {
-                    stack[stack.count - 1].append(key: key, value)
+            let name: String = row[2] ?? ""
+            if lastIndex < 0 || name != lastName {
+                if let known = nameIndex[name] { lastIndex = known } else {
+                    lastIndex = Int32(list.names.count)
+                    nameIndex[name] = lastIndex
+                    list.names.append(name)
                 }
+                lastName = name
             }
+            list.from.append(from)
+            list.to.append(to)
+            list.name.append(lastIndex)
         }
-        finishContainers(downTo: nil)
-        if notObjects > 0 { warnings.append("\(notObjects) documents are not JSON objects; they show no attributes") }
-        let broken = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE NOT json_valid(json)") ?? 0
-        if broken > 0 { warnings.append("\(broken) objects have JSON that does not parse; they show no attributes") }
+        return list
+    }
+}
+
+/// Counts objects read by several threads and reports now and then.
+final class ProgressCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = 0
+    private let total: Int
+    private let report: LoadProgress?
+
+    init(total: Int, report: LoadProgress?) {
+        self.total = total
+        self.report = report
     }
 
-    /// A JSON scalar as a value; strings in Persist's date form become dates.
-    @inline(__always)
-    static func scalar(type: String, atom: DatabaseValue) -> Value {
-        switch atom.storage {
-        case .null: return .null
-        case .int64(let i):
-            if type == "true" { return .bool(true) }
-            if type == "false" { return .bool(false) }
-            return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return PersistDates.isPersistDate(s) ? (DateText.parse(s).map(Value.date) ?? .string(s)) : .string(s)
-        case .blob(let b): return .data(b)
+    func add(_ n: Int) {
+        guard let report else { return }
+        lock.lock()
+        done += n
+        let now = done
+        lock.unlock()
+        report(min(now, total), total)
+    }
+}
+
+/// JSON text as SQLite's `->` returns it, read into model values.
+enum JSONText {
+    /// The value of one JSON text: scalars are read directly; strings with escapes, arrays and
+    /// objects go through Foundation's parser. Strings in Persist's date form become dates.
+    static func value(_ text: String) -> Value {
+        guard let first = text.utf8.first else { return .null }
+        switch first {
+        case UInt8(ascii: "\""):
+            let inner = text.utf8.dropFirst().dropLast()
+            let string: String
+            if inner.contains(UInt8(ascii: "\\")) {
+                string = (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) as? String ?? String(decoding: inner, as: UTF8.self)
+            } else {
+                string = String(Substring(inner))
+            }
+            if PersistDates.isPersistDate(string), let date = DateText.parse(string) { return .date(date) }
+            return .string(string)
+        case UInt8(ascii: "t"): return .bool(true)
+        case UInt8(ascii: "f"): return .bool(false)
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "["), UInt8(ascii: "{"): return (try? parse(text)) ?? .string(text)
+        default:
+            if let i = Int64(text) { return .int(i) }
+            return Double(text).map(Value.double) ?? .string(text)
         }
     }
 
-    /// A JSON array or object under construction while its nodes arrive.
-    private struct Container {
-        let node: Int64
-        let key: String?
-        /// The attribute slot of a top-level member.
-        let slot: Int
-        let isArray: Bool
-        var items: [Value] = []
-        var members: [(key: String, value: Value)] = []
-
-        init(node: Int64, key: String?, slot: Int, isArray: Bool) {
-            self.node = node
-            self.key = key
-            self.slot = slot
-            self.isArray = isArray
-        }
-
-        mutating func append(key: String?, _ value: Value) {
-            if isArray { items.append(value) } else { members.append((key ?? "", value)) }
-        }
-
-        var value: Value { isArray ? .array(items) : .object(NestedObject(members)) }
+    /// Any JSON text, through Foundation's parser.
+    static func parse(_ text: String) throws -> Value {
+        JSONValue.from(try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]), dates: true)
     }
 }
 

@@ -37,7 +37,11 @@ public enum RelationalFormat: StoreFormat {
         }
     }
 
-    public static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph {
+    public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
+        try file.read { db in try load(db, progress: progress) }
+    }
+
+    private static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         let masterRows = try Row.fetchAll(db, sql: """

@@ -11,12 +11,24 @@ public final class StoreFile {
     public let path: String
     /// The connection (to the file itself, or to the private copy of a WAL file).
     public let queue: DatabaseQueue
+    /// The file the connection reads: `path`, or the private copy of a WAL file.
+    let openedPath: String
     private let temporaryFolder: URL?
 
-    private init(path: String, queue: DatabaseQueue, temporaryFolder: URL?) {
+    private init(path: String, queue: DatabaseQueue, openedPath: String? = nil, temporaryFolder: URL?) {
         self.path = path
         self.queue = queue
+        self.openedPath = openedPath ?? path
         self.temporaryFolder = temporaryFolder
+    }
+
+    /// Another read-only connection to the same file, for reading in parallel.
+    func makeReader() throws -> DatabaseQueue {
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(2)
+        config.label = "loupe.read.parallel"
+        do { return try DatabaseQueue(path: openedPath, configuration: config) } catch { throw StoreError.from(error, path: path) }
     }
 
     deinit {
@@ -75,7 +87,7 @@ public final class StoreFile {
                 var copyConfig = Configuration()
                 copyConfig.label = "loupe.read-copy"
                 let queue = try DatabaseQueue(path: copy, configuration: copyConfig)
-                let file = StoreFile(path: path, queue: queue, temporaryFolder: folder)
+                let file = StoreFile(path: path, queue: queue, openedPath: copy, temporaryFolder: folder)
                 try file.probe()
                 return file
             }

@@ -9,12 +9,12 @@ public protocol StoreFormat {
     static var name: String { get }
     /// True when the file's schema is laid out in this format.
     static func matches(_ db: Database) throws -> Bool
-    /// Reads every object and relation of the file.
-    static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph
+    /// Reads every object and relation of the file (an adapter may open more readers on it).
+    static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph
 }
 
 /// Reports how far a load has got: `(objects read, objects in all)`, called now and then from the
-/// loading thread.
+/// loading threads (so it must be safe to call from any thread).
 public typealias LoadProgress = (_ done: Int, _ total: Int) -> Void
 
 /// A graph with what the load noticed on the way (dangling relation rows, undecodable documents).
@@ -22,6 +22,21 @@ public struct LoadedGraph {
     public let graph: ObjectGraph
     /// One line per problem, for the status line and `--verbose`.
     public var warnings: [String]
+    /// How long each phase took, for `loupe bench load`.
+    public var timings: [(phase: String, seconds: Double)] = []
+}
+
+/// Times the phases of a load.
+struct PhaseClock {
+    private var last = DispatchTime.now()
+    private(set) var timings: [(phase: String, seconds: Double)] = []
+
+    /// Ends the current phase under `name` and starts the next.
+    mutating func lap(_ name: String) {
+        let now = DispatchTime.now()
+        timings.append((name, Double(now.uptimeNanoseconds - last.uptimeNanoseconds) / 1e9))
+        last = now
+    }
 }
 
 /// The formats Loupe knows, most specific first: the first whose ``StoreFormat/matches(_:)`` says
@@ -42,12 +57,15 @@ public final class LoadedStore {
     public let format: any StoreFormat.Type
     public let graph: ObjectGraph
     public let warnings: [String]
+    /// How long each phase of the load took.
+    public let timings: [(phase: String, seconds: Double)]
 
     init(file: StoreFile, format: any StoreFormat.Type, loaded: LoadedGraph) {
         self.file = file
         self.format = format
         self.graph = loaded.graph
         self.warnings = loaded.warnings
+        self.timings = loaded.timings
     }
 
     /// The path of the file.
@@ -56,10 +74,10 @@ public final class LoadedStore {
     /// Opens `path` read-only, detects its format and loads its whole graph.
     public static func open(_ path: String, progress: LoadProgress? = nil) throws -> LoadedStore {
         let file = try StoreFile.openForReading(path)
-        return try file.read { db in
-            let format = try StoreFormats.detect(db)
-            return LoadedStore(file: file, format: format, loaded: try format.load(db, progress: progress))
-        }
+        let format = try file.read { try StoreFormats.detect($0) }
+        do {
+            return LoadedStore(file: file, format: format, loaded: try format.load(file, progress: progress))
+        } catch { throw StoreError.from(error, path: path) }
     }
 }
 

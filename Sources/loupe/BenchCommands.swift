@@ -51,6 +51,7 @@ struct BenchLoad: ParsableCommand {
         print(String(format: "sqlite read rows: %.3f s (baseline)", sqliteSeconds))
         print(String(format: "loupe load:       %.3f s (%.2f× the baseline)", loadSeconds, loadSeconds / max(sqliteSeconds, 1e-9)))
         print(String(format: "peak memory:      %.0f MB", peakMemoryMB()))
+        for (phase, seconds) in loaded.timings { print(String(format: "  %6.3f s  %@", seconds, phase as NSString)) }
     }
 }
 
