@@ -46,6 +46,9 @@ public final class GraphBuilder {
     /// The name of the type at `index`.
     public func typeName(_ index: Int) -> String { tables[index].name.rawValue }
 
+    /// The keys of `type`'s objects so far, in row order.
+    public func ids(of type: Int) -> [ObjectID] { tables[type].ids }
+
     /// The number of objects added to `type` so far.
     public func count(of type: Int) -> Int { tables[type].ids.count }
 
@@ -62,6 +65,22 @@ public final class GraphBuilder {
         table.ids.append(id)
         for a in table.attributes.indices { table.attributes[a].values.append(.null) }
         return ObjectRef(type: type, row: row)
+    }
+
+    /// Adds objects at the end of `type`'s store order, in the order given.
+    public func addObjects(type: Int, ids: [ObjectID]) {
+        let table = tables[type]
+        table.ids.append(contentsOf: ids)
+        for a in table.attributes.indices {
+            table.attributes[a].values.append(contentsOf: repeatElement(Value.null, count: ids.count))
+        }
+    }
+
+    /// Adds many edges of one relation at once; each source row's edges keep the order given.
+    public func addEdges(type: Int, relation: Int, fromRows: [Int32], to targets: [ObjectRef]) {
+        precondition(fromRows.count == targets.count, "one target per source row")
+        edges[type][relation].from.append(contentsOf: fromRows)
+        edges[type][relation].to.append(contentsOf: targets)
     }
 
     /// The position of attribute `name` on `type`, created on first mention (earlier rows get null).

@@ -14,10 +14,12 @@ import LoupeModel
 ///   `loupe_relation_kinds` table, which records which relations are to-many (Persist cannot tell
 ///   a to-many of one target from a to-one).
 ///
-/// Loading leaves JSON parsing to SQLite: for each type, one statement extracts every key seen in
-/// a sample of its documents (`json -> '$."key"'`, one parse per document), and `json_remove` of
-/// those keys returns whatever else a document holds, so no key is ever missed. Types are read on
-/// two connections in parallel while a third reads the relations.
+/// Loading leaves JSON parsing to SQLite, which splits documents several times faster than
+/// Foundation parses them. For each type, one statement extracts every scalar key seen in a sample
+/// of its documents (`json -> '$."key"'`, one parse per document) and `json_remove` of the sampled
+/// keys returns whatever else a document holds, so no key is ever missed; keys that hold arrays or
+/// objects are split by `json_tree` and assembled here. Types are read on two connections in
+/// parallel while a third reads the relations.
 public enum PersistFormat: StoreFormat {
     public static let name = "Persist"
 
@@ -35,50 +37,49 @@ public enum PersistFormat: StoreFormat {
     /// How many documents of each type are split with `json_each` to learn its keys.
     static let sampleSize = 64
 
-    /// What pass 1 learns: every object in id order, and each type's rows and sample keys.
-    private struct Catalog {
-        var ids: [Int64] = []
-        var refs: [ObjectRef] = []
-        /// Per type: the ids of its objects in row order.
-        var typeIDs: [[Int64]] = []
-        /// Per type: the keys seen in its first documents, in order.
-        var keys: [[String]] = []
+    /// One stored type as the catalog sees it before its documents are read.
+    private struct TypeInfo {
+        let name: String
+        let count: Int
+        /// Keys holding scalars in the sample, in order of first appearance.
+        var scalarKeys: [String] = []
+        /// Keys holding arrays or objects in the sample.
+        var nestedKeys: [String] = []
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
-        let builder = GraphBuilder(formatName: name)
-        var warnings: [String] = []
         var clock = PhaseClock()
-        let (catalog, declaredKinds, total) = try file.read { db in try readCatalog(db, builder: builder) }
-        clock.lap("objects and keys (1 reader)")
+        var (types, declaredKinds) = try file.read { db in try readCatalog(db) }
+        let total = types.reduce(0) { $0 + $1.count }
         progress?(0, total)
         let counter = ProgressCounter(total: total, report: progress)
+        clock.lap("types and sampled keys")
 
-        // Types go to two workers, balanced by object count; a third worker reads the relations.
+        // Types go to two readers, balanced by object count; a third reads the relations.
         var groups: [[Int]] = [[], []]
-        var load = [0, 0]
-        for t in (0..<builder.typeCount).sorted(by: { catalog.typeIDs[$0].count > catalog.typeIDs[$1].count }) {
-            let g = load[0] <= load[1] ? 0 : 1
+        var weight = [0, 0]
+        for t in types.indices.sorted(by: { types[$0].count > types[$1].count }) {
+            let g = weight[0] <= weight[1] ? 0 : 1
             groups[g].append(t)
-            load[g] += catalog.typeIDs[t].count
+            weight[g] += types[t].count
         }
-        var documents: [[TypeDocuments]] = [[], []]
-        var edges = EdgeList()
+        var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
+        var edges = RawEdges()
         var failures: [Error] = []
         let lock = NSLock()
+        let catalog = types
         DispatchQueue.concurrentPerform(iterations: 3) { worker in
             do {
                 let reader = try file.makeReader()
                 try reader.read { db in
                     if worker == 2 {
-                        let list = try readRelations(db, catalog: catalog)
+                        let list = try readRelations(db)
                         lock.lock(); edges = list; lock.unlock()
                     } else {
-                        var out: [TypeDocuments] = []
                         for t in groups[worker] {
-                            out.append(try readDocuments(db, type: t, name: builder.typeName(t), catalog: catalog, counter: counter))
+                            let result = try readDocuments(db, type: catalog[t], counter: counter)
+                            lock.lock(); documents[t] = result; lock.unlock()
                         }
-                        lock.lock(); documents[worker] = out; lock.unlock()
                     }
                 }
             } catch {
@@ -88,39 +89,50 @@ public enum PersistFormat: StoreFormat {
         if let failure = failures.first { throw failure }
         clock.lap("documents and relations (3 readers)")
 
-        // Columns into the graph; then what the sampled keys did not cover.
-        var notObjects = 0
-        for result in documents.joined() {
+        // Objects and columns into the graph; then the keys the sample did not cover.
+        let builder = GraphBuilder(formatName: name)
+        var warnings: [String] = []
+        var invalid = 0, notObjects = 0
+        for (t, info) in types.enumerated() {
+            guard let result = documents[t] else { continue }
+            documents[t] = nil
+            let type = builder.type(info.name)
+            builder.addObjects(type: type, ids: result.ids.map { .int($0) })
             for (slot, key) in result.keys.enumerated() {
-                let a = builder.attribute(key, of: result.type)
-                builder.setColumn(type: result.type, attribute: a, values: Array(result.columns[slot]),
-                                  kinds: result.kinds[slot], presentCount: result.present[slot])
-                result.columns[slot].deallocate()
+                let a = builder.attribute(key, of: type)
+                var column = result.columns[slot]
+                if column.count > result.ids.count { column.removeLast(column.count - result.ids.count) }
+                builder.setColumn(type: type, attribute: a, values: column, kinds: result.kinds[slot], presentCount: result.present[slot])
             }
             for (row, text) in result.leftovers {
                 guard case .object(let members)? = try? JSONText.parse(text) else { notObjects += 1; continue }
                 for (key, value) in members.members {
-                    builder.set(value, type: result.type, row: row, attribute: builder.attribute(key, of: result.type))
+                    builder.set(value, type: type, row: row, attribute: builder.attribute(key, of: type))
                 }
             }
+            invalid += result.invalid
         }
-        clock.lap("columns into the graph")
+        documents.removeAll()
         if notObjects > 0 { warnings.append("\(notObjects) documents are not JSON objects; they show no attributes") }
-        let broken = try file.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM by_type WHERE NOT json_valid(json)") } ?? 0
-        if broken > 0 { warnings.append("\(broken) objects have JSON that does not parse; they show no attributes") }
+        if invalid > 0 { warnings.append("\(invalid) objects have JSON that does not parse; they show no attributes") }
+        clock.lap("columns into the graph")
 
         // Relations, in rowid order, under the kinds Loupe recorded.
-        var relationIndex: [[Int32: Int]] = Array(repeating: [:], count: builder.typeCount)
+        let lookup = IDLookup(builder: builder)
+        var perRelation: [[Int32: (relation: Int, from: [Int32], to: [ObjectRef])]] = Array(repeating: [:], count: builder.typeCount)
         for i in 0..<edges.from.count {
-            let from = edges.from[i], nameIndex = edges.name[i]
-            let t = Int(from.type)
-            let r: Int
-            if let known = relationIndex[t][nameIndex] { r = known } else {
-                let relation = edges.names[Int(nameIndex)]
-                r = builder.relation(relation, of: t, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
-                relationIndex[t][nameIndex] = r
+            guard let from = lookup.ref(edges.from[i]), let to = lookup.ref(edges.to[i]) else { edges.dangling += 1; continue }
+            let t = Int(from.type), n = edges.name[i]
+            if perRelation[t][n] == nil {
+                let relation = edges.names[Int(n)]
+                let r = builder.relation(relation, of: t, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
+                perRelation[t][n] = (r, [], [])
             }
-            builder.addEdge(from: from, relation: r, to: edges.to[i])
+            perRelation[t][n]!.from.append(from.row)
+            perRelation[t][n]!.to.append(to)
+        }
+        for (t, relations) in perRelation.enumerated() {
+            for (_, list) in relations { builder.addEdges(type: t, relation: list.relation, fromRows: list.from, to: list.to) }
         }
         // Relations Loupe declared but with no edges yet still belong to the schema.
         for (key, toMany) in declaredKinds {
@@ -128,53 +140,43 @@ public enum PersistFormat: StoreFormat {
             guard parts.count == 2, let t = (0..<builder.typeCount).first(where: { builder.typeName($0) == parts[0] }) else { continue }
             builder.relation(parts[1], of: t, toMany: toMany)
         }
+        declaredKinds = [:]
         if edges.dangling > 0 { warnings.append("\(edges.dangling) relation rows point at objects that do not exist; they were skipped") }
-        progress?(total, total)
         clock.lap("edges into the graph")
         let graph = builder.finish()
         clock.lap("adjacency and backlink tables")
+        progress?(total, total)
         var loaded = LoadedGraph(graph: graph, warnings: warnings)
         loaded.timings = clock.timings
         return loaded
     }
 
-    /// Pass 1: types, objects in id order, a sample of each type's keys, and Loupe's relation kinds.
-    private static func readCatalog(_ db: Database, builder: GraphBuilder) throws -> (Catalog, [String: Bool], Int) {
-        var catalog = Catalog()
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type") ?? 0
-        catalog.ids.reserveCapacity(total)
-        catalog.refs.reserveCapacity(total)
-        var typeIndex: [String: Int] = [:]
+    /// Types in order of their first object, a sample of each type's keys, and Loupe's relation kinds.
+    private static func readCatalog(_ db: Database) throws -> ([TypeInfo], [String: Bool]) {
+        var types: [TypeInfo] = []
         for row in try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)") {
-            let name: String = row[0] ?? ""
-            let t = builder.type(name)
-            typeIndex[name] = t
-            builder.reserve(row[1], of: t)
-            catalog.typeIDs.append([])
-            catalog.typeIDs[t].reserveCapacity(row[1])
+            types.append(TypeInfo(name: row[0] ?? "", count: row[1]))
         }
-        let objects = try Row.fetchCursor(db, sql: "SELECT id, type_name FROM by_type ORDER BY id")
-        var lastName = "", lastType = -1
-        while let row = try objects.next() {
-            let id: Int64 = row[0]
-            let name: String = row[1] ?? ""
-            if lastType < 0 || name != lastName { lastType = typeIndex[name]!; lastName = name }
-            catalog.ids.append(id)
-            catalog.refs.append(builder.addObject(type: lastType, id: .int(id)))
-            catalog.typeIDs[lastType].append(id)
-        }
-        catalog.keys = Array(repeating: [], count: builder.typeCount)
-        for t in 0..<builder.typeCount {
-            let sample = catalog.typeIDs[t].prefix(sampleSize)
+        for t in types.indices {
+            let sample = try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name = ? ORDER BY id LIMIT \(sampleSize)",
+                                            arguments: [types[t].name])
             guard !sample.isEmpty else { continue }
-            var seen = Set<String>()
-            let keys = try String.fetchAll(db, sql: """
-                SELECT j.key FROM by_type b, json_each(b.json) j
+            var seen = Set<String>(), nested = Set<String>()
+            var keys: [String] = []
+            for row in try Row.fetchAll(db, sql: """
+                SELECT j.key, j.type FROM by_type b, json_each(b.json) j
                 WHERE b.id IN (\(sample.map(String.init).joined(separator: ","))) AND json_valid(b.json) AND json_type(b.json) = 'object'
                 ORDER BY b.id, j.id
-                """)
-            // Keys that a JSON path cannot spell safely are left to the leftover pass.
-            catalog.keys[t] = keys.filter { !$0.contains("\"") && !$0.contains("\\") && seen.insert($0).inserted }
+                """) {
+                let key: String = row[0]
+                let type: String = row[1]
+                // Keys that a JSON path cannot spell safely are left to the leftover pass.
+                if key.contains("\"") || key.contains("\\") { continue }
+                if seen.insert(key).inserted { keys.append(key) }
+                if type == "array" || type == "object" { nested.insert(key) }
+            }
+            types[t].scalarKeys = keys.filter { !nested.contains($0) }
+            types[t].nestedKeys = keys.filter { nested.contains($0) }
         }
         var kinds: [String: Bool] = [:]
         if try db.tableExists(relationKindsTable) {
@@ -182,33 +184,59 @@ public enum PersistFormat: StoreFormat {
                 kinds[(row[0] as String? ?? "") + "\u{0}" + (row[1] as String? ?? "")] = row[2] ?? false
             }
         }
-        return (catalog, kinds, total)
+        return (types, kinds)
     }
 
-    /// One type's documents, split into columns by SQLite.
-    private final class TypeDocuments {
-        let type: Int
+    /// One type's documents, split into columns, read by one thread.
+    private struct TypeDocuments {
+        var ids: [Int64] = []
         let keys: [String]
-        var columns: [UnsafeMutableBufferPointer<Value>]
+        var columns: [[Value]]
         var kinds: [ValueKind]
         var present: [Int]
         /// Rows whose documents hold more than the sampled keys (or are not objects), with that rest.
         var leftovers: [(row: Int, json: String)] = []
+        /// Documents whose JSON does not parse.
+        var invalid = 0
 
-        init(type: Int, keys: [String], count: Int) {
-            self.type = type
+        init(keys: [String], capacity: Int) {
             self.keys = keys
-            columns = keys.map { _ in
-                let buffer = UnsafeMutableBufferPointer<Value>.allocate(capacity: count)
-                buffer.initialize(repeating: .null)
-                return buffer
-            }
+            columns = keys.map { _ in Array(repeating: .null, count: capacity) }
             kinds = Array(repeating: [], count: keys.count)
             present = Array(repeating: 0, count: keys.count)
         }
+
+        /// Merges objects without attributes into the rows, keeping id order.
+        mutating func insertEmptyRows(ids extra: [Int64]) {
+            guard !extra.isEmpty else { return }
+            invalid += extra.count
+            var merged: [Int64] = [], sources: [Int?] = []
+            var i = 0, j = 0
+            while i < ids.count || j < extra.count {
+                if j == extra.count || (i < ids.count && ids[i] < extra[j]) { merged.append(ids[i]); sources.append(i); i += 1 }
+                else { merged.append(extra[j]); sources.append(nil); j += 1 }
+            }
+            var newRow = Array(repeating: 0, count: ids.count)
+            for (row, source) in sources.enumerated() { if let source { newRow[source] = row } }
+            columns = columns.map { old in
+                var column = [Value](repeating: .null, count: merged.count)
+                for (source, row) in newRow.enumerated() { column[row] = old[source] }
+                return column
+            }
+            leftovers = leftovers.map { (newRow[$0.row], $0.json) }
+            ids = merged
+        }
+
+        /// Sets one value and counts it for schema inference.
+        @inline(__always)
+        mutating func set(_ value: Value, row: Int, slot: Int) {
+            columns[slot][row] = value
+            kinds[slot].insert(value.kind)
+            present[slot] += 1
+        }
     }
 
-    /// `$."key"`: a JSON path to one top-level key.
+    /// `'$."key"'`: an SQL literal holding a JSON path to one top-level key.
     private static func path(_ key: String) -> String { "'$.\"" + key.replacingOccurrences(of: "'", with: "''") + "\"'" }
 
     /// `json_remove(json, p1, …)`, nested so that no call takes more than SQLite's argument limit.
@@ -223,74 +251,133 @@ public enum PersistFormat: StoreFormat {
         return expression
     }
 
-    private static func readDocuments(_ db: Database, type t: Int, name: String, catalog: Catalog,
-                                      counter: ProgressCounter) throws -> TypeDocuments {
-        let keys = catalog.keys[t]
-        let rowIDs = catalog.typeIDs[t]
-        let result = TypeDocuments(type: t, keys: keys, count: rowIDs.count)
+    private static func readDocuments(_ db: Database, type info: TypeInfo, counter: ProgressCounter) throws -> TypeDocuments {
+        let keys = info.scalarKeys + info.nestedKeys
+        var result = TypeDocuments(keys: keys, capacity: info.count)
+        // Every sampled key and the rest, one statement, one parse per document. (Guarding each
+        // extraction with the validity test instead of filtering made SQLite three times slower.)
         let paths = keys.map(path)
         let extracts = paths.map { "json -> \($0)" }
-        let rest = keys.isEmpty ? "CASE WHEN json = '{}' THEN NULL ELSE json END" : "nullif(\(removal(paths)), '{}')"
+        let rest = "nullif(\(paths.isEmpty ? "json_remove(json)" : removal(paths)), '{}')"
         let sql = "SELECT id, \((extracts + [rest]).joined(separator: ", ")) FROM by_type WHERE type_name = ? AND json_valid(json) ORDER BY id"
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: [name])
-        // Locals, not the result's properties, in the loop: no exclusivity checks per value.
-        let columns = result.columns
-        var kinds = result.kinds
-        var present = result.present
-        var leftovers: [(row: Int, json: String)] = []
-        var row = 0
-        let restColumn = keys.count + 1
-        var read = 0
-        while let r = try cursor.next() {
-            let id: Int64 = r[0]
-            while row < rowIDs.count, rowIDs[row] != id { row += 1 }
-            guard row < rowIDs.count else { break }
+        let statement = try db.makeStatement(sql: sql)
+        let cursor = try Row.fetchCursor(statement, arguments: [info.name])
+        let columns = ColumnReader(statement)
+        result.ids.reserveCapacity(info.count)
+        // Arrays and objects are gathered as JSON texts and split by SQLite in one go afterwards.
+        var nested = NestedBatch()
+        let restColumn = Int32(keys.count + 1)
+        while try cursor.next() != nil {
+            let row = result.ids.count
+            guard row < info.count else { break }   // rows added since the count: read next time
+            result.ids.append(columns.int64(0) ?? 0)
             for slot in 0..<keys.count {
-                guard let text = r[slot + 1] as String? else { continue }   // the key is missing
-                let value = JSONText.value(text)
-                columns[slot][row] = value
-                kinds[slot].insert(value.kind)
-                present[slot] += 1
+                guard let text = columns.string(Int32(slot + 1)) else { continue }   // the key is missing
+                if let first = text.utf8.first, first == UInt8(ascii: "[") || first == UInt8(ascii: "{") {
+                    nested.add(text, row: row, slot: slot)
+                } else {
+                    result.set(JSONText.value(text), row: row, slot: slot)
+                }
             }
-            if let leftover = r[restColumn] as String? { leftovers.append((row, leftover)) }
-            row += 1
-            read += 1
-            if read & 0x3FFF == 0 { counter.add(0x4000) }
+            if let leftover = columns.string(restColumn) { result.leftovers.append((row, leftover)) }
+            if result.ids.count & 0x3FFF == 0 { counter.add(0x4000) }
         }
-        result.kinds = kinds
-        result.present = present
-        result.leftovers = leftovers
+        try nested.split(db) { row, slot, value in result.set(value, row: row, slot: slot) }
+        if result.ids.count < info.count {
+            // Documents that do not parse are objects too, with no attributes, in their id order.
+            let broken = try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name = ? AND NOT json_valid(json) ORDER BY id",
+                                            arguments: [info.name])
+            result.insertEmptyRows(ids: Array(broken.prefix(info.count - result.ids.count)))
+        }
         return result
     }
 
-    /// Every relation row, in rowid order, as handles.
-    private struct EdgeList {
+    /// Nested JSON values waiting to be split: all of them become one JSON array, which one
+    /// `json_tree` call splits, so each is parsed by SQLite once and never by Foundation.
+    private struct NestedBatch {
+        private var text = "["
+        private var places: [(row: Int, slot: Int)] = []
+
+        mutating func add(_ json: String, row: Int, slot: Int) {
+            if !places.isEmpty { text += "," }
+            text += json
+            places.append((row, slot))
+        }
+
+        func split(_ db: Database, store: (Int, Int, Value) -> Void) throws {
+            guard !places.isEmpty else { return }
+            let statement = try db.makeStatement(sql: "SELECT id, parent, key, type, atom FROM json_tree(?) ORDER BY id")
+            let cursor = try Row.fetchCursor(statement, arguments: [text + "]"])
+            let columns = ColumnReader(statement)
+            guard try cursor.next() != nil, let root = columns.int64(0) else { return }   // the outer array itself
+            var index = -1
+            var stack: [NestedContainer] = []
+            func finish(downTo parent: Int64) {
+                while let top = stack.last, top.node != parent {
+                    stack.removeLast()
+                    if stack.isEmpty { store(places[index].row, places[index].slot, top.value) }
+                    else { stack[stack.count - 1].append(key: top.key, top.value) }
+                }
+            }
+            while try cursor.next() != nil {
+                let node = columns.int64(0) ?? 0
+                let parent = columns.int64(1) ?? root
+                finish(downTo: parent)
+                if parent == root { index += 1; guard index < places.count else { return } }
+                let key = columns.string(2)
+                let kind = columns.string(3) ?? ""
+                if kind == "array" || kind == "object" {
+                    stack.append(NestedContainer(node: node, key: parent == root ? nil : key, isArray: kind == "array"))
+                } else {
+                    let value = JSONText.scalar(type: kind, atom: columns.value(4))
+                    if stack.isEmpty { store(places[index].row, places[index].slot, value) }
+                    else { stack[stack.count - 1].append(key: key, value) }
+                }
+            }
+            finish(downTo: root)
+        }
+    }
+
+    /// A JSON array or object under construction while its nodes arrive.
+    private struct NestedContainer {
+        let node: Int64
+        let key: String?
+        let isArray: Bool
+        var items: [Value] = []
+        var members: [(key: String, value: Value)] = []
+
+        init(node: Int64, key: String?, isArray: Bool) {
+            self.node = node
+            self.key = key
+            self.isArray = isArray
+        }
+
+        mutating func append(key: String?, _ value: Value) {
+            if isArray { items.append(value) } else { members.append((key ?? "", value)) }
+        }
+
+        var value: Value { isArray ? .array(items) : .object(NestedObject(members)) }
+    }
+
+    /// Every relation row, in rowid order, as stored keys.
+    private struct RawEdges {
         var names: [String] = []
-        var from: [ObjectRef] = []
-        var to: [ObjectRef] = []
+        var from: [Int64] = []
+        var to: [Int64] = []
         var name: [Int32] = []
         var dangling = 0
     }
 
-    private static func readRelations(_ db: Database, catalog: Catalog) throws -> EdgeList {
-        func lookup(_ id: Int64) -> ObjectRef? {
-            var lo = 0, hi = catalog.ids.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if catalog.ids[mid] < id { lo = mid + 1 } else { hi = mid }
-            }
-            return lo < catalog.ids.count && catalog.ids[lo] == id ? catalog.refs[lo] : nil
-        }
-        var list = EdgeList()
+    private static func readRelations(_ db: Database) throws -> RawEdges {
+        var list = RawEdges()
         var nameIndex: [String: Int32] = [:]
-        let cursor = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM relations ORDER BY rowid")
+        let statement = try db.makeStatement(sql: "SELECT from_id, to_id, relation FROM relations ORDER BY rowid")
+        let cursor = try Row.fetchCursor(statement)
+        let columns = ColumnReader(statement)
         var lastName = "", lastIndex: Int32 = -1
-        while let row = try cursor.next() {
-            guard let fromID = row[0] as Int64?, let toID = row[1] as Int64?, let from = lookup(fromID), let to = lookup(toID) else {
-                list.dangling += 1
-                continue
-            }
-            let name: String = row[2] ?? ""
+        while try cursor.next() != nil {
+            guard let from = columns.int64(0), let to = columns.int64(1) else { list.dangling += 1; continue }
+            let name = columns.string(2) ?? ""
             if lastIndex < 0 || name != lastName {
                 if let known = nameIndex[name] { lastIndex = known } else {
                     lastIndex = Int32(list.names.count)
@@ -304,6 +391,60 @@ public enum PersistFormat: StoreFormat {
             list.name.append(lastIndex)
         }
         return list
+    }
+}
+
+/// Reads the current row of a statement column by column through GRDB's `StatementColumnConvertible`
+/// decoders. `Row`'s subscripts go through a type-erased generic path that costs about 0.8 µs a
+/// value, which is most of a million-object load; these cost a few nanoseconds.
+struct ColumnReader {
+    private let statement: SQLiteStatement
+
+    init(_ statement: Statement) { self.statement = statement.sqliteStatement }
+
+    /// The column as text, nil for NULL.
+    @inline(__always) func string(_ index: Int32) -> String? { String?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
+    /// The column as an integer, nil for NULL.
+    @inline(__always) func int64(_ index: Int32) -> Int64? { Int64?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
+    /// The column as a database value (for atoms of any kind).
+    @inline(__always) func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
+}
+
+/// Finds an object by its global Persist key: a direct table when keys are dense, else a dictionary.
+private struct IDLookup {
+    private var base: Int64 = 0
+    private var dense: [ObjectRef?] = []
+    private var sparse: [Int64: ObjectRef] = [:]
+
+    init(builder: GraphBuilder) {
+        var minID = Int64.max, maxID = Int64.min, count = 0
+        for t in 0..<builder.typeCount {
+            for id in builder.ids(of: t) { if case .int(let i) = id { minID = min(minID, i); maxID = max(maxID, i); count += 1 } }
+        }
+        guard count > 0 else { return }
+        if maxID - minID < Int64(count) * 4 + 1024 {
+            base = minID
+            dense = Array(repeating: nil, count: Int(maxID - minID + 1))
+            for t in 0..<builder.typeCount {
+                for (row, id) in builder.ids(of: t).enumerated() {
+                    if case .int(let i) = id, dense[Int(i - minID)] == nil { dense[Int(i - minID)] = ObjectRef(type: t, row: row) }
+                }
+            }
+        } else {
+            for t in 0..<builder.typeCount {
+                for (row, id) in builder.ids(of: t).enumerated() {
+                    if case .int(let i) = id, sparse[i] == nil { sparse[i] = ObjectRef(type: t, row: row) }
+                }
+            }
+        }
+    }
+
+    func ref(_ id: Int64) -> ObjectRef? {
+        if !dense.isEmpty {
+            let i = id - base
+            return i >= 0 && i < Int64(dense.count) ? dense[Int(i)] : nil
+        }
+        return sparse[id]
     }
 }
 
@@ -329,10 +470,11 @@ final class ProgressCounter: @unchecked Sendable {
     }
 }
 
-/// JSON text as SQLite's `->` returns it, read into model values.
+/// JSON text as SQLite returns it, read into model values.
 enum JSONText {
-    /// The value of one JSON text: scalars are read directly; strings with escapes, arrays and
-    /// objects go through Foundation's parser. Strings in Persist's date form become dates.
+    /// The value of the JSON text of a scalar (what `->` returns): read directly; strings with
+    /// escapes, and any array or object, go through Foundation's parser. Strings in Persist's date
+    /// form become dates.
     static func value(_ text: String) -> Value {
         guard let first = text.utf8.first else { return .null }
         switch first {
@@ -344,8 +486,7 @@ enum JSONText {
             } else {
                 string = String(Substring(inner))
             }
-            if PersistDates.isPersistDate(string), let date = DateText.parse(string) { return .date(date) }
-            return .string(string)
+            return JSONText.text(string)
         case UInt8(ascii: "t"): return .bool(true)
         case UInt8(ascii: "f"): return .bool(false)
         case UInt8(ascii: "n"): return .null
@@ -356,7 +497,28 @@ enum JSONText {
         }
     }
 
-    /// Any JSON text, through Foundation's parser.
+    /// A JSON scalar as `json_tree` reports it: its type name and its SQL atom.
+    static func scalar(type: String, atom: DatabaseValue) -> Value {
+        switch atom.storage {
+        case .null: return .null
+        case .int64(let i):
+            if type == "true" { return .bool(true) }
+            if type == "false" { return .bool(false) }
+            return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return JSONText.text(s)
+        case .blob(let b): return .data(b)
+        }
+    }
+
+    /// A string, or a date when it is in Persist's date form.
+    @inline(__always)
+    static func text(_ s: String) -> Value {
+        if PersistDates.isPersistDate(s), let date = DateText.parse(s) { return .date(date) }
+        return .string(s)
+    }
+
+    /// Any JSON text, through Foundation's parser (the rare path: leftovers and escaped strings).
     static func parse(_ text: String) throws -> Value {
         JSONValue.from(try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]), dates: true)
     }

@@ -20,8 +20,12 @@ struct StoreArgument: ParsableArguments {
     @Argument(help: "The SQLite file to read (opened read-only).")
     var file: String
 
-    /// Opens and loads the file, or throws a one-line error.
-    func load() throws -> LoadedStore { try LoadedStore.open(file) }
+    /// Opens and loads the file, or throws a one-line error; what the load noticed goes to stderr.
+    func load() throws -> LoadedStore {
+        let store = try LoadedStore.open(file)
+        for warning in store.warnings { printError("warning: \(warning)") }
+        return store
+    }
 }
 
 typealias OutputFormat = OutputMode
