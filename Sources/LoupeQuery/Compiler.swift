@@ -367,18 +367,26 @@ final class Compiler {
                     candidates = nil
                 }
                 let key = name.text
+                // Columns and relation tables are captured once here, so a step is two array reads
+                // with no copy of the type's column structs.
+                var columnByType: [[Value]?] = []
+                var relationByType: [RelationColumn?] = []
+                for (t, resolution) in resolutions.enumerated() {
+                    switch resolution {
+                    case .attribute(let a): columnByType.append(tables[t].attributes[a].values); relationByType.append(nil)
+                    case .relation(let r, _): columnByType.append(nil); relationByType.append(tables[t].relations[r])
+                    case .none: columnByType.append(nil); relationByType.append(nil)
+                    }
+                }
                 stepFunctions.append { v in
                     switch v {
                     case .reference(let ref):
-                        let table = tables[Int(ref.type)]
-                        switch resolutions[Int(ref.type)] {
-                        case .attribute(let a): return .one(table.attributes[a].values[Int(ref.row)])
-                        case .relation(let r, let toMany):
-                            let targets = table.relations[r].targets(of: Int(ref.row))
-                            if toMany { return .many(targets.map { .reference($0) }) }
-                            return .one(targets.first.map { .reference($0) } ?? .null)
-                        case .none: return .one(.null)
-                        }
+                        let t = Int(ref.type)
+                        if let column = columnByType[t] { return .one(column[Int(ref.row)]) }
+                        guard let relation = relationByType[t] else { return .one(.null) }
+                        let targets = relation.targets(of: Int(ref.row))
+                        if relation.isToMany { return .many(targets.map { .reference($0) }) }
+                        return .one(targets.first.map { .reference($0) } ?? .null)
                     case .object(let o): return .one(o[key] ?? .null)
                     case .array(let items):
                         return .many(items.map { if case .object(let o) = $0 { return o[key] ?? .null } else { return .null } })

@@ -140,22 +140,23 @@ public final class QueryEngine {
         let compiled = try keys.map { try compiler.compilePath($0.path, on: [type.index]) }
         let env = Environment(slots: compiler.slotCount)
         let columns: [[Value]] = compiled.map { key in refs.map { key.evaluate(.reference($0), env).value } }
-        let ascending = keys.map(\.ascending)
+        // Each key becomes dense ranks (its distinct values sorted once), folded into one integer
+        // per object when they fit: the sort then compares integers only.
+        let ranked = zip(columns, keys).map { SortKeys.denseRanks($0, ascending: $1.ascending) }
         var order = Array(0..<refs.count)
-        // Numeric and string keys sort on unboxed arrays; anything else through the value order.
-        if columns.count == 1, let numbers = SortKeys.numbers(columns[0]) {
-            let asc = ascending[0]
-            order.sort { a, b in
-                let x = numbers[a], y = numbers[b]
-                if x == y { return a < b }
-                return asc ? x < y : x > y
+        var width: Double = 1
+        for r in ranked { width *= Double(max(r.distinct, 1)) }
+        if width < 9e18 {
+            var composite = [Int64](repeating: 0, count: refs.count)
+            for r in ranked {
+                let base = Int64(max(r.distinct, 1))
+                for i in composite.indices { composite[i] = composite[i] * base + Int64(r.ranks[i]) }
             }
+            let key = composite   // a constant: the comparator reads it without a box
+            order.sort { key[$0] != key[$1] ? key[$0] < key[$1] : $0 < $1 }
         } else {
             order.sort { a, b in
-                for (k, column) in columns.enumerated() {
-                    let o = ValueSemantics.sortOrder(column[a], column[b])
-                    if o != .orderedSame { return ascending[k] ? o == .orderedAscending : o == .orderedDescending }
-                }
+                for r in ranked where r.ranks[a] != r.ranks[b] { return r.ranks[a] < r.ranks[b] }
                 return a < b
             }
         }
@@ -163,21 +164,42 @@ public final class QueryEngine {
     }
 }
 
-/// Unboxed sort keys.
+/// Sort keys as integers.
 enum SortKeys {
-    /// The keys as doubles when every one is a number or null (null sorts as -infinity, first).
-    static func numbers(_ column: [Value]) -> [Double]? {
-        var out = [Double]()
-        out.reserveCapacity(column.count)
-        for v in column {
-            switch v {
-            case .int(let i): if i.magnitude > 1 << 53 { return nil }; out.append(Double(i))
-            case .double(let d): if d.isNaN { return nil }; out.append(d)
-            case .null: out.append(-.infinity)
-            default: return nil
-            }
+    /// Each value's rank among the column's distinct values in QUERY.md's order (null first,
+    /// numbers numerically across int and double, strings by Unicode scalars), reversed for a
+    /// descending key. Values that order the same share a rank.
+    static func denseRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int) {
+        var codes = [Int32](repeating: 0, count: column.count)
+        var index: [Value: Int32] = [:]
+        var uniques: [Value] = []
+        for (i, v) in column.enumerated() {
+            if let c = index[v] { codes[i] = c; continue }
+            let c = Int32(uniques.count)
+            index[v] = c
+            uniques.append(v)
+            codes[i] = c
         }
-        return out
+        let sorted: [Int]
+        let strings = uniques.compactMap { if case .string(let s) = $0 { return s } else { return nil } }
+        if strings.count == uniques.count {
+            // Plain strings (the common case): UTF-8 byte order is Unicode scalar order.
+            sorted = strings.indices.sorted { strings[$0].utf8.lexicographicallyPrecedes(strings[$1].utf8) }
+        } else {
+            sorted = uniques.indices.sorted { ValueSemantics.sortOrder(uniques[$0], uniques[$1]) == .orderedAscending }
+        }
+        var rankOfCode = [Int32](repeating: 0, count: uniques.count)
+        var rank: Int32 = 0
+        for (n, code) in sorted.enumerated() {
+            if n > 0, ValueSemantics.sortOrder(uniques[sorted[n - 1]], uniques[code]) != .orderedSame { rank += 1 }
+            rankOfCode[code] = rank
+        }
+        let distinct = uniques.isEmpty ? 0 : Int(rank) + 1
+        for i in codes.indices {
+            let r = rankOfCode[Int(codes[i])]
+            codes[i] = ascending ? r : Int32(distinct - 1) - r
+        }
+        return (codes, distinct)
     }
 }
 

@@ -94,7 +94,8 @@ struct BenchQuery: ParsableCommand {
                 let (_, s) = try timed { try loaded.file.read { db in _ = try Row.fetchAll(db, sql: sql).count } }
                 bestSQL = min(bestSQL, s)
             }
-            print(String(format: "%-22@ %10.1f   %11.1f   %7.1f×", name as NSString, best * 1000, bestSQL * 1000, bestSQL / best))
+            let label = name.padding(toLength: 22, withPad: " ", startingAt: 0)
+            print(label + String(format: " %10.1f   %11.1f   %7.1f×", best * 1000, bestSQL * 1000, bestSQL / best))
         }
     }
 }
