@@ -208,3 +208,61 @@ func stableSorted<T>(_ items: [T], by less: (T, T) -> Bool) -> [T] {
     let indexed = items.enumerated().map { ($0.offset, $0.element) }
     return indexed.sorted { a, b in less(a.1, b.1) || (!less(b.1, a.1) && a.0 < b.0) }.map(\.1)
 }
+
+extension QueryEngine {
+    /// A path naming one column: `id`, `@type`, or an attribute or relation name.
+    private func columnPath(_ column: String) -> Path {
+        let step: Step = column == "id" ? .id : column == "@type" ? .type : .name(Name(text: column, range: SourceRange(0, 0)))
+        return Path(steps: [step], aggregate: nil, range: SourceRange(0, 0))
+    }
+
+    private func typesOf(_ refs: [ObjectRef]) -> [Int] { Array(Set(refs.map { Int($0.type) })).sorted() }
+
+    /// The objects stably sorted by one column (null first ascending), as `sort by` sorts.
+    public func sorted(_ refs: [ObjectRef], by column: String, ascending: Bool) throws -> [ObjectRef] {
+        let compiler = Compiler(graph: graph)
+        let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))
+        let env = Environment(slots: 0)
+        let values = refs.map { key.evaluate(.reference($0), env).value }
+        let ranked = SortKeys.denseRanks(values, ascending: ascending).ranks
+        return Array(0..<refs.count).sorted { ranked[$0] != ranked[$1] ? ranked[$0] < ranked[$1] : $0 < $1 }.map { refs[$0] }
+    }
+
+    /// The frequency table of one column over some objects: most frequent first, ties by value.
+    public func frequencies(_ refs: [ObjectRef], of column: String) throws -> [(key: Value, count: Int)] {
+        let compiler = Compiler(graph: graph)
+        let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))
+        let env = Environment(slots: 0)
+        var counts: [Value: Int] = [:]
+        for ref in refs {
+            var v = key.evaluate(.reference(ref), env).value
+            if case .reference(let r) = v { v = graph.id(of: r).value }
+            counts[v, default: 0] += 1
+        }
+        return counts.map { (key: $0.key, count: $0.value) }
+            .sorted { $0.count != $1.count ? $0.count > $1.count : ValueSemantics.sortOrder($0.key, $1.key) == .orderedAscending }
+    }
+
+    /// The objects whose column equals `value` (a frequency table row opened).
+    public func filtered(_ refs: [ObjectRef], column: String, equals value: Value) throws -> [ObjectRef] {
+        let compiler = Compiler(graph: graph)
+        let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))
+        let env = Environment(slots: 0)
+        return refs.filter { ref in
+            var v = key.evaluate(.reference(ref), env).value
+            if case .reference(let r) = v { v = graph.id(of: r).value }
+            return v == value || ValueSemantics.equal(v, value, [], graph: graph)
+        }
+    }
+}
+
+/// The words of the language, for completion and colouring.
+public enum Keywords {
+    public static let all = ["where", "sort", "by", "asc", "ascending", "desc", "descending", "distinct", "limit", "offset",
+                             "select", "as", "group", "count", "update", "insert", "delete", "set", "AND", "OR", "NOT",
+                             "ANY", "SOME", "ALL", "NONE", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE",
+                             "MATCHES", "SUBQUERY", "TRUEPREDICATE", "FALSEPREDICATE", "true", "false", "null", "nil",
+                             "@count", "@size", "@sum", "@avg", "@min", "@max", "@links", "@type"]
+    /// True for a keyword (case-insensitive).
+    public static func contains(_ word: String) -> Bool { all.contains { $0.caseInsensitiveCompare(word) == .orderedSame } }
+}

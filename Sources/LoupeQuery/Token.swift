@@ -81,7 +81,7 @@ public struct Lexer {
 
     private static func isDigit(_ u: Unicode.Scalar?) -> Bool { u.map { ("0"..."9").contains($0) } ?? false }
 
-    mutating func next() throws -> Token {
+    public mutating func next() throws -> Token {
         while let c = peek(), c.properties.isWhitespace { i += 1 }
         let start = i
         guard let c = peek() else { return Token(kind: .end, range: SourceRange(i, i)) }

@@ -31,6 +31,10 @@ public enum PersistFormat: StoreFormat {
             && Set(["from_id", "to_id", "relation"]).isSubset(of: relations)
     }
 
+    public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
+        try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { ($0[0] ?? "", $0[1]) }
+    }
+
     /// Loupe's own record of relation cardinalities.
     static let relationKindsTable = "loupe_relation_kinds"
 

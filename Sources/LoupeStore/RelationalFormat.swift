@@ -17,6 +17,14 @@ public enum RelationalFormat: StoreFormat {
 
     public static func matches(_ db: Database) throws -> Bool { true }
 
+    public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
+        let names = try String.fetchAll(db, sql: """
+            SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+            AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
+            """)
+        return names.map { ($0, (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \($0.quotedDatabaseIdentifier)")) ?? 0) }
+    }
+
     /// What the loader learned about one table before reading its rows.
     private struct Source {
         let name: String

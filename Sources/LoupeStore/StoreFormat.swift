@@ -9,6 +9,8 @@ public protocol StoreFormat {
     static var name: String { get }
     /// True when the file's schema is laid out in this format.
     static func matches(_ db: Database) throws -> Bool
+    /// Every type with its object count, read without loading any object (shown while loading).
+    static func catalog(_ db: Database) throws -> [(name: String, count: Int)]
     /// Reads every object and relation of the file (an adapter may open more readers on it).
     static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph
 }
@@ -71,13 +73,25 @@ public final class LoadedStore {
     /// The path of the file.
     public var path: String { file.path }
 
-    /// Opens `path` read-only, detects its format and loads its whole graph.
-    public static func open(_ path: String, progress: LoadProgress? = nil) throws -> LoadedStore {
-        let file = try StoreFile.openForReading(path)
+    /// The format and the types with their counts, read quickly, before a load.
+    public static func catalog(_ file: StoreFile) throws -> (format: any StoreFormat.Type, types: [(name: String, count: Int)]) {
+        try file.read { db in
+            let format = try StoreFormats.detect(db)
+            return (format, try format.catalog(db))
+        }
+    }
+
+    /// Loads the graph of an already opened file.
+    public static func load(_ file: StoreFile, progress: LoadProgress? = nil) throws -> LoadedStore {
         let format = try file.read { try StoreFormats.detect($0) }
         do {
             return LoadedStore(file: file, format: format, loaded: try format.load(file, progress: progress))
-        } catch { throw StoreError.from(error, path: path) }
+        } catch { throw StoreError.from(error, path: file.path) }
+    }
+
+    /// Opens `path` read-only, detects its format and loads its whole graph.
+    public static func open(_ path: String, progress: LoadProgress? = nil) throws -> LoadedStore {
+        try load(try StoreFile.openForReading(path), progress: progress)
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import LoupeBrowser
 
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -89,15 +90,45 @@ struct Sample: ParsableCommand {
 struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Browse a store (the bundled sample when no file is given).")
     @Argument(help: "The SQLite file to browse (opened read-only).") var file: String?
+    @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
+    @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
+    @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
+
+    func validate() throws {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts[0] >= 20, parts[1] >= 8, parts[0] <= 1000, parts[1] <= 500 else {
+            throw ValidationError("--size takes WIDTHxHEIGHT, at least 20x8")
+        }
+        if output != nil && play == nil { throw ValidationError("--output goes with --play") }
+    }
 
     func run() throws {
         let path = try file ?? Browse.bundledSample()
-        let loaded = try LoadedStore.open(path)
+        if let play {
+            let script: String
+            do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
+            let steps = try PlayScript.parse(script)
+            let loaded = try LoadedStore.open(path)
+            for warning in loaded.warnings { printError("warning: \(warning)") }
+            let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: loaded.format.name,
+                                  theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
+            browser.attach(loaded.graph)
+            let parts = size.split(separator: "x").compactMap { Int($0) }
+            let screen = browser.play(steps, width: parts[0], height: parts[1])
+            let text = output?.hasSuffix(".svg") == true ? screen.svg() : screen.text + "\n"
+            if let output {
+                do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch { throw CLIError("cannot write '\(output)'") }
+            } else {
+                print(text, terminator: "")
+            }
+            return
+        }
         guard isatty(0) == 1, isatty(1) == 1 else {
+            _ = try StoreFile.openForReading(path)   // a bad file is reported as such first
             printError("loupe: not a terminal; use `loupe query FILE STATEMENT` or `loupe repl FILE` for scripts")
             throw ExitCode(1)
         }
-        try Repl.loop(loaded: loaded, mode: .table)
+        try Interactive.run(path: path)
     }
 
     /// `sample-data/library.sqlite`, looked for beside the executable's checkout and the working folder.

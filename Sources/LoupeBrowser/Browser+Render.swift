@@ -1,0 +1,305 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import TerminalKit
+
+extension Browser {
+    /// Draws the whole screen into `buffer`; returns where the cursor goes (in the REPL input), if anywhere.
+    @discardableResult
+    public func render(into buffer: inout Buffer) -> (x: Int, y: Int)? {
+        let w = buffer.width, h = buffer.height
+        guard w >= 20, h >= 8 else {
+            buffer.put("Loupe: the window is too small", x: 0, y: 0, maxWidth: w)
+            return nil
+        }
+        let replHeight = h >= 24 ? 7 : 4
+        let mainTop = 1, mainBottom = h - 1 - replHeight
+        let typesWidth = w >= 80 ? min(28, max(16, w / 6)) : 0
+        let detailWidth = w >= 60 ? max(30, w * 3 / 10) : 0
+        let recordsWidth = w - typesWidth - detailWidth
+        layout.types = Rect(x: 0, y: mainTop, width: typesWidth, height: mainBottom - mainTop)
+        layout.records = Rect(x: typesWidth, y: mainTop, width: recordsWidth, height: mainBottom - mainTop)
+        layout.detail = Rect(x: typesWidth + recordsWidth, y: mainTop, width: detailWidth, height: mainBottom - mainTop)
+        layout.repl = Rect(x: 0, y: mainBottom, width: w, height: replHeight)
+
+        renderBreadcrumb(&buffer, width: w)
+        if typesWidth > 0 { renderTypes(&buffer, layout.types) }
+        if showsGraph, graph != nil {
+            renderGraph(&buffer, Rect(x: layout.records.x, y: mainTop, width: recordsWidth + detailWidth, height: mainBottom - mainTop))
+        } else {
+            renderRecords(&buffer, layout.records)
+            if detailWidth > 0 { renderDetail(&buffer, layout.detail) }
+        }
+        let cursor = renderRepl(&buffer, layout.repl)
+        renderStatus(&buffer, y: h - 1, width: w)
+        if showsHelp { renderHelp(&buffer) }
+        return focus == .repl ? cursor : nil
+    }
+
+    private func renderBreadcrumb(_ buffer: inout Buffer, width: Int) {
+        var parts: [String] = []
+        for (i, sheet) in stack.enumerated() { parts.append(i == 0 ? sheet.crumb : sheet.crumb) }
+        if let graph, let ref = selectedObject { parts.append(graph.label(of: ref)) }
+        let text = parts.isEmpty ? "Loupe" : parts.joined(separator: " › ")
+        buffer.put(" " + TextWidth.truncate(text, to: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)
+    }
+
+    private func paneBlock(_ buffer: inout Buffer, _ area: Rect, _ title: String, _ pane: Pane) -> Rect {
+        drawBlock(&buffer, area, title: title, style: focus == pane ? theme.focusedBorder : theme.border,
+                  titleStyle: focus == pane ? theme.header : Style(bold: true))
+    }
+
+    private func renderTypes(_ buffer: inout Buffer, _ area: Rect) {
+        let inner = paneBlock(&buffer, area, "Types", .types)
+        layout.typesBody = inner
+        let rows: [(String, Int)] = graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly ? " (view)" : ""), $0.count) } } ?? pendingTypes
+        guard inner.height > 0 else { return }
+        if typeSelection < typeTop { typeTop = typeSelection }
+        if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }
+        for (i, row) in rows.enumerated().dropFirst(typeTop).prefix(inner.height) {
+            let y = inner.y + i - typeTop
+            let count = String(row.1)
+            let name = TextWidth.pad(row.0, to: max(1, inner.width - count.count - 1))
+            let selected = i == typeSelection && graph != nil
+            let style = selected ? (focus == .types ? theme.selection : theme.selectionUnfocused) : Style.plain
+            buffer.put(name + " " + count, x: inner.x, y: y, style: style, maxWidth: inner.width)
+        }
+    }
+
+    /// A cell's text: dates, nulls, arrays and nested objects summarised; control characters escaped.
+    func cellText(_ v: Value) -> String {
+        switch v {
+        case .null: return "∅"
+        case .date(let d):
+            let iso = DateText.iso(d)
+            return iso.hasSuffix("T00:00:00Z") ? String(iso.prefix(10)) : iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
+        case .array(let items):
+            return "[\(items.count)] " + items.prefix(4).map { cellText($0) }.joined(separator: ", ") + (items.count > 4 ? ", …" : "")
+        case .object(let o):
+            return "{" + o.members.prefix(3).map { "\($0.key): \(cellText($0.value))" }.joined(separator: ", ") + (o.members.count > 3 ? ", …" : "") + "}"
+        case .data(let d): return "<\(d.count) bytes>"
+        default: return TextWidth.visible(ValueFormatter.plain(v))
+        }
+    }
+
+    func cellStyle(_ v: Value) -> Style {
+        switch v {
+        case .null: return theme.null
+        case .int, .double: return theme.number
+        case .date: return theme.date
+        case .bool: return theme.keyword
+        default: return theme.string
+        }
+    }
+
+    private func renderRecords(_ buffer: inout Buffer, _ area: Rect) {
+        guard let graph, var sheet = current else {
+            let inner = paneBlock(&buffer, area, "Records", .records)
+            if let progress {
+                let fraction = progress.total > 0 ? Double(progress.done) / Double(progress.total) : 0
+                buffer.put("Loading \(progress.done) of \(progress.total) objects…", x: inner.x + 1, y: inner.y + 1, maxWidth: inner.width - 2)
+                buffer.put(progressBar(fraction, width: inner.width - 2), x: inner.x + 1, y: inner.y + 2, style: theme.header, maxWidth: inner.width - 2)
+            }
+            return
+        }
+        let title = "\(TextWidth.truncate(sheet.crumb, to: max(8, area.width - 20))) (\(sheet.count))"
+        let inner = paneBlock(&buffer, area, title, .records)
+        guard inner.height >= 2, inner.width >= 4 else { return }
+        let bodyHeight = inner.height - 1
+        layout.recordsBody = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: bodyHeight)
+        sheet.clamp(height: bodyHeight)
+        let columns = sheet.columns(graph: graph)
+        let visibleRows = Array(sheet.top..<min(sheet.count, sheet.top + bodyHeight))
+        // Widths from the header and the visible rows only.
+        func width(of column: Int) -> Int {
+            var w = TextWidth.of(columns[column])
+            for row in visibleRows { w = max(w, TextWidth.of(cellText(sheet.value(row: row, column: column, graph: graph)))) }
+            return min(max(w, 2), max(8, inner.width / 2), 40)
+        }
+        // Scroll right until the current column is visible.
+        sheet.column = max(0, min(sheet.column, columns.count - 1))
+        if sheet.column < sheet.firstColumn { sheet.firstColumn = sheet.column }
+        var shown: [(column: Int, width: Int)] = []
+        while true {
+            shown = []
+            var used = 0
+            for c in sheet.firstColumn..<columns.count {
+                let cw = width(of: c)
+                if used + cw > inner.width && !shown.isEmpty { break }
+                shown.append((c, min(cw, inner.width - used)))
+                used += cw + 1
+            }
+            if shown.contains(where: { $0.column == sheet.column }) || sheet.firstColumn >= sheet.column { break }
+            sheet.firstColumn += 1
+        }
+        var x = inner.x
+        for (c, cw) in shown {
+            var style = theme.header
+            if c == sheet.column { style.underline = true }
+            buffer.put(TextWidth.pad(columns[c], to: cw), x: x, y: inner.y, style: style, maxWidth: cw)
+            x += cw + 1
+        }
+        if sheet.firstColumn > 0 { buffer.put("<", x: inner.x, y: inner.y, style: theme.dim) }
+        if let last = shown.last, last.column < columns.count - 1 { buffer.put(">", x: inner.maxX - 1, y: inner.y, style: theme.dim) }
+        for (i, row) in visibleRows.enumerated() {
+            let y = inner.y + 1 + i
+            let selected = row == sheet.selection
+            if selected { buffer.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: focus == .records ? theme.selection : theme.selectionUnfocused) }
+            x = inner.x
+            for (c, cw) in shown {
+                let v = sheet.value(row: row, column: c, graph: graph)
+                let text = TextWidth.truncate(cellText(v), to: cw)
+                let numeric = v.numeric != nil
+                let padded = numeric ? String(repeating: " ", count: max(0, cw - TextWidth.of(text))) + text : TextWidth.pad(text, to: cw)
+                var style = selected ? (focus == .records ? theme.selection : theme.selectionUnfocused) : cellStyle(v)
+                if selected && c == sheet.column { style.bold = true }
+                buffer.put(padded, x: x, y: y, style: style, maxWidth: cw)
+                x += cw + 1
+            }
+        }
+        if sheet.count == 0 { buffer.put("(no objects)", x: inner.x + 1, y: inner.y + 1, style: theme.dim) }
+        stack[stack.count - 1] = sheet
+    }
+
+    private func renderDetail(_ buffer: inout Buffer, _ area: Rect) {
+        guard let graph, let ref = selectedObject else {
+            _ = paneBlock(&buffer, area, "Detail", .detail)
+            return
+        }
+        let table = graph.table(ref)
+        let inner = paneBlock(&buffer, area, graph.label(of: ref), .detail)
+        layout.detailBody = inner
+        guard inner.height > 0, inner.width > 4 else { return }
+        var lines: [(text: String, style: Style, link: Int?)] = []
+        let nameWidth = min(16, (table.attributes.map { TextWidth.of($0.name) }.max() ?? 4))
+        for (a, attribute) in table.attributes.enumerated() {
+            let v = table.value(row: Int(ref.row), attribute: a)
+            lines.append((TextWidth.pad(attribute.name, to: nameWidth) + " " + cellText(v), cellStyle(v), nil))
+        }
+        let links = detailLinks()
+        let relationCount = table.relations.count
+        if relationCount > 0 { lines.append(("", .plain, nil)); lines.append(("relations", theme.header, nil)) }
+        for (i, link) in links.enumerated() {
+            if i == relationCount { lines.append(("", .plain, nil)); lines.append(("backlinks", theme.header, nil)) }
+            let target: String
+            if !link.toMany {
+                target = link.targets.first.map { graph.label(of: $0) } ?? "∅"
+            } else {
+                let types = Set(link.targets.map { graph.table($0).name.rawValue }).sorted().joined(separator: "|")
+                target = "[\(link.targets.count)] \(types)"
+            }
+            let arrow = i < relationCount ? (link.toMany ? "⇉ " : "→ ") : "← "
+            lines.append((arrow + link.label + "  " + target, theme.relation, i))
+        }
+        // Keep the selected link in view.
+        if let selectedLine = lines.firstIndex(where: { $0.link == detailSelection }) {
+            if selectedLine < detailTop { detailTop = selectedLine }
+            if selectedLine >= detailTop + inner.height { detailTop = selectedLine - inner.height + 1 }
+        }
+        detailTop = max(0, min(detailTop, max(0, lines.count - inner.height)))
+        for (i, line) in lines.enumerated().dropFirst(detailTop).prefix(inner.height) {
+            let y = inner.y + i - detailTop
+            var style = line.style
+            if let link = line.link, link == detailSelection, focus == .detail {
+                style = theme.selection
+                buffer.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: style)
+            }
+            buffer.put(TextWidth.truncate(line.text, to: inner.width), x: inner.x, y: y, style: style, maxWidth: inner.width)
+        }
+    }
+
+    private func renderRepl(_ buffer: inout Buffer, _ area: Rect) -> (x: Int, y: Int)? {
+        let title = inputMode == .search && focus == .repl ? "Search" : "REPL (: to type, .help)"
+        let inner = paneBlock(&buffer, area, title, .repl)
+        guard inner.height >= 1 else { return nil }
+        let outputHeight = inner.height - 1
+        for (i, line) in replOutput.suffix(outputHeight).enumerated() {
+            let isError = line.hasPrefix("error:") || line.contains("^")
+            buffer.put(TextWidth.truncate(line, to: inner.width), x: inner.x, y: inner.y + i, style: isError ? theme.error : .plain, maxWidth: inner.width)
+        }
+        let prompt = inputMode == .search && focus == .repl ? "/" : "loupe> "
+        let y = inner.maxY - 1
+        buffer.put(prompt, x: inner.x, y: y, style: theme.dim)
+        let available = inner.width - prompt.count - 1
+        let chars = editor.characters
+        // Scroll the input so the cursor stays visible.
+        var start = 0
+        while TextWidth.of(String(chars[start..<editor.cursor])) > available, start < editor.cursor { start += 1 }
+        var x = inner.x + prompt.count
+        let styles = inputMode == .statement ? highlight(editor.text) : Array(repeating: Style.plain, count: chars.count)
+        var cursorX = x
+        for (i, ch) in chars.enumerated().dropFirst(start) {
+            if i == editor.cursor { cursorX = x }
+            let w = TextWidth.of(ch)
+            if x + w > inner.maxX { break }
+            x += buffer.put(String(ch), x: x, y: y, style: i < styles.count ? styles[i] : .plain)
+        }
+        if editor.cursor >= chars.count { cursorX = x }
+        return (min(cursorX, inner.maxX - 1), y)
+    }
+
+    /// Styles for each character of a statement, from its tokens: keywords, strings, numbers,
+    /// operators; everything red after a lexing error.
+    func highlight(_ text: String) -> [Style] {
+        let count = text.count
+        var styles = Array(repeating: Style.plain, count: count)
+        if text.hasPrefix(".") { for i in 0..<count { styles[i] = theme.keyword }; return styles }
+        // Token ranges are in Unicode scalars; map them to characters.
+        var characterOfScalar: [Int] = []
+        for (i, ch) in text.enumerated() { for _ in ch.unicodeScalars { characterOfScalar.append(i) } }
+        characterOfScalar.append(count)
+        func paint(_ range: SourceRange, _ style: Style) {
+            let a = characterOfScalar[min(range.start, characterOfScalar.count - 1)]
+            let b = characterOfScalar[min(range.end, characterOfScalar.count - 1)]
+            for i in a..<max(a, b) where i < count { styles[i] = style }
+        }
+        var lexer = Lexer(text)
+        while true {
+            do {
+                let token = try lexer.next()
+                switch token.kind {
+                case .end: return styles
+                case .identifier(let w): if Keywords.contains(w) { paint(token.range, theme.keyword) }
+                case .at: paint(token.range, theme.keyword)
+                case .string, .date: paint(token.range, theme.date)
+                case .integer, .decimal, .reference: paint(token.range, theme.number)
+                case .symbol, .modifier: paint(token.range, theme.relation)
+                case .quotedIdentifier, .variable: break
+                }
+            } catch let error as QueryError {
+                paint(SourceRange(error.range.start, text.unicodeScalars.count), theme.error)
+                return styles
+            } catch { return styles }
+        }
+    }
+
+    private func renderStatus(_ buffer: inout Buffer, y: Int, width: Int) {
+        buffer.fill(Rect(x: 0, y: y, width: width, height: 1), style: theme.status)
+        var parts = [fileLabel, formatName]
+        if let graph {
+            parts.append("\(graph.types.count) types")
+            parts.append("\(graph.objectCount) objects")
+            if let sheet = current { parts.append("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)") }
+        } else if let progress {
+            parts.append("loading \(progress.total > 0 ? progress.done * 100 / progress.total : 0)%")
+        }
+        parts.append("no pending changes")
+        let left = " " + parts.joined(separator: " · ")
+        let used = buffer.put(left, x: 0, y: y, style: theme.status, maxWidth: width)
+        let right = message.isEmpty ? "? help  q quit " : TextWidth.visible(message) + " "
+        let rw = min(TextWidth.of(right), max(0, width - used - 2))
+        if rw > 0 { buffer.put(TextWidth.truncate(right, to: rw), x: width - rw, y: y, style: theme.status, maxWidth: rw) }
+    }
+
+    private func renderHelp(_ buffer: inout Buffer) {
+        let lines = KeyMap.helpLines
+        let w = min(buffer.width - 4, (lines.map { TextWidth.of($0) }.max() ?? 40) + 4)
+        let h = min(buffer.height - 2, lines.count + 2)
+        let area = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
+        buffer.fill(area)
+        let inner = drawBlock(&buffer, area, title: "Help — any key closes", style: theme.focusedBorder, titleStyle: theme.header)
+        for (i, line) in lines.prefix(inner.height).enumerated() {
+            buffer.put(" " + line, x: inner.x, y: inner.y + i, maxWidth: inner.width)
+        }
+    }
+}

@@ -1,0 +1,519 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import TerminalKit
+
+/// The panes that can have the focus, in Tab order.
+public enum Pane: Int, CaseIterable, Sendable { case types, records, detail, repl }
+
+/// The browser: its state and what each key does. It draws into a ``Buffer`` (see
+/// `Browser+Render.swift`) and never touches a terminal, so every screen can be tested as text.
+public final class Browser {
+    /// The graph, once loaded (nil while the store is still loading).
+    public private(set) var graph: ObjectGraph?
+    public private(set) var session: ReplSession?
+    /// What the status line says of the file: `library.sqlite · Persist`.
+    public let fileLabel: String
+    public private(set) var formatName: String
+    /// Types and counts known before the graph is (shown at once, with a progress bar).
+    public var pendingTypes: [(name: String, count: Int)] = []
+    /// Load progress, `(done, total)`, while loading.
+    public var progress: (done: Int, total: Int)?
+
+    public internal(set) var stack: [Sheet] = []
+    public internal(set) var focus: Pane = .records
+    public internal(set) var typeSelection = 0
+    var typeTop = 0
+    /// The selected item of the detail pane (relations and backlinks are selectable).
+    var detailSelection = 0
+    var detailTop = 0
+    public internal(set) var editor: LineEditor
+    /// The REPL pane's output, newest last.
+    public internal(set) var replOutput: [String] = []
+    /// What the input line is for: a statement, or a search.
+    var inputMode: InputMode = .statement
+    public internal(set) var message = ""
+    var lastSearch: String?
+    public internal(set) var showsHelp = false
+    public internal(set) var showsGraph = false
+    public internal(set) var graphHops = 1
+    var graphSelection = 0
+    public internal(set) var wantsQuit = false
+    let theme: Theme
+    /// Whether lines typed at the REPL are saved to the history file.
+    let persistsHistory: Bool
+    /// Rectangles of the last frame, for mouse clicks.
+    var layout = Layout()
+
+    enum InputMode { case statement, search }
+
+    struct Layout {
+        var types = Rect(x: 0, y: 0, width: 0, height: 0)
+        var records = Rect(x: 0, y: 0, width: 0, height: 0)
+        var detail = Rect(x: 0, y: 0, width: 0, height: 0)
+        var repl = Rect(x: 0, y: 0, width: 0, height: 0)
+        /// Rows of the records pane's table body.
+        var recordsBody = Rect(x: 0, y: 0, width: 0, height: 0)
+        var detailBody = Rect(x: 0, y: 0, width: 0, height: 0)
+        var typesBody = Rect(x: 0, y: 0, width: 0, height: 0)
+    }
+
+    /// A browser on a file; call ``attach(_:)`` when its graph is loaded.
+    public init(fileLabel: String, formatName: String, theme: Theme = .color, history: [String] = [], persistsHistory: Bool = false) {
+        self.fileLabel = fileLabel
+        self.formatName = formatName
+        self.theme = theme
+        self.editor = LineEditor(history: history)
+        self.persistsHistory = persistsHistory
+    }
+
+    /// Shows a loaded graph: the first type's records.
+    public func attach(_ graph: ObjectGraph) {
+        self.graph = graph
+        self.formatName = graph.formatName
+        let session = ReplSession(graph: graph, mode: .table)
+        self.session = session
+        progress = nil
+        pendingTypes = []
+        typeSelection = 0
+        openType(0)
+    }
+
+    // MARK: Helpers
+
+    var current: Sheet? { stack.last }
+
+    func updateCurrent(_ body: (inout Sheet) -> Void) {
+        guard !stack.isEmpty else { return }
+        body(&stack[stack.count - 1])
+    }
+
+    /// The object the detail pane shows: the selected row's.
+    public var selectedObject: ObjectRef? {
+        guard let sheet = current else { return nil }
+        return sheet.ref(at: sheet.selection)
+    }
+
+    /// The selectable items of the detail pane for the selected object.
+    func detailLinks() -> [DetailLink] {
+        guard let graph, let ref = selectedObject else { return [] }
+        let table = graph.table(ref)
+        var links: [DetailLink] = []
+        for (r, relation) in table.relations.enumerated() {
+            let targets = Array(relation.targets(of: Int(ref.row)))
+            links.append(DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: r))
+        }
+        for group in graph.backlinks(of: ref) {
+            links.append(DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil))
+        }
+        return links
+    }
+
+    struct DetailLink {
+        let label: String
+        let targets: [ObjectRef]
+        let toMany: Bool
+        let crumb: String
+        let relation: Int?
+    }
+
+    func openType(_ index: Int) {
+        guard let graph, index >= 0, index < graph.types.count else { return }
+        let table = graph.types[index]
+        typeSelection = index
+        let refs = (0..<table.count).map { ObjectRef(type: table.index, row: $0) }
+        stack = [Sheet(content: .objects(type: table, refs: refs), crumb: table.name.rawValue)]
+        session?.currentType = table
+        detailSelection = 0
+        showsGraph = false
+    }
+
+    func push(_ sheet: Sheet) {
+        stack.append(sheet)
+        detailSelection = 0
+        graphSelection = 0
+        if case .objects(let type?, _) = sheet.content { session?.currentType = type }
+    }
+
+    func pop() {
+        if stack.count > 1 {
+            stack.removeLast()
+            detailSelection = 0
+            if case .objects(let type?, _)? = current?.content { session?.currentType = type }
+        }
+    }
+
+    /// Follows a relation or backlink: one target opens that object, several a list of them.
+    func follow(_ link: DetailLink) {
+        guard let graph, let origin = selectedObject else { return }
+        guard !link.targets.isEmpty else { message = "\(link.label) is empty"; return }
+        let types = Set(link.targets.map(\.type))
+        let type = types.count == 1 ? graph.table(link.targets[0]) : nil
+        let crumb = graph.label(of: origin) + " › " + link.crumb
+        push(Sheet(content: .objects(type: type, refs: link.targets), crumb: crumb))
+        if !link.toMany { focus = .detail }
+    }
+
+    // MARK: Events
+
+    /// Handles one event; returns false when the browser wants to quit.
+    @discardableResult
+    public func handle(_ event: Event) -> Bool {
+        switch event {
+        case .resize: break
+        case .mouse(let mouse): handleMouse(mouse)
+        case .key(let key):
+            if focus == .repl { handleInputKey(key) }
+            else if showsHelp { showsHelp = false }
+            else if let command = KeyMap.command(for: key) { perform(command) }
+            else if case .character(let c) = key { message = "no command on '\(c)' (? for help)" }
+        }
+        return !wantsQuit
+    }
+
+    /// Runs one command on the focused pane.
+    public func perform(_ command: Command) {
+        message = ""
+        let page = max(1, layout.recordsBody.height - 1)
+        switch command {
+        case .moveDown: move(by: 1)
+        case .moveUp: move(by: -1)
+        case .pageDown: move(by: page)
+        case .pageUp: move(by: -page)
+        case .goTop: move(by: Int.min / 2)
+        case .goBottom: move(by: Int.max / 2)
+        case .columnLeft: moveColumn(by: -1)
+        case .columnRight: moveColumn(by: 1)
+        case .nextPane: cycleFocus(1)
+        case .previousPane: cycleFocus(-1)
+        case .openRow: open()
+        case .goBack:
+            if showsGraph { showsGraph = false } else { pop() }
+        case .quitView:
+            if showsGraph { showsGraph = false } else if stack.count > 1 { pop() } else { wantsQuit = true }
+        case .searchForward:
+            inputMode = .search
+            editor.set("")
+            focus = .repl
+        case .searchNext: search(lastSearch, forward: true)
+        case .searchPrevious: search(lastSearch, forward: false)
+        case .sortAscending: sortColumn(ascending: true)
+        case .sortDescending: sortColumn(ascending: false)
+        case .frequencyColumn: frequency()
+        case .focusRepl:
+            inputMode = .statement
+            focus = .repl
+        case .toggleGraph:
+            showsGraph.toggle()
+            graphSelection = 0
+        case .graphMoreHops: if showsGraph { graphHops = min(3, graphHops + 1) }
+        case .graphFewerHops: if showsGraph { graphHops = max(1, graphHops - 1) }
+        case .showHelp: showsHelp = true
+        case .redraw: break
+        }
+    }
+
+    func cycleFocus(_ step: Int) {
+        let panes = Pane.allCases
+        focus = panes[(focus.rawValue + step + panes.count) % panes.count]
+        if focus == .repl { inputMode = .statement }
+    }
+
+    func move(by delta: Int) {
+        if showsGraph {
+            let count = graphNodes().count
+            graphSelection = max(0, min(count - 1, graphSelection + max(-count, min(count, delta))))
+            return
+        }
+        switch focus {
+        case .types:
+            guard let count = graph?.types.count, count > 0 else { return }
+            let target = max(0, min(count - 1, typeSelection + max(-count, min(count, delta))))
+            if target != typeSelection { openType(target) }
+        case .records, .repl:
+            updateCurrent { sheet in
+                let d = max(-sheet.count, min(sheet.count, delta))
+                sheet.selection = max(0, min(sheet.count - 1, sheet.selection + d))
+            }
+            detailSelection = 0
+        case .detail:
+            let count = detailLinks().count
+            guard count > 0 else { return }
+            detailSelection = max(0, min(count - 1, detailSelection + max(-count, min(count, delta))))
+        }
+    }
+
+    func moveColumn(by delta: Int) {
+        guard let graph else { return }
+        updateCurrent { sheet in
+            let count = sheet.columns(graph: graph).count
+            sheet.column = max(0, min(count - 1, sheet.column + delta))
+            if sheet.column < sheet.firstColumn { sheet.firstColumn = sheet.column }
+        }
+    }
+
+    func open() {
+        guard let graph else { return }
+        if showsGraph {
+            let nodes = graphNodes()
+            guard graphSelection < nodes.count else { return }
+            let node = nodes[graphSelection]
+            showsGraph = false
+            if let link = node.link { follow(link) }
+            return
+        }
+        switch focus {
+        case .types: focus = .records
+        case .records:
+            if case .frequency(let column, let rows, let source)? = current?.content, let sheet = current {
+                guard sheet.selection < rows.count, let session else { return }
+                let value = rows[sheet.selection].key
+                do {
+                    let refs = try session.engine.filtered(source, column: column, equals: value)
+                    let types = Set(refs.map(\.type))
+                    let type = types.count == 1 ? refs.first.map { graph.table($0) } : nil
+                    push(Sheet(content: .objects(type: type, refs: refs), crumb: "\(column) = \(ValueFormatter.plain(value))"))
+                } catch { message = "\(error)" }
+                return
+            }
+            if selectedObject != nil { focus = .detail }
+        case .detail:
+            let links = detailLinks()
+            guard detailSelection < links.count else { return }
+            follow(links[detailSelection])
+        case .repl: break
+        }
+    }
+
+    func sortColumn(ascending: Bool) {
+        guard let graph, let sheet = current, let session else { return }
+        let columns = sheet.columns(graph: graph)
+        guard sheet.column < columns.count else { return }
+        let name = columns[sheet.column]
+        switch sheet.content {
+        case .objects(let type, let refs):
+            do {
+                let sorted = try session.engine.sorted(refs, by: name, ascending: ascending)
+                updateCurrent { $0.content = .objects(type: type, refs: sorted); $0.selection = 0; $0.top = 0 }
+                message = "sorted by \(name) \(ascending ? "ascending" : "descending")"
+            } catch { message = "cannot sort by \(name)" }
+        case .projection(let cols, let rows, let refs):
+            let order = rows.indices.sorted { a, b in
+                let x = rows[a][sheet.column], y = rows[b][sheet.column]
+                let o = ValueSort.order(x, y)
+                return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
+            }
+            updateCurrent {
+                $0.content = .projection(columns: cols, rows: order.map { rows[$0] }, refs: refs.isEmpty ? [] : order.map { refs[$0] })
+                $0.selection = 0
+            }
+        case .frequency(let column, let rows, let source):
+            let order = rows.indices.sorted { a, b in
+                let o = sheet.column == 0 ? ValueSort.order(rows[a].key, rows[b].key) : ValueSort.order(.int(Int64(rows[a].count)), .int(Int64(rows[b].count)))
+                return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
+            }
+            updateCurrent { $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source); $0.selection = 0 }
+        }
+    }
+
+    func frequency() {
+        guard let graph, let sheet = current, let session else { return }
+        let columns = sheet.columns(graph: graph)
+        guard sheet.column < columns.count else { return }
+        if case .frequency = sheet.content { message = "already a frequency table"; return }
+        let name = columns[sheet.column]
+        do {
+            let rows = try session.engine.frequencies(sheet.objects, of: name)
+            push(Sheet(content: .frequency(column: name, rows: rows, source: sheet.objects), crumb: "F \(name)"))
+        } catch { message = "cannot count \(name)" }
+    }
+
+    /// Finds the next row (wrapping) where some cell contains `term`, case-insensitively.
+    func search(_ term: String?, forward: Bool) {
+        guard let graph, let term, !term.isEmpty, let sheet = current, sheet.count > 0 else {
+            message = "no search yet: / to search"
+            return
+        }
+        lastSearch = term
+        let columns = sheet.columns(graph: graph).count
+        let needle = term.lowercased()
+        var row = sheet.selection
+        for _ in 0..<sheet.count {
+            row = (row + (forward ? 1 : -1) + sheet.count) % sheet.count
+            for c in 0..<columns where ValueFormatter.plain(sheet.value(row: row, column: c, graph: graph)).lowercased().contains(needle) {
+                updateCurrent { $0.selection = row }
+                message = "/\(term): row \(row + 1)"
+                return
+            }
+        }
+        message = "/\(term): not found"
+    }
+
+    // MARK: The input line
+
+    func handleInputKey(_ key: Key) {
+        switch key {
+        case .enter: submitInput()
+        case .escape:
+            focus = .records
+            editor.set("")
+        case .character(let c): editor.insert(c)
+        case .backspace: editor.backspace()
+        case .delete: editor.delete()
+        case .left: editor.left()
+        case .right: editor.right()
+        case .home, .control("a"): editor.home()
+        case .end, .control("e"): editor.end()
+        case .control("k"): editor.killToEnd()
+        case .control("u"): editor.killToStart()
+        case .control("w"): editor.killWord()
+        case .up: editor.historyBack()
+        case .down: editor.historyForward()
+        case .tab: completeInput()
+        case .control("c"), .control("g"): editor.set(""); focus = .records
+        default: break
+        }
+    }
+
+    func submitInput() {
+        let line = editor.submit()
+        if inputMode == .search {
+            focus = .records
+            inputMode = .statement
+            search(line, forward: true)
+            return
+        }
+        guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { return }
+        if persistsHistory { HistoryFile.append(line) }
+        run(line)
+    }
+
+    /// Runs a statement or dot-command; a query's result becomes a new view.
+    public func run(_ line: String) {
+        guard let session, let graph else { return }
+        replOutput.append("loupe> " + line)
+        if case .objects(let type?, _)? = current?.content { session.currentType = type }
+        let reply = session.execute(line)
+        if let error = reply.error {
+            replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            trimOutput()
+            return
+        }
+        if session.wantsQuit { wantsQuit = true; return }
+        if line.trimmingCharacters(in: .whitespaces).hasPrefix(".") {
+            replOutput.append(contentsOf: reply.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(reply.output.hasSuffix("\n") ? 1 : 0))
+            if line.contains(".open") || line.contains(".rel"), session.engine.graph !== graph { attach(session.engine.graph) }
+            trimOutput()
+            return
+        }
+        switch session.lastResult {
+        case .objects(let type, let refs)?:
+            push(Sheet(content: .objects(type: type, refs: refs), crumb: line))
+            replOutput.append("\(refs.count) objects")
+            focus = .records
+        case .projection(let columns, let rows, let refs)?:
+            push(Sheet(content: .projection(columns: columns, rows: rows, refs: refs), crumb: line))
+            replOutput.append("\(rows.count) rows")
+            focus = .records
+        case .groups(let key, let rows)?:
+            let source = (try? session.engine.run(Self.groupSource(line), currentType: session.currentType)).flatMap { r -> [ObjectRef]? in
+                if case .objects(_, let refs) = r { return refs } else { return nil }
+            } ?? []
+            push(Sheet(content: .frequency(column: key, rows: rows, source: source), crumb: line))
+            replOutput.append("\(rows.count) groups")
+            focus = .records
+        default:
+            replOutput.append(contentsOf: reply.output.split(separator: "\n").map(String.init))
+        }
+        trimOutput()
+    }
+
+    /// `Book where x group by y limit 3` → `Book where x`: the objects a frequency table counts.
+    static func groupSource(_ line: String) -> String {
+        guard let range = line.range(of: " group by ", options: [.caseInsensitive, .backwards]) else { return line }
+        return String(line[..<range.lowerBound])
+    }
+
+    func trimOutput() { if replOutput.count > 500 { replOutput.removeFirst(replOutput.count - 500) } }
+
+    /// Completes the word before the cursor from types, attributes, relations, keywords and dot-commands.
+    func completeInput() {
+        guard let graph else { return }
+        let (word, _) = editor.currentWord
+        var candidates: [String] = []
+        if editor.text.hasPrefix(".") && !editor.text.contains(" ") {
+            candidates = ReplSession.commands.map { "." + $0.name }
+            let matches = candidates.filter { $0.hasPrefix(word.isEmpty ? "." : word) }
+            apply(matches, prefix: word, replaceWhole: true)
+            return
+        }
+        let last = word.split(separator: ".", omittingEmptySubsequences: false).last.map(String.init) ?? word
+        candidates += graph.types.map(\.name.rawValue)
+        let type = session?.currentType ?? current.flatMap { if case .objects(let t?, _) = $0.content { return t } else { return nil } }
+        if let type {
+            candidates += type.attributes.map(\.name) + type.relations.map(\.name) + type.relations.flatMap(\.aliases)
+        }
+        if word.contains(".") {
+            // After a dot: names of every type (paths may cross relations).
+            candidates += graph.types.flatMap { $0.attributes.map(\.name) + $0.relations.map(\.name) }
+        }
+        candidates += Keywords.all
+        let matches = Array(Set(candidates.filter { $0.lowercased().hasPrefix(last.lowercased()) && $0 != last })).sorted()
+        apply(matches, prefix: last, replaceWhole: false)
+    }
+
+    private func apply(_ matches: [String], prefix: String, replaceWhole: Bool) {
+        guard !matches.isEmpty else { message = "no completion"; return }
+        if matches.count == 1 {
+            if replaceWhole { editor.set(matches[0] + " ") } else { editor.complete(matches[0]) }
+            return
+        }
+        var common = matches[0]
+        for m in matches.dropFirst() {
+            while !m.lowercased().hasPrefix(common.lowercased()) { common.removeLast() }
+        }
+        if common.count > prefix.count {
+            if replaceWhole { editor.set(common) } else { editor.complete(common) }
+        }
+        message = matches.prefix(12).joined(separator: "  ") + (matches.count > 12 ? "  …" : "")
+    }
+
+    // MARK: Mouse
+
+    func handleMouse(_ mouse: MouseEvent) {
+        func inside(_ r: Rect) -> Bool { mouse.x >= r.x && mouse.x < r.maxX && mouse.y >= r.y && mouse.y < r.maxY }
+        switch mouse.kind {
+        case .wheelUp, .wheelDown:
+            let delta = mouse.kind == .wheelUp ? -3 : 3
+            if inside(layout.types) { focus = .types } else if inside(layout.detail) { focus = .detail } else { focus = .records }
+            move(by: delta)
+        case .press:
+            if inside(layout.typesBody) {
+                focus = .types
+                let index = typeTop + mouse.y - layout.typesBody.y
+                if index != typeSelection { openType(index) }
+            } else if inside(layout.recordsBody), let sheet = current {
+                focus = .records
+                let row = sheet.top + mouse.y - layout.recordsBody.y
+                if row < sheet.count { updateCurrent { $0.selection = row }; detailSelection = 0 }
+            } else if inside(layout.detailBody) {
+                focus = .detail
+            } else if inside(layout.repl) {
+                focus = .repl
+                inputMode = .statement
+            }
+        }
+    }
+}
+
+/// The total order of values used to sort views (null first), from the query language.
+enum ValueSort {
+    static func order(_ a: Value, _ b: Value) -> ComparisonResult {
+        if a == b { return .orderedSame }
+        if a.isNull { return .orderedAscending }
+        if b.isNull { return .orderedDescending }
+        if let x = a.numeric, let y = b.numeric { return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame }
+        let x = ValueFormatter.plain(a), y = ValueFormatter.plain(b)
+        return x.utf8.lexicographicallyPrecedes(y.utf8) ? .orderedAscending : .orderedDescending
+    }
+}

@@ -1,0 +1,109 @@
+import LoupeModel
+import TerminalKit
+
+/// The relation graph view: the selected object in the middle, its backlinks on the left and its
+/// relations on the right, grouped by name with counts, out to 1–3 hops; every node selectable.
+extension Browser {
+    /// One selectable node of the graph view.
+    struct GraphNode {
+        let text: String
+        let depth: Int
+        let isBacklink: Bool
+        let link: DetailLink?
+    }
+
+    /// The nodes, in selection order: relations (with their targets and, at 3 hops, the targets'
+    /// own relations), then backlinks likewise.
+    func graphNodes() -> [GraphNode] {
+        guard let graph, let origin = selectedObject else { return [] }
+        var nodes: [GraphNode] = []
+        let table = graph.table(origin)
+        func expand(_ targets: [ObjectRef], depth: Int, backlink: Bool) {
+            guard graphHops > depth else { return }
+            for target in targets.prefix(4) {
+                let single = DetailLink(label: graph.label(of: target), targets: [target], toMany: false, crumb: graph.label(of: target), relation: nil)
+                nodes.append(GraphNode(text: graph.label(of: target), depth: depth, isBacklink: backlink, link: single))
+                if graphHops > depth + 1 {
+                    let t = graph.table(target)
+                    for relation in t.relations {
+                        let n = relation.count(of: Int(target.row))
+                        if n > 0 { nodes.append(GraphNode(text: "\(relation.name) (\(n))", depth: depth + 1, isBacklink: backlink,
+                                                          link: DetailLink(label: relation.name, targets: Array(relation.targets(of: Int(target.row))),
+                                                                           toMany: relation.isToMany, crumb: graph.label(of: target) + " › " + relation.name, relation: nil))) }
+                    }
+                }
+            }
+            if targets.count > 4 { nodes.append(GraphNode(text: "… \(targets.count - 4) more", depth: depth, isBacklink: backlink, link: nil)) }
+        }
+        for relation in table.relations {
+            let targets = Array(relation.targets(of: Int(origin.row)))
+            nodes.append(GraphNode(text: "\(relation.name) (\(targets.count))", depth: 0, isBacklink: false,
+                                   link: DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: nil)))
+            expand(targets, depth: 1, backlink: false)
+        }
+        for group in graph.backlinks(of: origin) {
+            nodes.append(GraphNode(text: "\(group.key) (\(group.sources.count))", depth: 0, isBacklink: true,
+                                   link: DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil)))
+            expand(group.sources, depth: 1, backlink: true)
+        }
+        return nodes
+    }
+
+    func renderGraph(_ buffer: inout Buffer, _ area: Rect) {
+        guard let graph, let origin = selectedObject else { return }
+        let inner = drawBlock(&buffer, area, title: "Graph of \(graph.label(of: origin)) — \(graphHops) hop\(graphHops == 1 ? "" : "s") (+/- hops, Enter opens, v closes)",
+                              style: theme.focusedBorder, titleStyle: theme.header)
+        guard inner.width >= 30, inner.height >= 5 else { return }
+        let nodes = graphNodes()
+        graphSelection = max(0, min(graphSelection, nodes.count - 1))
+        let columnWidth = (inner.width - 2) / 3
+        let centerX = inner.x + columnWidth + 1
+        let label = TextWidth.truncate(graph.label(of: origin), to: columnWidth - 4)
+        let boxWidth = TextWidth.of(label) + 4
+        let centerY = inner.y + inner.height / 2 - 1
+        let boxX = centerX + (columnWidth - boxWidth) / 2
+        _ = drawBlock(&buffer, Rect(x: boxX, y: centerY, width: boxWidth, height: 3), title: "", style: theme.header)
+        buffer.put(label, x: boxX + 2, y: centerY + 1, style: theme.header)
+
+        func place(_ list: [(offset: Int, node: GraphNode)], left: Bool) {
+            guard !list.isEmpty else { return }
+            // Scroll so the selection is visible.
+            let height = inner.height
+            var first = 0
+            if let sel = list.firstIndex(where: { $0.offset == graphSelection }), sel >= height { first = sel - height + 1 }
+            let shown = Array(list.dropFirst(first).prefix(height))
+            let top = inner.y + max(0, (height - shown.count) / 2)
+            let stemX = left ? boxX - 2 : boxX + boxWidth + 1
+            for (i, item) in shown.enumerated() {
+                let y = top + i
+                let indent = item.node.depth * 2
+                let textWidth = columnWidth - 4 - indent
+                let text = TextWidth.truncate(item.node.text, to: max(4, textWidth))
+                let selected = item.offset == graphSelection
+                let style = selected ? theme.selection : (item.node.depth == 0 ? theme.relation : Style.plain)
+                if left {
+                    let x = inner.x + indent
+                    buffer.put(text, x: x, y: y, style: style)
+                    if item.node.depth == 0 {
+                        let end = x + TextWidth.of(text) + 1
+                        if stemX > end { buffer.put(String(repeating: "─", count: stemX - end), x: end, y: y, style: theme.border) }
+                    }
+                } else {
+                    let x = stemX + 2 + indent
+                    buffer.put(text, x: x, y: y, style: style)
+                    if item.node.depth == 0 { buffer.put("─", x: stemX + 1, y: y, style: theme.border) }
+                }
+            }
+            // The stem joining the groups to the box.
+            let lastTop = top, lastBottom = top + shown.count - 1
+            for y in min(lastTop, centerY + 1)...max(lastBottom, centerY + 1) {
+                buffer.put(y == centerY + 1 ? (left ? "┤" : "├") : "│", x: stemX, y: y, style: theme.border)
+            }
+            buffer.put("─", x: left ? stemX + 1 : stemX - 1, y: centerY + 1, style: theme.border)
+        }
+        let indexed = nodes.enumerated().map { (offset: $0.offset, node: $0.element) }
+        place(indexed.filter { !$0.node.isBacklink }, left: false)
+        place(indexed.filter { $0.node.isBacklink }, left: true)
+        if nodes.isEmpty { buffer.put("no relations and no backlinks", x: inner.x + 1, y: inner.maxY - 1, style: theme.dim) }
+    }
+}

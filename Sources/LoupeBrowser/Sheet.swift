@@ -1,0 +1,104 @@
+import LoupeModel
+
+/// One view on the browser's stack (VisiData's sheet): rows, columns, and where the cursor is.
+/// Drilling into a row pushes a sheet; Backspace or `q` pops it.
+public struct Sheet {
+    public enum Content {
+        /// Objects (of one type, or of several: a polymorphic relation).
+        case objects(type: TypeTable?, refs: [ObjectRef])
+        /// A `select` projection.
+        case projection(columns: [String], rows: [[Value]], refs: [ObjectRef])
+        /// A frequency table of `column` over `source` objects.
+        case frequency(column: String, rows: [(key: Value, count: Int)], source: [ObjectRef])
+    }
+
+    public var content: Content
+    /// Where this sheet came from, for the breadcrumb: `Author #12 › books`, or a type's name.
+    public var crumb: String
+    public var selection = 0
+    public var top = 0
+    /// The first column shown (horizontal scroll) and the current column.
+    public var firstColumn = 0
+    public var column = 0
+
+    public init(content: Content, crumb: String) {
+        self.content = content
+        self.crumb = crumb
+    }
+
+    /// How many rows the sheet has.
+    public var count: Int {
+        switch content {
+        case .objects(_, let refs): return refs.count
+        case .projection(_, let rows, _): return rows.count
+        case .frequency(_, let rows, _): return rows.count
+        }
+    }
+
+    /// The object on a row, when rows are objects.
+    public func ref(at row: Int) -> ObjectRef? {
+        guard row >= 0, row < count else { return nil }
+        switch content {
+        case .objects(_, let refs): return refs[row]
+        case .projection(_, _, let refs): return row < refs.count ? refs[row] : nil
+        case .frequency: return nil
+        }
+    }
+
+    /// The column names.
+    public func columns(graph: ObjectGraph) -> [String] {
+        switch content {
+        case .objects(let type, let refs):
+            if let type { return ["id"] + type.attributes.map(\.name) }
+            // Several types: id, type, and the attributes of the first one seen.
+            let first = refs.first.map { graph.table($0) }
+            return ["id", "@type"] + (first?.attributes.map(\.name) ?? [])
+        case .projection(let columns, _, _): return columns
+        case .frequency(let column, _, _): return [column, "count", "%", ""]
+        }
+    }
+
+    /// The value in one cell.
+    public func value(row: Int, column: Int, graph: ObjectGraph) -> Value {
+        switch content {
+        case .objects(let type, let refs):
+            let ref = refs[row]
+            let table = graph.table(ref)
+            if column == 0 { return graph.id(of: ref).value }
+            if type == nil {
+                if column == 1 { return .string(table.name.rawValue) }
+                let names = columns(graph: graph)
+                return table.attribute(named: names[column]).map { table.value(row: Int(ref.row), attribute: $0) } ?? .null
+            }
+            return table.value(row: Int(ref.row), attribute: column - 1)
+        case .projection(_, let rows, _):
+            let v = rows[row][column]
+            if case .reference(let r) = v { return graph.id(of: r).value }
+            return v
+        case .frequency(_, let rows, let source):
+            switch column {
+            case 0: return rows[row].key
+            case 1: return .int(Int64(rows[row].count))
+            case 2: return .double((Double(rows[row].count) * 1000 / Double(max(source.count, 1))).rounded() / 10)
+            default: return .string(String(repeating: "■", count: max(1, rows[row].count * 20 / max(rows.first?.count ?? 1, 1))))
+            }
+        }
+    }
+
+    /// All the objects the sheet's rows stand for (what `F` counts over).
+    public var objects: [ObjectRef] {
+        switch content {
+        case .objects(_, let refs): return refs
+        case .projection(_, _, let refs): return refs
+        case .frequency(_, _, let source): return source
+        }
+    }
+
+    /// Keeps the selection and the scroll inside the sheet, with `height` rows visible.
+    public mutating func clamp(height: Int) {
+        selection = max(0, min(selection, count - 1))
+        if selection < top { top = selection }
+        if height > 0, selection >= top + height { top = selection - height + 1 }
+        top = max(0, min(top, max(0, count - height)))
+    }
+}

@@ -1,0 +1,152 @@
+import CNcurses
+import Foundation
+import TerminalKit
+
+/// The real terminal, through ncurses: the only module that sees the C shim.
+///
+/// It uses `newterm` (which reports a bad `TERM` instead of exiting the process), sets the locale
+/// for wide characters (falling back to `C.UTF-8`), raw mode without echo, keypad and mouse
+/// input, and the terminal's default colours. ``restore()`` ends curses; it runs on every exit
+/// path, signals included.
+public final class NcursesBackend: Backend {
+    private var screen: OpaquePointer?
+    private var pairs: [Int: Int16] = [:]
+    private let hasColors: Bool
+    private let colorCount: Int
+    nonisolated(unsafe) private static var active: NcursesBackend?
+
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts curses on the controlling terminal.
+    public init() throws {
+        if setlocale(LC_ALL, "") == nil || !(String(cString: setlocale(LC_CTYPE, nil)).uppercased().contains("UTF")) {
+            setlocale(LC_ALL, "C.UTF-8")
+        }
+        guard let screen = newterm(nil, loupe_stdout(), loupe_stdin()) else {
+            throw StartError(description: "cannot start the terminal (TERM=\(ProcessInfo.processInfo.environment["TERM"] ?? "unset"))")
+        }
+        self.screen = screen
+        set_term(screen)
+        raw()
+        noecho()
+        keypad(loupe_stdscr(), true)
+        set_escdelay(25)
+        curs_set(0)
+        hasColors = has_colors()
+        if hasColors {
+            start_color()
+            use_default_colors()
+        }
+        colorCount = Int(loupe_colors())
+        mousemask(loupe_mouse_mask(), nil)
+        mouseinterval(0)
+        NcursesBackend.active = self
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+            signal(sig) { number in
+                NcursesBackend.active?.restore()
+                signal(number, SIG_DFL)
+                raise(number)
+            }
+        }
+    }
+
+    deinit { restore() }
+
+    /// Ends curses and gives the terminal back as it was.
+    public func restore() {
+        guard screen != nil else { return }
+        endwin()
+        delscreen(screen)
+        screen = nil
+        NcursesBackend.active = nil
+    }
+
+    public var size: (width: Int, height: Int) { (Int(loupe_cols()), Int(loupe_lines())) }
+
+    private func pair(_ style: Style) -> Int16 {
+        guard hasColors else { return 0 }
+        func index(_ c: Color) -> Int {
+            guard let i = c.index else { return -1 }
+            return i < colorCount ? i : (i >= 8 && i < 16 ? i - 8 : 7)
+        }
+        let fg = index(style.foreground), bg = index(style.background)
+        if fg < 0 && bg < 0 { return 0 }
+        let key = (fg + 1) * 1000 + (bg + 1)
+        if let p = pairs[key] { return p }
+        let p = Int16(pairs.count + 1)
+        init_pair(p, Int16(fg), Int16(bg))
+        pairs[key] = p
+        return p
+    }
+
+    public func draw(_ changes: [(x: Int, y: Int, cell: Cell)], cursor: (x: Int, y: Int)?) {
+        for change in changes where !change.cell.isContinuation {
+            var attrs = loupe_a_normal()
+            let s = change.cell.style
+            if s.bold { attrs |= loupe_a_bold() }
+            if s.underline { attrs |= loupe_a_underline() }
+            if s.reverse { attrs |= loupe_a_reverse() }
+            if s.dim { attrs |= loupe_a_dim() }
+            // Bright colours on an 8-colour terminal: the base colour, bold.
+            if let i = s.foreground.index, i >= 8, i < 16, colorCount < 16 { attrs |= loupe_a_bold() }
+            attr_set(attrs, pair(s), nil)
+            var wide = change.cell.text.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+            wide.append(0)
+            mvaddwstr(Int32(change.y), Int32(change.x), wide)
+        }
+        if let cursor {
+            curs_set(1)
+            move(Int32(cursor.y), Int32(cursor.x))
+        } else {
+            curs_set(0)
+        }
+        refresh()
+    }
+
+    public func nextEvent(timeout: Int) -> Event? {
+        wtimeout(loupe_stdscr(), Int32(timeout))
+        var ch: wint_t = 0
+        let result = wget_wch(loupe_stdscr(), &ch)
+        if result == ERR { return nil }
+        if result == KEY_CODE_YES {
+            switch Int32(ch) {
+            case KEY_UP: return .key(.up)
+            case KEY_DOWN: return .key(.down)
+            case KEY_LEFT: return .key(.left)
+            case KEY_RIGHT: return .key(.right)
+            case KEY_NPAGE: return .key(.pageDown)
+            case KEY_PPAGE: return .key(.pageUp)
+            case KEY_HOME: return .key(.home)
+            case KEY_END: return .key(.end)
+            case KEY_BACKSPACE: return .key(.backspace)
+            case KEY_DC: return .key(.delete)
+            case KEY_BTAB: return .key(.backTab)
+            case KEY_ENTER: return .key(.enter)
+            case KEY_RESIZE: return .resize(width: size.width, height: size.height)
+            case KEY_MOUSE:
+                var event = MEVENT()
+                guard getmouse(&event) == OK else { return nil }
+                let x = Int(event.x), y = Int(event.y)
+                if loupe_mouse_is_wheel_up(event.bstate) != 0 { return .mouse(MouseEvent(kind: .wheelUp, x: x, y: y)) }
+                if loupe_mouse_is_wheel_down(event.bstate) != 0 { return .mouse(MouseEvent(kind: .wheelDown, x: x, y: y)) }
+                if loupe_mouse_is_press(event.bstate) != 0 { return .mouse(MouseEvent(kind: .press, x: x, y: y)) }
+                return nil
+            default:
+                for n in 1...12 where Int32(ch) == loupe_key_f(Int32(n)) { return .key(.function(n)) }
+                return nil
+            }
+        }
+        switch ch {
+        case 10, 13: return .key(.enter)
+        case 9: return .key(.tab)
+        case 127, 8: return .key(.backspace)
+        case 27: return .key(.escape)
+        case 1...26: return .key(.control(Character(Unicode.Scalar(UInt8(ch) + 96))))
+        default:
+            guard let scalar = Unicode.Scalar(UInt32(ch)) else { return nil }
+            return .key(.character(Character(scalar)))
+        }
+    }
+}
