@@ -33,6 +33,8 @@ let package = Package(
         .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel"]),
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel"]),
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel"]),
+        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "TerminalKit", "LoupeStore", "LoupeModel", "LoupeQuery"],
+                    exclude: ["Golden"]),
         .testTarget(name: "LoupeCLITests", dependencies: []),
     ],
     swiftLanguageModes: [.v5]

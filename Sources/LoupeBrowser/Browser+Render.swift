@@ -12,7 +12,8 @@ extension Browser {
             buffer.put("Loupe: the window is too small", x: 0, y: 0, maxWidth: w)
             return nil
         }
-        let replHeight = h >= 24 ? 7 : 4
+        // Room for a caret error (five lines) when the screen allows.
+        let replHeight = h >= 30 ? 9 : h >= 24 ? 7 : 4
         let mainTop = 1, mainBottom = h - 1 - replHeight
         let typesWidth = w >= 80 ? min(28, max(16, w / 6)) : 0
         let detailWidth = w >= 60 ? max(30, w * 3 / 10) : 0

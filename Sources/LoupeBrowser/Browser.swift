@@ -391,9 +391,10 @@ public final class Browser {
     /// Runs a statement or dot-command; a query's result becomes a new view.
     public func run(_ line: String) {
         guard let session, let graph else { return }
-        replOutput.append("loupe> " + line)
         if case .objects(let type?, _)? = current?.content { session.currentType = type }
         let reply = session.execute(line)
+        // An error's caret form repeats the statement; anything else is echoed first.
+        if reply.error == nil || !(reply.error!.hasPrefix("error:")) { replOutput.append("loupe> " + line) }
         if let error = reply.error {
             replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
             trimOutput()
@@ -449,7 +450,10 @@ public final class Browser {
         }
         let last = word.split(separator: ".", omittingEmptySubsequences: false).last.map(String.init) ?? word
         candidates += graph.types.map(\.name.rawValue)
-        let type = session?.currentType ?? current.flatMap { if case .objects(let t?, _) = $0.content { return t } else { return nil } }
+        // The statement's own type when it starts with one (`Track where Mil…`), else the view's.
+        let firstWord = editor.text.split(separator: " ").first.map(String.init) ?? ""
+        let statementType = editor.text.contains(" ") ? graph.type(named: firstWord) : nil
+        let type = statementType ?? session?.currentType ?? current.flatMap { if case .objects(let t?, _) = $0.content { return t } else { return nil } }
         if let type {
             candidates += type.attributes.map(\.name) + type.relations.map(\.name) + type.relations.flatMap(\.aliases)
         }

@@ -97,7 +97,7 @@ extension Browser {
             // The stem joining the groups to the box.
             let lastTop = top, lastBottom = top + shown.count - 1
             for y in min(lastTop, centerY + 1)...max(lastBottom, centerY + 1) {
-                buffer.put(y == centerY + 1 ? (left ? "┤" : "├") : "│", x: stemX, y: y, style: theme.border)
+                buffer.put(y == centerY + 1 ? (left ? "├" : "┤") : "│", x: stemX, y: y, style: theme.border)
             }
             buffer.put("─", x: left ? stemX + 1 : stemX - 1, y: centerY + 1, style: theme.border)
         }

@@ -4,7 +4,8 @@ import TerminalKit
 ///
 /// One step per line:
 /// - `j j <Enter> <Tab> <C-a> <S-Tab> <Space>` — keys separated by spaces (`<Up>`, `<Down>`,
-///   `<Left>`, `<Right>`, `<PgUp>`, `<PgDn>`, `<Home>`, `<End>`, `<Esc>`, `<Backspace>`, `<Del>`);
+///   `<Left>`, `<Right>`, `<PgUp>`, `<PgDn>`, `<Home>`, `<End>`, `<Esc>`, `<Backspace>`, `<Del>`,
+///   `<Colon>`, `<Slash>`, `<Hash>`);
 ///   a word of several characters types them one after another;
 /// - `:Book where pages > 300` — focuses the REPL, types the statement and presses Enter;
 /// - `/text` — searches for `text`;
@@ -25,7 +26,8 @@ public enum PlayScript {
     static let named: [String: Key] = [
         "enter": .enter, "tab": .tab, "s-tab": .backTab, "backspace": .backspace, "bs": .backspace, "del": .delete,
         "up": .up, "down": .down, "left": .left, "right": .right, "pgup": .pageUp, "pgdn": .pageDown,
-        "home": .home, "end": .end, "esc": .escape, "space": .character(" "),
+        "home": .home, "end": .end, "esc": .escape, "space": .character(" "), "colon": .character(":"),
+        "slash": .character("/"), "hash": .character("#"),
     ]
 
     public static func parse(_ text: String) throws -> [Step] {

@@ -1,0 +1,185 @@
+import Foundation
+import LoupeBrowser
+import LoupeModel
+import LoupeStore
+import TerminalKit
+import XCTest
+
+/// The browser, screen by screen, without a terminal: play scripts drive it and screens are
+/// compared as text, whole (golden files; `LOUPE_UPDATE_GOLDEN=1 swift test` rewrites them) or by
+/// the lines that matter.
+final class BrowserTests: XCTestCase {
+    static let chinook: ObjectGraph = try! LoadedStore.open(try! Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph
+    static let sample: ObjectGraph = {
+        let path = try! Shared.temporaryPath()
+        try! SampleGenerator.generate(path: path, objects: 400, seed: 5)
+        return try! LoadedStore.open(path).graph
+    }()
+
+    func browser(_ graph: ObjectGraph, theme: Theme = .color) -> Browser {
+        let b = Browser(fileLabel: "test.sqlite", formatName: graph.formatName, theme: theme)
+        b.attach(graph)
+        return b
+    }
+
+    func screen(_ graph: ObjectGraph, _ script: String, width: Int = 100, height: Int = 30) throws -> Buffer {
+        browser(graph).play(try PlayScript.parse(script), width: width, height: height)
+    }
+
+    /// Compares a screen with `Golden/<name>.txt`.
+    func assertGolden(_ buffer: Buffer, _ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let url = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().appendingPathComponent("Golden/\(name).txt")
+        let text = buffer.text + "\n"
+        if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] != nil || !FileManager.default.fileExists(atPath: url.path) {
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] == nil { XCTFail("wrote missing golden \(name); run again", file: file, line: line) }
+            return
+        }
+        XCTAssertEqual(text, try String(contentsOf: url, encoding: .utf8), "screen \(name) differs", file: file, line: line)
+    }
+
+    func testFirstScreenOfChinook() throws {
+        try assertGolden(try screen(Self.chinook, ""), "chinook-start")
+    }
+
+    func testFollowRelationAndBacklink() throws {
+        // Album #3 → detail → Artist relation → Artist #2 → its backlink list of albums.
+        let s = try screen(Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>")
+        try assertGolden(s, "chinook-follow")
+        XCTAssertTrue(s.lines[0].contains("Album › Album #3 › Artist › Artist #2 › @links Album.Artist"), s.lines[0])
+        XCTAssertTrue(s.text.contains("Balls to the Wall") && s.text.contains("Restless and Wild"))
+        // Backspace goes back along the stack.
+        let back = try screen(Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>\n<Backspace> <Backspace>")
+        XCTAssertTrue(back.lines[0].hasPrefix(" Album › Album #3"), back.lines[0])
+    }
+
+    func testQueryAtColonReplacesRecordsAndBarePredicateFilters() throws {
+        let s = try screen(Self.chinook, ":Track where Album.Artist.Name == \"AC/DC\" sort by Name")
+        XCTAssertTrue(s.text.contains("(18)"), s.text)
+        XCTAssertTrue(s.text.contains("18 objects"))
+        let bare = try screen(Self.chinook, "<S-Tab> G <Tab>\n:Milliseconds > 1500000")
+        XCTAssertTrue(bare.lines[0].contains("Milliseconds > 1500000"), bare.lines[0])
+        XCTAssertTrue(bare.text.contains("objects"), bare.text)
+        let error = try screen(Self.chinook, ":Track where Nmae == 'x'")
+        XCTAssertTrue(error.text.contains("error: unknown attribute 'Nmae' on Track"), error.text)
+        XCTAssertTrue(error.text.contains("^^^^ did you mean 'Name'?"), error.text)
+    }
+
+    func testFrequencyTableAndFilterByValue() throws {
+        // Track, the GenreId column (5th), frequency table, then the rows with the top value.
+        let s = try screen(Self.chinook, "<S-Tab> G <Tab>\nl l l l l F")
+        XCTAssertTrue(s.lines[0].contains("F GenreId"), s.lines[0])
+        XCTAssertTrue(s.text.contains("1297"), s.text)
+        let filtered = try screen(Self.chinook, "<S-Tab> G <Tab>\nl l l l l F <Enter>")
+        XCTAssertTrue(filtered.text.contains("GenreId = 1 (1297)"), filtered.text)
+    }
+
+    func testSearchAndSort() throws {
+        let s = try screen(Self.chinook, "/jagged")
+        XCTAssertTrue(s.text.contains("row 6/347"), s.text)
+        let next = try screen(Self.chinook, "/black\nn")
+        XCTAssertTrue(next.text.contains("row 17/347"), next.text)
+        let sorted = try screen(Self.chinook, "l l S")
+        XCTAssertTrue(sorted.lines[3].contains("[1997] Black Light"), "descending by Unicode scalars: '[' after 'Z'")
+        XCTAssertTrue(sorted.lines[4].contains("Zooropa"), sorted.lines[4])
+        let ascending = try screen(Self.chinook, "l l s")
+        XCTAssertTrue(ascending.lines[3].contains("...And Justice For All"), ascending.lines[3])
+    }
+
+    func testHelpIsGeneratedFromTheKeyMap() throws {
+        let s = try screen(Self.chinook, "?", width: 120, height: 45)
+        for command in Command.allCases { XCTAssertTrue(s.text.contains(command.rawValue), command.rawValue) }
+        for binding in KeyMap.bindings { XCTAssertTrue(s.text.contains(binding.name), binding.name) }
+        let closed = try screen(Self.chinook, "? x")
+        XCTAssertFalse(closed.text.contains("Help"))
+    }
+
+    func testGraphView() throws {
+        let s = try screen(Self.chinook, "j j v", width: 120, height: 30)
+        try assertGolden(s, "chinook-graph")
+        XCTAssertTrue(s.text.contains("Graph of Album #3"))
+        XCTAssertTrue(s.text.contains("Artist (1)") && s.text.contains("Track.Album (3)"), s.text)
+        let hops = try screen(Self.chinook, "j j v + +", width: 120, height: 30)
+        XCTAssertTrue(hops.text.contains("3 hops") && hops.text.contains("Track #"), hops.text)
+        // Enter opens the selected node: the Artist relation.
+        let opened = try screen(Self.chinook, "j j v <Enter>", width: 120, height: 30)
+        XCTAssertTrue(opened.lines[0].contains("Album #3 › Artist"), opened.lines[0])
+    }
+
+    func testUnicodeWidthsAndEscapedData() throws {
+        let b = GraphBuilder(formatName: "test")
+        let t = b.type("Note")
+        for (i, text) in ["漢字とかな", "emoji 🚀 here", "e\u{301}cole", "bell\u{7}\u{1B}[31mred\u{1B}[0m", "line\nbreak"].enumerated() {
+            let ref = b.addObject(type: t, id: .int(Int64(i + 1)))
+            b.set(.string(text), type: t, row: Int(ref.row), attribute: b.attribute("text", of: t))
+        }
+        let graph = b.finish()
+        let s = browser(graph).play(try PlayScript.parse("j j j"), width: 90, height: 20)
+        XCTAssertFalse(s.text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "no control character reaches the screen")
+        XCTAssertTrue(s.text.contains("\\u{1B}[31mred"), s.text)
+        XCTAssertTrue(s.text.contains("line\\nbreak"), s.text)
+        for line in s.lines { XCTAssertLessThanOrEqual(TextWidth.of(line), 90, line) }
+        // The right border stays in the same column on the CJK and emoji rows.
+        let rows = s.lines.filter { $0.contains("漢字") || $0.contains("🚀") }
+        XCTAssertEqual(Set(rows.map { TextWidth.of(String($0.prefix { $0 != "│" || true })) }).count, 1)
+        XCTAssertEqual(TextWidth.of("漢字"), 4)
+        XCTAssertEqual(TextWidth.of("🚀"), 2)
+        XCTAssertEqual(TextWidth.of("e\u{301}cole"), 5)
+    }
+
+    func testResizeAndTinyScreens() throws {
+        let b = browser(Self.sample)
+        for (w, h) in [(200, 60), (80, 24), (60, 16), (30, 10), (20, 8), (5, 3)] {
+            var buffer = Buffer(width: w, height: h)
+            b.render(into: &buffer)
+            XCTAssertEqual(buffer.lines.count, h)
+        }
+        let s = try screen(Self.sample, "j\nresize 70x20\nj")
+        XCTAssertEqual(s.width, 70)
+        XCTAssertTrue(s.text.contains("row 3/"), s.text)
+    }
+
+    func testMouseSelectsAndScrolls() throws {
+        let s = try screen(Self.chinook, "click 40 6")
+        XCTAssertTrue(s.text.contains("row 4/347"), s.text)
+        let wheel = try screen(Self.chinook, "wheel down 40 6")
+        XCTAssertTrue(wheel.text.contains("row 4/347"), wheel.text)
+        let types = try screen(Self.chinook, "click 3 3")
+        XCTAssertTrue(types.lines[0].contains("Artist"), types.lines[0])
+    }
+
+    func testNoColorUsesAttributesOnly() throws {
+        let b = browser(Self.chinook, theme: Theme.fromEnvironment(["NO_COLOR": "1"]))
+        var buffer = Buffer(width: 100, height: 30)
+        b.render(into: &buffer)
+        XCTAssertTrue(buffer.cells.allSatisfy { $0.style.foreground == .default && $0.style.background == .default })
+        XCTAssertTrue(buffer.cells.contains { $0.style.reverse })
+    }
+
+    func testQuitAtTheRootAndLargeStoreFramesOnlyDrawVisibleRows() throws {
+        let b = browser(Self.chinook)
+        _ = b.play(try PlayScript.parse(":Genre\nq"), width: 100, height: 30)
+        XCTAssertFalse(b.wantsQuit, "q first closes the query's view")
+        _ = b.play(try PlayScript.parse("q"), width: 100, height: 30)
+        XCTAssertTrue(b.wantsQuit)
+    }
+
+    func testLineEditingHistoryAndCompletion() throws {
+        var e = LineEditor(history: ["Genre", "Album"])
+        e.insert("Track where Name")
+        e.killWord()
+        XCTAssertEqual(e.text, "Track where ")
+        e.home(); e.killToEnd()
+        XCTAssertEqual(e.text, "")
+        e.insert("abc"); e.left(); e.killToStart()
+        XCTAssertEqual(e.text, "c")
+        e.historyBack(); XCTAssertEqual(e.text, "Album")
+        e.historyBack(); XCTAssertEqual(e.text, "Genre")
+        e.historyForward(); XCTAssertEqual(e.text, "Album")
+        e.historyForward(); XCTAssertEqual(e.text, "")
+        let s = try screen(Self.chinook, "<Colon> T r a <Tab> <Space> w h <Tab> <Space> M i l <Tab>")
+        XCTAssertTrue(s.text.contains("loupe> Track where Milliseconds"), s.text)
+        let dot = try screen(Self.chinook, "<Colon> . s c h <Tab>")
+        XCTAssertTrue(dot.text.contains("loupe> .schema"), dot.text)
+    }
+}
