@@ -59,7 +59,7 @@ extension Browser {
         if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }
         for (i, row) in rows.enumerated().dropFirst(typeTop).prefix(inner.height) {
             let y = inner.y + i - typeTop
-            let count = String(row.1)
+            let count = row.1 < 0 ? "…" : String(row.1)
             let name = TextWidth.pad(row.0, to: max(1, inner.width - count.count - 1))
             let selected = i == typeSelection && graph != nil
             let style = selected ? (focus == .types ? theme.selection : theme.selectionUnfocused) : Style.plain

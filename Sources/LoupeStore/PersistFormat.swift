@@ -31,8 +31,21 @@ public enum PersistFormat: StoreFormat {
             && Set(["from_id", "to_id", "relation"]).isSubset(of: relations)
     }
 
+    /// With Loupe's index on `type_name`, the names come from a skip-scan of the index (one seek per
+    /// type) and the counts are left unknown (-1) for the load to fill in; without it, one scan.
     public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
-        try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { ($0[0] ?? "", $0[1]) }
+        let indexed = try Row.fetchAll(db, sql: "PRAGMA index_list(by_type)").contains { ($0["name"] as String?) == "loupe_by_type_type" }
+        guard indexed else {
+            return try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { ($0[0] ?? "", $0[1]) }
+        }
+        let names = try String.fetchAll(db, sql: """
+            WITH RECURSIVE t(name) AS (
+              SELECT min(type_name) FROM by_type
+              UNION ALL SELECT (SELECT min(type_name) FROM by_type WHERE type_name > t.name) FROM t WHERE t.name IS NOT NULL)
+            SELECT name FROM t WHERE name IS NOT NULL
+            """)
+        let first = try names.map { try Int64.fetchOne(db, sql: "SELECT min(id) FROM by_type WHERE type_name = ?", arguments: [$0]) ?? 0 }
+        return zip(names, first).sorted { $0.1 < $1.1 }.map { ($0.0, -1) }
     }
 
     /// Loupe's own record of relation cardinalities.

@@ -4,10 +4,12 @@ import GRDB
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import LoupeBrowser
+import TerminalKit
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Measure load and query speed against SQLite on the same file.",
-                                                    subcommands: [BenchLoad.self, BenchQuery.self])
+                                                    subcommands: [BenchLoad.self, BenchQuery.self, BenchRender.self])
 }
 
 /// Peak resident memory of this process, in megabytes (from /proc/self/status).
@@ -97,5 +99,48 @@ struct BenchQuery: ParsableCommand {
             let label = name.padding(toLength: 22, withPad: " ", startingAt: 0)
             print(label + String(format: " %10.1f   %11.1f   %7.1f×", best * 1000, bestSQL * 1000, bestSQL / best))
         }
+    }
+}
+
+struct BenchRender: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "render",
+        abstract: "Time the browser: start to first frame, then frames of the records and detail panes while the selection moves.")
+    @OptionGroup var store: StoreArgument
+    @Option(help: "Frames to draw.") var frames: Int = 1000
+    @Option(help: "Screen size, WIDTHxHEIGHT.") var size: String = "160x50"
+
+    func run() throws {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw ValidationError("--size takes WIDTHxHEIGHT") }
+        let backend = TestBackend(width: parts[0], height: parts[1])
+        let terminal = Terminal(backend: backend)
+        // Start to first frame: what the interactive browser does before the graph is loaded.
+        let (browser, firstFrame) = try timed { () -> Browser in
+            let file = try StoreFile.openForReading(store.file)
+            let (format, types) = try LoadedStore.catalog(file)
+            let browser = Browser(fileLabel: store.file, formatName: format.name)
+            browser.pendingTypes = types
+            browser.progress = (0, types.reduce(0) { $0 + max(0, $1.count) })
+            terminal.draw { browser.render(into: &$0) }
+            return browser
+        }
+        let (loaded, loadSeconds) = try timed { try LoadedStore.open(store.file) }
+        browser.attach(loaded.graph)
+        // The largest type, so the frames scroll through the most rows.
+        if let largest = loaded.graph.types.indices.max(by: { loaded.graph.types[$0].count < loaded.graph.types[$1].count }) {
+            browser.handle(.key(.backTab))
+            for _ in 0..<largest { browser.perform(.moveDown) }
+            browser.handle(.key(.tab))
+        }
+        let (_, seconds) = timed {
+            for i in 0..<frames {
+                browser.perform(i % 100 == 99 ? .pageDown : .moveDown)
+                terminal.draw { browser.render(into: &$0) }
+            }
+        }
+        print(String(format: "start to first frame:  %.1f ms (types and a progress bar, before the graph loads)", firstFrame * 1000))
+        print(String(format: "graph load:            %.3f s", loadSeconds))
+        print(String(format: "frames:                %d at %@ (records and detail panes, selection moving)", frames, size))
+        print(String(format: "time per frame:        %.2f ms", seconds * 1000 / Double(max(frames, 1))))
     }
 }

@@ -26,7 +26,7 @@ enum Interactive {
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
         browser.pendingTypes = types
-        browser.progress = (0, types.reduce(0) { $0 + $1.count })
+        browser.progress = (0, types.reduce(0) { $0 + max(0, $1.count) })
         let box = LoadBox()
         Thread.detachNewThread {
             do {
