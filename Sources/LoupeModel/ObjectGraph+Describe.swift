@@ -90,3 +90,32 @@ public enum TextSafety {
         u.value < 0x20 || (u.value >= 0x7F && u.value < 0xA0) || u.value == 0x2028 || u.value == 0x2029
     }
 }
+
+/// Display width in terminal cells, for text the command line aligns (tables, carets): East Asian
+/// wide and emoji characters take 2, combining marks and zero-width characters 0. It follows the
+/// same rules as TerminalKit's `TextWidth`, which cannot be shared: the terminal kit depends on
+/// nothing, the model on nothing either.
+public enum DisplayWidth {
+    /// The width of a text.
+    public static func of(_ s: String) -> Int { s.reduce(0) { $0 + of($1) } }
+
+    /// The width of one character (grapheme).
+    public static func of(_ ch: Character) -> Int {
+        let scalars = ch.unicodeScalars
+        guard let first = scalars.first else { return 0 }
+        if scalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
+        let v = first.value
+        if v == 0 { return 0 }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        if (0x1100...0x115F).contains(v) || (0x2E80...0x303E).contains(v) || (0x3041...0x33FF).contains(v)
+            || (0x3400...0x4DBF).contains(v) || (0x4E00...0x9FFF).contains(v) || (0xA000...0xA4CF).contains(v)
+            || (0xAC00...0xD7A3).contains(v) || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v)
+            || (0xFF00...0xFF60).contains(v) || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v) {
+            return 2
+        }
+        return first.properties.isEmojiPresentation ? 2 : 1
+    }
+}

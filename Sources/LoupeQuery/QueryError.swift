@@ -1,4 +1,5 @@
 import Foundation
+import LoupeModel
 
 /// A place in a statement: a range of Unicode scalar offsets, 0-based, end exclusive.
 public struct SourceRange: Hashable, Sendable {
@@ -63,19 +64,3 @@ public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Display width of text in terminal cells, enough for carets: East Asian wide and emoji count 2,
-/// combining marks 0.
-enum DisplayWidth {
-    static func of(_ s: String) -> Int {
-        var w = 0
-        for u in s.unicodeScalars {
-            switch u.value {
-            case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: break
-            case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
-                 0x1F300...0x1FAFF, 0x20000...0x3FFFD: w += 2
-            default: w += 1
-            }
-        }
-        return w
-    }
-}
