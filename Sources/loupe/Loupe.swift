@@ -9,7 +9,7 @@ import LoupeQuery
 struct Loupe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "loupe",
-        abstract: "Browse, query and edit persisted object graphs in SQLite files.",
+        abstract: "Browse and query persisted object graphs in SQLite files.",
         discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
         subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Sample.self, Bench.self],
         defaultSubcommand: Browse.self)

@@ -1,0 +1,67 @@
+import Foundation
+import LoupeModel
+import XCTest
+
+/// The graph's tables, dates, renderings and name suggestions.
+final class ModelTests: XCTestCase {
+    func testGraphKeepsStoreOrderRelationOrderAndBacklinks() throws {
+        let b = GraphBuilder(formatName: "test")
+        let author = b.type("Author"), book = b.type("Book")
+        let a1 = b.addObject(type: author, id: .int(1)), a2 = b.addObject(type: author, id: .string("x"))
+        let books = (10..<14).map { b.addObject(type: book, id: .int(Int64($0))) }
+        let wrote = b.relation("books", of: author)
+        for i in [2, 0, 3] { b.addEdge(from: a1, relation: wrote, to: books[i]) }
+        b.addEdge(from: a2, relation: wrote, to: books[0])
+        let by = b.relation("author", of: book)
+        b.addEdge(from: books[0], relation: by, to: a1)
+        let title = b.attribute("title", of: book)
+        b.set(.string("T"), type: book, row: 1, attribute: title)
+        b.set(.null, type: book, row: 2, attribute: title)
+        let graph = b.finish()
+        let authors = try XCTUnwrap(graph.type(named: "author"), "case-insensitive when unique")
+        let relation = authors.relations[0]
+        XCTAssertTrue(relation.isToMany)
+        XCTAssertEqual(relation.targets(of: 0).map { graph.id(of: $0) }, [.int(12), .int(10), .int(13)], "targets keep their order")
+        XCTAssertFalse(graph.type(named: "Book")!.relations[0].isToMany)
+        let backlinks = graph.backlinks(of: books[0])
+        XCTAssertEqual(backlinks.map(\.key), ["Author.books"])
+        XCTAssertEqual(backlinks[0].sources.map { graph.id(of: $0) }, [.int(1), .string("x")], "sources in store order")
+        XCTAssertEqual(graph.ref(type: authors, id: .string("x")), a2)
+        XCTAssertEqual(graph.label(of: a2), "Author #\"x\"")
+        let column = graph.type(named: "Book")!.attributes[0]
+        XCTAssertEqual(column.presentCount, 2, "a stored null counts as present, a missing value does not")
+        XCTAssertEqual(column.kinds, [.string, .null])
+        XCTAssertEqual(column.values, [.null, .string("T"), .null, .null])
+    }
+
+    func testDateTextReadsTheStoredFormsAndWritesPersistAndISO() {
+        let d = Date(timeIntervalSince1970: 1_586_828_459)   // 2020-04-14T01:40:59Z
+        for text in ["2020-04-14T01:40:59Z", "2020-04-14 01:40:59 Z", "2020-04-13 21:40:59 -04:00", "2020-04-14T03:40:59+02:00",
+                     "2020-04-14 01:40:59", "2020-04-14T01:40:59.000Z", "2020-04-14T03:40:59+0200"] {
+            XCTAssertEqual(DateText.parse(text), d, text)
+        }
+        XCTAssertEqual(DateText.parse("2024-01-31"), Date(timeIntervalSince1970: 1_706_659_200))
+        for bad in ["2024-13-01", "2024-01-31T25:00", "yesterday", "2024-01-31Tx", "2024-01-31 10:00:00 +5"] {
+            XCTAssertNil(DateText.parse(bad), bad)
+        }
+        XCTAssertEqual(DateText.persist(d), "2020-04-14 01:40:59 Z")
+        XCTAssertEqual(DateText.iso(d), "2020-04-14T01:40:59Z")
+        XCTAssertEqual(DateText.iso(Date(timeIntervalSince1970: -86400.5)), "1969-12-30T23:59:59.500Z")
+        XCTAssertEqual(DateText.iso(Date(timeIntervalSince1970: -62_135_596_800)), "0001-01-01T00:00:00Z")
+    }
+
+    func testRenderingsEscapeWhatTheyMust() {
+        XCTAssertEqual(ValueFormatter.json(.string("a\"b\\c\n\u{1}é")), "\"a\\\"b\\\\c\\n\\u0001é\"")
+        XCTAssertEqual(ValueFormatter.json(.array([.int(1), .double(2.5), .double(3), .bool(true), .null])), "[1, 2.5, 3.0, true, null]")
+        XCTAssertEqual(ValueFormatter.json(.object(NestedObject([("b", .int(1)), ("a", .string("x"))]))), "{\"b\": 1, \"a\": \"x\"}")
+        XCTAssertEqual(ValueFormatter.plain(.data(Data([1, 2, 3]))), "<3 bytes>")
+        XCTAssertEqual(TextSafety.escaped("red\u{1B}[31m\tbell\u{7}"), "red\\u{1B}[31m\\tbell\\u{7}")
+        XCTAssertEqual(DisplayWidth.of("漢字 🚀 e\u{301}"), 4 + 1 + 2 + 1 + 1)
+    }
+
+    func testNameSuggestions() {
+        XCTAssertEqual(NameSuggestion.closest(to: "titel", in: ["title", "pages", "author"]), "title")
+        XCTAssertEqual(NameSuggestion.closest(to: "Trak", in: ["Track", "Album"]), "Track")
+        XCTAssertNil(NameSuggestion.closest(to: "zzz", in: ["title", "pages"]))
+    }
+}
