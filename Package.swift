@@ -30,12 +30,14 @@ let package = Package(
             "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeBrowser", "NcursesBackend",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Helpers every test target shares (the shared/ folder, temp files).
+        .target(name: "LoupeTestSupport", path: "Tests/LoupeTestSupport"),
         .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel"]),
-        .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel"]),
-        .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel"]),
-        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "TerminalKit", "LoupeStore", "LoupeModel", "LoupeQuery"],
+        .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
+        .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeTestSupport"]),
+        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "TerminalKit", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeTestSupport"],
                     exclude: ["Golden"]),
-        .testTarget(name: "LoupeCLITests", dependencies: []),
+        .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -22,17 +22,18 @@ public enum SampleGenerator {
         }
     }
 
-    /// SplitMix64: small, fast, and the same everywhere.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
+    /// SplitMix64: small, fast, and the same everywhere (the fuzz test uses it too).
+    public struct Random {
+        public var state: UInt64
+        public init(state: UInt64) { self.state = state }
+        public mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return z ^ (z >> 31)
         }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
+        public mutating func int(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
         mutating func pick<T>(_ items: [T]) -> T { items[int(items.count)] }
         mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
     }

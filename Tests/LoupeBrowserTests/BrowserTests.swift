@@ -3,6 +3,7 @@ import LoupeBrowser
 import LoupeModel
 import LoupeStore
 import TerminalKit
+import LoupeTestSupport
 import XCTest
 
 /// The browser, screen by screen, without a terminal: play scripts drive it and screens are

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeTestSupport
 import XCTest
 
 /// The built `loupe` binary, run as a user would, compared by its output and exit status.

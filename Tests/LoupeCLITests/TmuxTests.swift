@@ -1,4 +1,5 @@
 import Foundation
+import LoupeTestSupport
 import XCTest
 
 /// The real binary on a real (tmux) terminal: open, navigate, follow a relation and a backlink,

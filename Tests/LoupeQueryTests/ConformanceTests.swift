@@ -2,6 +2,7 @@ import Foundation
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 /// ../shared/conformance/chinook.tsv, case by case, through the engine and its JSON output.

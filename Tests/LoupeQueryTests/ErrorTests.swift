@@ -1,6 +1,7 @@
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 /// Error messages for the common mistakes, pinned in their caret form.

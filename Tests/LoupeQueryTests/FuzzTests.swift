@@ -2,6 +2,7 @@ import Foundation
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 /// Robustness: 100,000+ random and grammar-aware mutated statements through parse and evaluate on
@@ -34,17 +35,7 @@ final class FuzzTests: XCTestCase {
                              "*", "/", "+", "null", "true", "2024-13-45", "2024-01-01", "title", "author", "tags", "Book",
                              "`q`", "\\u{110000}", "\u{0}", "\u{1B}[31m", "🚀", "漢字", "é", "\n"]
 
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-    }
+    typealias Generator = SampleGenerator.Random
 
     /// A statement made by mutating a seed's words, or random text.
     static func statement(_ g: inout Generator) -> String {

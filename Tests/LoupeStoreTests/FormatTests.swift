@@ -1,6 +1,7 @@
 import GRDB
 import LoupeModel
 @testable import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 /// Reading real files: counts against SQL, detection, relations and backlinks, dates, read-only opening.

@@ -1,6 +1,7 @@
 import GRDB
 import LoupeModel
 @testable import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 // A small app model: classes with a cycle (Author ⇄ Book through Lazy), structs with optionals,

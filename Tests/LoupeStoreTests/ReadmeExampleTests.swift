@@ -1,5 +1,6 @@
 import Foundation
 import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 // The README's library example, verbatim but for the names (which must not clash with the other

@@ -1,16 +1,16 @@
 import Foundation
-import XCTest
 
-/// The shared reference folder (`../shared` beside the checkout).
-enum Shared {
-    static var root: URL {
+/// The shared reference folder (`../shared` beside the checkout) and fresh temp files, for every
+/// test target.
+public enum Shared {
+    public static var root: URL {
         var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
+        for _ in 0..<3 { url.deleteLastPathComponent() }   // Tests/LoupeTestSupport/Shared.swift → the checkout
         return url.deletingLastPathComponent().appendingPathComponent("shared")
     }
 
     /// Copies a shared file (and its -wal/-shm) into a fresh temp folder; tests never open shared/ itself.
-    static func copy(_ relative: String) throws -> String {
+    public static func copy(_ relative: String) throws -> String {
         let source = root.appendingPathComponent(relative)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -23,14 +23,14 @@ enum Shared {
     }
 
     /// A path in a fresh temp folder that does not exist yet.
-    static func temporaryPath(_ name: String = "store.sqlite") throws -> String {
+    public static func temporaryPath(_ name: String = "store.sqlite") throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder.appendingPathComponent(name).path
     }
 
     /// The bytes of a file and its companions, to prove nothing was written.
-    static func fingerprint(_ path: String) -> [Data?] {
+    public static func fingerprint(_ path: String) -> [Data?] {
         ["", "-wal", "-shm", "-journal"].map { FileManager.default.contents(atPath: path + $0) }
     }
 }
