@@ -38,8 +38,7 @@ extension Browser {
     }
 
     private func renderBreadcrumb(_ buffer: inout Buffer, width: Int) {
-        var parts: [String] = []
-        for (i, sheet) in stack.enumerated() { parts.append(i == 0 ? sheet.crumb : sheet.crumb) }
+        var parts = stack.map(\.crumb)
         if let graph, let ref = selectedObject { parts.append(graph.label(of: ref)) }
         let text = parts.isEmpty ? "Loupe" : parts.joined(separator: " › ")
         buffer.put(" " + TextWidth.truncate(text, to: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)

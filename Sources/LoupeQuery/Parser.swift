@@ -327,12 +327,11 @@ public struct Parser {
         let lhs = try expression(startingWith: first)
         if current.isKeyword("between") {
             let between = advance()
-            let open = try expect(symbol: "{", "'{' after BETWEEN")
+            _ = try expect(symbol: "{", "'{' after BETWEEN")
             let low = try expression()
             _ = try expect(symbol: ",", "',' between the bounds")
             let high = try expression()
             let close = try expect(symbol: "}", "'}'")
-            _ = open
             return .between(quantifier, lhs, low: low, high: high, range: SourceRange.spanning(between.range, close.range))
         }
         guard let op = operatorOf(current) else {

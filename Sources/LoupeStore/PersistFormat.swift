@@ -493,25 +493,47 @@ enum JSONText {
     /// escapes, and any array or object, go through Foundation's parser. Strings in Persist's date
     /// form become dates.
     static func value(_ text: String) -> Value {
-        guard let first = text.utf8.first else { return .null }
-        switch first {
-        case UInt8(ascii: "\""):
-            let inner = text.utf8.dropFirst().dropLast()
-            let string: String
-            if inner.contains(UInt8(ascii: "\\")) {
-                string = (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) as? String ?? String(decoding: inner, as: UTF8.self)
-            } else {
-                string = String(Substring(inner))
+        var text = text
+        return text.withUTF8 { bytes -> Value in
+            guard let first = bytes.first else { return .null }
+            switch first {
+            case UInt8(ascii: "\""):
+                guard bytes.count >= 2 else { return .string(String(decoding: bytes, as: UTF8.self)) }
+                let inner = UnsafeBufferPointer(rebasing: bytes[1..<(bytes.count - 1)])
+                // Dates are read from the bytes, without making a string first.
+                if PersistDates.isPersistDate(inner), let date = DateText.parse(bytes: inner) { return .date(date) }
+                if inner.contains(UInt8(ascii: "\\")) {
+                    let unescaped = (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) as? String
+                    return JSONText.text(unescaped ?? String(decoding: inner, as: UTF8.self))
+                }
+                return .string(String(decoding: inner, as: UTF8.self))
+            case UInt8(ascii: "t"): return .bool(true)
+            case UInt8(ascii: "f"): return .bool(false)
+            case UInt8(ascii: "n"): return .null
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                return (try? parse(String(decoding: bytes, as: UTF8.self))) ?? .string(String(decoding: bytes, as: UTF8.self))
+            default:
+                if let i = integer(bytes) { return .int(i) }
+                let s = String(decoding: bytes, as: UTF8.self)
+                return Double(s).map(Value.double) ?? .string(s)
             }
-            return JSONText.text(string)
-        case UInt8(ascii: "t"): return .bool(true)
-        case UInt8(ascii: "f"): return .bool(false)
-        case UInt8(ascii: "n"): return .null
-        case UInt8(ascii: "["), UInt8(ascii: "{"): return (try? parse(text)) ?? .string(text)
-        default:
-            if let i = Int64(text) { return .int(i) }
-            return Double(text).map(Value.double) ?? .string(text)
         }
+    }
+
+    /// A JSON integer read from its digits (nil when it is not one or does not fit).
+    @inline(__always)
+    private static func integer(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0, negative = false
+        if b.first == UInt8(ascii: "-") { negative = true; i = 1 }
+        guard i < b.count, b.count - i <= 18 else { return nil }
+        var v: Int64 = 0
+        while i < b.count {
+            let c = b[i]
+            guard c >= 48, c <= 57 else { return nil }
+            v = v * 10 + Int64(c - 48)
+            i += 1
+        }
+        return negative ? -v : v
     }
 
     /// A JSON scalar as `json_tree` reports it: its type name and its SQL atom.
@@ -545,12 +567,16 @@ enum JSONText {
 enum PersistDates {
     /// True for text in exactly the form Persist's DateFormatter writes.
     static func isPersistDate(_ s: String) -> Bool {
-        let u = s.utf8
-        guard u.count == 21 || u.count == 25 else { return false }
+        guard s.utf8.count == 21 || s.utf8.count == 25 else { return false }
         var s = s
-        return s.withUTF8 { b in
-            b[4] == 45 && b[7] == 45 && b[10] == 32 && b[13] == 58 && b[16] == 58 && b[19] == 32
-                && (b.count == 21 ? b[20] == 90 : (b[20] == 43 || b[20] == 45) && b[23] == 58)
-        }
+        return s.withUTF8 { isPersistDate($0) }
+    }
+
+    /// As ``isPersistDate(_:)``, on UTF-8 bytes.
+    @inline(__always)
+    static func isPersistDate(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard b.count == 21 || b.count == 25 else { return false }
+        return b[4] == 45 && b[7] == 45 && b[10] == 32 && b[13] == 58 && b[16] == 58 && b[19] == 32
+            && (b.count == 21 ? b[20] == 90 : (b[20] == 43 || b[20] == 45) && b[23] == 58)
     }
 }

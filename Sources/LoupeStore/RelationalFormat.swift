@@ -114,8 +114,7 @@ public enum RelationalFormat: StoreFormat {
                 let name = relationName(for: fk.column, otherColumns: columnNames)
                 let aliases = name == fk.column ? [] : [fk.column]
                 let r = builder.relation(name, of: t, aliases: aliases, foreignKeyAttribute: fk.column)
-                let graphSoFar = builder
-                guard let a = graphSoFar.existingAttribute(fk.column, of: t) else { continue }
+                guard let a = builder.existingAttribute(fk.column, of: t) else { continue }
                 let targetColumn = fk.target ?? (target.keyColumns.count == 1 ? target.keyColumns[0] : nil)
                 let lookup = builder.keyLookup(type: tt, attribute: targetColumn.flatMap { builder.existingAttribute($0, of: tt) },
                                                isKey: targetColumn == nil || target.keyColumns == [targetColumn!])

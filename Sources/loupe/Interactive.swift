@@ -62,6 +62,5 @@ enum Interactive {
             if case .key(.control("c")) = event, browser.focus != .repl { break }
             if !browser.handle(event) { break }
         }
-        _ = loadedStore
     }
 }
