@@ -63,19 +63,30 @@ extension Buffer {
         var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(w))\" height=\"\(Int(h))\" viewBox=\"0 0 \(Int(w)) \(Int(h))\">\n"
         out += "<rect width=\"100%\" height=\"100%\" fill=\"#1e1e1e\"/>\n"
         out += "<g font-family=\"DejaVu Sans Mono, Menlo, monospace\" font-size=\"14\" xml:space=\"preserve\">\n"
+        func colors(_ cell: Cell) -> (fg: String, bg: String) {
+            var fg = hex(cell.style.foreground, "#e5e5e5"), bg = hex(cell.style.background, "")
+            if cell.style.reverse { let t = fg; fg = bg.isEmpty ? "#1e1e1e" : bg; bg = t }
+            return (fg, bg)
+        }
         for y in 0..<height {
-            for x in 0..<width {
-                let cell = self[x, y]
-                var fg = hex(cell.style.foreground, "#e5e5e5"), bg = hex(cell.style.background, "")
-                if cell.style.reverse { let t = fg; fg = bg.isEmpty ? "#1e1e1e" : bg; bg = t }
+            // Backgrounds: one rectangle per run of cells with the same colour, edges crisp.
+            var x = 0
+            while x < width {
+                let bg = colors(self[x, y]).bg
+                var end = x + 1
+                while end < width, colors(self[end, y]).bg == bg { end += 1 }
                 if !bg.isEmpty {
                     let px = Double(x) * cellWidth, py = Double(y) * cellHeight
-                    out += "<rect x=\"\(px)\" y=\"\(py)\" width=\"\(cellWidth)\" height=\"\(cellHeight)\" fill=\"\(bg)\"/>\n"
+                    out += "<rect x=\"\(px)\" y=\"\(py)\" width=\"\(Double(end - x) * cellWidth)\" height=\"\(cellHeight)\" fill=\"\(bg)\" shape-rendering=\"crispEdges\"/>\n"
                 }
+                x = end
+            }
+            for x in 0..<width {
+                let cell = self[x, y]
                 if cell.text.isEmpty || cell.text == " " { continue }
                 let tx = Double(x) * cellWidth, ty = Double(y) * cellHeight + cellHeight * 0.78
                 let weight = cell.style.bold ? " font-weight=\"bold\"" : ""
-                out += "<text x=\"\(tx)\" y=\"\(ty)\" fill=\"\(fg)\"\(weight)>\(escape(cell.text))</text>\n"
+                out += "<text x=\"\(tx)\" y=\"\(ty)\" fill=\"\(colors(cell).fg)\"\(weight)>\(escape(cell.text))</text>\n"
             }
         }
         return out + "</g>\n</svg>\n"
