@@ -10,8 +10,9 @@ import LoupeModel
 /// Each column is an attribute. Each declared single-column foreign key is also a to-one relation,
 /// named after the column without a trailing `Id`, `ID` or `_id` (when the rest is not empty and
 /// names no other column) and reachable under the column's own name too. Views are read-only types
-/// keyed by row number. Text in columns declared `DATE`, `DATETIME` or `TIMESTAMP` that reads as
-/// an ISO date is a date.
+/// keyed by row number. In columns declared `DATE`, `DATETIME` or `TIMESTAMP`, text that reads as
+/// an ISO date is a date, and so is a number: seconds since 2001 in a Core Data store (one with a
+/// `Z_METADATA` table), Unix seconds anywhere else.
 public enum RelationalFormat: StoreFormat {
     public static let name = "SQLite"
 
@@ -83,6 +84,7 @@ public enum RelationalFormat: StoreFormat {
                 warnings.append("\(name): cannot read its columns (\(StoreError.from(error, path: nil).reason)); left out")
             }
         }
+        let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         var total = 0
         for s in sources { total += (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(s.name.quotedDatabaseIdentifier)")) ?? 0 }
         var done = 0
@@ -92,7 +94,7 @@ public enum RelationalFormat: StoreFormat {
         for source in sources {
             let t = builder.type(source.name, isReadOnly: source.isView)
             do {
-                try loadRows(db, source: source, type: t, builder: builder)
+                try loadRows(db, source: source, type: t, builder: builder, epoch: epoch)
                 loaded.append((source, t))
             } catch {
                 warnings.append("\(source.name): cannot read its rows (\(StoreError.from(error, path: nil).reason))")
@@ -141,7 +143,7 @@ public enum RelationalFormat: StoreFormat {
         return column
     }
 
-    private static func loadRows(_ db: Database, source: Source, type t: Int, builder: GraphBuilder) throws {
+    private static func loadRows(_ db: Database, source: Source, type t: Int, builder: GraphBuilder, epoch: Double) throws {
         let singleKey = source.keyColumns.count == 1 ? source.keyColumns[0] : nil
         let selectRowID = singleKey == nil && source.hasRowID
         let columnList = source.columns.map { $0.name.quotedDatabaseIdentifier }.joined(separator: ", ")
@@ -161,13 +163,13 @@ public enum RelationalFormat: StoreFormat {
             } else if singleKey != nil, let k = keyIndexes.first {
                 id = objectID(row[k + offset] as DatabaseValue) ?? .int(ordinal)
             } else if !keyIndexes.isEmpty {
-                id = .string(keyIndexes.map { ValueFormatter.plain(value(row[$0 + offset] as DatabaseValue, isDate: false)) }.joined(separator: "|"))
+                id = .string(keyIndexes.map { ValueFormatter.plain(value(row[$0 + offset] as DatabaseValue, isDate: false, epoch: epoch)) }.joined(separator: "|"))
             } else {
                 id = .int(ordinal)
             }
             let ref = builder.addObject(type: t, id: id)
             for (i, slot) in slots.enumerated() {
-                builder.set(value(row[i + offset] as DatabaseValue, isDate: dates[i]), type: t, row: Int(ref.row), attribute: slot)
+                builder.set(value(row[i + offset] as DatabaseValue, isDate: dates[i], epoch: epoch), type: t, row: Int(ref.row), attribute: slot)
             }
         }
     }
@@ -182,12 +184,18 @@ public enum RelationalFormat: StoreFormat {
         }
     }
 
-    /// A SQLite value as a model value; ISO text in a date column becomes a date.
-    static func value(_ v: DatabaseValue, isDate: Bool) -> Value {
+    /// Seconds since an epoch given in Unix time, exactly (Foundation keeps dates relative to 2001).
+    private static func date(seconds: Double, epoch: Double) -> Date {
+        epoch == DateText.referenceDateOffset ? Date(timeIntervalSinceReferenceDate: seconds) : Date(timeIntervalSince1970: seconds + epoch)
+    }
+
+    /// A SQLite value as a model value; ISO text, and seconds since `epoch` (in Unix time), in a
+    /// date column become dates.
+    static func value(_ v: DatabaseValue, isDate: Bool, epoch: Double) -> Value {
         switch v.storage {
         case .null: return .null
-        case .int64(let i): return .int(i)
-        case .double(let d): return .double(d)
+        case .int64(let i): return isDate ? .date(date(seconds: Double(i), epoch: epoch)) : .int(i)
+        case .double(let d): return isDate && d.isFinite ? .date(date(seconds: d, epoch: epoch)) : .double(d)
         case .string(let s):
             if isDate, let d = DateText.parse(s) { return .date(d) }
             return .string(s)

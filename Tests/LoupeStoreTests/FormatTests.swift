@@ -100,6 +100,17 @@ final class FormatTests: XCTestCase {
         }
     }
 
+    func testCoreDataTimestampsAreDatesSince2001() throws {
+        let path = try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite")
+        let graph = try LoadedStore.open(path).graph
+        let entries = try XCTUnwrap(graph.type(named: "ZJOURNALENTRY"))
+        let date = try XCTUnwrap(entries.attribute(named: "ZDATE"))
+        XCTAssertEqual(entries.attributes[date].kinds.subtracting(.null), .date)
+        let seconds = try DatabaseQueue(path: try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite"))
+            .read { try Double.fetchOne($0, sql: "SELECT ZDATE FROM ZJOURNALENTRY ORDER BY Z_PK LIMIT 1") } ?? 0
+        XCTAssertEqual(entries.value(row: 0, attribute: date), .date(Date(timeIntervalSinceReferenceDate: seconds)))
+    }
+
     func testWALRowsAreRead() throws {
         let path = try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite")
         let viaSQLite = try DatabaseQueue(path: try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite"))
