@@ -18,8 +18,8 @@ import LoupeModel
 /// Foundation parses them. For each type, one statement extracts every scalar key seen in a sample
 /// of its documents (`json -> '$."key"'`, one parse per document) and `json_remove` of the sampled
 /// keys returns whatever else a document holds, so no key is ever missed; keys that hold arrays or
-/// objects are split by `json_tree` and assembled here. Types are read on two connections in
-/// parallel while a third reads the relations.
+/// objects are split by `json_tree` and assembled here. Two connections read in parallel, the
+/// types' documents and the relations shared between them by estimated cost.
 public enum PersistFormat: StoreFormat {
     public static let name = "Persist"
 
@@ -72,30 +72,35 @@ public enum PersistFormat: StoreFormat {
         let counter = ProgressCounter(total: total, report: progress)
         clock.lap("types and sampled keys")
 
-        // Types go to two readers, balanced by object count; a third reads the relations.
+        // Two readers, one per core, share the work: each type's documents, and the relations,
+        // largest first to the less busy reader. A document costs about one unit per key, a
+        // relation row about one unit (measured on the sample).
+        let relationRows = try file.read { try Int.fetchOne($0, sql: "SELECT max(rowid) FROM relations") } ?? 0
+        var items: [(work: Int, weight: Int)] = types.indices.map { ($0, types[$0].count * (types[$0].scalarKeys.count + types[$0].nestedKeys.count * 3 + 1)) }
+        items.append((-1, relationRows))   // -1: the relations
         var groups: [[Int]] = [[], []]
         var weight = [0, 0]
-        for t in types.indices.sorted(by: { types[$0].count > types[$1].count }) {
+        for item in items.sorted(by: { $0.weight > $1.weight }) {
             let g = weight[0] <= weight[1] ? 0 : 1
-            groups[g].append(t)
-            weight[g] += types[t].count
+            groups[g].append(item.work)
+            weight[g] += item.weight
         }
         var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
         var edges = RawEdges()
         var failures: [Error] = []
         let lock = NSLock()
         let catalog = types
-        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
             do {
                 let reader = try file.makeReader()
                 try reader.read { db in
-                    if worker == 2 {
-                        let list = try readRelations(db)
-                        lock.lock(); edges = list; lock.unlock()
-                    } else {
-                        for t in groups[worker] {
-                            let result = try readDocuments(db, type: catalog[t], counter: counter)
-                            lock.lock(); documents[t] = result; lock.unlock()
+                    for work in groups[worker] {
+                        if work < 0 {
+                            let list = try readRelations(db)
+                            lock.lock(); edges = list; lock.unlock()
+                        } else {
+                            let result = try readDocuments(db, type: catalog[work], counter: counter)
+                            lock.lock(); documents[work] = result; lock.unlock()
                         }
                     }
                 }
@@ -104,7 +109,7 @@ public enum PersistFormat: StoreFormat {
             }
         }
         if let failure = failures.first { throw failure }
-        clock.lap("documents and relations (3 readers)")
+        clock.lap("documents and relations (2 readers)")
 
         // Objects and columns into the graph; then the keys the sample did not cover.
         let builder = GraphBuilder(formatName: name)
