@@ -20,7 +20,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "LoupeModel"),
-        .target(name: "LoupeStore", dependencies: ["LoupeModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", .product(name: "GRDB", package: "GRDB.swift")]),
+        // One process-wide SQLite setting that GRDB does not expose (see its header).
+        .target(name: "CSQLiteTuning", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "LoupeQuery", dependencies: ["LoupeModel"]),
         .target(name: "TerminalKit"),
         .target(name: "LoupeBrowser", dependencies: ["TerminalKit", "LoupeModel", "LoupeQuery"]),

@@ -1,3 +1,4 @@
+import CSQLiteTuning
 import Foundation
 import GRDB
 
@@ -61,9 +62,13 @@ public final class StoreFile {
         return bytes
     }
 
+    /// Process-wide SQLite settings, applied once before the first connection opens.
+    private static let configured: Void = { _ = loupe_sqlite_disable_memory_statistics() }()
+
     /// Opens `path` for reading only. Fails with a ``StoreError`` for a missing, unreadable,
     /// non-SQLite or locked file; never creates or changes a file at `path`.
     public static func openForReading(_ path: String) throws -> StoreFile {
+        _ = configured
         let header = try checkedHeader(path)
         var config = Configuration()
         config.readonly = true
@@ -102,6 +107,7 @@ public final class StoreFile {
 
     /// Opens (creating if needed) `path` for writing.
     public static func openForWriting(_ path: String) throws -> StoreFile {
+        _ = configured
         if FileManager.default.fileExists(atPath: path) {
             let attributes = try? FileManager.default.attributesOfItem(atPath: path)
             if (attributes?[.size] as? NSNumber)?.intValue ?? 0 > 0 { _ = try checkedHeader(path) }
