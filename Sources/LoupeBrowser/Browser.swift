@@ -13,7 +13,7 @@ public final class Browser {
     public private(set) var graph: ObjectGraph?
     public private(set) var session: ReplSession?
     /// What the status line says of the file: `library.sqlite · Persist`.
-    public let fileLabel: String
+    public private(set) var fileLabel: String
     public private(set) var formatName: String
     /// Types and counts known before the graph is (shown at once, with a progress bar).
     public var pendingTypes: [(name: String, count: Int)] = []
@@ -44,6 +44,8 @@ public final class Browser {
     let persistsHistory: Bool
     /// Rectangles of the last frame, for mouse clicks.
     var layout = Layout()
+    /// Opens and reloads stores for `.open` and `.reload` (the executable provides it).
+    public weak var host: SessionHost? { didSet { session?.host = host } }
 
     enum InputMode { case statement, search }
 
@@ -71,8 +73,11 @@ public final class Browser {
     public func attach(_ graph: ObjectGraph) {
         self.graph = graph
         self.formatName = graph.formatName
-        let session = ReplSession(graph: graph, mode: .table)
-        self.session = session
+        if session == nil || session!.engine.graph !== graph {
+            let session = ReplSession(graph: graph, mode: .table)
+            session.host = host
+            self.session = session
+        }
         progress = nil
         pendingTypes = []
         typeSelection = 0
@@ -403,7 +408,13 @@ public final class Browser {
         if session.wantsQuit { wantsQuit = true; return }
         if line.trimmingCharacters(in: .whitespaces).hasPrefix(".") {
             replOutput.append(contentsOf: reply.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(reply.output.hasSuffix("\n") ? 1 : 0))
-            if line.contains(".open") || line.contains(".rel"), session.engine.graph !== graph { attach(session.engine.graph) }
+            if session.engine.graph !== graph {   // after .open or .reload
+                if case .dotCommand(let name, let arguments, _)? = try? Parser.parse(line), "open".hasPrefix(name.lowercased()),
+                   let path = arguments.first {
+                    fileLabel = URL(fileURLWithPath: path).lastPathComponent
+                }
+                attach(session.engine.graph)
+            }
             trimOutput()
             return
         }

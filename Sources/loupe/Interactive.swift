@@ -25,6 +25,8 @@ enum Interactive {
         let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: format.name,
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
+        let host = StoreHost(path: path)
+        browser.host = host
         browser.pendingTypes = types
         browser.progress = (0, types.reduce(0) { $0 + max(0, $1.count) })
         let box = LoadBox()

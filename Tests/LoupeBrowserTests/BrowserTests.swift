@@ -1,6 +1,7 @@
 import Foundation
 import LoupeBrowser
 import LoupeModel
+import LoupeQuery
 import LoupeStore
 import TerminalKit
 import LoupeTestSupport
@@ -163,6 +164,23 @@ final class BrowserTests: XCTestCase {
         XCTAssertFalse(b.wantsQuit, "q first closes the query's view")
         _ = b.play(try PlayScript.parse("q"), width: 100, height: 30)
         XCTAssertTrue(b.wantsQuit)
+    }
+
+    /// Opens stores for `.open` the way the executable does.
+    final class Host: SessionHost {
+        func open(path: String) throws -> ObjectGraph { try LoadedStore.open(path).graph }
+        func reload() throws -> ObjectGraph { BrowserTests.chinook }
+    }
+
+    func testOpenAnotherStoreFromTheRepl() throws {
+        let host = Host()
+        let b = browser(Self.chinook)
+        b.host = host
+        let sample = try Shared.temporaryPath("other.sqlite")
+        try SampleGenerator.generate(path: sample, objects: 100, seed: 1)
+        let s = b.play(try PlayScript.parse(":.open \(sample)"), width: 100, height: 30)
+        XCTAssertTrue(s.text.contains("other.sqlite · Persist · 7 types · 100 objects"), s.text)
+        XCTAssertTrue(s.text.contains("Publisher"), s.text)
     }
 
     func testLineEditingHistoryAndCompletion() throws {
