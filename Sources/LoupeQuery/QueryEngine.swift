@@ -170,6 +170,7 @@ enum SortKeys {
     /// numbers numerically across int and double, strings by Unicode scalars), reversed for a
     /// descending key. Values that order the same share a rank.
     static func denseRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int) {
+        if let strings = stringRanks(column, ascending: ascending) { return strings }
         var codes = [Int32](repeating: 0, count: column.count)
         var index: [Value: Int32] = [:]
         var uniques: [Value] = []
@@ -180,14 +181,7 @@ enum SortKeys {
             uniques.append(v)
             codes[i] = c
         }
-        let sorted: [Int]
-        let strings = uniques.compactMap { if case .string(let s) = $0 { return s } else { return nil } }
-        if strings.count == uniques.count {
-            // Plain strings (the common case): UTF-8 byte order is Unicode scalar order.
-            sorted = strings.indices.sorted { strings[$0].utf8.lexicographicallyPrecedes(strings[$1].utf8) }
-        } else {
-            sorted = uniques.indices.sorted { ValueSemantics.sortOrder(uniques[$0], uniques[$1]) == .orderedAscending }
-        }
+        let sorted = uniques.indices.sorted { ValueSemantics.sortOrder(uniques[$0], uniques[$1]) == .orderedAscending }
         var rankOfCode = [Int32](repeating: 0, count: uniques.count)
         var rank: Int32 = 0
         for (n, code) in sorted.enumerated() {
@@ -197,6 +191,37 @@ enum SortKeys {
         let distinct = uniques.isEmpty ? 0 : Int(rank) + 1
         for i in codes.indices {
             let r = rankOfCode[Int(codes[i])]
+            codes[i] = ascending ? r : Int32(distinct - 1) - r
+        }
+        return (codes, distinct)
+    }
+
+    /// Ranks of a column of strings and nulls (the common case for text), hashed and compared as
+    /// strings rather than as values: nulls first, then UTF-8 byte order (Unicode scalar order).
+    static func stringRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int)? {
+        var codes = [Int32](repeating: -1, count: column.count)
+        var index: [String: Int32] = [:]
+        var uniques: [String] = []
+        var hasNull = false
+        for (i, v) in column.enumerated() {
+            switch v {
+            case .string(let s):
+                if let c = index[s] { codes[i] = c; continue }
+                let c = Int32(uniques.count)
+                index[s] = c
+                uniques.append(s)
+                codes[i] = c
+            case .null: hasNull = true
+            default: return nil
+            }
+        }
+        let order = uniques.indices.sorted { ValueSemantics.compareScalars(uniques[$0], uniques[$1]) == .orderedAscending }
+        var rankOfCode = [Int32](repeating: 0, count: uniques.count)
+        let base: Int32 = hasNull ? 1 : 0
+        for (rank, code) in order.enumerated() { rankOfCode[code] = base + Int32(rank) }
+        let distinct = uniques.count + Int(base)
+        for i in codes.indices {
+            let r = codes[i] < 0 ? 0 : rankOfCode[Int(codes[i])]
             codes[i] = ascending ? r : Int32(distinct - 1) - r
         }
         return (codes, distinct)
