@@ -135,12 +135,10 @@ public struct Lexer {
             break
         }
         let two = peek(1).map { String(c) + String($0) } ?? ""
-        if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "+="].contains(two) {
-            if two == "+=" || two == "-=" { i += 2; return token(.symbol(two)) }
+        if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "+=", "-="].contains(two) {
             i += 2
             return token(.symbol(two))
         }
-        if two == "-=" { i += 2; return token(.symbol("-=")) }
         if "=<>!+-*/(){},.:;".unicodeScalars.contains(c) {
             i += 1
             return token(.symbol(String(c)))
