@@ -44,6 +44,14 @@ final class BrowserTests: XCTestCase {
         try assertGolden(try screen(Self.chinook, ""), "chinook-start")
     }
 
+    func testFirstScreenOfTheSampleStore() throws {
+        // Book (the fourth type in store order), second row: attributes and relations in the detail pane.
+        let s = try screen(Self.sample, "<S-Tab> j j j <Tab> j")
+        try assertGolden(s, "sample-book")
+        XCTAssertTrue(s.text.contains("→ author  Author #"), s.text)
+        XCTAssertTrue(s.text.contains("Persist"), s.text)
+    }
+
     func testFollowRelationAndBacklink() throws {
         // Album #3 → detail → Artist relation → Artist #2 → its backlink list of albums.
         let s = try screen(Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>")
