@@ -291,11 +291,16 @@ final class Compiler {
         var isCollection = false
         var stepFunctions: [(Value) -> Operand] = []
         var start: ((Value, Environment) -> Value)? = nil
+        // A chain of to-one relations ending in an attribute (`book.author.born`) is also compiled
+        // to a loop over the adjacency tables, with no intermediate operands.
+        var chain: [(columns: [[Value]?], relations: [RelationColumn?])] = []
+        var isChain = true
 
         for (index, step) in p.steps.enumerated() {
             let isLast = index == p.steps.count - 1
             switch step {
             case .variable(let name):
+                isChain = false
                 guard let v = variables[name.text] else {
                     throw QueryError("unknown variable '$\(name.text)'", at: name.range, hint: "variables come from SUBQUERY(collection, $x, …)")
                 }
@@ -303,6 +308,7 @@ final class Compiler {
                 start = { _, e in e.variables[slot] }
                 candidates = v.types
             case .id:
+                isChain = false
                 stepFunctions.append { v in
                     if case .reference(let r) = v { return .one(graph.id(of: r).value) }
                     if case .object(let o) = v { return .one(o["id"] ?? .null) }
@@ -310,12 +316,14 @@ final class Compiler {
                 }
                 candidates = nil
             case .type:
+                isChain = false
                 stepFunctions.append { v in
                     if case .reference(let r) = v { return .one(.string(tables[Int(r.type)].name.rawValue)) }
                     return .one(.null)
                 }
                 candidates = nil
             case .links(let typeName, let relationName):
+                isChain = false
                 let source = try resolveType(typeName)
                 guard let r = source.relation(named: relationName.text) else {
                     throw QueryError("unknown relation '\(relationName.text)' on \(source.name)", at: relationName.range,
@@ -373,11 +381,18 @@ final class Compiler {
                 var relationByType: [RelationColumn?] = []
                 for (t, resolution) in resolutions.enumerated() {
                     switch resolution {
-                    case .attribute(let a): columnByType.append(tables[t].attributes[a].values); relationByType.append(nil)
-                    case .relation(let r, _): columnByType.append(nil); relationByType.append(tables[t].relations[r])
+                    case .attribute(let a):
+                        columnByType.append(tables[t].attributes[a].values)
+                        relationByType.append(nil)
+                        if !isLast { isChain = false }   // a nested value is walked by the general steps
+                    case .relation(let r, let toMany):
+                        columnByType.append(nil)
+                        relationByType.append(tables[t].relations[r])
+                        if toMany { isChain = false }
                     case .none: columnByType.append(nil); relationByType.append(nil)
                     }
                 }
+                chain.append((columnByType, relationByType))
                 stepFunctions.append { v in
                     switch v {
                     case .reference(let ref):
@@ -422,6 +437,26 @@ final class Compiler {
                 }
             }
             return current
+        }
+        if isChain, start == nil, p.aggregate == nil, chain.count > 1 {
+            let hops = chain.dropLast().map(\.relations)
+            let last = chain[chain.count - 1]
+            let general = evaluate
+            return CompiledPath(evaluate: { v, e in
+                guard case .reference(var ref) = v else { return general(v, e) }   // not an object: nested values
+                for relations in hops {
+                    guard let relation = relations[Int(ref.type)] else { return .one(.null) }
+                    let row = Int(ref.row)
+                    let lo = Int(relation.offsets[row])
+                    if lo == Int(relation.offsets[row + 1]) { return .one(.null) }
+                    ref = relation.targets[lo]
+                }
+                if let column = last.columns[Int(ref.type)] { return .one(column[Int(ref.row)]) }
+                if let relation = last.relations[Int(ref.type)] {
+                    return .one(relation.targets(of: Int(ref.row)).first.map { .reference($0) } ?? .null)
+                }
+                return .one(.null)
+            }, isCollection: isCollection, elementTypes: candidates)
         }
         if let aggregate = p.aggregate {
             let inner = evaluate
