@@ -305,7 +305,7 @@ public final class Browser {
         case .projection(let cols, let rows, let refs):
             let order = rows.indices.sorted { a, b in
                 let x = rows[a][sheet.column], y = rows[b][sheet.column]
-                let o = ValueSort.order(x, y)
+                let o = ValueSemantics.sortOrder(x, y)
                 return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
             }
             updateCurrent {
@@ -314,7 +314,7 @@ public final class Browser {
             }
         case .frequency(let column, let rows, let source):
             let order = rows.indices.sorted { a, b in
-                let o = sheet.column == 0 ? ValueSort.order(rows[a].key, rows[b].key) : ValueSort.order(.int(Int64(rows[a].count)), .int(Int64(rows[b].count)))
+                let o = sheet.column == 0 ? ValueSemantics.sortOrder(rows[a].key, rows[b].key) : ValueSemantics.sortOrder(.int(Int64(rows[a].count)), .int(Int64(rows[b].count)))
                 return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
             }
             updateCurrent { $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source); $0.selection = 0 }
@@ -427,23 +427,14 @@ public final class Browser {
             push(Sheet(content: .projection(columns: columns, rows: rows, refs: refs), crumb: line))
             replOutput.append("\(rows.count) rows")
             focus = .records
-        case .groups(let key, let rows)?:
-            let source = (try? session.engine.run(Self.groupSource(line), currentType: session.currentType)).flatMap { r -> [ObjectRef]? in
-                if case .objects(_, let refs) = r { return refs } else { return nil }
-            } ?? []
-            push(Sheet(content: .frequency(column: key, rows: rows, source: source), crumb: line))
+        case .groups(let key, let rows, let objects)?:
+            push(Sheet(content: .frequency(column: key, rows: rows, source: objects), crumb: line))
             replOutput.append("\(rows.count) groups")
             focus = .records
         default:
             replOutput.append(contentsOf: reply.output.split(separator: "\n").map(String.init))
         }
         trimOutput()
-    }
-
-    /// `Book where x group by y limit 3` → `Book where x`: the objects a frequency table counts.
-    static func groupSource(_ line: String) -> String {
-        guard let range = line.range(of: " group by ", options: [.caseInsensitive, .backwards]) else { return line }
-        return String(line[..<range.lowerBound])
     }
 
     func trimOutput() { if replOutput.count > 500 { replOutput.removeFirst(replOutput.count - 500) } }
@@ -518,17 +509,5 @@ public final class Browser {
                 inputMode = .statement
             }
         }
-    }
-}
-
-/// The total order of values used to sort views (null first), from the query language.
-enum ValueSort {
-    static func order(_ a: Value, _ b: Value) -> ComparisonResult {
-        if a == b { return .orderedSame }
-        if a.isNull { return .orderedAscending }
-        if b.isNull { return .orderedDescending }
-        if let x = a.numeric, let y = b.numeric { return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame }
-        let x = ValueFormatter.plain(a), y = ValueFormatter.plain(b)
-        return x.utf8.lexicographicallyPrecedes(y.utf8) ? .orderedAscending : .orderedDescending
     }
 }

@@ -53,7 +53,7 @@ final class Environment {
 /// The comparisons and orderings of QUERY.md over values of any kinds: numbers across int and
 /// double, dates against date text, references against keys, null equal to null and to nothing
 /// else, and every ordering across unrelated kinds false.
-enum ValueSemantics {
+public enum ValueSemantics {
     /// Folds a string as the modifier asks: `[c]` lower-cases, `[d]` drops diacritics.
     @inline(__always)
     static func fold(_ s: String, _ options: ComparisonOptions) -> String {
@@ -119,7 +119,7 @@ enum ValueSemantics {
     }
 
     /// A total order for sorting: null first, then booleans, numbers, strings, dates, data, the rest.
-    static func sortOrder(_ a: Value, _ b: Value) -> ComparisonResult {
+    public static func sortOrder(_ a: Value, _ b: Value) -> ComparisonResult {
         let ra = rank(a), rb = rank(b)
         if ra != rb { return ra < rb ? .orderedAscending : .orderedDescending }
         if let o = order(a, b, []) { return o }

@@ -111,7 +111,7 @@ extension QueryResult {
             return ResultTable(columns: columns, rows: rows.map { $0.map { keys($0, graph) } })
         case .count(let n):
             return ResultTable(columns: ["count"], rows: [[.int(Int64(n))]])
-        case .groups(_, let rows):
+        case .groups(_, let rows, _):
             return ResultTable(columns: ["key", "count"], rows: rows.map { [keys($0.key, graph), .int(Int64($0.count))] })
         case .message(let text):
             return ResultTable(columns: ["message"], rows: [[.string(text)]])

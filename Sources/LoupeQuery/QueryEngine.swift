@@ -9,8 +9,8 @@ public enum QueryResult {
     case projection(columns: [String], rows: [[Value]], refs: [ObjectRef])
     /// A `count`.
     case count(Int)
-    /// A `group by` frequency table, most frequent first, ties by key.
-    case groups(key: String, rows: [(key: Value, count: Int)])
+    /// A `group by` frequency table, most frequent first, ties by key, with the objects it counted.
+    case groups(key: String, rows: [(key: Value, count: Int)], objects: [ObjectRef])
     /// Text from a dot-command.
     case message(String)
 }
@@ -73,7 +73,7 @@ public final class QueryEngine {
                 case .distinct: break
                 }
             }
-            return .groups(key: by.description, rows: rows)
+            return .groups(key: by.description, rows: rows, objects: refs)
         case .mutation(let m):
             throw QueryError("changing data is not available yet", at: mutationRange(m),
                              hint: "edits (update, insert, delete) are staged by the editing layer, which is not built yet")
@@ -102,8 +102,7 @@ public final class QueryEngine {
         } else if let currentType {
             type = currentType
         } else {
-            let range = query.predicate.map { _ in SourceRange(0, 1) } ?? SourceRange(0, 1)
-            throw QueryError("a bare predicate needs a type", at: range, hint: "start with a type, like `Book where …`")
+            throw QueryError("a bare predicate needs a type", at: SourceRange(0, 1), hint: "start with a type, like `Book where …`")
         }
         var refs = try filter(type, query.predicate, compiler)
         for clause in query.clauses {

@@ -25,11 +25,18 @@ public final class StoreFile {
 
     /// Another read-only connection to the same file, for reading in parallel.
     func makeReader() throws -> DatabaseQueue {
+        do {
+            return try DatabaseQueue(path: openedPath, configuration: StoreFile.readOnly(label: "loupe.read.parallel"))
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Read-only, waiting up to 2 s for a writer's lock before reporting the file locked.
+    private static func readOnly(label: String) -> Configuration {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .timeout(2)
-        config.label = "loupe.read.parallel"
-        do { return try DatabaseQueue(path: openedPath, configuration: config) } catch { throw StoreError.from(error, path: path) }
+        config.label = label
+        return config
     }
 
     deinit {
@@ -70,10 +77,7 @@ public final class StoreFile {
     public static func openForReading(_ path: String) throws -> StoreFile {
         _ = configured
         let header = try checkedHeader(path)
-        var config = Configuration()
-        config.readonly = true
-        config.busyMode = .timeout(2)
-        config.label = "loupe.read"
+        let config = readOnly(label: "loupe.read")
         let isWAL = header[18] == 2 || header[19] == 2
         do {
             if isWAL {
