@@ -45,19 +45,7 @@ public final class QueryEngine {
             base.clauses = []
             let (type, refs) = try select(base, currentType: currentType, compiler: compiler)
             let key = try compiler.compilePath(by, on: [type.index])
-            let env = Environment(slots: compiler.slotCount)
-            var counts: [Value: Int] = [:]
-            var order: [Value] = []
-            for ref in refs {
-                let operand = key.evaluate(.reference(ref), env)
-                let keys = key.isCollection ? operand.elements : [operand.value]
-                for k in keys {
-                    let k = normalizedKey(k)
-                    if let n = counts[k] { counts[k] = n + 1 } else { counts[k] = 1; order.append(k) }
-                }
-            }
-            var rows = order.map { (key: $0, count: counts[$0]!) }
-            rows.sort { a, b in a.count != b.count ? a.count > b.count : ValueSemantics.sortOrder(a.key, b.key) == .orderedAscending }
+            var rows = frequencyTable(refs, key: key, env: Environment(slots: compiler.slotCount), eachElement: true)
             for clause in query.clauses {
                 switch clause {
                 case .limit(let n, let offset): rows = Array(rows.dropFirst(offset).prefix(n))
@@ -80,6 +68,21 @@ public final class QueryEngine {
         case .dotCommand(let name, _, let range):
             throw QueryError("'.\(name)' is not a query", at: range, hint: "dot-commands run in the REPL")
         }
+    }
+
+    /// Counts the values of `key` over `refs`: most frequent first, ties by value; references count
+    /// as their keys. With `eachElement`, a collection counts each of its elements (`group by`).
+    private func frequencyTable(_ refs: [ObjectRef], key: Compiler.CompiledPath, env: Environment,
+                                eachElement: Bool) -> [(key: Value, count: Int)] {
+        var counts: [Value: Int] = [:]
+        for ref in refs {
+            let operand = key.evaluate(.reference(ref), env)
+            for k in (eachElement && key.isCollection ? operand.elements : [operand.value]) {
+                counts[normalizedKey(k), default: 0] += 1
+            }
+        }
+        return counts.map { (key: $0.key, count: $0.value) }
+            .sorted { $0.count != $1.count ? $0.count > $1.count : ValueSemantics.sortOrder($0.key, $1.key) == .orderedAscending }
     }
 
     /// References become their keys so that results print without the graph.
@@ -256,15 +259,7 @@ extension QueryEngine {
     public func frequencies(_ refs: [ObjectRef], of column: String) throws -> [(key: Value, count: Int)] {
         let compiler = Compiler(graph: graph)
         let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))
-        let env = Environment(slots: 0)
-        var counts: [Value: Int] = [:]
-        for ref in refs {
-            var v = key.evaluate(.reference(ref), env).value
-            if case .reference(let r) = v { v = graph.id(of: r).value }
-            counts[v, default: 0] += 1
-        }
-        return counts.map { (key: $0.key, count: $0.value) }
-            .sorted { $0.count != $1.count ? $0.count > $1.count : ValueSemantics.sortOrder($0.key, $1.key) == .orderedAscending }
+        return frequencyTable(refs, key: key, env: Environment(slots: 0), eachElement: false)
     }
 
     /// The objects whose column equals `value` (a frequency table row opened).
