@@ -49,17 +49,10 @@ struct Types: ParsableCommand {
 
     func run() throws {
         let loaded = try store.load()
-        let rows = loaded.graph.types.map { ($0.name.rawValue, $0.count) }
-        switch format {
-        case .json, .ndjson:
-            let items = rows.map { name, count -> String in
-                var s = "{\"name\": "; ValueFormatter.writeJSONString(name, to: &s); return s + ", \"count\": \(count)}"
-            }
-            print(format == .json ? "[" + items.joined(separator: ", ") + "]" : items.joined(separator: "\n"))
-        default:
-            let table = ResultTable(columns: ["type", "count"], rows: rows.map { [.string($0.0), .int(Int64($0.1))] })
-            print(table.render(format), terminator: "")
-        }
+        let rows: [[Value]] = loaded.graph.types.map { [.string($0.name.rawValue), .int(Int64($0.count))] }
+        // JSON objects are `{"name": …, "count": …}`; tables head the first column `type`.
+        let json = format == .json || format == .ndjson
+        print(ResultTable(columns: [json ? "name" : "type", "count"], rows: rows).render(format), terminator: "")
     }
 }
 
