@@ -4,7 +4,8 @@ import PackageDescription
 /// Loupe: a terminal browser and REPL for persisted object graphs.
 ///
 /// Dependencies point one way (see ARCHITECTURE.md):
-/// LoupeModel ← LoupeStore, LoupeQuery; TerminalKit ← LoupeBrowser, NcursesBackend; all ← loupe.
+/// DisplayText ← LoupeModel, TerminalKit; LoupeModel ← LoupeStore, LoupeQuery;
+/// TerminalKit ← LoupeBrowser, NcursesBackend; all ← loupe.
 let package = Package(
     name: "Loupe",
     platforms: [.macOS(.v13)],
@@ -19,27 +20,31 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
-        .target(name: "LoupeModel"),
-        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", .product(name: "GRDB", package: "GRDB.swift")]),
-        // One process-wide SQLite setting that GRDB does not expose (see its header).
+        // The one escaping and width rule for text on a terminal (depends on nothing).
+        .target(name: "DisplayText"),
+        .target(name: "LoupeModel", dependencies: ["DisplayText"]),
+        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Process-wide SQLite settings that GRDB does not expose (see its header).
         .target(name: "CSQLiteTuning", linkerSettings: [.linkedLibrary("sqlite3")]),
-        .target(name: "LoupeQuery", dependencies: ["LoupeModel"]),
-        .target(name: "TerminalKit"),
-        .target(name: "LoupeBrowser", dependencies: ["TerminalKit", "LoupeModel", "LoupeQuery"]),
+        // What a signal handler must do (restore the terminal, remove private copies), in C.
+        .target(name: "CSignalSafety"),
+        .target(name: "LoupeQuery", dependencies: ["LoupeModel", "DisplayText"]),
+        .target(name: "TerminalKit", dependencies: ["DisplayText"]),
+        .target(name: "LoupeBrowser", dependencies: ["TerminalKit", "LoupeModel", "LoupeQuery", "DisplayText"]),
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
-        .target(name: "NcursesBackend", dependencies: ["CNcurses", "TerminalKit"]),
+        .target(name: "NcursesBackend", dependencies: ["CNcurses", "CSignalSafety", "TerminalKit"]),
         .executableTarget(name: "loupe", dependencies: [
             "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeBrowser", "NcursesBackend",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Helpers every test target shares (the shared/ folder, temp files).
         .target(name: "LoupeTestSupport", path: "Tests/LoupeTestSupport"),
-        .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel"]),
+        .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel", "DisplayText"]),
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeTestSupport"]),
-        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "TerminalKit", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeTestSupport"],
+        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

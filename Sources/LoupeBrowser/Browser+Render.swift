@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import LoupeModel
 import LoupeQuery
@@ -41,7 +42,7 @@ extension Browser {
         var parts = stack.map(\.crumb)
         if let graph, let ref = selectedObject { parts.append(graph.label(of: ref)) }
         let text = parts.isEmpty ? "Loupe" : parts.joined(separator: " › ")
-        buffer.put(" " + TextWidth.truncate(text, to: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)
+        buffer.put(" " + DisplayText.fit(text, width: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)
     }
 
     private func paneBlock(_ buffer: inout Buffer, _ area: Rect, _ title: String, _ pane: Pane) -> Rect {
@@ -59,7 +60,7 @@ extension Browser {
         for (i, row) in rows.enumerated().dropFirst(typeTop).prefix(inner.height) {
             let y = inner.y + i - typeTop
             let count = row.1 < 0 ? "…" : String(row.1)
-            let name = TextWidth.pad(row.0, to: max(1, inner.width - count.count - 1))
+            let name = DisplayText.pad(row.0, to: max(1, inner.width - count.count - 1))
             let selected = i == typeSelection && graph != nil
             let style = selected ? (focus == .types ? theme.selection : theme.selectionUnfocused) : Style.plain
             buffer.put(name + " " + count, x: inner.x, y: y, style: style, maxWidth: inner.width)
@@ -78,7 +79,7 @@ extension Browser {
         case .object(let o):
             return "{" + o.members.prefix(3).map { "\($0.key): \(cellText($0.value))" }.joined(separator: ", ") + (o.members.count > 3 ? ", …" : "") + "}"
         case .data(let d): return "<\(d.count) bytes>"
-        default: return TextWidth.visible(ValueFormatter.plain(v))
+        default: return DisplayText.escaped(ValueFormatter.plain(v))
         }
     }
 
@@ -102,7 +103,7 @@ extension Browser {
             }
             return
         }
-        let title = "\(TextWidth.truncate(sheet.crumb, to: max(8, area.width - 20))) (\(sheet.count))"
+        let title = "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.count))"
         let inner = paneBlock(&buffer, area, title, .records)
         guard inner.height >= 2, inner.width >= 4 else { return }
         let bodyHeight = inner.height - 1
@@ -112,8 +113,8 @@ extension Browser {
         let visibleRows = Array(sheet.top..<min(sheet.count, sheet.top + bodyHeight))
         // Widths from the header and the visible rows only.
         func width(of column: Int) -> Int {
-            var w = TextWidth.of(columns[column])
-            for row in visibleRows { w = max(w, TextWidth.of(cellText(sheet.value(row: row, column: column, graph: graph)))) }
+            var w = DisplayText.width(of: columns[column])
+            for row in visibleRows { w = max(w, DisplayText.width(of: cellText(sheet.value(row: row, column: column, graph: graph)))) }
             return min(max(w, 2), max(8, inner.width / 2), 40)
         }
         // Scroll right until the current column is visible.
@@ -136,7 +137,7 @@ extension Browser {
         for (c, cw) in shown {
             var style = theme.header
             if c == sheet.column { style.underline = true }
-            buffer.put(TextWidth.pad(columns[c], to: cw), x: x, y: inner.y, style: style, maxWidth: cw)
+            buffer.put(DisplayText.pad(columns[c], to: cw), x: x, y: inner.y, style: style, maxWidth: cw)
             x += cw + 1
         }
         if sheet.firstColumn > 0 { buffer.put("<", x: inner.x, y: inner.y, style: theme.dim) }
@@ -148,9 +149,9 @@ extension Browser {
             x = inner.x
             for (c, cw) in shown {
                 let v = sheet.value(row: row, column: c, graph: graph)
-                let text = TextWidth.truncate(cellText(v), to: cw)
+                let text = DisplayText.fit(cellText(v), width: cw)
                 let numeric = v.numeric != nil
-                let padded = numeric ? String(repeating: " ", count: max(0, cw - TextWidth.of(text))) + text : TextWidth.pad(text, to: cw)
+                let padded = numeric ? String(repeating: " ", count: max(0, cw - DisplayText.width(of: text))) + text : DisplayText.pad(text, to: cw)
                 var style = selected ? (focus == .records ? theme.selection : theme.selectionUnfocused) : cellStyle(v)
                 if selected && c == sheet.column { style.bold = true }
                 buffer.put(padded, x: x, y: y, style: style, maxWidth: cw)
@@ -171,10 +172,10 @@ extension Browser {
         layout.detailBody = inner
         guard inner.height > 0, inner.width > 4 else { return }
         var lines: [(text: String, style: Style, link: Int?)] = []
-        let nameWidth = min(16, (table.attributes.map { TextWidth.of($0.name) }.max() ?? 4))
+        let nameWidth = min(16, (table.attributes.map { DisplayText.width(of: $0.name) }.max() ?? 4))
         for (a, attribute) in table.attributes.enumerated() {
             let v = table.value(row: Int(ref.row), attribute: a)
-            lines.append((TextWidth.pad(attribute.name, to: nameWidth) + " " + cellText(v), cellStyle(v), nil))
+            lines.append((DisplayText.pad(attribute.name, to: nameWidth) + " " + cellText(v), cellStyle(v), nil))
         }
         let links = detailLinks()
         let relationCount = table.relations.count
@@ -204,7 +205,7 @@ extension Browser {
                 style = theme.selection
                 buffer.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: style)
             }
-            buffer.put(TextWidth.truncate(line.text, to: inner.width), x: inner.x, y: y, style: style, maxWidth: inner.width)
+            buffer.put(DisplayText.fit(line.text, width: inner.width), x: inner.x, y: y, style: style, maxWidth: inner.width)
         }
     }
 
@@ -215,7 +216,7 @@ extension Browser {
         let outputHeight = inner.height - 1
         for (i, line) in replOutput.suffix(outputHeight).enumerated() {
             let isError = line.hasPrefix("error:") || line.contains("^")
-            buffer.put(TextWidth.truncate(line, to: inner.width), x: inner.x, y: inner.y + i, style: isError ? theme.error : .plain, maxWidth: inner.width)
+            buffer.put(DisplayText.fit(line, width: inner.width), x: inner.x, y: inner.y + i, style: isError ? theme.error : .plain, maxWidth: inner.width)
         }
         let prompt = inputMode == .search && focus == .repl ? "/" : "loupe> "
         let y = inner.maxY - 1
@@ -224,13 +225,13 @@ extension Browser {
         let chars = editor.characters
         // Scroll the input so the cursor stays visible.
         var start = 0
-        while TextWidth.of(String(chars[start..<editor.cursor])) > available, start < editor.cursor { start += 1 }
+        while DisplayText.width(of: String(chars[start..<editor.cursor])) > available, start < editor.cursor { start += 1 }
         var x = inner.x + prompt.count
         let styles = inputMode == .statement ? highlight(editor.text) : Array(repeating: Style.plain, count: chars.count)
         var cursorX = x
         for (i, ch) in chars.enumerated().dropFirst(start) {
             if i == editor.cursor { cursorX = x }
-            let w = TextWidth.of(ch)
+            let w = DisplayText.width(of: ch)
             if x + w > inner.maxX { break }
             x += buffer.put(String(ch), x: x, y: y, style: i < styles.count ? styles[i] : .plain)
         }
@@ -286,14 +287,14 @@ extension Browser {
         parts.append("no pending changes")
         let left = " " + parts.joined(separator: " · ")
         let used = buffer.put(left, x: 0, y: y, style: theme.status, maxWidth: width)
-        let right = message.isEmpty ? "? help  q quit " : TextWidth.visible(message) + " "
-        let rw = min(TextWidth.of(right), max(0, width - used - 2))
-        if rw > 0 { buffer.put(TextWidth.truncate(right, to: rw), x: width - rw, y: y, style: theme.status, maxWidth: rw) }
+        let right = message.isEmpty ? "? help  q quit " : DisplayText.escaped(message) + " "
+        let rw = min(DisplayText.width(of: right), max(0, width - used - 2))
+        if rw > 0 { buffer.put(DisplayText.fit(right, width: rw), x: width - rw, y: y, style: theme.status, maxWidth: rw) }
     }
 
     private func renderHelp(_ buffer: inout Buffer) {
         let lines = KeyMap.helpLines
-        let w = min(buffer.width - 4, (lines.map { TextWidth.of($0) }.max() ?? 40) + 4)
+        let w = min(buffer.width - 4, (lines.map { DisplayText.width(of: $0) }.max() ?? 40) + 4)
         let h = min(buffer.height - 2, lines.count + 2)
         let area = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
         buffer.fill(area)

@@ -1,3 +1,4 @@
+import DisplayText
 import LoupeModel
 import TerminalKit
 
@@ -58,8 +59,8 @@ extension Browser {
         graphSelection = max(0, min(graphSelection, nodes.count - 1))
         let columnWidth = (inner.width - 2) / 3
         let centerX = inner.x + columnWidth + 1
-        let label = TextWidth.truncate(graph.label(of: origin), to: columnWidth - 4)
-        let boxWidth = TextWidth.of(label) + 4
+        let label = DisplayText.fit(graph.label(of: origin), width: columnWidth - 4)
+        let boxWidth = DisplayText.width(of: label) + 4
         let centerY = inner.y + inner.height / 2 - 1
         let boxX = centerX + (columnWidth - boxWidth) / 2
         _ = drawBlock(&buffer, Rect(x: boxX, y: centerY, width: boxWidth, height: 3), title: "", style: theme.header)
@@ -78,14 +79,14 @@ extension Browser {
                 let y = top + i
                 let indent = item.node.depth * 2
                 let textWidth = columnWidth - 4 - indent
-                let text = TextWidth.truncate(item.node.text, to: max(4, textWidth))
+                let text = DisplayText.fit(item.node.text, width: max(4, textWidth))
                 let selected = item.offset == graphSelection
                 let style = selected ? theme.selection : (item.node.depth == 0 ? theme.relation : Style.plain)
                 if left {
                     let x = inner.x + indent
                     buffer.put(text, x: x, y: y, style: style)
                     if item.node.depth == 0 {
-                        let end = x + TextWidth.of(text) + 1
+                        let end = x + DisplayText.width(of: text) + 1
                         if stemX > end { buffer.put(String(repeating: "─", count: stemX - end), x: end, y: y, style: theme.border) }
                     }
                 } else {

@@ -1,3 +1,4 @@
+import DisplayText
 import TerminalKit
 
 /// Everything the browser can be asked to do, by verb-noun name (VisiData's design). Keys are
@@ -82,7 +83,7 @@ public enum KeyMap {
         var lines: [String] = []
         for command in Command.allCases {
             let keys = bindings.filter { $0.command == command }.map(\.name).joined(separator: " ")
-            lines.append(TextWidth.pad(keys, to: 16) + TextWidth.pad(command.rawValue, to: 18) + command.summary)
+            lines.append(DisplayText.pad(keys, to: 16) + DisplayText.pad(command.rawValue, to: 18) + command.summary)
         }
         lines.append("")
         lines.append("In the REPL (:): Enter runs, Esc leaves, Up/Down history, Tab completes,")

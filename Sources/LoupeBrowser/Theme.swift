@@ -1,7 +1,7 @@
 import TerminalKit
 
 /// The browser's colours, or none at all when `NO_COLOR` is set (attributes only).
-public struct Theme {
+public struct Theme: Sendable {
     public var header: Style
     public var selection: Style
     public var selectionUnfocused: Style

@@ -29,7 +29,7 @@ public enum DateText {
             return v
         }
         guard let y = digits(0, 4), b[4] == 45, let mo = digits(5, 2), b[7] == 45, let d = digits(8, 2),
-              (1...12).contains(mo), (1...31).contains(d) else { return nil }
+              (1...12).contains(mo), d >= 1, d <= daysInMonth(y, mo) else { return nil }
         var seconds = Double(daysFromCivil(y, mo, d)) * 86400
         var i = 10
         if i < n, b[i] == 84 || b[i] == 32, i + 3 < n, b[i + 3] == 58 {   // 'T' or ' ', then HH:
@@ -66,8 +66,28 @@ public enum DateText {
         return Date(timeIntervalSince1970: seconds)
     }
 
+    /// The number of days in a month of the proleptic Gregorian calendar (`2024-02-30` is no date).
+    public static func daysInMonth(_ y: Int, _ m: Int) -> Int {
+        switch m {
+        case 2: return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Seconds since 1970 of 0001-01-01T00:00:00Z and of 10000-01-01T00:00:00Z: the dates Loupe
+    /// shows as dates. A number outside them in a date column stays a number.
+    public static let representableSeconds: Range<Double> = -62_135_596_800 ..< 253_402_300_800
+
+    /// True for a date between the years 1 and 9999 (the ones ``iso(_:)`` can write).
+    public static func isRepresentable(_ date: Date) -> Bool {
+        representableSeconds.contains(date.timeIntervalSince1970)
+    }
+
     /// `2024-01-31T10:20:30Z` (with milliseconds when the date has a fraction): how Loupe shows dates.
+    /// A date outside the years 1–9999 (which no reader makes) is written as its seconds since 1970.
     public static func iso(_ date: Date) -> String {
+        guard isRepresentable(date) else { return ValueFormatter.number(date.timeIntervalSince1970) }
         let (day, secs, millis) = split(date)
         let (y, m, d) = civilFromDays(day)
         var s = dateAndTime(y, m, d, secs, separator: "T")
@@ -77,6 +97,7 @@ public enum DateText {
 
     /// `2024-01-31 10:20:30 Z`: the form Persist's DateFormatter writes (`yyyy-MM-dd HH:mm:ss ZZZZZ`), in UTC.
     public static func persist(_ date: Date) -> String {
+        guard isRepresentable(date) else { return ValueFormatter.number(date.timeIntervalSince1970) }
         let (day, secs, _) = split(date)
         let (y, m, d) = civilFromDays(day)
         return dateAndTime(y, m, d, secs, separator: " ") + " Z"

@@ -4,205 +4,228 @@ import Foundation
 /// attribute values, and relation edges in stored order. Relations are turned into compressed
 /// adjacency tables, and their reverse (backlinks), once, in ``finish()``.
 ///
-/// A builder is used from one thread; the finished graph is shared.
+/// A builder is used from one thread; the finished graph is immutable and shared.
 public final class GraphBuilder {
-    private var tables: [TypeTable] = []
+    private var drafts: [TableDraft] = []
     private var tableIndexByName: [String: Int] = [:]
-    /// Edges per (type, relation), in the order added.
-    private var edges: [[EdgeList]] = []
-    private var relationMeta: [[RelationMeta]] = []
     private let formatName: String
 
-    private struct EdgeList {
-        var from: [Int32] = []
-        var to: [ObjectRef] = []
+    /// A type under construction.
+    private struct TableDraft {
+        var name: String
+        var readOnlyReason: String?
+        var keyPolicy: KeyPolicy
+        var ids: [ObjectID] = []
+        var attributes: [AttributeColumn] = []
+        var attributeIndex: [String: Int] = [:]
+        var relations: [RelationDraft] = []
     }
 
-    private struct RelationMeta {
+    /// A relation under construction: its description and its edges in the order added.
+    private struct RelationDraft {
         var name: String
-        var aliases: [String] = []
-        var foreignKeyAttribute: String?
-        var declaredToMany = false
+        var aliases: [String]
+        var foreignKey: ForeignKey?
+        var declaredToMany: Bool
+        var declaredTargets: [Int]
+        var from: [Int32] = []
+        var to: [ObjectRef] = []
     }
 
     /// Starts an empty graph for a file of the given format.
     public init(formatName: String) { self.formatName = formatName }
 
-    /// The index of the type named `name`, created (empty) on first mention.
+    /// The index of the type named `name`, created (empty) on first mention. A `readOnlyReason`
+    /// marks types Loupe lists and queries but does not edit (views, formats it cannot write).
     @discardableResult
-    public func type(_ name: String, isReadOnly: Bool = false) -> Int {
+    public func type(_ name: String, readOnlyReason: String? = nil, keyPolicy: KeyPolicy = .globalInteger) -> Int {
         if let i = tableIndexByName[name] { return i }
-        let i = tables.count
-        tables.append(TypeTable(name: TypeName(name), index: i, isReadOnly: isReadOnly))
+        let i = drafts.count
+        drafts.append(TableDraft(name: name, readOnlyReason: readOnlyReason, keyPolicy: keyPolicy))
         tableIndexByName[name] = i
-        edges.append([])
-        relationMeta.append([])
         return i
     }
 
     /// The number of types so far.
-    public var typeCount: Int { tables.count }
+    public var typeCount: Int { drafts.count }
 
     /// The name of the type at `index`.
-    public func typeName(_ index: Int) -> String { tables[index].name.rawValue }
+    public func typeName(_ index: Int) -> String { drafts[index].name }
+
+    /// The index of the type named exactly `name`, if any.
+    public func existingType(_ name: String) -> Int? { tableIndexByName[name] }
+
+    /// How `type`'s objects are keyed.
+    public func keyPolicy(of type: Int) -> KeyPolicy { drafts[type].keyPolicy }
 
     /// The keys of `type`'s objects so far, in row order.
-    public func ids(of type: Int) -> [ObjectID] { tables[type].ids }
+    public func ids(of type: Int) -> [ObjectID] { drafts[type].ids }
 
     /// The number of objects added to `type` so far.
-    public func count(of type: Int) -> Int { tables[type].ids.count }
+    public func count(of type: Int) -> Int { drafts[type].ids.count }
 
     /// Reserves room for `n` more objects of `type`.
     public func reserve(_ n: Int, of type: Int) {
-        tables[type].ids.reserveCapacity(tables[type].ids.count + n)
+        drafts[type].ids.reserveCapacity(drafts[type].ids.count + n)
     }
 
     /// Adds an object at the end of `type`'s store order and returns its handle.
     @discardableResult
     public func addObject(type: Int, id: ObjectID) -> ObjectRef {
-        let table = tables[type]
-        let row = table.ids.count
-        table.ids.append(id)
-        for a in table.attributes.indices { table.attributes[a].values.append(.null) }
+        let row = drafts[type].ids.count
+        drafts[type].ids.append(id)
+        for a in drafts[type].attributes.indices { drafts[type].attributes[a].values.append(.null) }
         return ObjectRef(type: type, row: row)
     }
 
     /// Adds objects at the end of `type`'s store order, in the order given.
     public func addObjects(type: Int, ids: [ObjectID]) {
-        let table = tables[type]
-        table.ids.append(contentsOf: ids)
-        for a in table.attributes.indices {
-            table.attributes[a].values.append(contentsOf: repeatElement(Value.null, count: ids.count))
+        drafts[type].ids.append(contentsOf: ids)
+        for a in drafts[type].attributes.indices {
+            drafts[type].attributes[a].values.append(contentsOf: repeatElement(Value.null, count: ids.count))
         }
+    }
+
+    /// The position of attribute `name` on `type`, created on first mention (earlier rows get null).
+    public func attribute(_ name: String, of type: Int, storage: ColumnStorage? = nil) -> Int {
+        if let a = drafts[type].attributeIndex[name] { return a }
+        let a = drafts[type].attributes.count
+        drafts[type].attributes.append(AttributeColumn(name: name, values: Array(repeating: .null, count: drafts[type].ids.count),
+                                                       storage: storage))
+        drafts[type].attributeIndex[name] = a
+        return a
+    }
+
+    /// The position of an existing attribute, or nil.
+    public func existingAttribute(_ name: String, of type: Int) -> Int? { drafts[type].attributeIndex[name] }
+
+    /// The value set so far for one attribute of one object.
+    public func value(type: Int, row: Int, attribute: Int) -> Value { drafts[type].attributes[attribute].values[row] }
+
+    /// The values set so far for one attribute of every object of `type`.
+    public func column(type: Int, attribute: Int) -> [Value] { drafts[type].attributes[attribute].values }
+
+    /// The key of one object, as a value.
+    public func idValue(type: Int, row: Int) -> Value { drafts[type].ids[row].value }
+
+    /// Sets an attribute of one object; the value counts as present for schema inference.
+    @inline(__always)
+    public func set(_ value: Value, type: Int, row: Int, attribute: Int) {
+        drafts[type].attributes[attribute].values[row] = value
+        drafts[type].attributes[attribute].kinds.insert(value.kind)
+        drafts[type].attributes[attribute].presentCount += 1
+    }
+
+    /// Replaces a whole attribute column at once (a bulk loader's path), with its statistics.
+    public func setColumn(type: Int, attribute: Int, values: [Value], kinds: ValueKind, presentCount: Int) {
+        precondition(values.count == drafts[type].ids.count, "a column needs one value per object")
+        drafts[type].attributes[attribute].values = values
+        drafts[type].attributes[attribute].kinds.formUnion(kinds)
+        drafts[type].attributes[attribute].presentCount += presentCount
+    }
+
+    /// The position of relation `name` out of `type`, created on first mention. `declaredTargets`
+    /// are types the store says the relation points into, even when no edge does yet.
+    @discardableResult
+    public func relation(_ name: String, of type: Int, aliases: [String] = [], foreignKey: ForeignKey? = nil,
+                         toMany: Bool = false, declaredTargets: [Int] = []) -> Int {
+        if let r = drafts[type].relations.firstIndex(where: { $0.name == name }) {
+            if toMany { drafts[type].relations[r].declaredToMany = true }
+            drafts[type].relations[r].declaredTargets.append(contentsOf: declaredTargets)
+            return r
+        }
+        drafts[type].relations.append(RelationDraft(name: name, aliases: aliases, foreignKey: foreignKey,
+                                                    declaredToMany: toMany, declaredTargets: declaredTargets))
+        return drafts[type].relations.count - 1
     }
 
     /// Adds many edges of one relation at once; each source row's edges keep the order given.
     public func addEdges(type: Int, relation: Int, fromRows: [Int32], to targets: [ObjectRef]) {
         precondition(fromRows.count == targets.count, "one target per source row")
-        edges[type][relation].from.append(contentsOf: fromRows)
-        edges[type][relation].to.append(contentsOf: targets)
-    }
-
-    /// The position of attribute `name` on `type`, created on first mention (earlier rows get null).
-    public func attribute(_ name: String, of type: Int, declaredType: String? = nil, isPrimaryKey: Bool = false) -> Int {
-        let table = tables[type]
-        if let a = table.attributeIndex[name] { return a }
-        let a = table.attributes.count
-        table.attributes.append(AttributeColumn(name: name, values: Array(repeating: .null, count: table.ids.count),
-                                                declaredType: declaredType, isPrimaryKey: isPrimaryKey))
-        table.attributeIndex[name] = a
-        return a
-    }
-
-    /// The position of an existing attribute, or nil.
-    public func existingAttribute(_ name: String, of type: Int) -> Int? { tables[type].attributeIndex[name] }
-
-    /// The value set so far for one attribute of one object.
-    public func value(type: Int, row: Int, attribute: Int) -> Value { tables[type].attributes[attribute].values[row] }
-
-    /// The key of one object, as a value.
-    public func idValue(type: Int, row: Int) -> Value { tables[type].ids[row].value }
-
-    /// Sets an attribute of one object; the value counts as present for schema inference.
-    @inline(__always)
-    public func set(_ value: Value, type: Int, row: Int, attribute: Int) {
-        let table = tables[type]
-        table.attributes[attribute].values[row] = value
-        table.attributes[attribute].kinds.insert(value.kind)
-        table.attributes[attribute].presentCount += 1
-    }
-
-    /// Replaces a whole attribute column at once (a bulk loader's path), with its statistics.
-    public func setColumn(type: Int, attribute: Int, values: [Value], kinds: ValueKind, presentCount: Int) {
-        let table = tables[type]
-        precondition(values.count == table.ids.count, "a column needs one value per object")
-        table.attributes[attribute].values = values
-        table.attributes[attribute].kinds.formUnion(kinds)
-        table.attributes[attribute].presentCount += presentCount
-    }
-
-    /// The position of relation `name` out of `type`, created on first mention.
-    @discardableResult
-    public func relation(_ name: String, of type: Int, aliases: [String] = [], foreignKeyAttribute: String? = nil,
-                         toMany: Bool = false) -> Int {
-        if let r = relationMeta[type].firstIndex(where: { $0.name == name }) {
-            if toMany { relationMeta[type][r].declaredToMany = true }
-            return r
-        }
-        relationMeta[type].append(RelationMeta(name: name, aliases: aliases, foreignKeyAttribute: foreignKeyAttribute,
-                                               declaredToMany: toMany))
-        edges[type].append(EdgeList())
-        return relationMeta[type].count - 1
+        drafts[type].relations[relation].from.append(contentsOf: fromRows)
+        drafts[type].relations[relation].to.append(contentsOf: targets)
     }
 
     /// Adds one edge; a row's edges keep the order they are added in.
     @inline(__always)
     public func addEdge(from: ObjectRef, relation: Int, to: ObjectRef) {
-        edges[Int(from.type)][relation].from.append(from.row)
-        edges[Int(from.type)][relation].to.append(to)
+        drafts[Int(from.type)].relations[relation].from.append(from.row)
+        drafts[Int(from.type)].relations[relation].to.append(to)
+    }
+
+    /// A lookup from a key value to the row of `type` it names: the type's own keys when
+    /// `attribute` is nil, else the values of that attribute.
+    public func keyIndex(type: Int, attribute: Int?) -> KeyIndex {
+        if let attribute { return KeyIndex(values: drafts[type].attributes[attribute].values) }
+        return KeyIndex(ids: drafts[type].ids)
     }
 
     /// Turns the collected edges into adjacency and backlink tables and returns the graph.
     public func finish() -> ObjectGraph {
-        var reverse: [[(sourceType: Int, relation: Int, targetRows: [Int32], sourceRows: [Int32])]] =
-            Array(repeating: [], count: tables.count)
-        for (t, table) in tables.enumerated() {
-            for (r, meta) in relationMeta[t].enumerated() {
-                let list = edges[t][r]
-                let n = table.ids.count
-                // Counting sort by source row keeps each row's edges in the order added.
-                var offsets = [Int32](repeating: 0, count: n + 1)
-                for f in list.from { offsets[Int(f) + 1] += 1 }
-                var maxPerRow: Int32 = 0
-                for i in 0..<n {
-                    maxPerRow = max(maxPerRow, offsets[i + 1])
-                    offsets[i + 1] += offsets[i]
-                }
-                var cursor = offsets
-                var targets = [ObjectRef](repeating: ObjectRef(type: 0, row: 0), count: list.to.count)
-                var targetTypes = Set<Int>()
-                for (f, to) in zip(list.from, list.to) {
-                    targets[Int(cursor[Int(f)])] = to
-                    cursor[Int(f)] += 1
-                    targetTypes.insert(Int(to.type))
-                }
-                table.relations.append(RelationColumn(
-                    name: meta.name, aliases: meta.aliases, foreignKeyAttribute: meta.foreignKeyAttribute,
-                    offsets: offsets, targets: targets, targetTypes: targetTypes.sorted(),
-                    isToMany: meta.declaredToMany || maxPerRow > 1))
-                table.relationIndex[meta.name] = r
-                for alias in meta.aliases where table.relationIndex[alias] == nil { table.relationIndex[alias] = r }
-                // Reverse edges, grouped by target type, in source order.
-                for tt in targetTypes.sorted() {
-                    var targetRows: [Int32] = []
-                    var sourceRows: [Int32] = []
-                    for row in 0..<n {
-                        for target in targets[Int(offsets[row]) ..< Int(offsets[row + 1])] where Int(target.type) == tt {
-                            targetRows.append(target.row)
-                            sourceRows.append(Int32(row))
-                        }
-                    }
-                    reverse[tt].append((t, r, targetRows, sourceRows))
-                }
-            }
-            edges[t] = []
+        var relationsByType: [[RelationColumn]] = []
+        for draft in drafts {
+            let n = draft.ids.count
+            relationsByType.append(draft.relations.map { r in
+                RelationColumn.build(name: r.name, aliases: r.aliases, foreignKey: r.foreignKey, rowCount: n,
+                                     from: r.from, to: r.to, declaredTargets: r.declaredTargets, declaredToMany: r.declaredToMany)
+            })
         }
-        for (tt, list) in reverse.enumerated() {
-            let n = tables[tt].ids.count
-            for entry in list {
-                var offsets = [Int32](repeating: 0, count: n + 1)
-                for r in entry.targetRows { offsets[Int(r) + 1] += 1 }
-                for i in 0..<n { offsets[i + 1] += offsets[i] }
-                var cursor = offsets
-                var sources = [Int32](repeating: 0, count: entry.sourceRows.count)
-                for (target, source) in zip(entry.targetRows, entry.sourceRows) {
-                    sources[Int(cursor[Int(target)])] = source
-                    cursor[Int(target)] += 1
-                }
-                tables[tt].backlinks.append(BacklinkIndex(sourceType: entry.sourceType, relation: entry.relation,
-                                                          offsets: offsets, sources: sources))
-            }
+        drafts = drafts.map { var d = $0; d.relations = []; return d }   // the edges are in the columns now
+        let backlinks = GraphBuilder.backlinks(relationsByType: relationsByType, rowCounts: drafts.map(\.ids.count))
+        let tables = drafts.enumerated().map { i, d in
+            TypeTable(name: TypeName(d.name), index: i, readOnlyReason: d.readOnlyReason, keyPolicy: d.keyPolicy, ids: d.ids,
+                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i])
         }
+        drafts = []
         return ObjectGraph(types: tables, formatName: formatName)
+    }
+
+    /// The backlink indexes of every type: one per (source type, relation) whose targets include it,
+    /// in the order of the source types and their relations.
+    static func backlinks(relationsByType: [[RelationColumn]], rowCounts: [Int]) -> [[BacklinkIndex]] {
+        var out: [[BacklinkIndex]] = Array(repeating: [], count: rowCounts.count)
+        for (t, relations) in relationsByType.enumerated() {
+            for (r, relation) in relations.enumerated() {
+                for tt in relation.targetTypes where tt < rowCounts.count {
+                    out[tt].append(BacklinkIndex.build(sourceType: t, relationIndex: r, relation: relation, targetType: tt, targetRows: rowCounts[tt]))
+                }
+            }
+        }
+        return out
+    }
+}
+
+/// Finds the row a key value names: a type's keys, or the values of one of its columns (a
+/// foreign key that references a non-key column). The first row with a value wins; a value that
+/// does not match exactly is tried with SQLite's affinity leniency (`"7"` finds `7`).
+public struct KeyIndex: Sendable {
+    private var rows: [ObjectID: Int32] = [:]
+
+    /// An index of the keys of the live rows (`removed` rows are left out).
+    public init(ids: [ObjectID], removed: RowSet = RowSet()) {
+        rows.reserveCapacity(ids.count)
+        for (row, id) in ids.enumerated() where removed.isEmpty || !removed.contains(row) {
+            if rows[id] == nil { rows[id] = Int32(row) }
+        }
+    }
+
+    /// An index of the values of one column.
+    public init(values: [Value], removed: RowSet = RowSet()) {
+        for (row, v) in values.enumerated() where removed.isEmpty || !removed.contains(row) {
+            if let id = ObjectID(keyValue: v), rows[id] == nil { rows[id] = Int32(row) }
+        }
+    }
+
+    /// The row a key value names, or nil.
+    public func row(for value: Value) -> Int? {
+        guard let id = ObjectID(keyValue: value) else { return nil }
+        return row(for: id)
+    }
+
+    /// The row a key names, or nil.
+    public func row(for id: ObjectID) -> Int? {
+        if let r = rows[id] { return Int(r) }
+        if let alternative = id.affinityAlternative, let r = rows[alternative] { return Int(r) }
+        return nil
     }
 }

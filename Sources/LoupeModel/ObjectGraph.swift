@@ -1,11 +1,13 @@
 import Foundation
+import Synchronization
 
 /// The in-memory object graph of one store: every type, its objects, their attributes, relations
 /// and backlinks, answered by array reads (no SQL after loading).
 ///
-/// A graph is built once by a ``GraphBuilder`` and then read from any thread. Types keep their
-/// objects in store order; relation targets keep their stored order (a to-many's order).
-public final class ObjectGraph: @unchecked Sendable {
+/// A graph never changes once built: a ``GraphBuilder`` makes it from a store, and staged edits
+/// make a new graph that shares every table they do not touch (``ObjectGraph/applying(_:)``).
+/// Types keep their objects in store order; relation targets keep their stored order.
+public final class ObjectGraph: Sendable {
     /// Every type, in the order the store lists them.
     public let types: [TypeTable]
     /// What kind of file the graph came from (`Persist`, `SQLite`), for the status line and `.types`.
@@ -16,12 +18,12 @@ public final class ObjectGraph: @unchecked Sendable {
         self.types = types
         self.formatName = formatName
         var byName: [String: Int] = [:]
-        for (i, t) in types.enumerated() { byName[t.name.rawValue] = i }
+        for (i, t) in types.enumerated() where byName[t.name.rawValue] == nil { byName[t.name.rawValue] = i }
         typeIndexByName = byName
     }
 
-    /// The number of objects of every type together.
-    public var objectCount: Int { types.reduce(0) { $0 + $1.count } }
+    /// The number of live objects of every type together (staged deletions excluded).
+    public var objectCount: Int { types.reduce(0) { $0 + $1.liveCount } }
 
     /// The type named `name`: an exact match, else the unique case-insensitive match, else nil.
     public func type(named name: String) -> TypeTable? {
@@ -33,19 +35,28 @@ public final class ObjectGraph: @unchecked Sendable {
     /// The table of the type a handle points into.
     @inlinable public func table(_ ref: ObjectRef) -> TypeTable { types[Int(ref.type)] }
 
-    /// The object with key `id` in `type`, if any.
+    /// The live object with key `id` in `type`, if any.
     public func ref(type: TypeTable, id: ObjectID) -> ObjectRef? {
         type.row(for: id).map { ObjectRef(type: type.index, row: $0) }
     }
 
-    /// The object with key `id` in any type (Persist keys are global), the first type in order that has it.
+    /// The live object with key `id` in any type (Persist keys are global), the first type in order that has it.
     public func ref(id: ObjectID) -> ObjectRef? {
         for t in types { if let r = ref(type: t, id: id) { return r } }
         return nil
     }
 
+    /// The live object with the given identity, if any.
+    public func ref(_ identity: ObjectIdentity) -> ObjectRef? {
+        guard let t = type(named: identity.type.rawValue), t.name == identity.type else { return nil }
+        return ref(type: t, id: identity.id)
+    }
+
     /// The store key of an object.
     @inlinable public func id(of ref: ObjectRef) -> ObjectID { types[Int(ref.type)].ids[Int(ref.row)] }
+
+    /// The lasting identity of an object (its type's name and its key).
+    public func identity(of ref: ObjectRef) -> ObjectIdentity { ObjectIdentity(type: table(ref).name, id: id(of: ref)) }
 
     /// `Book #12`: the name people and breadcrumbs use for an object.
     public func label(of ref: ObjectRef) -> String { "\(table(ref).name) #\(id(of: ref))" }
@@ -75,37 +86,83 @@ public struct BacklinkGroup: Hashable, Sendable {
     public var key: String { "\(sourceType).\(relation)" }
 }
 
+/// How the objects of a type are keyed in their store, which says how a new object gets its key
+/// and how a writer finds a row again.
+public enum KeyPolicy: Hashable, Sendable {
+    /// One integer key shared by every type of the file, assigned as max + 1 (Persist's `by_type.id`).
+    case globalInteger
+    /// The table's rowid, assigned by SQLite as max + 1 (a table without a declared primary key).
+    case rowid
+    /// The value of one column; an integer column assigned as max + 1 when a new object leaves it
+    /// out (`INTEGER PRIMARY KEY`), else it must be given.
+    case column(String, autoIncrements: Bool)
+    /// The values of several columns, in key order (a composite or `WITHOUT ROWID` key); always given.
+    case columns([String])
+    /// Row numbers: the source has no key of its own (a view). Such a type is read-only.
+    case rowNumber
+}
+
 /// The objects of one type, stored by columns: one array of ids, one array of values per attribute,
 /// one adjacency table per relation, and the reverse tables of every relation that points here.
-public final class TypeTable: @unchecked Sendable {
+///
+/// A table never changes once built. Staged deletions stay in it as rows that are not live, so
+/// that every ``ObjectRef`` a view holds keeps meaning the same object until the edits are
+/// committed or dropped.
+public final class TypeTable: Sendable {
     /// The type's name.
     public let name: TypeName
     /// The type's position in ``ObjectGraph/types``, the `type` of its ``ObjectRef``s.
     public let index: Int
-    /// Views and other read-only sources: listed and queried, never edited.
-    public internal(set) var isReadOnly: Bool
+    /// Why the type cannot be edited (a view; a format Loupe cannot write faithfully), or nil.
+    public let readOnlyReason: String?
+    /// How objects are keyed (see ``KeyPolicy``).
+    public let keyPolicy: KeyPolicy
     /// Every object's key, in store order; an object's row is its position here.
-    public internal(set) var ids: [ObjectID] = []
+    public let ids: [ObjectID]
     /// The attributes seen, in the order first seen (a table's column order).
-    public internal(set) var attributes: [AttributeColumn] = []
+    public let attributes: [AttributeColumn]
     /// The relations out of this type, in the order first seen.
-    public internal(set) var relations: [RelationColumn] = []
+    public let relations: [RelationColumn]
     /// The reverse tables of every relation (of any type) whose targets include this type.
-    public internal(set) var backlinks: [BacklinkIndex] = []
+    public let backlinks: [BacklinkIndex]
+    /// Rows staged for deletion (still here, so handles stay valid; not live).
+    public let removed: RowSet
 
-    var attributeIndex: [String: Int] = [:]
-    var relationIndex: [String: Int] = [:]
-    private var idIndex: [ObjectID: Int32]?
-    private let idIndexLock = NSLock()
+    let attributeIndex: [String: Int]
+    let relationIndex: [String: Int]
+    private let idIndex = Mutex<[ObjectID: Int32]?>(nil)
 
-    init(name: TypeName, index: Int, isReadOnly: Bool) {
+    init(name: TypeName, index: Int, readOnlyReason: String?, keyPolicy: KeyPolicy, ids: [ObjectID],
+         attributes: [AttributeColumn], relations: [RelationColumn], backlinks: [BacklinkIndex], removed: RowSet = RowSet()) {
         self.name = name
         self.index = index
-        self.isReadOnly = isReadOnly
+        self.readOnlyReason = readOnlyReason
+        self.keyPolicy = keyPolicy
+        self.ids = ids
+        self.attributes = attributes
+        self.relations = relations
+        self.backlinks = backlinks
+        self.removed = removed
+        var a: [String: Int] = [:]
+        for (i, column) in attributes.enumerated() where a[column.name] == nil { a[column.name] = i }
+        attributeIndex = a
+        var r: [String: Int] = [:]
+        for (i, relation) in relations.enumerated() where r[relation.name] == nil { r[relation.name] = i }
+        for (i, relation) in relations.enumerated() { for alias in relation.aliases where r[alias] == nil { r[alias] = i } }
+        relationIndex = r
     }
 
-    /// How many objects the type has.
+    /// True for views and other sources Loupe lists and queries but never edits.
+    public var isReadOnly: Bool { readOnlyReason != nil }
+
+    /// How many rows the table has, staged deletions included (the range of valid rows).
     @inlinable public var count: Int { ids.count }
+
+    /// How many live objects the type has (staged deletions excluded).
+    public var liveCount: Int { ids.count - removed.count }
+
+    /// True unless the row is staged for deletion.
+    @inlinable public func isLive(_ row: Int) -> Bool { removed.isEmpty || !removed.contains(row) }
 
     /// The position of an attribute: exact name, else the unique case-insensitive match.
     public func attribute(named name: String) -> Int? {
@@ -125,22 +182,70 @@ public final class TypeTable: @unchecked Sendable {
     /// The value of attribute `attribute` for the object at `row` (`null` when it has none).
     @inlinable public func value(row: Int, attribute: Int) -> Value { attributes[attribute].values[row] }
 
-    /// The row of the object with key `id`; the index is built on first use.
+    /// The value of the attribute named `name` (exactly), or null when the type has no such attribute.
+    public func value(row: Int, named name: String) -> Value {
+        attributeIndex[name].map { attributes[$0].values[row] } ?? .null
+    }
+
+    /// The row of the live object with key `id`; the index is built on first use.
     public func row(for id: ObjectID) -> Int? {
-        idIndexLock.lock(); defer { idIndexLock.unlock() }
-        if idIndex == nil {
-            var index: [ObjectID: Int32] = [:]
-            index.reserveCapacity(ids.count)
-            for (row, id) in ids.enumerated() where index[id] == nil { index[id] = Int32(row) }
-            idIndex = index
+        let row: Int32? = idIndex.withLock { index in
+            if index == nil {
+                var built: [ObjectID: Int32] = [:]
+                built.reserveCapacity(ids.count)
+                for (row, id) in ids.enumerated() where isLive(row) && built[id] == nil { built[id] = Int32(row) }
+                index = built
+            }
+            return index![id]
         }
-        return idIndex![id].map(Int.init)
+        return row.map(Int.init)
     }
 
     /// The index of the backlinks that come from `sourceType` through its relation at `relation`.
     public func backlinkIndex(sourceType: Int, relation: Int) -> BacklinkIndex? {
         backlinks.first { $0.sourceType == sourceType && $0.relation == relation }
     }
+
+    /// The live rows, in store order.
+    public var liveRows: [Int] {
+        if removed.isEmpty { return Array(0..<count) }
+        return (0..<count).filter { !removed.contains($0) }
+    }
+}
+
+/// What the store says about a column beyond its values (relational files), which edits respect.
+public struct ColumnStorage: Hashable, Sendable {
+    /// The declared SQL type (`INTEGER`, `NVARCHAR(160)`), empty when none.
+    public var declaredType: String
+    /// True when the column is (part of) the declared primary key.
+    public var isPrimaryKey: Bool
+    /// True for `NOT NULL` columns.
+    public var notNull: Bool
+    /// True for generated columns (computed by SQLite, never written).
+    public var isGenerated: Bool
+    /// The `DEFAULT` expression as written in the schema, if any.
+    public var defaultSQL: String?
+
+    public init(declaredType: String = "", isPrimaryKey: Bool = false, notNull: Bool = false, isGenerated: Bool = false, defaultSQL: String? = nil) {
+        self.declaredType = declaredType
+        self.isPrimaryKey = isPrimaryKey
+        self.notNull = notNull
+        self.isGenerated = isGenerated
+        self.defaultSQL = defaultSQL
+    }
+
+    /// SQLite's type affinity of the declared type (the rules of datatype3.html, section 3.1).
+    public var affinity: Affinity {
+        let t = declaredType.uppercased()
+        if t.contains("INT") { return .integer }
+        if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") { return .text }
+        if t.isEmpty || t.contains("BLOB") { return .blob }
+        if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") { return .real }
+        return .numeric
+    }
+
+    /// SQLite's five column affinities.
+    public enum Affinity: String, Sendable { case integer = "INTEGER", text = "TEXT", blob = "BLOB", real = "REAL", numeric = "NUMERIC" }
 }
 
 /// One attribute of a type: its values by row and what schema inference learned about it.
@@ -153,10 +258,40 @@ public struct AttributeColumn: Sendable {
     public internal(set) var kinds: ValueKind = []
     /// How many objects have the attribute (a stored null counts; a missing key does not).
     public internal(set) var presentCount: Int = 0
+    /// What the store declares about the column, for relational files; nil for schemaless ones.
+    public internal(set) var storage: ColumnStorage?
+
     /// The declared SQL type of a relational column (`INTEGER`, `NVARCHAR(160)`), if any.
-    public internal(set) var declaredType: String?
+    public var declaredType: String? { storage?.declaredType }
     /// True when the attribute is a declared primary key (`id` shows it already).
-    public internal(set) var isPrimaryKey: Bool = false
+    public var isPrimaryKey: Bool { storage?.isPrimaryKey ?? false }
+}
+
+/// What happens to the objects that refer to an object when it is deleted (a declared foreign
+/// key's `ON DELETE`), and for relations that are not foreign keys (Persist), `removeLinks`.
+public enum DeleteAction: String, Hashable, Sendable {
+    case noAction = "NO ACTION", restrict = "RESTRICT", setNull = "SET NULL", setDefault = "SET DEFAULT", cascade = "CASCADE"
+    /// The relation's rows that touch the deleted object go with it (Persist's `delete`).
+    case removeLinks = "REMOVE LINKS"
+}
+
+/// A relation that a foreign-key column holds: the column, the type it points into, and the
+/// column there whose value it matches (nil: that type's key).
+public struct ForeignKey: Hashable, Sendable {
+    public let attribute: String
+    public let targetType: Int
+    public let targetAttribute: String?
+    public let onDelete: DeleteAction
+    /// True when inferred from names and values rather than declared by the schema.
+    public let isInferred: Bool
+
+    public init(attribute: String, targetType: Int, targetAttribute: String?, onDelete: DeleteAction, isInferred: Bool = false) {
+        self.attribute = attribute
+        self.targetType = targetType
+        self.targetAttribute = targetAttribute
+        self.onDelete = onDelete
+        self.isInferred = isInferred
+    }
 }
 
 /// One named relation out of a type, stored as adjacency lists (compressed rows).
@@ -164,17 +299,20 @@ public struct RelationColumn: Sendable {
     /// The relation's name (a Swift property name, or a foreign key's name without `Id`).
     public let name: String
     /// Other names that reach the same relation (a foreign key's column name).
-    public internal(set) var aliases: [String] = []
-    /// The attribute holding the foreign key this relation comes from, for relational files.
-    public internal(set) var foreignKeyAttribute: String?
+    public let aliases: [String]
+    /// The foreign key this relation comes from, for relational files.
+    public let foreignKey: ForeignKey?
     /// `offsets[row] ..< offsets[row + 1]` are the row's targets in ``targets``.
-    public internal(set) var offsets: [Int32]
+    public let offsets: [Int32]
     /// All targets, row after row, each row's in stored order.
-    public internal(set) var targets: [ObjectRef]
-    /// Every type a target was seen in, ascending.
-    public internal(set) var targetTypes: [Int]
+    public let targets: [ObjectRef]
+    /// Every type a target was seen in, or that the store declares, ascending.
+    public let targetTypes: [Int]
     /// True when some object has more than one target, or the store declared the relation to-many.
-    public internal(set) var isToMany: Bool
+    public let isToMany: Bool
+
+    /// The attribute holding the foreign key this relation comes from, for relational files.
+    public var foreignKeyAttribute: String? { foreignKey?.attribute }
 
     /// The targets of the object at `row`, in stored order.
     @inlinable public func targets(of row: Int) -> ArraySlice<ObjectRef> {
@@ -183,6 +321,29 @@ public struct RelationColumn: Sendable {
 
     /// How many targets the object at `row` has.
     @inlinable public func count(of row: Int) -> Int { Int(offsets[row + 1] - offsets[row]) }
+
+    /// A relation over `rowCount` source rows from edges given as (source row, target) pairs; each
+    /// row's targets keep the order given (a counting sort by source row).
+    static func build(name: String, aliases: [String], foreignKey: ForeignKey?, rowCount n: Int,
+                      from: [Int32], to: [ObjectRef], declaredTargets: [Int], declaredToMany: Bool) -> RelationColumn {
+        var offsets = [Int32](repeating: 0, count: n + 1)
+        for f in from { offsets[Int(f) + 1] += 1 }
+        var maxPerRow: Int32 = 0
+        for i in 0..<n {
+            maxPerRow = max(maxPerRow, offsets[i + 1])
+            offsets[i + 1] += offsets[i]
+        }
+        var cursor = offsets
+        var targets = [ObjectRef](repeating: ObjectRef(type: 0, row: 0), count: to.count)
+        var targetTypes = Set(declaredTargets)
+        for (f, target) in zip(from, to) {
+            targets[Int(cursor[Int(f)])] = target
+            cursor[Int(f)] += 1
+            targetTypes.insert(Int(target.type))
+        }
+        return RelationColumn(name: name, aliases: aliases, foreignKey: foreignKey, offsets: offsets, targets: targets,
+                              targetTypes: targetTypes.sorted(), isToMany: declaredToMany || maxPerRow > 1)
+    }
 }
 
 /// The reverse of one relation into one target type: for each target row, the source rows that
@@ -202,4 +363,64 @@ public struct BacklinkIndex: Sendable {
 
     /// How many sources point at the target at `row`.
     @inlinable public func count(of row: Int) -> Int { Int(offsets[row + 1] - offsets[row]) }
+
+    /// The reverse of `relation` (out of `sourceType`) for the targets in `targetType`, which has
+    /// `targetRows` rows.
+    static func build(sourceType: Int, relationIndex: Int, relation: RelationColumn, targetType: Int, targetRows n: Int) -> BacklinkIndex {
+        var offsets = [Int32](repeating: 0, count: n + 1)
+        let t32 = Int32(targetType)
+        for target in relation.targets where target.type == t32 { offsets[Int(target.row) + 1] += 1 }
+        for i in 0..<n { offsets[i + 1] += offsets[i] }
+        var cursor = offsets
+        var sources = [Int32](repeating: 0, count: Int(offsets[n]))
+        let rows = relation.offsets.count - 1
+        for row in 0..<rows {
+            for target in relation.targets(of: row) where target.type == t32 {
+                sources[Int(cursor[Int(target.row)])] = Int32(row)
+                cursor[Int(target.row)] += 1
+            }
+        }
+        return BacklinkIndex(sourceType: sourceType, relation: relationIndex, offsets: offsets, sources: sources)
+    }
+}
+
+/// A set of rows, as a bit set (staged deletions).
+public struct RowSet: Hashable, Sendable {
+    private var words: [UInt64] = []
+    /// How many rows are in the set.
+    public private(set) var count = 0
+
+    public init() {}
+
+    public var isEmpty: Bool { count == 0 }
+
+    @inlinable public func contains(_ row: Int) -> Bool { _contains(row) }
+
+    @usableFromInline func _contains(_ row: Int) -> Bool {
+        let w = row >> 6
+        return w < words.count && words[w] & (1 << UInt64(row & 63)) != 0
+    }
+
+    public mutating func insert(_ row: Int) {
+        let w = row >> 6
+        if w >= words.count { words.append(contentsOf: repeatElement(0, count: w - words.count + 1)) }
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if words[w] & bit == 0 { words[w] |= bit; count += 1 }
+    }
+
+    public mutating func remove(_ row: Int) {
+        let w = row >> 6
+        guard w < words.count else { return }
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if words[w] & bit != 0 { words[w] &= ~bit; count -= 1 }
+    }
+
+    /// The rows in the set, ascending.
+    public var rows: [Int] {
+        var out: [Int] = []
+        for (w, word) in words.enumerated() where word != 0 {
+            for b in 0..<64 where word & (1 << UInt64(b)) != 0 { out.append(w * 64 + b) }
+        }
+        return out
+    }
 }

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import LoupeModel
 
@@ -17,28 +18,35 @@ public struct ResultTable: Equatable {
     }
 
     /// The table as text in `mode`; every mode but `json` ends with a newline per row.
-    public func render(_ mode: OutputMode) -> String {
+    ///
+    /// Formats for people (`table`, `line`, `markdown`) show names and values through
+    /// ``DisplayText``'s escaping, always. JSON escapes control characters as JSON requires. CSV
+    /// is data for other programs and is written as stored, unless `toTerminal` says it is going
+    /// to a terminal, where it is escaped like everything else.
+    public func render(_ mode: OutputMode, toTerminal: Bool = false) -> String {
         switch mode {
         case .json: return "[" + rows.map(jsonObject).joined(separator: ",\n ") + "]\n"
         case .ndjson: return rows.map { jsonObject($0) + "\n" }.joined()
         case .csv:
-            var out = columns.map(csvField).joined(separator: ",") + "\r\n"
-            for row in rows { out += row.map { csvField($0.isNull ? "" : ValueFormatter.plain($0)) }.joined(separator: ",") + "\r\n" }
+            func field(_ s: String) -> String { csvField(toTerminal ? DisplayText.escaped(s) : s) }
+            var out = columns.map(field).joined(separator: ",") + "\r\n"
+            for row in rows { out += row.map { field($0.isNull ? "" : ValueFormatter.plain($0)) }.joined(separator: ",") + "\r\n" }
             return out
         case .markdown:
-            func cell(_ s: String) -> String { TextSafety.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
+            func cell(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
             var out = "| " + columns.map(cell).joined(separator: " | ") + " |\n"
             out += "|" + columns.map { _ in " --- |" }.joined() + "\n"
             for row in rows { out += "| " + row.map { cell(ValueFormatter.plain($0)) }.joined(separator: " | ") + " |\n" }
             return out
         case .line:
-            let width = columns.map(\.count).max() ?? 0
+            let names = columns.map(DisplayText.escaped)
+            let width = names.map { DisplayText.width(of: $0) }.max() ?? 0
             return rows.map { row in
-                zip(columns, row).map { String(repeating: " ", count: width - $0.0.count) + $0.0 + " = " + TextSafety.escaped(ValueFormatter.plain($0.1)) }
+                zip(names, row).map { String(repeating: " ", count: width - DisplayText.width(of: $0.0)) + $0.0 + " = " + DisplayText.escaped(ValueFormatter.plain($0.1)) }
                     .joined(separator: "\n") + "\n"
             }.joined(separator: "\n")
         case .table:
-            return TextTable.render(columns: columns, rows: rows.map { $0.map { TextSafety.escaped(ValueFormatter.plain($0)) } })
+            return TextTable.render(columns: columns, rows: rows.map { $0.map { ValueFormatter.plain($0) } })
         }
     }
 
@@ -55,40 +63,48 @@ public struct ResultTable: Equatable {
 
     /// RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
     private func csvField(_ s: String) -> String {
-        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }) else { return s }
         return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
-/// An aligned text table for people: a header, a rule, and cells cut at a maximum width.
+/// An aligned text table for people: a header, a rule, and cells cut at a maximum width. Names
+/// and values are escaped and measured by ``DisplayText``.
 public enum TextTable {
     public static let maximumCellWidth = 60
 
     public static func render(columns: [String], rows: [[String]]) -> String {
-        let cut = rows.map { $0.map { truncate($0) } }
-        var widths = columns.map { DisplayWidth.of($0) }
-        for row in cut { for (i, c) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], DisplayWidth.of(c)) } }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, c in c + String(repeating: " ", count: max(0, widths[i] - DisplayWidth.of(c))) }
-                .joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+        let header = columns.map { DisplayText.fit($0, width: maximumCellWidth) }
+        let cut = rows.map { $0.map { DisplayText.fit($0, width: maximumCellWidth) } }
+        var widths = header.map { DisplayText.width(of: $0) }
+        var cellWidths: [[Int]] = []
+        cellWidths.reserveCapacity(cut.count)
+        for row in cut {
+            var ws: [Int] = []
+            ws.reserveCapacity(row.count)
+            for (i, c) in row.enumerated() {
+                let w = DisplayText.width(of: c)
+                ws.append(w)
+                if i < widths.count { widths[i] = max(widths[i], w) }
+            }
+            cellWidths.append(ws)
         }
-        var out = line(columns)
-        out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
-        for row in cut { out += line(row) }
-        return out
-    }
-
-    static func truncate(_ s: String) -> String {
-        guard DisplayWidth.of(s) > maximumCellWidth else { return s }
         var out = ""
-        var w = 0
-        for ch in s {
-            let cw = DisplayWidth.of(String(ch))
-            if w + cw > maximumCellWidth - 1 { break }
-            out.append(ch)
-            w += cw
+        func line(_ cells: [String], _ ws: [Int]) {
+            var text = ""
+            for (i, c) in cells.enumerated() where i < widths.count {
+                if i > 0 { text += "  " }
+                text += c
+                if i < cells.count - 1 { text += String(repeating: " ", count: max(0, widths[i] - ws[i])) }
+            }
+            while text.utf8.last == UInt8(ascii: " ") { text.removeLast() }
+            out += text
+            out += "\n"
         }
-        return out + "…"
+        line(header, header.map { DisplayText.width(of: $0) })
+        out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
+        for (row, ws) in zip(cut, cellWidths) { line(row, ws) }
+        return out
     }
 }
 
@@ -120,14 +136,14 @@ extension QueryResult {
 
     /// The result printed in `mode`, as `loupe query` and the REPL print it: a count as a bare
     /// number in JSON, groups as `{"key": …, "count": n}` objects.
-    public func render(_ mode: OutputMode, graph: ObjectGraph) -> String {
+    public func render(_ mode: OutputMode, graph: ObjectGraph, toTerminal: Bool = false) -> String {
         switch self {
         case .count(let n) where mode == .json || mode == .ndjson || mode == .table || mode == .line: return "\(n)\n"
         case .message(let text): return text.hasSuffix("\n") || text.isEmpty ? text : text + "\n"
         case .objects where mode == .json || mode == .ndjson:
-            return table(graph: graph, includeType: true).render(mode)
+            return table(graph: graph, includeType: true).render(mode, toTerminal: toTerminal)
         default:
-            return table(graph: graph, includeType: false).render(mode)
+            return table(graph: graph, includeType: false).render(mode, toTerminal: toTerminal)
         }
     }
 

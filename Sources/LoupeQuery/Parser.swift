@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 
 /// A recursive-descent parser for the language of QUERY.md. Each parse function quotes the rule it
@@ -67,7 +68,7 @@ public struct Parser {
     private func describe(_ t: Token) -> String {
         let scalars = Array(source.unicodeScalars)
         let text = String(String.UnicodeScalarView(scalars[min(t.range.start, scalars.count)..<min(t.range.end, scalars.count)]))
-        return "'\(TextEscape.visible(String(text.prefix(40))))'"
+        return "'\(DisplayText.escaped(String(text.prefix(40))))'"
     }
 
     private mutating func nest<T>(_ body: (inout Parser) throws -> T) throws -> T {

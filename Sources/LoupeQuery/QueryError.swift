@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import LoupeModel
 
@@ -36,7 +37,9 @@ public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { "error: \(message) at \(range.start + 1)" + (hint.map { " (\($0))" } ?? "") }
 
-    /// The caret form, against the statement the error is about.
+    /// The caret form, against the statement the error is about. Everything shown is escaped
+    /// (``DisplayText``): names in the message come from the file, and the statement may hold
+    /// anything; the caret is measured on the escaped text, so it stays under the mistake.
     public func render(source: String) -> String {
         let scalars = Array(source.unicodeScalars)
         let start = min(range.start, scalars.count)
@@ -46,20 +49,19 @@ public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
         var lineEnd = lineStart
         while lineEnd < scalars.count, scalars[lineEnd] != "\n" { lineEnd += 1 }
         let column = start - lineStart + 1
-        var text = String(String.UnicodeScalarView(scalars[lineStart..<lineEnd]))
-        text = text.replacingOccurrences(of: "\t", with: " ")
+        func text(_ a: Int, _ b: Int) -> String { String(String.UnicodeScalarView(scalars[a..<b])) }
+        let prefix = DisplayText.escaped(text(lineStart, start))
+        let marked = DisplayText.escaped(text(start, max(start, min(range.end, lineEnd))))
+        let rest = DisplayText.escaped(text(max(start, min(range.end, lineEnd)), lineEnd))
         let gutter = String(line)
         let pad = String(repeating: " ", count: gutter.count)
-        let width = max(1, min(range.end, lineEnd) - start)
-        // Columns count display cells, so a wide character before the error shifts the caret right.
-        let prefix = String(String.UnicodeScalarView(scalars[lineStart..<start]))
-        let indent = String(repeating: " ", count: DisplayWidth.of(prefix))
-        var out = "error: \(message)\n"
+        let width = max(1, DisplayText.width(of: marked))
+        var out = "error: \(DisplayText.escaped(message))\n"
         out += "\(pad)--> \(line):\(column)\n"
         out += "\(pad) |\n"
-        out += "\(gutter) | \(text)\n"
-        out += "\(pad) | \(indent)\(String(repeating: "^", count: width))"
-        if let hint { out += " \(hint)" }
+        out += "\(gutter) | \(prefix)\(marked)\(rest)\n"
+        out += "\(pad) | \(String(repeating: " ", count: DisplayText.width(of: prefix)))\(String(repeating: "^", count: width))"
+        if let hint { out += " \(DisplayText.escaped(hint))" }
         return out
     }
 }

@@ -94,7 +94,7 @@ public final class ReplSession {
     // MARK: Dot-commands
 
     /// One dot-command: its name, arguments, what it does. Help is printed from this table.
-    public struct DotCommand {
+    public struct DotCommand: Sendable {
         public let name: String
         public let arguments: String
         public let summary: String

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 
 /// One token of a statement, with where it stands.
@@ -144,7 +145,7 @@ public struct Lexer {
             return token(.symbol(String(c)))
         }
         i += 1
-        throw QueryError("unexpected character '\(TextEscape.visible(String(c)))'", at: SourceRange(start, i))
+        throw QueryError("unexpected character '\(DisplayText.escaped(String(c)))'", at: SourceRange(start, i))
     }
 
     private func text(_ a: Int, _ b: Int) -> String { String(String.UnicodeScalarView(scalars[a..<b])) }
@@ -238,12 +239,6 @@ public struct Lexer {
     }
 }
 
-/// Makes text safe to echo in an error message.
-enum TextEscape {
-    static func visible(_ s: String) -> String {
-        s.unicodeScalars.map { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
-    }
-}
 
 import LoupeModel
 

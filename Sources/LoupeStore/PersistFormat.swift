@@ -1,12 +1,14 @@
 import Foundation
 import GRDB
 import LoupeModel
+import Synchronization
 
 /// The native format: jimbokun/Persist's tables, which Loupe reads and writes.
 ///
 /// - `by_type(id INTEGER PRIMARY KEY, type_name TEXT, json TEXT)`: one row per object; `id` is
 ///   global across types; `json` holds the encoded properties, relations never among them, `nil`
-///   omitted, dates as `yyyy-MM-dd HH:mm:ss ZZZZZ` strings.
+///   omitted, dates as `yyyy-MM-dd HH:mm:ss ZZZZZ` strings. Keys are kept as stored: a file
+///   whose ids are text (UUIDs, `"007"`) keeps them as text, and its relations still resolve.
 /// - `relations(from_id, to_id, relation)`: one row per edge; a to-many's order is rowid order.
 /// - Persist's later undo/redo tables (`operations`, `by_type_history`, …) may be there; Loupe
 ///   reads past them and keeps them as they are.
@@ -34,18 +36,42 @@ public enum PersistFormat: StoreFormat {
     /// With Loupe's index on `type_name`, the names come from a skip-scan of the index (one seek per
     /// type) and the counts are left unknown (-1) for the load to fill in; without it, one scan.
     public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
-        let indexed = try Row.fetchAll(db, sql: "PRAGMA index_list(by_type)").contains { ($0["name"] as String?) == "loupe_by_type_type" }
-        guard indexed else {
-            return try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { ($0[0] ?? "", $0[1]) }
-        }
-        let names = try String.fetchAll(db, sql: """
+        let indexed = try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list('by_type')")
+            .contains { ($0[0] as DatabaseValue).lenientText == "loupe_by_type_type" }
+        guard indexed else { return try storedTypes(db).map { ($0.name, $0.count) } }
+        let names = try DatabaseValue.fetchAll(db, sql: """
             WITH RECURSIVE t(name) AS (
               SELECT min(type_name) FROM by_type
               UNION ALL SELECT (SELECT min(type_name) FROM by_type WHERE type_name > t.name) FROM t WHERE t.name IS NOT NULL)
             SELECT name FROM t WHERE name IS NOT NULL
             """)
-        let first = try names.map { try Int64.fetchOne(db, sql: "SELECT min(id) FROM by_type WHERE type_name = ?", arguments: [$0]) ?? 0 }
-        return zip(names, first).sorted { $0.1 < $1.1 }.map { ($0.0, -1) }
+        let first = try names.map { try DatabaseValue.fetchOne(db, sql: "SELECT min(id) FROM by_type WHERE type_name = ?", arguments: [$0])?.objectID ?? .int(0) }
+        return zip(names, first).sorted { $0.1 < $1.1 }.map { (typeName(of: $0.0), -1) }
+    }
+
+    /// The type name a stored `type_name` shows as: its text (a BLOB decoded as UTF-8), or
+    /// `(no type)` for NULL.
+    static func typeName(of stored: DatabaseValue) -> String { stored.lenientText ?? "(no type)" }
+
+    /// Every stored `type_name` with its count, in order of the type's first object.
+    static func storedTypes(_ db: Database) throws -> [TypeInfo] {
+        try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
+            let stored = row[0] as DatabaseValue
+            return TypeInfo(name: typeName(of: stored), stored: stored, count: (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0)
+        }
+    }
+
+    /// One stored type as the catalog sees it before its documents are read.
+    struct TypeInfo: Sendable {
+        /// The name the type shows as.
+        let name: String
+        /// The `type_name` as stored (text, or whatever a foreign writer left there), bound as is.
+        let stored: DatabaseValue
+        let count: Int
+        /// Keys holding scalars in the sample, in order of first appearance.
+        var scalarKeys: [String] = []
+        /// Keys holding arrays or objects in the sample.
+        var nestedKeys: [String] = []
     }
 
     /// Loupe's own record of relation cardinalities.
@@ -54,19 +80,14 @@ public enum PersistFormat: StoreFormat {
     /// How many documents of each type are split with `json_each` to learn its keys.
     static let sampleSize = 64
 
-    /// One stored type as the catalog sees it before its documents are read.
-    private struct TypeInfo {
-        let name: String
-        let count: Int
-        /// Keys holding scalars in the sample, in order of first appearance.
-        var scalarKeys: [String] = []
-        /// Keys holding arrays or objects in the sample.
-        var nestedKeys: [String] = []
-    }
+    /// The stack each loader thread gets: nested values are built without recursion, but freeing
+    /// and comparing a 2,000-level value recurses, and a dispatch worker's 512 KB is not enough.
+    static let loaderStackSize = 64 << 20
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
         var clock = PhaseClock()
-        var (types, declaredKinds) = try file.read { db in try readCatalog(db) }
+        var warnings: [String] = []
+        let (types, declaredKinds) = try file.read { db in try readCatalog(db, warnings: &warnings) }
         let total = types.reduce(0) { $0 + $1.count }
         progress?(0, total)
         let counter = ProgressCounter(total: total, report: progress)
@@ -76,7 +97,10 @@ public enum PersistFormat: StoreFormat {
         // largest first to the less busy reader. A document costs about one unit per key, a
         // relation row about one unit (measured on the sample).
         let relationRows = try file.read { try Int.fetchOne($0, sql: "SELECT max(rowid) FROM relations") } ?? 0
-        var items: [(work: Int, weight: Int)] = types.indices.map { ($0, types[$0].count * (types[$0].scalarKeys.count + types[$0].nestedKeys.count * 3 + 1)) }
+        var items: [(work: Int, weight: Int)] = types.indices.map { t in
+            let perDocument = types[t].scalarKeys.count + types[t].nestedKeys.count * 3 + 1
+            return (t, types[t].count * perDocument)
+        }
         items.append((-1, relationRows))   // -1: the relations
         var groups: [[Int]] = [[], []]
         var weight = [0, 0]
@@ -85,51 +109,53 @@ public enum PersistFormat: StoreFormat {
             groups[g].append(item.work)
             weight[g] += item.weight
         }
-        var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
-        var edges = RawEdges()
-        var failures: [Error] = []
-        let lock = NSLock()
-        let catalog = types
-        DispatchQueue.concurrentPerform(iterations: 2) { worker in
-            do {
-                let reader = try file.makeReader()
-                try reader.read { db in
-                    for work in groups[worker] {
-                        if work < 0 {
-                            let list = try readRelations(db)
-                            lock.lock(); edges = list; lock.unlock()
-                        } else {
-                            let result = try readDocuments(db, type: catalog[work], counter: counter)
-                            lock.lock(); documents[work] = result; lock.unlock()
-                        }
-                    }
+        let assignment = groups
+        let results = try ParallelWork.run(workers: 2, stackSize: loaderStackSize) { worker -> [(Int, ReaderOutput)] in
+            let reader = try file.makeReader()
+            return try reader.read { db in
+                try assignment[worker].map { work in
+                    work < 0 ? (work, .relations(try readRelations(db))) : (work, .documents(try readDocuments(db, type: types[work], counter: counter)))
                 }
-            } catch {
-                lock.lock(); failures.append(error); lock.unlock()
             }
         }
-        if let failure = failures.first { throw failure }
+        var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
+        var edges = RawEdges()
+        for (work, output) in results.joined() {
+            switch output {
+            case .relations(let list): edges = list
+            case .documents(let d): documents[work] = d
+            }
+        }
         clock.lap("documents and relations (2 readers)")
 
         // Objects and columns into the graph; then the keys the sample did not cover.
         let builder = GraphBuilder(formatName: name)
-        var warnings: [String] = []
         var invalid = 0, notObjects = 0
         for (t, info) in types.enumerated() {
             guard let result = documents[t] else { continue }
             documents[t] = nil
-            let type = builder.type(info.name)
-            builder.addObjects(type: type, ids: result.ids.map { .int($0) })
-            for (slot, key) in result.keys.enumerated() {
-                let a = builder.attribute(key, of: type)
-                var column = result.columns[slot]
-                if column.count > result.ids.count { column.removeLast(column.count - result.ids.count) }
-                builder.setColumn(type: type, attribute: a, values: column, kinds: result.kinds[slot], presentCount: result.present[slot])
+            let type = builder.type(info.name, keyPolicy: .globalInteger)
+            let firstRow = builder.count(of: type)   // two stored names may show as one type
+            builder.addObjects(type: type, ids: result.ids)
+            if firstRow == 0 {
+                for (slot, key) in result.keys.enumerated() {
+                    let a = builder.attribute(key, of: type)
+                    var column = result.columns[slot]
+                    if column.count > result.ids.count { column.removeLast(column.count - result.ids.count) }
+                    builder.setColumn(type: type, attribute: a, values: column, kinds: result.kinds[slot], presentCount: result.present[slot])
+                }
+            } else {
+                for (slot, key) in result.keys.enumerated() {
+                    let a = builder.attribute(key, of: type)
+                    for (row, v) in result.columns[slot].prefix(result.ids.count).enumerated() where !v.isNull {
+                        builder.set(v, type: type, row: firstRow + row, attribute: a)
+                    }
+                }
             }
             for (row, text) in result.leftovers {
-                guard case .object(let members)? = try? JSONText.parse(text) else { notObjects += 1; continue }
+                guard case .object(let members)? = try? JSONReader.parse(text) else { notObjects += 1; continue }
                 for (key, value) in members.members {
-                    builder.set(value, type: type, row: row, attribute: builder.attribute(key, of: type))
+                    builder.set(value, type: type, row: firstRow + row, attribute: builder.attribute(key, of: type))
                 }
             }
             invalid += result.invalid
@@ -147,7 +173,7 @@ public enum PersistFormat: StoreFormat {
             let t = Int(from.type), n = edges.name[i]
             if perRelation[t][n] == nil {
                 let relation = edges.names[Int(n)]
-                let r = builder.relation(relation, of: t, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
+                let r = builder.relation(relation, of: t, foreignKey: nil, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
                 perRelation[t][n] = (r, [], [])
             }
             perRelation[t][n]!.from.append(from.row)
@@ -157,12 +183,11 @@ public enum PersistFormat: StoreFormat {
             for (_, list) in relations { builder.addEdges(type: t, relation: list.relation, fromRows: list.from, to: list.to) }
         }
         // Relations Loupe declared but with no edges yet still belong to the schema.
-        for (key, toMany) in declaredKinds {
-            let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let t = (0..<builder.typeCount).first(where: { builder.typeName($0) == parts[0] }) else { continue }
+        for (key, toMany) in declaredKinds.sorted(by: { $0.key < $1.key }) {
+            let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2, let t = builder.existingType(parts[0]) else { continue }
             builder.relation(parts[1], of: t, toMany: toMany)
         }
-        declaredKinds = [:]
         if edges.dangling > 0 { warnings.append("\(edges.dangling) relation rows point at objects that do not exist; they were skipped") }
         clock.lap("edges into the graph")
         let graph = builder.finish()
@@ -173,29 +198,34 @@ public enum PersistFormat: StoreFormat {
         return loaded
     }
 
+    /// What one piece of a reader's work produced.
+    private enum ReaderOutput: Sendable {
+        case documents(TypeDocuments)
+        case relations(RawEdges)
+    }
+
     /// Types in order of their first object, a sample of each type's keys, and Loupe's relation kinds.
-    private static func readCatalog(_ db: Database) throws -> ([TypeInfo], [String: Bool]) {
-        var types: [TypeInfo] = []
-        for row in try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)") {
-            types.append(TypeInfo(name: row[0] ?? "", count: row[1]))
-        }
+    private static func readCatalog(_ db: Database, warnings: inout [String]) throws -> ([TypeInfo], [String: Bool]) {
+        var types = try storedTypes(db)
         for t in types.indices {
-            let sample = try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name = ? ORDER BY id LIMIT \(sampleSize)",
-                                            arguments: [types[t].name])
-            guard !sample.isEmpty else { continue }
+            // A sample of the type's documents that are JSON objects, split one by one (a
+            // malformed document never reaches json_each).
+            let sample = try DatabaseValue.fetchAll(db, sql: """
+                SELECT id FROM by_type WHERE type_name IS ? AND json_valid(json) AND json_type(json) = 'object'
+                ORDER BY id LIMIT \(sampleSize)
+                """, arguments: [types[t].stored])
             var seen = Set<String>(), nested = Set<String>()
             var keys: [String] = []
-            for row in try Row.fetchAll(db, sql: """
-                SELECT j.key, j.type FROM by_type b, json_each(b.json) j
-                WHERE b.id IN (\(sample.map(String.init).joined(separator: ","))) AND json_valid(b.json) AND json_type(b.json) = 'object'
-                ORDER BY b.id, j.id
-                """) {
-                let key: String = row[0]
-                let type: String = row[1]
-                // Keys that a JSON path cannot spell safely are left to the leftover pass.
-                if key.contains("\"") || key.contains("\\") { continue }
-                if seen.insert(key).inserted { keys.append(key) }
-                if type == "array" || type == "object" { nested.insert(key) }
+            for id in sample {
+                for row in try Row.fetchAll(db, sql: "SELECT key, type FROM json_each((SELECT json FROM by_type WHERE id IS ?)) ORDER BY id",
+                                            arguments: [id]) {
+                    guard let key = (row[0] as DatabaseValue).lenientText else { continue }
+                    let type = (row[1] as DatabaseValue).lenientText ?? ""
+                    // Keys that a JSON path cannot spell safely are left to the leftover pass.
+                    if key.contains("\"") || key.contains("\\") { continue }
+                    if seen.insert(key).inserted { keys.append(key) }
+                    if type == "array" || type == "object" { nested.insert(key) }
+                }
             }
             types[t].scalarKeys = keys.filter { !nested.contains($0) }
             types[t].nestedKeys = keys.filter { nested.contains($0) }
@@ -203,15 +233,19 @@ public enum PersistFormat: StoreFormat {
         var kinds: [String: Bool] = [:]
         if try db.tableExists(relationKindsTable) {
             for row in try Row.fetchAll(db, sql: "SELECT type_name, relation, to_many FROM \(relationKindsTable)") {
-                kinds[(row[0] as String? ?? "") + "\u{0}" + (row[1] as String? ?? "")] = row[2] ?? false
+                guard let type = (row[0] as DatabaseValue).lenientText, let relation = (row[1] as DatabaseValue).lenientText else {
+                    warnings.append("\(relationKindsTable): a row without a type or relation name was skipped")
+                    continue
+                }
+                kinds[type + "\u{0}" + relation] = (row[2] as DatabaseValue).lenientBool
             }
         }
         return (types, kinds)
     }
 
     /// One type's documents, split into columns, read by one thread.
-    private struct TypeDocuments {
-        var ids: [Int64] = []
+    private struct TypeDocuments: Sendable {
+        var ids: [ObjectID] = []
         let keys: [String]
         var columns: [[Value]]
         var kinds: [ValueKind]
@@ -229,10 +263,10 @@ public enum PersistFormat: StoreFormat {
         }
 
         /// Merges objects without attributes into the rows, keeping id order.
-        mutating func insertEmptyRows(ids extra: [Int64]) {
+        mutating func insertEmptyRows(ids extra: [ObjectID]) {
             guard !extra.isEmpty else { return }
             invalid += extra.count
-            var merged: [Int64] = [], sources: [Int?] = []
+            var merged: [ObjectID] = [], sources: [Int?] = []
             var i = 0, j = 0
             while i < ids.count || j < extra.count {
                 if j == extra.count || (i < ids.count && ids[i] < extra[j]) { merged.append(ids[i]); sources.append(i); i += 1 }
@@ -240,9 +274,10 @@ public enum PersistFormat: StoreFormat {
             }
             var newRow = Array(repeating: 0, count: ids.count)
             for (row, source) in sources.enumerated() { if let source { newRow[source] = row } }
+            let oldCount = ids.count
             columns = columns.map { old in
                 var column = [Value](repeating: .null, count: merged.count)
-                for (source, row) in newRow.enumerated() { column[row] = old[source] }
+                for (source, row) in newRow.enumerated() where source < oldCount && source < old.count { column[row] = old[source] }
                 return column
             }
             leftovers = leftovers.map { (newRow[$0.row], $0.json) }
@@ -258,17 +293,17 @@ public enum PersistFormat: StoreFormat {
         }
     }
 
-    /// `'$."key"'`: an SQL literal holding a JSON path to one top-level key.
-    private static func path(_ key: String) -> String { "'$.\"" + key.replacingOccurrences(of: "'", with: "''") + "\"'" }
+    /// `$."key"`: a JSON path to one top-level key (bound as an argument, never spliced).
+    private static func path(_ key: String) -> String { "$.\"" + key + "\"" }
 
-    /// `json_remove(json, p1, …)`, nested so that no call takes more than SQLite's argument limit.
-    private static func removal(_ paths: [String]) -> String {
+    /// `json_remove(json, ?, …)`, nested so that no call takes more than SQLite's argument limit.
+    private static func removal(_ count: Int) -> String {
         var expression = "json"
-        var rest = paths[...]
-        while !rest.isEmpty {
-            let chunk = rest.prefix(100)
-            rest = rest.dropFirst(100)
-            expression = "json_remove(\(expression), \(chunk.joined(separator: ", ")))"
+        var rest = count
+        while rest > 0 {
+            let chunk = min(rest, 100)
+            rest -= chunk
+            expression = "json_remove(\(expression), \(Array(repeating: "?", count: chunk).joined(separator: ", ")))"
         }
         return expression
     }
@@ -279,11 +314,12 @@ public enum PersistFormat: StoreFormat {
         // Every sampled key and the rest, one statement, one parse per document. (Guarding each
         // extraction with the validity test instead of filtering made SQLite three times slower.)
         let paths = keys.map(path)
-        let extracts = paths.map { "json -> \($0)" }
-        let rest = "nullif(\(paths.isEmpty ? "json_remove(json)" : removal(paths)), '{}')"
-        let sql = "SELECT id, \((extracts + [rest]).joined(separator: ", ")) FROM by_type WHERE type_name = ? AND json_valid(json) ORDER BY id"
+        let extracts = paths.map { _ in "json -> ?" }
+        let rest = "nullif(\(paths.isEmpty ? "json_remove(json)" : removal(paths.count)), '{}')"
+        let sql = "SELECT id, \((extracts + [rest]).joined(separator: ", ")) FROM by_type WHERE type_name IS ? AND json_valid(json) ORDER BY id"
         let statement = try db.makeStatement(sql: sql)
-        let cursor = try Row.fetchCursor(statement, arguments: [info.name])
+        let arguments = StatementArguments(paths + paths) + StatementArguments([info.stored])
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
         let columns = ColumnReader(statement)
         result.ids.reserveCapacity(info.count)
         // Arrays and objects are gathered as JSON texts and split by SQLite in one go afterwards.
@@ -292,7 +328,7 @@ public enum PersistFormat: StoreFormat {
         while try cursor.next() != nil {
             let row = result.ids.count
             guard row < info.count else { break }   // rows added since the count: read next time
-            result.ids.append(columns.int64(0) ?? 0)
+            result.ids.append(columns.value(0).objectID ?? .int(0))
             for slot in 0..<keys.count {
                 guard let text = columns.string(Int32(slot + 1)) else { continue }   // the key is missing
                 if let first = text.utf8.first, first == UInt8(ascii: "[") || first == UInt8(ascii: "{") {
@@ -307,9 +343,9 @@ public enum PersistFormat: StoreFormat {
         try nested.split(db) { row, slot, value in result.set(value, row: row, slot: slot) }
         if result.ids.count < info.count {
             // Documents that do not parse are objects too, with no attributes, in their id order.
-            let broken = try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name = ? AND NOT json_valid(json) ORDER BY id",
-                                            arguments: [info.name])
-            result.insertEmptyRows(ids: Array(broken.prefix(info.count - result.ids.count)))
+            let broken = try DatabaseValue.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name IS ? AND NOT json_valid(json) ORDER BY id",
+                                                    arguments: [info.stored])
+            result.insertEmptyRows(ids: Array(broken.prefix(info.count - result.ids.count).map { $0.objectID ?? .int(0) }))
         }
         return result
     }
@@ -382,10 +418,10 @@ public enum PersistFormat: StoreFormat {
     }
 
     /// Every relation row, in rowid order, as stored keys.
-    private struct RawEdges {
+    private struct RawEdges: Sendable {
         var names: [String] = []
-        var from: [Int64] = []
-        var to: [Int64] = []
+        var from: [ObjectID] = []
+        var to: [ObjectID] = []
         var name: [Int32] = []
         var dangling = 0
     }
@@ -398,8 +434,8 @@ public enum PersistFormat: StoreFormat {
         let columns = ColumnReader(statement)
         var lastName = "", lastIndex: Int32 = -1
         while try cursor.next() != nil {
-            guard let from = columns.int64(0), let to = columns.int64(1) else { list.dangling += 1; continue }
-            let name = columns.string(2) ?? ""
+            guard let from = columns.value(0).objectID, let to = columns.value(1).objectID else { list.dangling += 1; continue }
+            let name = columns.value(2).lenientText ?? ""
             if lastIndex < 0 || name != lastName {
                 if let known = nameIndex[name] { lastIndex = known } else {
                     lastIndex = Int32(list.names.count)
@@ -432,48 +468,58 @@ struct ColumnReader {
     @inline(__always) func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
 }
 
-/// Finds an object by its global Persist key: a direct table when keys are dense, else a dictionary.
+/// Finds an object by its global Persist key: a direct table when integer keys are dense, else a
+/// dictionary; text keys (and keys that match only with SQLite's affinity leniency) by dictionary.
 private struct IDLookup {
     private var base: Int64 = 0
     private var dense: [ObjectRef?] = []
-    private var sparse: [Int64: ObjectRef] = [:]
+    private var sparse: [ObjectID: ObjectRef] = [:]
 
     init(builder: GraphBuilder) {
-        var minID = Int64.max, maxID = Int64.min, count = 0
+        var minID = Int64.max, maxID = Int64.min, integers = 0, others = 0
         for t in 0..<builder.typeCount {
-            for id in builder.ids(of: t) { if case .int(let i) = id { minID = min(minID, i); maxID = max(maxID, i); count += 1 } }
-        }
-        guard count > 0 else { return }
-        if maxID - minID < Int64(count) * 4 + 1024 {
-            base = minID
-            dense = Array(repeating: nil, count: Int(maxID - minID + 1))
-            for t in 0..<builder.typeCount {
-                for (row, id) in builder.ids(of: t).enumerated() {
-                    if case .int(let i) = id, dense[Int(i - minID)] == nil { dense[Int(i - minID)] = ObjectRef(type: t, row: row) }
-                }
+            for id in builder.ids(of: t) {
+                if case .int(let i) = id { minID = min(minID, i); maxID = max(maxID, i); integers += 1 } else { others += 1 }
             }
-        } else {
-            for t in 0..<builder.typeCount {
-                for (row, id) in builder.ids(of: t).enumerated() {
-                    if case .int(let i) = id, sparse[i] == nil { sparse[i] = ObjectRef(type: t, row: row) }
+        }
+        // The span of the integer keys, when it neither overflows nor is much larger than their count.
+        let (span, overflow) = maxID.subtractingReportingOverflow(minID)
+        let useDense = integers > 0 && !overflow && span < Int64(integers) * 4 + 1024
+        if useDense {
+            base = minID
+            dense = Array(repeating: nil, count: Int(span) + 1)
+        }
+        sparse.reserveCapacity(useDense ? others : integers + others)
+        for t in 0..<builder.typeCount {
+            for (row, id) in builder.ids(of: t).enumerated() {
+                let ref = ObjectRef(type: t, row: row)
+                if useDense, case .int(let i) = id {
+                    if dense[Int(i - base)] == nil { dense[Int(i - base)] = ref }
+                } else if sparse[id] == nil {
+                    sparse[id] = ref
                 }
             }
         }
     }
 
-    func ref(_ id: Int64) -> ObjectRef? {
-        if !dense.isEmpty {
-            let i = id - base
-            return i >= 0 && i < Int64(dense.count) ? dense[Int(i)] : nil
+    private func exact(_ id: ObjectID) -> ObjectRef? {
+        if !dense.isEmpty, case .int(let i) = id {
+            let (offset, overflow) = i.subtractingReportingOverflow(base)
+            if !overflow, offset >= 0, offset < Int64(dense.count) { return dense[Int(offset)] }
+            return sparse[id]
         }
         return sparse[id]
+    }
+
+    func ref(_ id: ObjectID) -> ObjectRef? {
+        if let r = exact(id) { return r }
+        return id.affinityAlternative.flatMap(exact)
     }
 }
 
 /// Counts objects read by several threads and reports now and then.
-final class ProgressCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = 0
+final class ProgressCounter: Sendable {
+    private let done = Mutex(0)
     private let total: Int
     private let report: LoadProgress?
 
@@ -484,10 +530,7 @@ final class ProgressCounter: @unchecked Sendable {
 
     func add(_ n: Int) {
         guard let report else { return }
-        lock.lock()
-        done += n
-        let now = done
-        lock.unlock()
+        let now = done.withLock { $0 += n; return $0 }
         report(min(now, total), total)
     }
 }
@@ -495,8 +538,8 @@ final class ProgressCounter: @unchecked Sendable {
 /// JSON text as SQLite returns it, read into model values.
 enum JSONText {
     /// The value of the JSON text of a scalar (what `->` returns): read directly; strings with
-    /// escapes, and any array or object, go through Foundation's parser. Strings in Persist's date
-    /// form become dates.
+    /// escapes, and any array or object, go through ``JSONReader``. Strings in Persist's date form
+    /// become dates.
     static func value(_ text: String) -> Value {
         var text = text
         return text.withUTF8 { bytes -> Value in
@@ -508,15 +551,14 @@ enum JSONText {
                 // Dates are read from the bytes, without making a string first.
                 if PersistDates.isPersistDate(inner), let date = DateText.parse(bytes: inner) { return .date(date) }
                 if inner.contains(UInt8(ascii: "\\")) {
-                    let unescaped = (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) as? String
-                    return JSONText.text(unescaped ?? String(decoding: inner, as: UTF8.self))
+                    return (try? JSONReader.parse(bytes: bytes)) ?? .string(String(decoding: inner, as: UTF8.self))
                 }
                 return .string(String(decoding: inner, as: UTF8.self))
             case UInt8(ascii: "t"): return .bool(true)
             case UInt8(ascii: "f"): return .bool(false)
             case UInt8(ascii: "n"): return .null
             case UInt8(ascii: "["), UInt8(ascii: "{"):
-                return (try? parse(String(decoding: bytes, as: UTF8.self))) ?? .string(String(decoding: bytes, as: UTF8.self))
+                return (try? JSONReader.parse(bytes: bytes)) ?? .string(String(decoding: bytes, as: UTF8.self))
             default:
                 if let i = integer(bytes) { return .int(i) }
                 let s = String(decoding: bytes, as: UTF8.self)
@@ -561,18 +603,14 @@ enum JSONText {
         if PersistDates.isPersistDate(s), let date = DateText.parse(s) { return .date(date) }
         return .string(s)
     }
-
-    /// Any JSON text, through Foundation's parser (the rare path: leftovers and escaped strings).
-    static func parse(_ text: String) throws -> Value {
-        JSONValue.from(try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]), dates: true)
-    }
 }
 
-/// Persist's date strings: `yyyy-MM-dd HH:mm:ss Z` or `yyyy-MM-dd HH:mm:ss ±HH:mm`.
+/// Persist's date strings: `yyyy-MM-dd HH:mm:ss Z` (21 bytes) or `yyyy-MM-dd HH:mm:ss ±HH:mm`
+/// (26 bytes), the forms `DateFormatter` writes with `ZZZZZ` at UTC and elsewhere.
 enum PersistDates {
     /// True for text in exactly the form Persist's DateFormatter writes.
     static func isPersistDate(_ s: String) -> Bool {
-        guard s.utf8.count == 21 || s.utf8.count == 25 else { return false }
+        guard s.utf8.count == 21 || s.utf8.count == 26 else { return false }
         var s = s
         return s.withUTF8 { isPersistDate($0) }
     }
@@ -580,7 +618,7 @@ enum PersistDates {
     /// As ``isPersistDate(_:)``, on UTF-8 bytes.
     @inline(__always)
     static func isPersistDate(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard b.count == 21 || b.count == 25 else { return false }
+        guard b.count == 21 || b.count == 26 else { return false }
         return b[4] == 45 && b[7] == 45 && b[10] == 32 && b[13] == 58 && b[16] == 58 && b[19] == 32
             && (b.count == 21 ? b[20] == 90 : (b[20] == 43 || b[20] == 45) && b[23] == 58)
     }

@@ -5,45 +5,96 @@ import LoupeModel
 /// Any SQLite file read as an object graph (Chinook, Northwind, an app's GRDB database, a Core Data
 /// store read table by table).
 ///
-/// Each table is a type and each row an object whose key is the single-column primary key, else
-/// the rowid (a `WITHOUT ROWID` table with a composite key uses the key's values joined by `|`).
-/// Each column is an attribute. Each declared single-column foreign key is also a to-one relation,
-/// named after the column without a trailing `Id`, `ID` or `_id` (when the rest is not empty and
-/// names no other column) and reachable under the column's own name too. Views are read-only types
-/// keyed by row number. In columns declared `DATE`, `DATETIME` or `TIMESTAMP`, text that reads as
-/// an ISO date is a date, and so is a number: seconds since 2001 in a Core Data store (one with a
-/// `Z_METADATA` table), Unix seconds anywhere else.
+/// Each table is a type and each row an object. Its key (``ObjectID``) is the single-column primary
+/// key, the values of a composite (or `WITHOUT ROWID`) key in key order, else the rowid; a table
+/// whose primary key holds NULLs is keyed by rowid. Each column is an attribute, generated columns
+/// included. Each declared single-column foreign key is also a to-one relation, named after the
+/// column without a trailing `Id`, `ID` or `_id` (when the rest is not empty and names no other
+/// column) and reachable under the column's own name too; it points at its declared table even
+/// when every value is NULL. Views are read-only types keyed by row number. In columns declared
+/// `DATE`, `DATETIME` or `TIMESTAMP`, text that reads as an ISO date is a date, and so is a number
+/// between the years 1 and 9999: seconds since 2001 in a Core Data store (one with a `Z_METADATA`
+/// table), Unix seconds anywhere else.
+///
+/// Names are never spliced into SQL unquoted: introspection binds them as arguments of SQLite's
+/// pragma functions, and reads quote them with ``SQL/identifier(_:)``.
 public enum RelationalFormat: StoreFormat {
     public static let name = "SQLite"
 
     public static func matches(_ db: Database) throws -> Bool { true }
 
     public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
-        let names = try String.fetchAll(db, sql: """
-            SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-            AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
-            """)
-        return names.map { ($0, (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \($0.quotedDatabaseIdentifier)")) ?? 0) }
+        try sourceNames(db).map { source in
+            (source.name, (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(source.name))")) ?? 0)
+        }
+    }
+
+    /// Tables (then views) in schema order, without SQLite's own and virtual tables.
+    static func sourceNames(_ db: Database) throws -> [(name: String, isView: Bool, sql: String)] {
+        try Row.fetchAll(db, sql: """
+            SELECT name, type, sql FROM sqlite_master
+            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+            ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
+            """).compactMap { row in
+            let sql = (row[2] as DatabaseValue).lenientText ?? ""
+            if sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") { return nil }
+            guard let name = (row[0] as DatabaseValue).lenientText else { return nil }
+            return (name, (row[1] as DatabaseValue).lenientText == "view", sql)
+        }
     }
 
     /// What the loader learned about one table before reading its rows.
-    private struct Source {
+    struct Source {
         let name: String
         let isView: Bool
         let columns: [ColumnInfo]
         let keyColumns: [String]
         let hasRowID: Bool
-        let foreignKeys: [(column: String, table: String, target: String?)]
+        let foreignKeys: [(column: String, table: String, target: String?, onDelete: DeleteAction)]
     }
 
-    private struct ColumnInfo {
+    struct ColumnInfo {
         let name: String
-        let declaredType: String
-        let isPrimaryKey: Bool
+        let storage: ColumnStorage
         var isDate: Bool {
-            let t = declaredType.uppercased()
+            let t = storage.declaredType.uppercased()
             return t.contains("DATE") || t.contains("TIMESTAMP")
         }
+    }
+
+    /// The columns, key, rowid and foreign keys of one table or view, read through pragma
+    /// functions with the name bound as an argument.
+    static func describe(_ db: Database, name: String, isView: Bool) throws -> Source {
+        let info = try Row.fetchAll(db, sql: #"SELECT name, type, "notnull", dflt_value, pk, hidden FROM pragma_table_xinfo(?)"#, arguments: [name])
+        var columns: [ColumnInfo] = []
+        var keys: [(Int64, String)] = []
+        for row in info {
+            let hidden = (row[5] as DatabaseValue).lenientInt ?? 0
+            if hidden == 1 { continue }   // a virtual table's hidden column
+            guard let column = (row[0] as DatabaseValue).lenientText else { continue }
+            let pk = (row[4] as DatabaseValue).lenientInt ?? 0
+            if pk > 0 { keys.append((pk, column)) }
+            columns.append(ColumnInfo(name: column, storage: ColumnStorage(
+                declaredType: (row[1] as DatabaseValue).lenientText ?? "", isPrimaryKey: pk > 0,
+                notNull: (row[2] as DatabaseValue).lenientBool, isGenerated: hidden == 2 || hidden == 3,
+                defaultSQL: (row[3] as DatabaseValue).lenientText)))
+        }
+        var fks: [(String, String, String?, DeleteAction)] = []
+        var withoutRowID = false
+        if !isView {
+            let list = try Row.fetchAll(db, sql: #"SELECT id, "table", "from", "to", on_delete FROM pragma_foreign_key_list(?)"#, arguments: [name])
+            let byID = Dictionary(grouping: list, by: { ($0[0] as DatabaseValue).lenientInt ?? -1 })
+            for id in byID.keys.sorted() where byID[id]!.count == 1 {
+                let fk = byID[id]![0]
+                guard let from = (fk[2] as DatabaseValue).lenientText, let table = (fk[1] as DatabaseValue).lenientText else { continue }
+                let action = DeleteAction(rawValue: ((fk[4] as DatabaseValue).lenientText ?? "").uppercased()) ?? .noAction
+                fks.append((from, table, (fk[3] as DatabaseValue).lenientText, action))
+            }
+            withoutRowID = try Row.fetchOne(db, sql: "SELECT wr FROM pragma_table_list(?) WHERE schema = 'main'", arguments: [name])
+                .map { ($0[0] as DatabaseValue).lenientBool } ?? false
+        }
+        return Source(name: name, isView: isView, columns: columns, keyColumns: keys.sorted { $0.0 < $1.0 }.map(\.1),
+                      hasRowID: !isView && !withoutRowID, foreignKeys: fks)
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
@@ -53,53 +104,29 @@ public enum RelationalFormat: StoreFormat {
     private static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
-        let masterRows = try Row.fetchAll(db, sql: """
-            SELECT name, type, sql FROM sqlite_master
-            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-            ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
-            """)
         var sources: [Source] = []
-        for row in masterRows {
-            let name: String = row[0]
-            let isView = (row[1] as String) == "view"
-            let sql: String = row[2] ?? ""
-            if sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") { continue }
+        for entry in try sourceNames(db) {
             do {
-                let info = try Row.fetchAll(db, sql: "PRAGMA table_info(\(name.quotedDatabaseIdentifier))")
-                let columns = info.map { ColumnInfo(name: $0["name"], declaredType: $0["type"] ?? "", isPrimaryKey: ($0["pk"] as Int? ?? 0) > 0) }
-                let keys = info.filter { ($0["pk"] as Int? ?? 0) > 0 }.sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] as String }
-                var fks: [(String, String, String?)] = []
-                if !isView {
-                    let list = try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(name.quotedDatabaseIdentifier))")
-                    let byID = Dictionary(grouping: list, by: { $0["id"] as Int })
-                    for id in byID.keys.sorted() where byID[id]!.count == 1 {
-                        let fk = byID[id]![0]
-                        fks.append((fk["from"], fk["table"], fk["to"]))
-                    }
-                }
-                let withoutRowID = sql.range(of: "WITHOUT\\s+ROWID", options: [.regularExpression, .caseInsensitive]) != nil
-                sources.append(Source(name: name, isView: isView, columns: columns, keyColumns: keys,
-                                      hasRowID: !isView && !withoutRowID, foreignKeys: fks))
+                sources.append(try describe(db, name: entry.name, isView: entry.isView))
             } catch {
-                warnings.append("\(name): cannot read its columns (\(StoreError.from(error, path: nil).reason)); left out")
+                warnings.append("\(entry.name): cannot read its columns (\(StoreError.from(error, path: nil).reason)); left out")
             }
         }
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         var total = 0
-        for s in sources { total += (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(s.name.quotedDatabaseIdentifier)")) ?? 0 }
+        for s in sources { total += (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(s.name))")) ?? 0 }
         var done = 0
         progress?(0, total)
 
         var loaded: [(Source, Int)] = []
         for source in sources {
-            let t = builder.type(source.name, isReadOnly: source.isView)
             do {
-                try loadRows(db, source: source, type: t, builder: builder, epoch: epoch)
+                let t = try loadRows(db, source: source, builder: builder, epoch: epoch, warnings: &warnings)
                 loaded.append((source, t))
+                done += builder.count(of: t)
             } catch {
                 warnings.append("\(source.name): cannot read its rows (\(StoreError.from(error, path: nil).reason))")
             }
-            done += builder.count(of: t)
             progress?(done, total)
         }
 
@@ -113,18 +140,22 @@ public enum RelationalFormat: StoreFormat {
                     warnings.append("\(source.name).\(fk.column): refers to missing table \(fk.table)")
                     continue
                 }
-                let name = relationName(for: fk.column, otherColumns: columnNames)
-                let aliases = name == fk.column ? [] : [fk.column]
-                let r = builder.relation(name, of: t, aliases: aliases, foreignKeyAttribute: fk.column)
                 guard let a = builder.existingAttribute(fk.column, of: t) else { continue }
+                let relationName = relationName(for: fk.column, otherColumns: columnNames)
+                let aliases = relationName == fk.column ? [] : [fk.column]
+                // The referenced column: as declared, else the target's primary key.
                 let targetColumn = fk.target ?? (target.keyColumns.count == 1 ? target.keyColumns[0] : nil)
-                let lookup = builder.keyLookup(type: tt, attribute: targetColumn.flatMap { builder.existingAttribute($0, of: tt) },
-                                               isKey: targetColumn == nil || target.keyColumns == [targetColumn!])
+                let referencesKey: Bool
+                if let targetColumn, case .column(let key, _) = builder.keyPolicy(of: tt) { referencesKey = key == targetColumn }
+                else { referencesKey = targetColumn == nil && builder.keyPolicy(of: tt) != .rowNumber }
+                let foreignKey = ForeignKey(attribute: fk.column, targetType: tt, targetAttribute: referencesKey ? nil : targetColumn,
+                                            onDelete: fk.onDelete)
+                let r = builder.relation(relationName, of: t, aliases: aliases, foreignKey: foreignKey, declaredTargets: [tt])
+                let index = builder.keyIndex(type: tt, attribute: referencesKey ? nil : targetColumn.flatMap { builder.existingAttribute($0, of: tt) })
                 var unresolved = 0
-                for row in 0..<builder.count(of: t) {
-                    let v = builder.value(type: t, row: row, attribute: a)
-                    if v.isNull { continue }
-                    if let to = lookup(v) {
+                let values = builder.column(type: t, attribute: a)
+                for (row, v) in values.enumerated() where !v.isNull {
+                    if let to = index.row(for: v) {
                         builder.addEdge(from: ObjectRef(type: t, row: row), relation: r, to: ObjectRef(type: tt, row: to))
                     } else { unresolved += 1 }
                 }
@@ -143,15 +174,38 @@ public enum RelationalFormat: StoreFormat {
         return column
     }
 
-    private static func loadRows(_ db: Database, source: Source, type t: Int, builder: GraphBuilder, epoch: Double) throws {
-        let singleKey = source.keyColumns.count == 1 ? source.keyColumns[0] : nil
-        let selectRowID = singleKey == nil && source.hasRowID
-        let columnList = source.columns.map { $0.name.quotedDatabaseIdentifier }.joined(separator: ", ")
-        let sql = "SELECT \(selectRowID ? "_rowid_, " : "")\(columnList) FROM \(source.name.quotedDatabaseIdentifier)"
+    /// Reads one table's rows into a new type and returns the type's index.
+    private static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double,
+                                 warnings: inout [String]) throws -> Int {
+        var keyColumns = source.keyColumns
+        var policy: KeyPolicy
+        if source.isView {
+            policy = .rowNumber
+        } else if keyColumns.count == 1 {
+            let declared = source.columns.first { $0.name == keyColumns[0] }?.storage.declaredType.uppercased() ?? ""
+            policy = .column(keyColumns[0], autoIncrements: source.hasRowID && declared == "INTEGER")
+        } else if keyColumns.count > 1 {
+            policy = .columns(keyColumns)
+        } else {
+            policy = .rowid
+        }
+        // A rowid table whose primary key holds NULLs (SQLite allows it) cannot be keyed by it.
+        if source.hasRowID, !keyColumns.isEmpty {
+            let nullCheck = keyColumns.map { "\(SQL.identifier($0)) IS NULL" }.joined(separator: " OR ")
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(source.name)) WHERE \(nullCheck))") ?? false {
+                warnings.append("\(source.name): its primary key holds NULLs; its rows are keyed by rowid")
+                policy = .rowid
+                keyColumns = []
+            }
+        }
+        let t = builder.type(source.name, readOnlyReason: source.isView ? "\(source.name) is a view" : nil, keyPolicy: policy)
+        let selectRowID = source.hasRowID && keyColumns.isEmpty
+        let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
+        let sql = "SELECT \(selectRowID ? "_rowid_" + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
             + (source.hasRowID ? " ORDER BY _rowid_" : "")
-        let slots = source.columns.map { builder.attribute($0.name, of: t, declaredType: $0.declaredType, isPrimaryKey: $0.isPrimaryKey) }
+        let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
         let offset = selectRowID ? 1 : 0
-        let keyIndexes = source.keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
+        let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
         let dates = source.columns.map(\.isDate)
         let cursor = try Row.fetchCursor(db, sql: sql)
         var ordinal: Int64 = 0
@@ -159,11 +213,11 @@ public enum RelationalFormat: StoreFormat {
             ordinal += 1
             let id: ObjectID
             if selectRowID {
-                id = .int(row[0])
-            } else if singleKey != nil, let k = keyIndexes.first {
-                id = objectID(row[k + offset] as DatabaseValue) ?? .int(ordinal)
+                id = (row[0] as DatabaseValue).objectID ?? .int(ordinal)
+            } else if keyIndexes.count == 1 {
+                id = (row[keyIndexes[0] + offset] as DatabaseValue).objectID ?? .int(ordinal)
             } else if !keyIndexes.isEmpty {
-                id = .string(keyIndexes.map { ValueFormatter.plain(value(row[$0 + offset] as DatabaseValue, isDate: false, epoch: epoch)) }.joined(separator: "|"))
+                id = .composite(keyIndexes.map { (row[$0 + offset] as DatabaseValue).objectID ?? .string("") })
             } else {
                 id = .int(ordinal)
             }
@@ -172,30 +226,23 @@ public enum RelationalFormat: StoreFormat {
                 builder.set(value(row[i + offset] as DatabaseValue, isDate: dates[i], epoch: epoch), type: t, row: Int(ref.row), attribute: slot)
             }
         }
+        return t
     }
 
-    private static func objectID(_ v: DatabaseValue) -> ObjectID? {
-        switch v.storage {
-        case .int64(let i): return .int(i)
-        case .string(let s): return .string(s)
-        case .double(let d): return d == d.rounded() ? .int(Int64(d)) : .string(String(d))
-        case .blob(let b): return .string(b.map { String(format: "%02X", $0) }.joined())
-        case .null: return nil
-        }
-    }
-
-    /// Seconds since an epoch given in Unix time, exactly (Foundation keeps dates relative to 2001).
-    private static func date(seconds: Double, epoch: Double) -> Date {
-        epoch == DateText.referenceDateOffset ? Date(timeIntervalSinceReferenceDate: seconds) : Date(timeIntervalSince1970: seconds + epoch)
+    /// Seconds since an epoch given in Unix time, as a date when it falls in the years 1–9999.
+    static func date(seconds: Double, epoch: Double) -> Date? {
+        guard seconds.isFinite else { return nil }
+        let date = epoch == DateText.referenceDateOffset ? Date(timeIntervalSinceReferenceDate: seconds) : Date(timeIntervalSince1970: seconds + epoch)
+        return DateText.isRepresentable(date) ? date : nil
     }
 
     /// A SQLite value as a model value; ISO text, and seconds since `epoch` (in Unix time), in a
-    /// date column become dates.
+    /// date column become dates. Never traps, whatever the value.
     static func value(_ v: DatabaseValue, isDate: Bool, epoch: Double) -> Value {
         switch v.storage {
         case .null: return .null
-        case .int64(let i): return isDate ? .date(date(seconds: Double(i), epoch: epoch)) : .int(i)
-        case .double(let d): return isDate && d.isFinite ? .date(date(seconds: d, epoch: epoch)) : .double(d)
+        case .int64(let i): return isDate ? (date(seconds: Double(i), epoch: epoch).map(Value.date) ?? .int(i)) : .int(i)
+        case .double(let d): return isDate ? (date(seconds: d, epoch: epoch).map(Value.date) ?? .double(d)) : .double(d)
         case .string(let s):
             if isDate, let d = DateText.parse(s) { return .date(d) }
             return .string(s)
@@ -204,31 +251,3 @@ public enum RelationalFormat: StoreFormat {
     }
 }
 
-extension GraphBuilder {
-    /// A function from a foreign key's value to the row it refers to in `type`: through the id
-    /// index when the key is the target's key, else through an index of the target attribute.
-    func keyLookup(type: Int, attribute: Int?, isKey: Bool) -> (Value) -> Int? {
-        var index: [Value: Int] = [:]
-        if isKey {
-            for row in 0..<count(of: type) where index[idValue(type: type, row: row)] == nil {
-                index[idValue(type: type, row: row)] = row
-            }
-        } else if let attribute {
-            for row in 0..<count(of: type) {
-                let v = value(type: type, row: row, attribute: attribute)
-                if index[v] == nil { index[v] = row }
-            }
-        }
-        return { v in
-            if let row = index[v] { return row }
-            // Affinity mismatches: text "1" against integer 1, and back.
-            switch v {
-            case .string(let s): if let i = Int64(s) { return index[.int(i)] }
-            case .int(let i): return index[.string(String(i))]
-            case .double(let d): if d == d.rounded() { return index[.int(Int64(d))] }
-            default: break
-            }
-            return nil
-        }
-    }
-}

@@ -1,37 +1,66 @@
+import CSignalSafety
 import CSQLiteTuning
 import Foundation
+import Glibc
 import GRDB
 
 /// Opens SQLite files for reading without ever writing to them, and for writing when asked.
 ///
-/// Reading opens the file read-only. A file in WAL mode keeps part of its rows in the `-wal` file,
-/// and SQLite needs write access to the `-shm` index to read them; so such a file (and its `-wal`)
-/// is copied to a temporary folder first and the copy is opened. The original is never touched.
-public final class StoreFile {
+/// Reading never changes a byte of the file or of its `-wal`, `-shm` and `-journal` companions,
+/// and never creates one:
+/// - a file in rollback-journal mode is opened read-only (`mode=ro`);
+/// - a WAL file with both companions is read through SQLite with `readonly_shm=1`: the shared
+///   memory index is mapped read-only and SQLite builds a private copy of it, so the rows that live
+///   in the `-wal` are read, as one consistent snapshot, even while another process writes;
+/// - a WAL file without a `-wal` is complete in itself and opened `immutable=1`;
+/// - a WAL file with a `-wal` but no `-shm` (left by a crash) is copied with its `-wal` into a
+///   private folder and read there. The copy is removed when the file is closed, when the process
+///   dies of a signal (``CSignalSafety``), and, after a `kill -9`, by the next Loupe that starts.
+///
+/// The path must name a regular file: a FIFO or a device would block or never end, a directory
+/// is not a database.
+public final class StoreFile: Sendable {
     /// The path the user gave.
     public let path: String
-    /// The connection (to the file itself, or to the private copy of a WAL file).
+    /// The connection (to the file itself, or to the private copy).
     public let queue: DatabaseQueue
-    /// The file the connection reads: `path`, or the private copy of a WAL file.
-    let openedPath: String
-    private let temporaryFolder: URL?
+    /// How the file is read (for tests and the status line).
+    public let access: Access
+    /// Where readers connect: a URI on the file, or the private copy's path.
+    let location: String
+    private let privateCopy: PrivateCopy?
 
-    private init(path: String, queue: DatabaseQueue, openedPath: String? = nil, temporaryFolder: URL?) {
+    /// The ways a file is read.
+    public enum Access: String, Sendable {
+        /// Read-only, in place (rollback-journal mode, or a WAL file without companions).
+        case readOnly = "read-only"
+        /// Read-only through the WAL's shared memory, mapped read-only.
+        case walSnapshot = "WAL snapshot"
+        /// From a private copy of the file and its `-wal`.
+        case privateCopy = "private copy"
+        /// Open for writing.
+        case readWrite = "read-write"
+    }
+
+    private init(path: String, queue: DatabaseQueue, access: Access, location: String, privateCopy: PrivateCopy?) {
         self.path = path
         self.queue = queue
-        self.openedPath = openedPath ?? path
-        self.temporaryFolder = temporaryFolder
+        self.access = access
+        self.location = location
+        self.privateCopy = privateCopy
     }
+
+    deinit { try? queue.close() }
 
     /// Another read-only connection to the same file, for reading in parallel.
     func makeReader() throws -> DatabaseQueue {
         do {
-            return try DatabaseQueue(path: openedPath, configuration: StoreFile.readOnly(label: "loupe.read.parallel"))
+            return try DatabaseQueue(path: location, configuration: StoreFile.readOnly(label: "loupe.read.parallel"))
         } catch { throw StoreError.from(error, path: path) }
     }
 
     /// Read-only, waiting up to 2 s for a writer's lock before reporting the file locked.
-    private static func readOnly(label: String) -> Configuration {
+    static func readOnly(label: String) -> Configuration {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .timeout(2)
@@ -39,89 +68,133 @@ public final class StoreFile {
         return config
     }
 
-    deinit {
-        try? queue.close()
-        if let temporaryFolder { try? FileManager.default.removeItem(at: temporaryFolder) }
-    }
-
     /// The 16-byte header every SQLite 3 file starts with.
     static let header = Array("SQLite format 3\0".utf8)
 
-    /// Checks that `path` names a readable SQLite file; returns its first 100 bytes.
-    static func checkedHeader(_ path: String) throws -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw StoreError(.fileNotFound, path: path, reason: "no such file")
+    /// Process-wide settings, applied once before the first connection opens; and the signal
+    /// handler that removes private copies if the process dies.
+    static let configured: Void = {
+        _ = loupe_sqlite_configure()
+        loupe_signals_install()
+        PrivateCopy.removeStaleCopies()
+    }()
+
+    /// Checks that `path` names a readable regular SQLite file; returns its absolute path and
+    /// its first 100 bytes. Never blocks, whatever the path names.
+    static func checkedHeader(_ path: String) throws -> (absolute: String, header: [UInt8]) {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            switch errno {
+            case ENOENT: throw StoreError(.fileNotFound, path: path, reason: "no such file")
+            case ELOOP: throw StoreError(.unreadable, path: path, reason: "too many levels of symbolic links (a symlink loop)")
+            case ENOTDIR: throw StoreError(.fileNotFound, path: path, reason: "no such file (a part of the path is not a folder)")
+            case EACCES: throw StoreError(.unreadable, path: path, reason: "permission denied")
+            case ENAMETOOLONG: throw StoreError(.unreadable, path: path, reason: "the path is too long")
+            default: throw StoreError(.unreadable, path: path, reason: String(cString: strerror(errno)))
+            }
         }
-        if isDirectory.boolValue { throw StoreError(.unreadable, path: path, reason: "is a directory") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw StoreError(.unreadable, path: path, reason: "permission denied")
+        if let kind = nonRegularKind(info.st_mode) { throw StoreError(.unreadable, path: path, reason: kind) }
+        // O_NONBLOCK: if the path was swapped for a FIFO since the check, opening still returns.
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StoreError(.unreadable, path: path, reason: errno == EACCES ? "permission denied" : String(cString: strerror(errno)))
         }
-        defer { try? handle.close() }
-        let bytes: [UInt8]
-        do { bytes = Array(try handle.read(upToCount: 100) ?? Data()) } catch {
-            throw StoreError(.unreadable, path: path, reason: "cannot read the file (\(error.localizedDescription))")
-        }
-        if bytes.isEmpty { throw StoreError(.notADatabase, path: path, reason: "empty file, not a SQLite database") }
-        guard bytes.count >= 100, Array(bytes.prefix(16)) == header else {
+        defer { close(fd) }
+        if fstat(fd, &info) == 0, let kind = nonRegularKind(info.st_mode) { throw StoreError(.unreadable, path: path, reason: kind) }
+        var bytes = [UInt8](repeating: 0, count: 100)
+        let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 100) }
+        guard n >= 0 else { throw StoreError(.unreadable, path: path, reason: "cannot read the file (\(String(cString: strerror(errno))))") }
+        if n == 0 { throw StoreError(.notADatabase, path: path, reason: "empty file, not a SQLite database") }
+        guard n == 100, Array(bytes.prefix(16)) == header else {
             throw StoreError(.notADatabase, path: path, reason: "not a SQLite database")
         }
-        return bytes
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return (absolute, bytes)
     }
 
-    /// Process-wide SQLite settings, applied once before the first connection opens.
-    private static let configured: Void = { _ = loupe_sqlite_disable_memory_statistics() }()
+    /// Why a file of this mode is not read (a directory, a FIFO, …), or nil for a regular file.
+    private static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "is a directory"
+        case S_IFIFO: return "is a FIFO (a named pipe), not a regular file"
+        case S_IFSOCK: return "is a socket, not a regular file"
+        case S_IFCHR, S_IFBLK: return "is a device, not a regular file"
+        default: return "is not a regular file"
+        }
+    }
+
+    /// `file:/abs%20path?mode=ro&…`: a URI for SQLite, every character that could be read as URI
+    /// syntax percent-encoded.
+    static func uri(_ absolute: String, _ parameters: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "/-._~")
+        return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute) + "?" + parameters
+    }
 
     /// Opens `path` for reading only. Fails with a ``StoreError`` for a missing, unreadable,
-    /// non-SQLite or locked file; never creates or changes a file at `path`.
+    /// non-SQLite or locked file; never creates or changes a file at `path` or beside it.
     public static func openForReading(_ path: String) throws -> StoreFile {
         _ = configured
-        let header = try checkedHeader(path)
-        let config = readOnly(label: "loupe.read")
+        let (absolute, header) = try checkedHeader(path)
         let isWAL = header[18] == 2 || header[19] == 2
+        let manager = FileManager.default
         do {
             if isWAL {
-                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let copy = folder.appendingPathComponent("store.sqlite").path
-                do {
-                    try FileManager.default.copyItem(atPath: path, toPath: copy)
-                    if FileManager.default.fileExists(atPath: path + "-wal") {
-                        try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
-                    }
-                } catch {
-                    try? FileManager.default.removeItem(at: folder)
-                    throw StoreError(.unreadable, path: path, reason: "cannot read the file (\(error.localizedDescription))")
+                let hasWAL = manager.fileExists(atPath: absolute + "-wal"), hasSHM = manager.fileExists(atPath: absolute + "-shm")
+                if hasWAL && hasSHM {
+                    let location = uri(absolute, "mode=ro&readonly_shm=1")
+                    if let file = try? open(path: path, location: location, access: .walSnapshot) { return file }
+                    // A -shm SQLite cannot use read-only (stale, or from another machine): a copy.
+                } else if !hasWAL {
+                    return try open(path: path, location: uri(absolute, "mode=ro&immutable=1"), access: .readOnly)
                 }
-                var copyConfig = Configuration()
-                copyConfig.label = "loupe.read-copy"
-                let queue = try DatabaseQueue(path: copy, configuration: copyConfig)
-                let file = StoreFile(path: path, queue: queue, openedPath: copy, temporaryFolder: folder)
+                let copy = try PrivateCopy(of: absolute, displayPath: path)
+                var config = Configuration()
+                config.label = "loupe.read-copy"
+                let queue = try DatabaseQueue(path: copy.database, configuration: config)
+                let file = StoreFile(path: path, queue: queue, access: .privateCopy, location: copy.database, privateCopy: copy)
                 try file.probe()
                 return file
             }
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            let file = StoreFile(path: path, queue: queue, temporaryFolder: nil)
-            try file.probe()
-            return file
+            return try open(path: path, location: uri(absolute, "mode=ro"), access: .readOnly)
         } catch {
-            throw StoreError.from(error, path: path)
+            throw explained(error, path: absolute, displayPath: path)
         }
+    }
+
+    private static func open(path: String, location: String, access: Access) throws -> StoreFile {
+        let queue = try DatabaseQueue(path: location, configuration: readOnly(label: "loupe.read"))
+        let file = StoreFile(path: path, queue: queue, access: access, location: location, privateCopy: nil)
+        try file.probe()
+        return file
+    }
+
+    /// A store error that says what the user can do: a hot journal is an interrupted transaction.
+    private static func explained(_ error: Error, path absolute: String, displayPath: String) -> StoreError {
+        let e = StoreError.from(error, path: displayPath)
+        if e.kind == .readOnly || e.kind == .unreadable,
+           let size = (try? FileManager.default.attributesOfItem(atPath: absolute + "-journal"))?[.size] as? NSNumber, size.intValue > 0 {
+            return StoreError(.unreadable, path: displayPath,
+                              reason: "an interrupted transaction left a hot journal ('\(displayPath)-journal'); open the file once with sqlite3 (or the app that wrote it) to recover it, then try again")
+        }
+        return e
     }
 
     /// Opens (creating if needed) `path` for writing.
     public static func openForWriting(_ path: String) throws -> StoreFile {
         _ = configured
+        var absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         if FileManager.default.fileExists(atPath: path) {
             let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            if (attributes?[.size] as? NSNumber)?.intValue ?? 0 > 0 { _ = try checkedHeader(path) }
+            if (attributes?[.size] as? NSNumber)?.intValue ?? 0 > 0 { absolute = try checkedHeader(path).absolute }
         }
         var config = Configuration()
         config.busyMode = .timeout(5)
         config.label = "loupe.write"
         do {
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            return StoreFile(path: path, queue: queue, temporaryFolder: nil)
+            let queue = try DatabaseQueue(path: absolute, configuration: config)
+            return StoreFile(path: path, queue: queue, access: .readWrite, location: absolute, privateCopy: nil)
         } catch {
             throw StoreError.from(error, path: path)
         }
@@ -135,5 +208,98 @@ public final class StoreFile {
     /// Runs `body` in a read transaction, turning failures into ``StoreError``s.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try queue.read(body) } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// What the file and its companions look like on disk now (sizes, times, the WAL's header).
+    /// Any commit by any process changes it.
+    public func stamp() -> FileStamp { FileStamp(path: privateCopy == nil ? location.removingURI : path) }
+}
+
+/// The state of a database file and its `-wal` on disk: sizes, modification times and the WAL
+/// header (whose salts change when the WAL restarts). Two equal stamps taken around a read mean no
+/// commit happened in between; a stamp taken at load and again before a commit tells whether
+/// another process wrote meanwhile.
+public struct FileStamp: Equatable, Sendable {
+    let size: Int64
+    let modified: Int64
+    let inode: UInt64
+    let walSize: Int64?
+    let walModified: Int64?
+    let walHeader: [UInt8]
+
+    init(path: String) {
+        func info(_ p: String) -> stat? {
+            var s = stat()
+            return stat(p, &s) == 0 ? s : nil
+        }
+        let db = info(path)
+        size = Int64(db?.st_size ?? -1)
+        modified = db.map { Int64($0.st_mtim.tv_sec) * 1_000_000_000 + Int64($0.st_mtim.tv_nsec) } ?? -1
+        inode = UInt64(db?.st_ino ?? 0)
+        let wal = info(path + "-wal")
+        walSize = wal.map { Int64($0.st_size) }
+        walModified = wal.map { Int64($0.st_mtim.tv_sec) * 1_000_000_000 + Int64($0.st_mtim.tv_nsec) }
+        if wal != nil, let handle = FileHandle(forReadingAtPath: path + "-wal") {
+            walHeader = Array((try? handle.read(upToCount: 32)) ?? Data())
+            try? handle.close()
+        } else {
+            walHeader = []
+        }
+    }
+}
+
+extension String {
+    /// The file path inside a `file:` URI Loupe made (percent-decoded), or the string itself.
+    var removingURI: String {
+        guard hasPrefix("file:") else { return self }
+        let body = dropFirst(5).split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        return body.removingPercentEncoding ?? body
+    }
+}
+
+/// A private copy of a WAL file and its `-wal`, in a folder of its own named after this process,
+/// removed when it is released, when the process dies of a signal, or by the next Loupe after a
+/// `kill -9`.
+final class PrivateCopy: Sendable {
+    let folder: String
+    let database: String
+    private let slots: [Int32]
+
+    /// The prefix of the private folders in the temporary directory.
+    static let prefix = "loupe-copy-"
+
+    init(of absolute: String, displayPath: String) throws {
+        let temp = FileManager.default.temporaryDirectory.path
+        folder = temp + "/" + PrivateCopy.prefix + "\(getpid())-" + UUID().uuidString
+        database = folder + "/store.sqlite"
+        var registered: [Int32] = [loupe_cleanup_add(folder, 1)]
+        for suffix in ["", "-wal", "-shm", "-journal"] { registered.append(loupe_cleanup_add(database + suffix, 0)) }
+        slots = registered
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: absolute, toPath: database)
+            try FileManager.default.copyItem(atPath: absolute + "-wal", toPath: database + "-wal")
+        } catch {
+            release()
+            throw StoreError(.unreadable, path: displayPath, reason: "cannot read the file (\(error.localizedDescription))")
+        }
+    }
+
+    deinit { release() }
+
+    private func release() {
+        try? FileManager.default.removeItem(atPath: folder)
+        for slot in slots { loupe_cleanup_remove(slot) }
+    }
+
+    /// Removes the private folders of Loupe processes that no longer run (killed with `kill -9`).
+    static func removeStaleCopies() {
+        let temp = FileManager.default.temporaryDirectory.path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temp) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let pid = Int32(rest.prefix { $0 != "-" }), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: temp + "/" + name) }
+        }
     }
 }

@@ -17,10 +17,10 @@ public protocol StoreFormat {
 
 /// Reports how far a load has got: `(objects read, objects in all)`, called now and then from the
 /// loading threads (so it must be safe to call from any thread).
-public typealias LoadProgress = (_ done: Int, _ total: Int) -> Void
+public typealias LoadProgress = @Sendable (_ done: Int, _ total: Int) -> Void
 
 /// A graph with what the load noticed on the way (dangling relation rows, undecodable documents).
-public struct LoadedGraph {
+public struct LoadedGraph: Sendable {
     public let graph: ObjectGraph
     /// One line per problem, for the status line and `--verbose`.
     public var warnings: [String]
@@ -54,20 +54,23 @@ public enum StoreFormats {
 }
 
 /// An opened and loaded store: the file, its format and its graph.
-public final class LoadedStore {
+public final class LoadedStore: Sendable {
     public let file: StoreFile
     public let format: any StoreFormat.Type
     public let graph: ObjectGraph
     public let warnings: [String]
     /// How long each phase of the load took.
     public let timings: [(phase: String, seconds: Double)]
+    /// The file on disk when it was read: a commit checks that nobody wrote since.
+    public let stamp: FileStamp
 
-    init(file: StoreFile, format: any StoreFormat.Type, loaded: LoadedGraph) {
+    init(file: StoreFile, format: any StoreFormat.Type, loaded: LoadedGraph, stamp: FileStamp) {
         self.file = file
         self.format = format
         self.graph = loaded.graph
         self.warnings = loaded.warnings
         self.timings = loaded.timings
+        self.stamp = stamp
     }
 
     /// The path of the file.
@@ -81,11 +84,27 @@ public final class LoadedStore {
         }
     }
 
-    /// Loads the graph of an already opened file.
+    /// How many times a load is tried when another process commits while it reads.
+    static let loadAttempts = 4
+
+    /// Loads the graph of an already opened file. Readers working in parallel each see one
+    /// snapshot; when the file changed between the first read and the last (another process
+    /// committed), the load is done again, so the graph is always one consistent state of the file.
     public static func load(_ file: StoreFile, progress: LoadProgress? = nil) throws -> LoadedStore {
-        let format = try file.read { try StoreFormats.detect($0) }
         do {
-            return LoadedStore(file: file, format: format, loaded: try format.load(file, progress: progress))
+            for attempt in 1...loadAttempts {
+                let before = file.stamp()
+                let format = try file.read { try StoreFormats.detect($0) }
+                let loaded = try format.load(file, progress: progress)
+                let after = file.stamp()
+                if before == after || file.access == .privateCopy || attempt == loadAttempts {
+                    if before != after && file.access != .privateCopy {
+                        throw StoreError(.locked, path: file.path, reason: "another process kept writing to the file while it was read; try again")
+                    }
+                    return LoadedStore(file: file, format: format, loaded: loaded, stamp: before)
+                }
+            }
+            fatalError("unreachable: the last attempt returns or throws")
         } catch { throw StoreError.from(error, path: file.path) }
     }
 

@@ -1,3 +1,5 @@
+import DisplayText
+
 /// A terminal colour: the terminal's default, one of the eight ANSI colours (bright variants
 /// included), or an entry of the 256-colour palette.
 public enum Color: Hashable, Sendable {
@@ -110,32 +112,24 @@ public struct Buffer: Equatable, Sendable {
     }
 
     /// Writes text from (x, y), clipped to `maxWidth` cells and to the buffer; returns the cells
-    /// used. Control characters are written as visible escapes, never as they are; a wide
-    /// character that does not fit is replaced by a space.
+    /// used. Text is escaped and measured by ``DisplayText`` (control and format characters shown
+    /// as escapes, never as they are); a wide character that does not fit is replaced by a space.
     @discardableResult
     public mutating func put(_ text: String, x: Int, y: Int, style: Style = .plain, maxWidth: Int? = nil) -> Int {
         guard y >= 0, y < height else { return 0 }
         let limit = min(maxWidth ?? Int.max, width - x)
         guard limit > 0 else { return 0 }
         var used = 0
-        for ch in TextWidth.visible(text) {
-            let w = TextWidth.of(ch)
-            if w == 0 {
-                // A combining mark joins the character before it.
-                if used > 0, x + used - 1 >= 0 {
-                    var i = x + used - 1
-                    while i > x, cells[y * width + i].isContinuation { i -= 1 }
-                    cells[y * width + i].text += String(ch)
-                }
-                continue
-            }
+        // DisplayText escapes what must not reach the terminal and stops once the row is full.
+        DisplayText.forEachCell(text, limit: Int.max) { ch, w in
             if used + w > limit {
                 if used < limit { self[x + used, y] = Cell(" ", style: style); used += 1 }
-                break
+                return false
             }
             if x + used >= 0 { self[x + used, y] = Cell(String(ch), style: style) }
             if w == 2 { self[x + used + 1, y] = Cell("", style: style) }
             used += w
+            return true
         }
         return used
     }
@@ -171,86 +165,5 @@ public struct Buffer: Equatable, Sendable {
             }
         }
         return out
-    }
-}
-
-/// Display width in terminal cells: East Asian wide and emoji characters take 2, combining marks
-/// and zero-width characters 0, everything else 1.
-public enum TextWidth {
-    /// The width of one character (grapheme).
-    public static func of(_ ch: Character) -> Int {
-        let scalars = ch.unicodeScalars
-        guard let first = scalars.first else { return 0 }
-        if scalars.contains(where: { $0.value == 0xFE0F }) { return 2 }   // emoji presentation selector
-        return of(first)
-    }
-
-    /// The width of one scalar.
-    public static func of(_ u: Unicode.Scalar) -> Int {
-        let v = u.value
-        if v == 0 { return 0 }
-        switch u.properties.generalCategory {
-        case .nonspacingMark, .enclosingMark, .format: return 0
-        default: break
-        }
-        if (0x1100...0x115F).contains(v) || (0x2E80...0x303E).contains(v) || (0x3041...0x33FF).contains(v)
-            || (0x3400...0x4DBF).contains(v) || (0x4E00...0x9FFF).contains(v) || (0xA000...0xA4CF).contains(v)
-            || (0xAC00...0xD7A3).contains(v) || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v)
-            || (0xFF00...0xFF60).contains(v) || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v) {
-            return 2
-        }
-        if u.properties.isEmojiPresentation { return 2 }
-        return 1
-    }
-
-    /// The width of a text as it would be drawn (escapes included).
-    public static func of(_ s: String) -> Int { visible(s).reduce(0) { $0 + of($1) } }
-
-    /// The text with every control character (C0, C1, DEL, line and paragraph separators) shown as
-    /// an escape: data is data, never a terminal command.
-    public static func visible(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: isControl) else { return s }
-        var out = String.UnicodeScalarView()
-        for u in s.unicodeScalars {
-            if isControl(u) {
-                let escape: String
-                switch u {
-                case "\n": escape = "\\n"
-                case "\t": escape = "\\t"
-                case "\r": escape = "\\r"
-                default: escape = "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
-                }
-                out.append(contentsOf: escape.unicodeScalars)
-            } else {
-                out.append(u)
-            }
-        }
-        return String(out)
-    }
-
-    static func isControl(_ u: Unicode.Scalar) -> Bool {
-        u.value < 0x20 || (u.value >= 0x7F && u.value < 0xA0) || u.value == 0x2028 || u.value == 0x2029
-    }
-
-    /// The text cut to at most `width` cells, with `…` when cut.
-    public static func truncate(_ s: String, to width: Int) -> String {
-        let text = visible(s)
-        guard of(text) > width else { return text }
-        guard width > 0 else { return "" }
-        var out = ""
-        var used = 0
-        for ch in text {
-            let w = of(ch)
-            if used + w > width - 1 { break }
-            out.append(ch)
-            used += w
-        }
-        return out + "…"
-    }
-
-    /// The text padded with spaces (or cut) to exactly `width` cells.
-    public static func pad(_ s: String, to width: Int) -> String {
-        let t = truncate(s, to: width)
-        return t + String(repeating: " ", count: max(0, width - of(t)))
     }
 }

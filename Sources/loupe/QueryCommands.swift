@@ -59,7 +59,7 @@ struct Repl: ParsableCommand {
         }
         var failures = 0
         while !session.wantsQuit {
-            if interactive { print("loupe> ", terminator: ""); fflush(stdout) }
+            if interactive { print("loupe> ", terminator: ""); fflush(nil) }
             guard let line = readLine(strippingNewline: true) else { break }
             let reply = session.execute(line)
             if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import LoupeBrowser
 import LoupeModel
@@ -11,12 +12,15 @@ import XCTest
 /// compared as text, whole (golden files; `LOUPE_UPDATE_GOLDEN=1 swift test` rewrites them) or by
 /// the lines that matter.
 final class BrowserTests: XCTestCase {
-    static let chinook: ObjectGraph = try! LoadedStore.open(try! Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph
-    static let sample: ObjectGraph = {
-        let path = try! Shared.temporaryPath()
-        try! SampleGenerator.generate(path: path, objects: 400, seed: 5)
-        return try! LoadedStore.open(path).graph
-    }()
+    /// Loaded once; a missing file fails the tests that need it, not the whole run.
+    static let chinookGraph = Result { try LoadedStore.open(try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph }
+    static let sampleGraph = Result { () throws -> ObjectGraph in
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 400, seed: 5)
+        return try LoadedStore.open(path).graph
+    }
+    static var chinook: ObjectGraph { get throws { try chinookGraph.get() } }
+    static var sample: ObjectGraph { get throws { try sampleGraph.get() } }
 
     func browser(_ graph: ObjectGraph, theme: Theme = .color) -> Browser {
         let b = Browser(fileLabel: "test.sqlite", formatName: graph.formatName, theme: theme)
@@ -41,12 +45,12 @@ final class BrowserTests: XCTestCase {
     }
 
     func testFirstScreenOfChinook() throws {
-        try assertGolden(try screen(Self.chinook, ""), "chinook-start")
+        try assertGolden(try screen(try Self.chinook, ""), "chinook-start")
     }
 
     func testFirstScreenOfTheSampleStore() throws {
         // Book (the fourth type in store order), second row: attributes and relations in the detail pane.
-        let s = try screen(Self.sample, "<S-Tab> j j j <Tab> j")
+        let s = try screen(try Self.sample, "<S-Tab> j j j <Tab> j")
         try assertGolden(s, "sample-book")
         XCTAssertTrue(s.text.contains("→ author  Author #"), s.text)
         XCTAssertTrue(s.text.contains("Persist"), s.text)
@@ -54,65 +58,65 @@ final class BrowserTests: XCTestCase {
 
     func testFollowRelationAndBacklink() throws {
         // Album #3 → detail → Artist relation → Artist #2 → its backlink list of albums.
-        let s = try screen(Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>")
+        let s = try screen(try Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>")
         try assertGolden(s, "chinook-follow")
         XCTAssertTrue(s.lines[0].contains("Album › Album #3 › Artist › Artist #2 › @links Album.Artist"), s.lines[0])
         XCTAssertTrue(s.text.contains("Balls to the Wall") && s.text.contains("Restless and Wild"))
         // Backspace goes back along the stack.
-        let back = try screen(Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>\n<Backspace> <Backspace>")
+        let back = try screen(try Self.chinook, "j j <Enter> <Enter>\n<Down> <Enter>\n<Backspace> <Backspace>")
         XCTAssertTrue(back.lines[0].hasPrefix(" Album › Album #3"), back.lines[0])
     }
 
     func testQueryAtColonReplacesRecordsAndBarePredicateFilters() throws {
-        let s = try screen(Self.chinook, ":Track where Album.Artist.Name == \"AC/DC\" sort by Name")
+        let s = try screen(try Self.chinook, ":Track where Album.Artist.Name == \"AC/DC\" sort by Name")
         XCTAssertTrue(s.text.contains("(18)"), s.text)
         XCTAssertTrue(s.text.contains("18 objects"))
-        let bare = try screen(Self.chinook, "<S-Tab> G <Tab>\n:Milliseconds > 1500000")
+        let bare = try screen(try Self.chinook, "<S-Tab> G <Tab>\n:Milliseconds > 1500000")
         XCTAssertTrue(bare.lines[0].contains("Milliseconds > 1500000"), bare.lines[0])
         XCTAssertTrue(bare.text.contains("objects"), bare.text)
-        let error = try screen(Self.chinook, ":Track where Nmae == 'x'")
+        let error = try screen(try Self.chinook, ":Track where Nmae == 'x'")
         XCTAssertTrue(error.text.contains("error: unknown attribute 'Nmae' on Track"), error.text)
         XCTAssertTrue(error.text.contains("^^^^ did you mean 'Name'?"), error.text)
     }
 
     func testFrequencyTableAndFilterByValue() throws {
         // Track, the GenreId column (5th), frequency table, then the rows with the top value.
-        let s = try screen(Self.chinook, "<S-Tab> G <Tab>\nl l l l l F")
+        let s = try screen(try Self.chinook, "<S-Tab> G <Tab>\nl l l l l F")
         XCTAssertTrue(s.lines[0].contains("F GenreId"), s.lines[0])
         XCTAssertTrue(s.text.contains("1297"), s.text)
-        let filtered = try screen(Self.chinook, "<S-Tab> G <Tab>\nl l l l l F <Enter>")
+        let filtered = try screen(try Self.chinook, "<S-Tab> G <Tab>\nl l l l l F <Enter>")
         XCTAssertTrue(filtered.text.contains("GenreId = 1 (1297)"), filtered.text)
     }
 
     func testSearchAndSort() throws {
-        let s = try screen(Self.chinook, "/jagged")
+        let s = try screen(try Self.chinook, "/jagged")
         XCTAssertTrue(s.text.contains("row 6/347"), s.text)
-        let next = try screen(Self.chinook, "/black\nn")
+        let next = try screen(try Self.chinook, "/black\nn")
         XCTAssertTrue(next.text.contains("row 17/347"), next.text)
-        let sorted = try screen(Self.chinook, "l l S")
+        let sorted = try screen(try Self.chinook, "l l S")
         XCTAssertTrue(sorted.lines[3].contains("[1997] Black Light"), "descending by Unicode scalars: '[' after 'Z'")
         XCTAssertTrue(sorted.lines[4].contains("Zooropa"), sorted.lines[4])
-        let ascending = try screen(Self.chinook, "l l s")
+        let ascending = try screen(try Self.chinook, "l l s")
         XCTAssertTrue(ascending.lines[3].contains("...And Justice For All"), ascending.lines[3])
     }
 
     func testHelpIsGeneratedFromTheKeyMap() throws {
-        let s = try screen(Self.chinook, "?", width: 120, height: 45)
+        let s = try screen(try Self.chinook, "?", width: 120, height: 45)
         for command in Command.allCases { XCTAssertTrue(s.text.contains(command.rawValue), command.rawValue) }
         for binding in KeyMap.bindings { XCTAssertTrue(s.text.contains(binding.name), binding.name) }
-        let closed = try screen(Self.chinook, "? x")
+        let closed = try screen(try Self.chinook, "? x")
         XCTAssertFalse(closed.text.contains("Help"))
     }
 
     func testGraphView() throws {
-        let s = try screen(Self.chinook, "j j v", width: 120, height: 30)
+        let s = try screen(try Self.chinook, "j j v", width: 120, height: 30)
         try assertGolden(s, "chinook-graph")
         XCTAssertTrue(s.text.contains("Graph of Album #3"))
         XCTAssertTrue(s.text.contains("Artist (1)") && s.text.contains("Track.Album (3)"), s.text)
-        let hops = try screen(Self.chinook, "j j v + +", width: 120, height: 30)
+        let hops = try screen(try Self.chinook, "j j v + +", width: 120, height: 30)
         XCTAssertTrue(hops.text.contains("3 hops") && hops.text.contains("Track #"), hops.text)
         // Enter opens the selected node: the Artist relation.
-        let opened = try screen(Self.chinook, "j j v <Enter>", width: 120, height: 30)
+        let opened = try screen(try Self.chinook, "j j v <Enter>", width: 120, height: 30)
         XCTAssertTrue(opened.lines[0].contains("Album #3 › Artist"), opened.lines[0])
     }
 
@@ -128,38 +132,38 @@ final class BrowserTests: XCTestCase {
         XCTAssertFalse(s.text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "no control character reaches the screen")
         XCTAssertTrue(s.text.contains("\\u{1B}[31mred"), s.text)
         XCTAssertTrue(s.text.contains("line\\nbreak"), s.text)
-        for line in s.lines { XCTAssertLessThanOrEqual(TextWidth.of(line), 90, line) }
+        for line in s.lines { XCTAssertLessThanOrEqual(DisplayText.width(of: line), 90, line) }
         // The right border stays in the same column on the CJK and emoji rows.
         let rows = s.lines.filter { $0.contains("漢字") || $0.contains("🚀") }
-        XCTAssertEqual(Set(rows.map { TextWidth.of(String($0.prefix { $0 != "│" || true })) }).count, 1)
-        XCTAssertEqual(TextWidth.of("漢字"), 4)
-        XCTAssertEqual(TextWidth.of("🚀"), 2)
-        XCTAssertEqual(TextWidth.of("e\u{301}cole"), 5)
+        XCTAssertEqual(Set(rows.map { DisplayText.width(of: String($0.prefix { $0 != "│" || true })) }).count, 1)
+        XCTAssertEqual(DisplayText.width(of: "漢字"), 4)
+        XCTAssertEqual(DisplayText.width(of: "🚀"), 2)
+        XCTAssertEqual(DisplayText.width(of: "e\u{301}cole"), 5)
     }
 
     func testResizeAndTinyScreens() throws {
-        let b = browser(Self.sample)
+        let b = browser(try Self.sample)
         for (w, h) in [(200, 60), (80, 24), (60, 16), (30, 10), (20, 8), (5, 3)] {
             var buffer = Buffer(width: w, height: h)
             b.render(into: &buffer)
             XCTAssertEqual(buffer.lines.count, h)
         }
-        let s = try screen(Self.sample, "j\nresize 70x20\nj")
+        let s = try screen(try Self.sample, "j\nresize 70x20\nj")
         XCTAssertEqual(s.width, 70)
         XCTAssertTrue(s.text.contains("row 3/"), s.text)
     }
 
     func testMouseSelectsAndScrolls() throws {
-        let s = try screen(Self.chinook, "click 40 6")
+        let s = try screen(try Self.chinook, "click 40 6")
         XCTAssertTrue(s.text.contains("row 4/347"), s.text)
-        let wheel = try screen(Self.chinook, "wheel down 40 6")
+        let wheel = try screen(try Self.chinook, "wheel down 40 6")
         XCTAssertTrue(wheel.text.contains("row 4/347"), wheel.text)
-        let types = try screen(Self.chinook, "click 3 3")
+        let types = try screen(try Self.chinook, "click 3 3")
         XCTAssertTrue(types.lines[0].contains("Artist"), types.lines[0])
     }
 
     func testNoColorUsesAttributesOnly() throws {
-        let b = browser(Self.chinook, theme: Theme.fromEnvironment(["NO_COLOR": "1"]))
+        let b = browser(try Self.chinook, theme: Theme.fromEnvironment(["NO_COLOR": "1"]))
         var buffer = Buffer(width: 100, height: 30)
         b.render(into: &buffer)
         XCTAssertTrue(buffer.cells.allSatisfy { $0.style.foreground == .default && $0.style.background == .default })
@@ -167,7 +171,7 @@ final class BrowserTests: XCTestCase {
     }
 
     func testQuitAtTheRootAndLargeStoreFramesOnlyDrawVisibleRows() throws {
-        let b = browser(Self.chinook)
+        let b = browser(try Self.chinook)
         _ = b.play(try PlayScript.parse(":Genre\nq"), width: 100, height: 30)
         XCTAssertFalse(b.wantsQuit, "q first closes the query's view")
         _ = b.play(try PlayScript.parse("q"), width: 100, height: 30)
@@ -177,12 +181,12 @@ final class BrowserTests: XCTestCase {
     /// Opens stores for `.open` the way the executable does.
     final class Host: SessionHost {
         func open(path: String) throws -> ObjectGraph { try LoadedStore.open(path).graph }
-        func reload() throws -> ObjectGraph { BrowserTests.chinook }
+        func reload() throws -> ObjectGraph { try BrowserTests.chinook }
     }
 
     func testOpenAnotherStoreFromTheRepl() throws {
         let host = Host()
-        let b = browser(Self.chinook)
+        let b = browser(try Self.chinook)
         b.host = host
         let sample = try Shared.temporaryPath("other.sqlite")
         try SampleGenerator.generate(path: sample, objects: 100, seed: 1)
@@ -204,9 +208,9 @@ final class BrowserTests: XCTestCase {
         e.historyBack(); XCTAssertEqual(e.text, "Genre")
         e.historyForward(); XCTAssertEqual(e.text, "Album")
         e.historyForward(); XCTAssertEqual(e.text, "")
-        let s = try screen(Self.chinook, "<Colon> T r a <Tab> <Space> w h <Tab> <Space> M i l <Tab>")
+        let s = try screen(try Self.chinook, "<Colon> T r a <Tab> <Space> w h <Tab> <Space> M i l <Tab>")
         XCTAssertTrue(s.text.contains("loupe> Track where Milliseconds"), s.text)
-        let dot = try screen(Self.chinook, "<Colon> . s c h <Tab>")
+        let dot = try screen(try Self.chinook, "<Colon> . s c h <Tab>")
         XCTAssertTrue(dot.text.contains("loupe> .schema"), dot.text)
     }
 }

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import LoupeModel
 import XCTest
@@ -55,8 +56,8 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(ValueFormatter.json(.array([.int(1), .double(2.5), .double(3), .bool(true), .null])), "[1, 2.5, 3.0, true, null]")
         XCTAssertEqual(ValueFormatter.json(.object(NestedObject([("b", .int(1)), ("a", .string("x"))]))), "{\"b\": 1, \"a\": \"x\"}")
         XCTAssertEqual(ValueFormatter.plain(.data(Data([1, 2, 3]))), "<3 bytes>")
-        XCTAssertEqual(TextSafety.escaped("red\u{1B}[31m\tbell\u{7}"), "red\\u{1B}[31m\\tbell\\u{7}")
-        XCTAssertEqual(DisplayWidth.of("漢字 🚀 e\u{301}"), 4 + 1 + 2 + 1 + 1)
+        XCTAssertEqual(DisplayText.escaped("red\u{1B}[31m\tbell\u{7}"), "red\\u{1B}[31m\\tbell\\u{7}")
+        XCTAssertEqual(DisplayText.width(of: "漢字 🚀 e\u{301}"), 4 + 1 + 2 + 1 + 1)
     }
 
     func testNameSuggestions() {

@@ -6,15 +6,11 @@ import XCTest
 
 /// Error messages for the common mistakes, pinned in their caret form.
 final class ErrorTests: XCTestCase {
-    static var graph: ObjectGraph!
-
-    override class func setUp() {
-        graph = try? LoadedStore.open(try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph
-    }
+    static let chinook = Result { try LoadedStore.open(try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph }
 
     func render(_ source: String) -> String {
         do {
-            _ = try QueryEngine(graph: Self.graph).run(source)
+            _ = try QueryEngine(graph: try Self.chinook.get()).run(source)
             return "no error"
         } catch let e as QueryError {
             return e.render(source: source)

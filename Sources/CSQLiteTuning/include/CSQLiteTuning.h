@@ -1,13 +1,17 @@
 #ifndef LOUPE_CSQLITETUNING_H
 #define LOUPE_CSQLITETUNING_H
 
-/// Turns off SQLite's memory statistics for the whole process. With them on, every allocation
-/// takes one global mutex, and Loupe's parallel readers (which allocate for every JSON value)
-/// spend much of a large load waiting for each other: loading a million Persist objects took
-/// 4.2–5.0 s with them and 2.6–3.5 s without (same run, same file). GRDB does not expose this, and
-/// `sqlite3_config` is variadic, which Swift cannot call: hence this one wrapper. It must run
-/// before SQLite initialises (before the first connection); afterwards it does nothing.
-/// Returns SQLite's result code.
-int loupe_sqlite_disable_memory_statistics(void);
+/// Process-wide SQLite settings that GRDB does not expose, through `sqlite3_config`, which is
+/// variadic and so cannot be called from Swift: hence this one wrapper. It must run before SQLite
+/// initialises (before the first connection); afterwards SQLite ignores it.
+///
+/// - Memory statistics off. With them on, every allocation takes one global mutex, and Loupe's
+///   parallel readers (which allocate for every JSON value) spend much of a large load waiting for
+///   each other: loading a million Persist objects took 4.2–5.0 s with them and 2.6–3.5 s without.
+/// - URI file names on (whatever the build's default), so that Loupe can open WAL files with
+///   `mode=ro&readonly_shm=1` and read them without writing to the file or its sidecars.
+///
+/// Returns SQLite's result code of the first setting that failed, else 0.
+int loupe_sqlite_configure(void);
 
 #endif

@@ -1,0 +1,68 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// SQL built from names the file holds, safely.
+///
+/// Every table and column name that reaches SQL text goes through ``identifier(_:)``, which
+/// doubles embedded quotes as SQLite requires. (GRDB's `quotedDatabaseIdentifier` only wraps the
+/// name in quotes, so a name holding `"` could end the identifier and run SQL of its own; Loupe
+/// never uses it, nor GRDB's schema helpers that do, on names read from a file.) Values are never
+/// spliced into SQL: they are bound as arguments.
+enum SQL {
+    /// `"name"`, with every `"` in the name doubled.
+    static func identifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `'text'`, with every `'` doubled (for the few places SQLite takes no argument: JSON paths
+    /// inside generated SQL are bound where possible).
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}
+
+extension DatabaseValue {
+    /// The value as text, whatever its storage: text as it is, a BLOB decoded as UTF-8 (or shown
+    /// as hex when it is not UTF-8), numbers as their digits; nil for NULL. Never traps, which
+    /// GRDB's `row[i] as String` does on a BLOB or a NULL.
+    var lenientText: String? {
+        switch storage {
+        case .null: return nil
+        case .string(let s): return s
+        case .int64(let i): return String(i)
+        case .double(let d): return ValueFormatter.number(d)
+        case .blob(let b): return String(validating: b, as: UTF8.self) ?? ("x'" + b.map { String(format: "%02X", $0) }.joined() + "'")
+        }
+    }
+
+    /// The value as a stored key, exactly (see ``ObjectID``); nil for NULL.
+    var objectID: ObjectID? {
+        switch storage {
+        case .null: return nil
+        case .int64(let i): return .int(i)
+        case .double(let d): return ObjectID.number(d)
+        case .string(let s): return .string(s)
+        case .blob(let b): return .data(b)
+        }
+    }
+
+    /// The value as a flag: non-zero numbers and the texts `1`, `true`, `yes` are true.
+    var lenientBool: Bool {
+        switch storage {
+        case .null, .blob: return false
+        case .int64(let i): return i != 0
+        case .double(let d): return d != 0
+        case .string(let s): return ["1", "true", "yes"].contains(s.lowercased())
+        }
+    }
+
+    /// The value as an integer when it is one (or a whole REAL in range), else nil.
+    var lenientInt: Int64? {
+        switch storage {
+        case .int64(let i): return i
+        case .double(let d): if case .int(let i) = ObjectID.number(d) { return i } else { return nil }
+        default: return nil
+        }
+    }
+}
