@@ -34,11 +34,11 @@ let package = Package(
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .target(name: "NcursesBackend", dependencies: ["CNcurses", "CSignalSafety", "TerminalKit"]),
         .executableTarget(name: "loupe", dependencies: [
-            "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeBrowser", "NcursesBackend",
+            "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeBrowser", "NcursesBackend",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Helpers every test target shares (the shared/ folder, temp files).
-        .target(name: "LoupeTestSupport", path: "Tests/LoupeTestSupport"),
+        .target(name: "LoupeTestSupport", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),
         .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel", "DisplayText"]),
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeTestSupport"]),

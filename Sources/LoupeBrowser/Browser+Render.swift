@@ -67,19 +67,36 @@ extension Browser {
         }
     }
 
-    /// A cell's text: dates, nulls, arrays and nested objects summarised; control characters escaped.
-    func cellText(_ v: Value) -> String {
+    /// The widest a cell's text is ever made (columns are narrower; the full-value view shows more).
+    static let cellTextLimit = 200
+
+    /// A cell's text, at most `width` cells: dates, nulls, arrays and nested objects summarised;
+    /// escaped by ``DisplayText``. Its cost depends on `width`, never on the value's size.
+    func cellText(_ v: Value, width: Int = Browser.cellTextLimit) -> String {
         switch v {
         case .null: return "∅"
         case .date(let d):
             let iso = DateText.iso(d)
             return iso.hasSuffix("T00:00:00Z") ? String(iso.prefix(10)) : iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
         case .array(let items):
-            return "[\(items.count)] " + items.prefix(4).map { cellText($0) }.joined(separator: ", ") + (items.count > 4 ? ", …" : "")
+            var text = "[\(items.count)] "
+            for (i, item) in items.prefix(4).enumerated() {
+                if i > 0 { text += ", " }
+                text += cellText(item, width: max(1, width - DisplayText.width(of: text)))
+                if DisplayText.width(of: text) >= width { break }
+            }
+            return DisplayText.fit(text + (items.count > 4 ? ", …" : ""), width: width)
         case .object(let o):
-            return "{" + o.members.prefix(3).map { "\($0.key): \(cellText($0.value))" }.joined(separator: ", ") + (o.members.count > 3 ? ", …" : "") + "}"
+            var text = "{"
+            for (i, m) in o.members.prefix(3).enumerated() {
+                if i > 0 { text += ", " }
+                text += DisplayText.fit(m.key, width: 40) + ": " + cellText(m.value, width: max(1, width - DisplayText.width(of: text)))
+                if DisplayText.width(of: text) >= width { break }
+            }
+            return DisplayText.fit(text + (o.members.count > 3 ? ", …}" : "}"), width: width)
         case .data(let d): return "<\(d.count) bytes>"
-        default: return DisplayText.escaped(ValueFormatter.plain(v))
+        case .string(let s): return DisplayText.fit(s, width: width)
+        default: return DisplayText.fit(ValueFormatter.plain(v), width: width)
         }
     }
 
@@ -223,9 +240,16 @@ extension Browser {
         buffer.put(prompt, x: inner.x, y: y, style: theme.dim)
         let available = inner.width - prompt.count - 1
         let chars = editor.characters
-        // Scroll the input so the cursor stays visible.
-        var start = 0
-        while DisplayText.width(of: String(chars[start..<editor.cursor])) > available, start < editor.cursor { start += 1 }
+        // Scroll the input so the cursor stays visible: walk back from the cursor while it fits
+        // (linear in what is shown, whatever the line's length).
+        var start = editor.cursor
+        var used = 0
+        while start > 0 {
+            let w = DisplayText.width(of: String(chars[start - 1]))
+            if used + w > available { break }
+            used += w
+            start -= 1
+        }
         var x = inner.x + prompt.count
         let styles = inputMode == .statement ? highlight(editor.text) : Array(repeating: Style.plain, count: chars.count)
         var cursorX = x

@@ -74,6 +74,27 @@ public enum ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible {
         return .double(d)
     }
 
+    /// The keys a text typed by a person may mean, most literal first: the text itself, then the
+    /// integer or number it spells, then (for `[…]`) the composite key its JSON array gives:
+    /// `loupe show FILE Album 1`, `… Teacher 007`, `… t 1e300`, `… pair '["a", 1]'`.
+    public static func candidates(typed text: String) -> [ObjectID] {
+        var out: [ObjectID] = [.string(text)]
+        if let i = Int64(text) { out.append(.int(i)) } else if let d = Double(text) { out.append(ObjectID.number(d)) }
+        if text.hasPrefix("["), let parts = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any] {
+            let ids: [ObjectID] = parts.compactMap { part in
+                switch part {
+                case let s as String: return .string(s)
+                case let n as NSNumber:
+                    let d = n.doubleValue
+                    return String(cString: n.objCType) == "d" ? ObjectID.number(d) : .int(n.int64Value)
+                default: return nil
+                }
+            }
+            if ids.count == parts.count { out.append(.composite(ids)) }
+        }
+        return out
+    }
+
     /// The same key read with SQLite's affinity leniency: text that spells an integer and an
     /// integer match each other (`"7"` and `7`), as a foreign key compared by SQLite would.
     public var affinityAlternative: ObjectID? {

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 
 /// Renders values as text: plainly for people, and as JSON for scripts.
@@ -58,9 +59,17 @@ public enum ValueFormatter {
         }
     }
 
-    /// Appends a JSON string literal, escaping quotes, backslashes and control characters.
+    /// Appends a JSON string literal, escaping quotes, backslashes and control characters as JSON
+    /// requires, and also, as `\\u` escapes, every scalar ``DisplayText`` would not show as it is
+    /// (C1 controls, bidi overrides, zero-width characters): the same data, nothing a terminal
+    /// acts on, still valid JSON.
     public static func writeJSONString(_ s: String, to out: inout String) {
         out += "\""
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out += "\\\""
@@ -69,7 +78,13 @@ public enum ValueFormatter {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if u.value < 0x20 || u.value == 0x7F { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+                guard DisplayText.needsEscape(u) else { out.unicodeScalars.append(u); continue }
+                if u.value > 0xFFFF {
+                    let v = u.value - 0x10000
+                    out += String(format: "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+                } else {
+                    out += String(format: "\\u%04x", u.value)
+                }
             }
         }
         out += "\""

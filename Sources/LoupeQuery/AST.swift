@@ -180,6 +180,35 @@ public indirect enum Expression: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+extension Expression {
+    /// The number of levels of the tree (a literal or path is 1). The parser keeps every tree it
+    /// builds within ``Parser/maximumHeight``, so everything that recurses over one (the compiler,
+    /// evaluation, printing, freeing) stays within a known depth.
+    public var height: Int {
+        switch self {
+        case .literal, .path: return 1
+        case .list(let items, _): return 1 + (items.map(\.height).max() ?? 0)
+        case .arithmetic(_, let a, let b, _): return 1 + max(a.height, b.height)
+        case .negate(let e, _): return 1 + e.height
+        case .subqueryCount(_, _, let p, _): return 2 + p.height
+        }
+    }
+}
+
+extension Predicate {
+    /// The number of levels of the tree (see ``Expression/height``).
+    public var height: Int {
+        switch self {
+        case .constant: return 1
+        case .and(let ps), .or(let ps): return 1 + (ps.map(\.height).max() ?? 0)
+        case .not(let p): return 1 + p.height
+        case .comparison(let c): return 1 + max(c.lhs.height, c.rhs.height)
+        case .between(_, let e, let lo, let hi, _): return 1 + max(e.height, lo.height, hi.height)
+        case .truthy(let e): return 1 + e.height
+        }
+    }
+}
+
 /// A literal value.
 public enum Literal: Equatable, Sendable, CustomStringConvertible {
     case null

@@ -136,26 +136,31 @@ final class Compiler {
         let test = try scalarTest(c.op, options: options, rhsConstant: rhs.constant, at: c.rhs.range)
         if let k = rhs.constant, !k.isCollection {
             let constant = k.value
-            return quantified(c.quantifier, lhs) { x, _, _ in test(x, constant) }
+            return quantified(c.quantifier, lhs) { x, _, e in test(x, constant, e) }
         }
         return quantified(c.quantifier, lhs) { x, v, e in
             switch rhs.evaluate(v, e) {
-            case .one(let y): return test(x, y)
-            case .many(let ys): return ys.contains { test(x, $0) }
+            case .one(let y): return test(x, y, e)
+            case .many(let ys): return ys.contains { test(x, $0, e) }
             }
         }
     }
 
-    /// The test of one left value against one right value.
+    /// How many progress reports (each about 10,000 steps of ICU's matcher) MATCHES allows on one
+    /// value before it gives up with an error: about 10 million steps, a quarter of a second.
+    static let regexStepBudget = 1_000
+
+    /// The test of one left value against one right value (the environment carries failures and
+    /// the cancellation, for MATCHES).
     private func scalarTest(_ op: ComparisonOperator, options: ComparisonOptions, rhsConstant: Operand?,
-                            at range: SourceRange) throws -> (Value, Value) -> Bool {
+                            at range: SourceRange) throws -> (Value, Value, Environment) -> Bool {
         let graph = self.graph
-        func strings(_ f: @escaping (String, String) -> Bool) -> (Value, Value) -> Bool {
+        func strings(_ f: @escaping (String, String) -> Bool) -> (Value, Value, Environment) -> Bool {
             if case .one(.string(let k))? = rhsConstant {
                 let folded = ValueSemantics.fold(k, options)
-                return { a, _ in if case .string(let s) = a { return f(ValueSemantics.fold(s, options), folded) } else { return false } }
+                return { a, _, _ in if case .string(let s) = a { return f(ValueSemantics.fold(s, options), folded) } else { return false } }
             }
-            return { a, b in
+            return { a, b, _ in
                 if case .string(let s) = a, case .string(let t) = b {
                     return f(ValueSemantics.fold(s, options), ValueSemantics.fold(t, options))
                 }
@@ -163,19 +168,19 @@ final class Compiler {
             }
         }
         switch op {
-        case .equal: return { ValueSemantics.equal($0, $1, options, graph: graph) }
-        case .notEqual: return { !ValueSemantics.equal($0, $1, options, graph: graph) }
-        case .less: return { ValueSemantics.order($0, $1, options) == .orderedAscending }
-        case .lessOrEqual: return { a, b in ValueSemantics.order(a, b, options).map { $0 != .orderedDescending } ?? false }
-        case .greater: return { ValueSemantics.order($0, $1, options) == .orderedDescending }
-        case .greaterOrEqual: return { a, b in ValueSemantics.order(a, b, options).map { $0 != .orderedAscending } ?? false }
+        case .equal: return { a, b, _ in ValueSemantics.equal(a, b, options, graph: graph) }
+        case .notEqual: return { a, b, _ in !ValueSemantics.equal(a, b, options, graph: graph) }
+        case .less: return { a, b, _ in ValueSemantics.order(a, b, options) == .orderedAscending }
+        case .lessOrEqual: return { a, b, _ in ValueSemantics.order(a, b, options).map { $0 != .orderedDescending } ?? false }
+        case .greater: return { a, b, _ in ValueSemantics.order(a, b, options) == .orderedDescending }
+        case .greaterOrEqual: return { a, b, _ in ValueSemantics.order(a, b, options).map { $0 != .orderedAscending } ?? false }
         case .beginsWith: return strings { $0.hasPrefix($1) }
         case .endsWith: return strings { $0.hasSuffix($1) }
         case .contains:
             let substring = strings { $1.isEmpty || $0.contains($1) }
-            return { a, b in
+            return { a, b, e in
                 if case .array(let items) = a { return items.contains { ValueSemantics.equal($0, b, options, graph: graph) } }
-                return substring(a, b)
+                return substring(a, b, e)
             }
         case .like: return strings { ValueSemantics.like($0, $1) }
         case .matches:
@@ -184,22 +189,48 @@ final class Compiler {
             func compile(_ pattern: String) -> NSRegularExpression? {
                 try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: regexOptions)
             }
-            func matches(_ regex: NSRegularExpression, _ s: String) -> Bool {
-                let text = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(s, [.diacriticInsensitive]) : s
-                return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-            }
             if case .one(.string(let pattern))? = rhsConstant {
                 guard let regex = compile(pattern) else {
                     throw QueryError("invalid regular expression", at: range, hint: "MATCHES takes an ICU regular expression")
                 }
-                return { a, _ in if case .string(let s) = a { return matches(regex, s) } else { return false } }
+                return { a, _, e in
+                    if case .string(let s) = a { return Compiler.matches(regex, s, options: options, env: e, at: range) } else { return false }
+                }
             }
-            return { a, b in
+            return { a, b, e in
                 guard case .string(let s) = a, case .string(let p) = b, let regex = compile(p) else { return false }
-                return matches(regex, s)
+                return Compiler.matches(regex, s, options: options, env: e, at: range)
             }
-        case .in: return { ValueSemantics.equal($0, $1, options, graph: graph) }
+        case .in: return { a, b, _ in ValueSemantics.equal(a, b, options, graph: graph) }
         }
+    }
+
+    /// A full-string match of `regex` on `s`, with a step budget: ICU reports progress every
+    /// ten thousand steps or so; past ``regexStepBudget`` reports, or when the user cancels, the
+    /// match stops, and when ICU itself gives up (its backtracking stack is full) that is recorded
+    /// as an error too: giving up is never reported as "no match".
+    static func matches(_ regex: NSRegularExpression, _ s: String, options: ComparisonOptions, env: Environment, at range: SourceRange) -> Bool {
+        if env.shouldStop { return false }
+        let text = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(s, [.diacriticInsensitive]) : s
+        var matched = false, ticks = 0
+        regex.enumerateMatches(in: text, options: [.reportProgress, .reportCompletion], range: NSRange(text.startIndex..., in: text)) { result, flags, stop in
+            if result != nil { matched = true; stop.pointee = true; return }
+            if flags.contains(.progress) {
+                ticks += 1
+                if env.cancellation?.isCancelled == true {
+                    stop.pointee = true
+                } else if ticks > regexStepBudget {
+                    env.fail(QueryError("MATCHES gave up on a value of \(text.count) characters", at: range,
+                                        hint: "the pattern backtracks too much (nested repeats like (a+)+); simplify it"))
+                    stop.pointee = true
+                }
+            }
+            if flags.contains(.internalError) {
+                env.fail(QueryError("MATCHES failed on a value of \(text.count) characters", at: range,
+                                    hint: "the regular expression engine gave up (its backtracking stack is full); simplify the pattern"))
+            }
+        }
+        return matched
     }
 
     // MARK: Expressions
@@ -370,6 +401,19 @@ final class Compiler {
                                          hint: suggestion(name.text, among: names))
                     }
                     let attributeOnly = known.allSatisfy { if case .relation = resolutions[$0] { return false } else { return true } }
+                    if attributeOnly && !isLast {
+                        // `Milliseconds.Name`: a path goes on only through a relation, or into a
+                        // nested object or array (a JSON attribute); NSPredicate refuses this too.
+                        let holdsNested = known.contains { t in
+                            if case .attribute(let a) = resolutions[t] { return !tables[t].attributes[a].kinds.isDisjoint(with: [.object, .array]) }
+                            return false
+                        }
+                        if !holdsNested {
+                            let owner = known.map { tables[$0].name.rawValue }.joined(separator: "|")
+                            throw QueryError("'\(name.text)' is an attribute of \(owner), not a relation", at: name.range,
+                                             hint: "a path goes on only through a relation or a nested object")
+                        }
+                    }
                     candidates = attributeOnly ? nil : Array(next).sorted()
                 } else {
                     candidates = nil
@@ -419,18 +463,31 @@ final class Compiler {
 
         let steps = stepFunctions
         let begin = start
+        let pathRange = p.range
         var evaluate: (Value, Environment) -> Operand = { v, e in
             var current = Operand.one(begin?(v, e) ?? v)
             for step in steps {
                 switch current {
                 case .one(let x): current = step(x)
                 case .many(let xs):
+                    // From a collection, each object is reached once (Core Data's sets): a path
+                    // through to-many relations never multiplies into a product of its steps.
                     var out: [Value] = []
                     out.reserveCapacity(xs.count)
+                    var seen = Set<ObjectRef>()
+                    func add(_ y: Value) {
+                        if case .reference(let r) = y, !seen.insert(r).inserted { return }
+                        out.append(y)
+                    }
                     for x in xs {
                         switch step(x) {
-                        case .one(let y): out.append(y)
-                        case .many(let ys): out.append(contentsOf: ys)
+                        case .one(let y): add(y)
+                        case .many(let ys): for y in ys { add(y) }
+                        }
+                        if out.count > Compiler.maximumPathElements {
+                            e.fail(QueryError("the path yields more than \(Compiler.maximumPathElements) values for one object", at: pathRange,
+                                              hint: "narrow it, or count a shorter path"))
+                            return .many([])
                         }
                     }
                     current = .many(out)
@@ -465,6 +522,9 @@ final class Compiler {
         }
         return CompiledPath(evaluate: evaluate, isCollection: isCollection, elementTypes: candidates)
     }
+
+    /// The most values one path may yield for one object (a bound on memory per evaluation).
+    static let maximumPathElements = 20_000_000
 
     private func suggestion(_ name: String, among names: [String]) -> String? {
         NameSuggestion.closest(to: name, in: names).map { "did you mean '\($0)'?" }

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeModel
+import Synchronization
 
 /// What an expression yields for one object: one value, or a collection (relation targets as
 /// references, array elements, values gathered through a to-many step).
@@ -44,10 +45,48 @@ enum Operand {
     }
 }
 
-/// Per-evaluation state: the values of `$variables`, by slot.
+/// Per-evaluation state: the values of `$variables` by slot, the first failure a compiled
+/// function met (compiled predicates answer Bool; a regular expression that gives up, or a path
+/// that grows past its bound, records an error here and the engine throws it), and the
+/// cancellation the user can trigger. Made afresh for each evaluation, never shared.
 final class Environment {
     var variables: [Value]
-    init(slots: Int) { variables = Array(repeating: .null, count: slots) }
+    /// The first error met while evaluating; the engine stops and throws it.
+    var failure: QueryError?
+    let cancellation: Cancellation?
+
+    init(slots: Int, cancellation: Cancellation? = nil) {
+        variables = Array(repeating: .null, count: slots)
+        self.cancellation = cancellation
+    }
+
+    /// Records the first failure (later ones are consequences of it).
+    func fail(_ error: QueryError) { if failure == nil { failure = error } }
+
+    /// True once the user cancelled or something failed: evaluation should stop.
+    var shouldStop: Bool { failure != nil || (cancellation?.isCancelled ?? false) }
+
+    /// Throws the recorded failure, or the cancellation, if any.
+    func check() throws {
+        if let failure { throw failure }
+        if cancellation?.isCancelled == true { throw QueryError.cancelled }
+    }
+}
+
+/// A flag the user sets (Ctrl-C) to stop a running statement; checked between objects and inside
+/// regular expression matching. Safe to set from any thread.
+public final class Cancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    /// Asks the statement to stop.
+    public func cancel() { flag.store(true, ordering: .relaxed) }
+    /// True once ``cancel()`` was called.
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+}
+
+extension QueryError {
+    /// The error a cancelled statement ends with.
+    public static let cancelled = QueryError("cancelled", at: SourceRange(0, 0), hint: "the statement was stopped before it finished")
 }
 
 /// The comparisons and orderings of QUERY.md over values of any kinds: numbers across int and

@@ -108,18 +108,67 @@ public enum TextTable {
     }
 }
 
+extension ResultTable {
+    /// Column names made distinct, so that a JSON object never repeats a key: a name met again
+    /// is written `name#2`, `name#3`, … (`select title, title`).
+    public static func distinctNames(_ names: [String]) -> [String] {
+        var used = Set<String>()
+        return names.map { name in
+            var candidate = name
+            var n = 1
+            while !used.insert(candidate).inserted { n += 1; candidate = "\(name)#\(n)" }
+            return candidate
+        }
+    }
+
+    /// The columns an object shows as: `id` (its key), `type` when asked, then its attributes.
+    /// An attribute that is the key itself under the name `id` (a table keyed by an `id` column)
+    /// is not repeated; any other attribute named like one of the object's own columns is
+    /// written `attribute.id` / `attribute.type`. Returns the names and, for each attribute
+    /// column, the attribute's name.
+    public static func objectColumns(attributes: [String], keyColumn: String?, includeType: Bool) -> (names: [String], attributes: [String]) {
+        let own = ["id"] + (includeType ? ["type"] : [])
+        var names = own
+        var shown: [String] = []
+        for a in attributes {
+            if a == "id", keyColumn == "id" { continue }
+            names.append(own.contains(a) ? "attribute." + a : a)
+            shown.append(a)
+        }
+        return (distinctNames(names), shown)
+    }
+}
+
 extension QueryResult {
-    /// The result as a table: objects as `id`, `type` and every attribute of their type.
+    /// The result as a table: objects as `id`, `type` and every attribute of their type (see
+    /// ``ResultTable/objectColumns(attributes:keyColumn:includeType:)`` for names that clash).
     public func table(graph: ObjectGraph, includeType: Bool) -> ResultTable {
         switch self {
         case .objects(let type, let refs):
-            let attributes = type?.attributes.map(\.name) ?? []
-            let columns = ["id"] + (includeType ? ["type"] : []) + attributes
+            // One type: its attributes; several: every attribute of any, in order of first appearance.
+            var attributeNames = type?.attributes.map(\.name) ?? []
+            var keyColumn: String?
+            if let type, case .column(let key, _) = type.keyPolicy { keyColumn = key }
+            if type == nil {
+                var seen = Set<String>()
+                for t in Set(refs.map(\.type)).sorted() {
+                    for a in graph.types[Int(t)].attributes where seen.insert(a.name).inserted { attributeNames.append(a.name) }
+                }
+            }
+            let (columns, shown) = ResultTable.objectColumns(attributes: attributeNames, keyColumn: keyColumn, includeType: includeType)
+            // Where each shown attribute sits in each type, looked up once per type.
+            var positions: [Int32: [Int?]] = [:]
             let rows: [[Value]] = refs.map { ref in
                 let table = graph.table(ref)
+                let slots = positions[ref.type] ?? {
+                    let p = shown.map { name in table.attribute(named: name).flatMap { table.attributes[$0].name == name ? $0 : nil } }
+                    positions[ref.type] = p
+                    return p
+                }()
                 var row: [Value] = [graph.id(of: ref).value]
+                row.reserveCapacity(slots.count + 2)
                 if includeType { row.append(.string(table.name.rawValue)) }
-                for a in table.attributes.indices { row.append(table.value(row: Int(ref.row), attribute: a)) }
+                for slot in slots { row.append(slot.map { table.value(row: Int(ref.row), attribute: $0) } ?? .null) }
                 return row
             }
             return ResultTable(columns: columns, rows: rows)

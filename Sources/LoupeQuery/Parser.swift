@@ -8,6 +8,10 @@ public struct Parser {
     public static let maximumDepth = 200
     /// How many operands one chain of `+ - * /` may have.
     public static let maximumChain = 1000
+    /// How tall any tree of the statement may be (operators and parentheses nested, chains
+    /// counted level by level): a 999-operand chain fits, thirty of them nested in each other
+    /// do not. Everything that walks a tree recursively stays within this depth.
+    public static let maximumHeight = 1200
 
     private var tokens: [Token]
     private var position = 0
@@ -69,6 +73,13 @@ public struct Parser {
         let scalars = Array(source.unicodeScalars)
         let text = String(String.UnicodeScalarView(scalars[min(t.range.start, scalars.count)..<min(t.range.end, scalars.count)]))
         return "'\(DisplayText.escaped(String(text.prefix(40))))'"
+    }
+
+    /// Fails when a tree would be taller than ``maximumHeight``.
+    private func checkHeight(_ height: Int, at range: SourceRange) throws {
+        if height > Parser.maximumHeight {
+            throw QueryError("statement nested too deeply", at: range, hint: "at most \(Parser.maximumHeight) levels of operators and parentheses")
+        }
     }
 
     private mutating func nest<T>(_ body: (inout Parser) throws -> T) throws -> T {
@@ -279,7 +290,7 @@ public struct Parser {
         if accept(keyword: "falsepredicate") { return .constant(false) }
         if current.isSymbol("(") {
             let open = advance()
-            let inner = try predicate()
+            let inner = try nest { try $0.predicate() }
             let close = try expect(symbol: ")", "')'")
             // `(a + b) > 3`: the parentheses held an expression, which the comparison continues.
             if case .truthy(let e) = inner, isComparisonContinuation(current) {
@@ -351,7 +362,9 @@ public struct Parser {
         }
         guard startsExpression(current) else { throw unexpected(expected: "a value after \(op.rawValue)") }
         let rhs = try expression()
-        return .comparison(Comparison(quantifier: quantifier, lhs: lhs, op: op, options: options, rhs: rhs, range: opToken.range))
+        let comparison = Predicate.comparison(Comparison(quantifier: quantifier, lhs: lhs, op: op, options: options, rhs: rhs, range: opToken.range))
+        try checkHeight(comparison.height, at: rhs.range)
+        return comparison
     }
 
     private func startsExpression(_ t: Token) -> Bool {
@@ -368,11 +381,14 @@ public struct Parser {
     private mutating func expression(startingWith first: Expression? = nil) throws -> Expression {
         var lhs = try term(startingWith: first)
         var operands = 1
+        var height = lhs.height
         while current.isSymbol("+") || current.isSymbol("-") {
             let op: ArithmeticOperator = advance().isSymbol("+") ? .add : .subtract
             let rhs = try term(startingWith: nil)
             operands += 1
             if operands > Parser.maximumChain { throw QueryError("expression too long", at: rhs.range, hint: "at most \(Parser.maximumChain) operands") }
+            height = max(height, rhs.height) + 1
+            try checkHeight(height, at: rhs.range)
             lhs = .arithmetic(op, lhs, rhs, SourceRange.spanning(lhs.range, rhs.range))
         }
         return lhs
@@ -382,11 +398,14 @@ public struct Parser {
     private mutating func term(startingWith first: Expression?) throws -> Expression {
         var lhs = try first ?? factor()
         var operands = 1
+        var height = lhs.height
         while current.isSymbol("*") || current.isSymbol("/") {
             let op: ArithmeticOperator = advance().isSymbol("*") ? .multiply : .divide
             let rhs = try factor()
             operands += 1
             if operands > Parser.maximumChain { throw QueryError("expression too long", at: rhs.range, hint: "at most \(Parser.maximumChain) operands") }
+            height = max(height, rhs.height) + 1
+            try checkHeight(height, at: rhs.range)
             lhs = .arithmetic(op, lhs, rhs, SourceRange.spanning(lhs.range, rhs.range))
         }
         return lhs
@@ -409,7 +428,9 @@ public struct Parser {
                 switch inner {
                 case .literal(.integer(let n), let r) where n != Int64.min: return .literal(.integer(-n), SourceRange.spanning(t.range, r))
                 case .literal(.decimal(let d), let r): return .literal(.decimal(-d), SourceRange.spanning(t.range, r))
-                default: return .negate(inner, SourceRange.spanning(t.range, inner.range))
+                default:
+                    try p.checkHeight(inner.height + 1, at: inner.range)
+                    return .negate(inner, SourceRange.spanning(t.range, inner.range))
                 }
             case .symbol("("):
                 _ = p.advance()
@@ -423,7 +444,9 @@ public struct Parser {
                     repeat { items.append(try p.expression()) } while p.accept(symbol: ",")
                 }
                 let close = try p.expect(symbol: "}", "'}' or ','")
-                return .list(items, SourceRange.spanning(t.range, close.range))
+                let list = Expression.list(items, SourceRange.spanning(t.range, close.range))
+                try p.checkHeight(list.height, at: list.range)
+                return list
             case .identifier(let w):
                 let followedByDot = p.peek().isSymbol(".")
                 switch w.lowercased() {

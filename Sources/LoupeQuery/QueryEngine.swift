@@ -21,31 +21,39 @@ public final class QueryEngine {
 
     public init(graph: ObjectGraph) { self.graph = graph }
 
-    /// Parses and runs one statement. `currentType` is the type a bare predicate filters.
-    public func run(_ source: String, currentType: TypeTable? = nil) throws -> QueryResult {
-        try run(try Parser.parse(source), currentType: currentType)
+    /// Parses and runs one statement. `currentType` is the type a bare predicate filters;
+    /// `cancellation` stops it between objects (the statement then throws ``QueryError/cancelled``).
+    public func run(_ source: String, currentType: TypeTable? = nil, cancellation: Cancellation? = nil) throws -> QueryResult {
+        try run(try Parser.parse(source), currentType: currentType, cancellation: cancellation)
     }
 
     /// Runs a parsed statement.
-    public func run(_ statement: Statement, currentType: TypeTable? = nil) throws -> QueryResult {
+    public func run(_ statement: Statement, currentType: TypeTable? = nil, cancellation: Cancellation? = nil) throws -> QueryResult {
         let compiler = Compiler(graph: graph)
+        let run = Run(compiler: compiler, cancellation: cancellation)
         switch statement {
         case .count(let typeName, let predicate):
             let type = try compiler.resolveType(typeName)
-            return .count(try filter(type, predicate, compiler).count)
+            return .count(try filter(type, predicate, run).count)
         case .query(let query):
-            let (type, refs) = try select(query, currentType: currentType, compiler: compiler)
+            let (type, refs) = try select(query, currentType: currentType, run)
             guard let projection = query.projection else { return .objects(type: type, refs: refs) }
             let columns = try projection.map { try compiler.expression($0.expression, on: [type.index]) }
-            let env = Environment(slots: compiler.slotCount)
-            let rows = refs.map { ref in columns.map { $0.evaluate(.reference(ref), env).value } }
-            return .projection(columns: projection.map(\.name), rows: rows, refs: refs)
+            let env = run.environment()
+            var rows: [[Value]] = []
+            rows.reserveCapacity(refs.count)
+            for (i, ref) in refs.enumerated() {
+                if i & 255 == 0 { try env.check() }
+                rows.append(columns.map { $0.evaluate(.reference(ref), env).value })
+            }
+            try env.check()
+            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: refs)
         case .group(let query, let by):
             var base = query
             base.clauses = []
-            let (type, refs) = try select(base, currentType: currentType, compiler: compiler)
+            let (type, refs) = try select(base, currentType: currentType, run)
             let key = try compiler.compilePath(by, on: [type.index])
-            var rows = frequencyTable(refs, key: key, env: Environment(slots: compiler.slotCount), eachElement: true)
+            var rows = try frequencyTable(refs, key: key, env: run.environment(), eachElement: true)
             for clause in query.clauses {
                 switch clause {
                 case .limit(let n, let offset): rows = Array(rows.dropFirst(offset).prefix(n))
@@ -70,17 +78,27 @@ public final class QueryEngine {
         }
     }
 
+    /// What one statement's evaluation shares: the compiler (its variables' slots) and the
+    /// user's cancellation; each loop gets a fresh ``Environment`` from it.
+    struct Run {
+        let compiler: Compiler
+        let cancellation: Cancellation?
+        func environment() -> Environment { Environment(slots: compiler.slotCount, cancellation: cancellation) }
+    }
+
     /// Counts the values of `key` over `refs`: most frequent first, ties by value; references count
     /// as their keys. With `eachElement`, a collection counts each of its elements (`group by`).
     private func frequencyTable(_ refs: [ObjectRef], key: Compiler.CompiledPath, env: Environment,
-                                eachElement: Bool) -> [(key: Value, count: Int)] {
+                                eachElement: Bool) throws -> [(key: Value, count: Int)] {
         var counts: [Value: Int] = [:]
-        for ref in refs {
+        for (i, ref) in refs.enumerated() {
+            if i & 1023 == 0 { try env.check() }
             let operand = key.evaluate(.reference(ref), env)
             for k in (eachElement && key.isCollection ? operand.elements : [operand.value]) {
                 counts[normalizedKey(k), default: 0] += 1
             }
         }
+        try env.check()
         return counts.map { (key: $0.key, count: $0.value) }
             .sorted { $0.count != $1.count ? $0.count > $1.count : ValueSemantics.sortOrder($0.key, $1.key) == .orderedAscending }
     }
@@ -98,7 +116,8 @@ public final class QueryEngine {
     }
 
     /// The objects a query selects, after its filter and clauses.
-    private func select(_ query: Query, currentType: TypeTable?, compiler: Compiler) throws -> (TypeTable, [ObjectRef]) {
+    private func select(_ query: Query, currentType: TypeTable?, _ run: Run) throws -> (TypeTable, [ObjectRef]) {
+        let compiler = run.compiler
         let type: TypeTable
         if let name = query.type {
             type = try compiler.resolveType(name)
@@ -107,15 +126,16 @@ public final class QueryEngine {
         } else {
             throw QueryError("a bare predicate needs a type", at: SourceRange(0, 1), hint: "start with a type, like `Book where …`")
         }
-        var refs = try filter(type, query.predicate, compiler)
+        var refs = try filter(type, query.predicate, run)
         for clause in query.clauses {
             switch clause {
-            case .sort(let keys): refs = try sort(refs, keys, type: type, compiler: compiler)
+            case .sort(let keys): refs = try sort(refs, keys, type: type, run)
             case .distinct(let paths):
                 let compiled = try paths.map { try compiler.compilePath($0, on: [type.index]) }
-                let env = Environment(slots: compiler.slotCount)
+                let env = run.environment()
                 var seen = Set<[Value]>()
                 refs = refs.filter { ref in seen.insert(compiled.map { $0.evaluate(.reference(ref), env).value }).inserted }
+                try env.check()
             case .limit(let n, let offset):
                 refs = Array(refs.dropFirst(offset).prefix(n))
             }
@@ -123,25 +143,31 @@ public final class QueryEngine {
         return (type, refs)
     }
 
-    /// The objects of `type`, in store order, that satisfy `predicate`.
-    func filter(_ type: TypeTable, _ predicate: Predicate?, _ compiler: Compiler) throws -> [ObjectRef] {
+    /// The live objects of `type`, in store order, that satisfy `predicate`. Stops with an error
+    /// when the user cancels or a compiled function failed (a regular expression that gave up).
+    func filter(_ type: TypeTable, _ predicate: Predicate?, _ run: Run) throws -> [ObjectRef] {
         let t = Int32(type.index)
-        guard let predicate else { return (0..<type.count).map { ObjectRef(type: t, row: Int32($0)) } }
-        let test = try compiler.predicate(predicate, on: [type.index])
-        let env = Environment(slots: compiler.slotCount)
+        guard let predicate else { return type.liveRows.map { ObjectRef(type: t, row: Int32($0)) } }
+        let test = try run.compiler.predicate(predicate, on: [type.index])
+        let env = run.environment()
         var out: [ObjectRef] = []
+        let removed = type.removed
         for row in 0..<type.count {
+            if row & 255 == 0, env.shouldStop { break }
+            if !removed.isEmpty, removed.contains(row) { continue }
             let ref = ObjectRef(type: t, row: Int32(row))
             if test(.reference(ref), env) { out.append(ref) }
         }
+        try env.check()
         return out
     }
 
     /// Sorts stably by several keys; null first ascending.
-    private func sort(_ refs: [ObjectRef], _ keys: [SortKey], type: TypeTable, compiler: Compiler) throws -> [ObjectRef] {
-        let compiled = try keys.map { try compiler.compilePath($0.path, on: [type.index]) }
-        let env = Environment(slots: compiler.slotCount)
+    private func sort(_ refs: [ObjectRef], _ keys: [SortKey], type: TypeTable, _ run: Run) throws -> [ObjectRef] {
+        let compiled = try keys.map { try run.compiler.compilePath($0.path, on: [type.index]) }
+        let env = run.environment()
         let columns: [[Value]] = compiled.map { key in refs.map { key.evaluate(.reference($0), env).value } }
+        try env.check()
         // Each key becomes dense ranks (its distinct values sorted once), folded into one integer
         // per object when they fit: the sort then compares integers only.
         let ranked = zip(columns, keys).map { SortKeys.denseRanks($0, ascending: $1.ascending) }
@@ -251,6 +277,7 @@ extension QueryEngine {
         let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))
         let env = Environment(slots: 0)
         let values = refs.map { key.evaluate(.reference($0), env).value }
+        try env.check()
         let ranked = SortKeys.denseRanks(values, ascending: ascending).ranks
         return Array(0..<refs.count).sorted { ranked[$0] != ranked[$1] ? ranked[$0] < ranked[$1] : $0 < $1 }.map { refs[$0] }
     }
@@ -259,7 +286,7 @@ extension QueryEngine {
     public func frequencies(_ refs: [ObjectRef], of column: String) throws -> [(key: Value, count: Int)] {
         let compiler = Compiler(graph: graph)
         let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))
-        return frequencyTable(refs, key: key, env: Environment(slots: 0), eachElement: false)
+        return try frequencyTable(refs, key: key, env: Environment(slots: 0), eachElement: false)
     }
 
     /// The objects whose column equals `value` (a frequency table row opened).

@@ -50,9 +50,14 @@ public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
         while lineEnd < scalars.count, scalars[lineEnd] != "\n" { lineEnd += 1 }
         let column = start - lineStart + 1
         func text(_ a: Int, _ b: Int) -> String { String(String.UnicodeScalarView(scalars[a..<b])) }
-        let prefix = DisplayText.escaped(text(lineStart, start))
-        let marked = DisplayText.escaped(text(start, max(start, min(range.end, lineEnd))))
-        let rest = DisplayText.escaped(text(max(start, min(range.end, lineEnd)), lineEnd))
+        // A long line is shown as a window around the mistake (…s mark what is left out).
+        let window = 72
+        let from = start - lineStart > window ? start - window : lineStart
+        let markEnd = max(start, min(range.end, lineEnd, start + window))
+        let to = lineEnd - markEnd > window ? markEnd + window : lineEnd
+        let prefix = (from > lineStart ? "…" : "") + DisplayText.escaped(text(from, start))
+        let marked = DisplayText.escaped(text(start, markEnd))
+        let rest = DisplayText.escaped(text(markEnd, to)) + (to < lineEnd ? "…" : "")
         let gutter = String(line)
         let pad = String(repeating: " ", count: gutter.count)
         let width = max(1, DisplayText.width(of: marked))

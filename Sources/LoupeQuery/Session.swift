@@ -4,6 +4,8 @@ import LoupeModel
 /// What the REPL cannot do by itself (opening files needs the storage core); the executable or
 /// the browser provides it.
 public protocol SessionHost: AnyObject {
+    /// The path of the store open now.
+    var path: String { get }
     /// Opens and loads another store.
     func open(path: String) throws -> ObjectGraph
     /// Reloads the current store from disk.
@@ -28,6 +30,9 @@ public final class ReplSession {
 
     private var outputPath: String?
     private var oncePath: String?
+    /// The open store's file: `.output` and `.once` refuse it and its `-wal`, `-shm` and
+    /// `-journal` companions, however the path names them (symlinks, `..`, hard links).
+    public var storePath: String?
 
     public init(graph: ObjectGraph, mode: OutputMode = .table) {
         self.engine = QueryEngine(graph: graph)
@@ -89,6 +94,15 @@ public final class ReplSession {
         } else {
             try Data(text.utf8).write(to: url)
         }
+    }
+
+    /// Why `path` may not receive output (it is the open store or one of its companions), or nil.
+    func refusal(_ path: String) -> String? {
+        guard let store = host?.path ?? storePath else { return nil }
+        for suffix in ["", "-wal", "-shm", "-journal"] where FileIdentity.same(path, store + suffix) {
+            return "error: '\(path)' is the open store\(suffix.isEmpty ? "" : "'s \(suffix.dropFirst()) file"); results are never written over it"
+        }
+        return nil
     }
 
     // MARK: Dot-commands
@@ -185,6 +199,7 @@ public final class ReplSession {
         case "output":
             if args.count > 1 { return usage(command, bad: args[1]) }
             if let path = args.first {
+                if let refusal = refusal(path) { return Reply(output: "", error: refusal) }
                 try Data().write(to: URL(fileURLWithPath: path))
                 outputPath = path
             } else {
@@ -193,6 +208,7 @@ public final class ReplSession {
             return Reply(output: "")
         case "once":
             guard args.count == 1 else { return args.isEmpty ? usage(command) : usage(command, bad: args[1]) }
+            if let refusal = refusal(args[0]) { return Reply(output: "", error: refusal) }
             oncePath = args[0]
             return Reply(output: "")
         case "timer":
@@ -222,5 +238,22 @@ public final class ReplSession {
         default:
             return usage(command)
         }
+    }
+}
+
+/// Whether two paths name the same file: the same device and inode when both exist, else the
+/// same canonical path (symlinks and `..` resolved in the folder, for a file not created yet).
+enum FileIdentity {
+    static func same(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        if stat(a, &sa) == 0, stat(b, &sb) == 0 { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
+        return canonical(a) == canonical(b)
+    }
+
+    /// The path with its folder's symlinks resolved and made absolute.
+    static func canonical(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let folder = url.deletingLastPathComponent().resolvingSymlinksInPath()
+        return folder.appendingPathComponent(url.lastPathComponent).path
     }
 }

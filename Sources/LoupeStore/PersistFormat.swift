@@ -262,15 +262,17 @@ public enum PersistFormat: StoreFormat {
             present = Array(repeating: 0, count: keys.count)
         }
 
-        /// Merges objects without attributes into the rows, keeping id order.
-        mutating func insertEmptyRows(ids extra: [ObjectID]) {
+        /// Merges the documents SQLite's JSON functions refused into the rows, keeping id order:
+        /// those the iterative reader parses as objects (nested deeper than SQLite's limit) are
+        /// read through the leftover path; the others are objects without attributes.
+        mutating func insertRefusedRows(_ extra: [(id: ObjectID, json: String?)]) {
             guard !extra.isEmpty else { return }
-            invalid += extra.count
             var merged: [ObjectID] = [], sources: [Int?] = []
+            var refusedRows: [(row: Int, json: String?)] = []
             var i = 0, j = 0
             while i < ids.count || j < extra.count {
-                if j == extra.count || (i < ids.count && ids[i] < extra[j]) { merged.append(ids[i]); sources.append(i); i += 1 }
-                else { merged.append(extra[j]); sources.append(nil); j += 1 }
+                if j == extra.count || (i < ids.count && ids[i] < extra[j].id) { merged.append(ids[i]); sources.append(i); i += 1 }
+                else { refusedRows.append((merged.count, extra[j].json)); merged.append(extra[j].id); sources.append(nil); j += 1 }
             }
             var newRow = Array(repeating: 0, count: ids.count)
             for (row, source) in sources.enumerated() { if let source { newRow[source] = row } }
@@ -282,6 +284,9 @@ public enum PersistFormat: StoreFormat {
             }
             leftovers = leftovers.map { (newRow[$0.row], $0.json) }
             ids = merged
+            for (row, json) in refusedRows {
+                if let json, case .object? = try? JSONReader.parse(json) { leftovers.append((row, json)) } else { invalid += 1 }
+            }
         }
 
         /// Sets one value and counts it for schema inference.
@@ -342,10 +347,12 @@ public enum PersistFormat: StoreFormat {
         }
         try nested.split(db) { row, slot, value in result.set(value, row: row, slot: slot) }
         if result.ids.count < info.count {
-            // Documents that do not parse are objects too, with no attributes, in their id order.
-            let broken = try DatabaseValue.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name IS ? AND NOT json_valid(json) ORDER BY id",
-                                                    arguments: [info.stored])
-            result.insertEmptyRows(ids: Array(broken.prefix(info.count - result.ids.count).map { $0.objectID ?? .int(0) }))
+            // Documents SQLite's JSON functions refuse are objects too, in their id order.
+            let refused = try Row.fetchAll(db, sql: "SELECT id, json FROM by_type WHERE type_name IS ? AND NOT json_valid(json) ORDER BY id",
+                                           arguments: [info.stored])
+            result.insertRefusedRows(refused.prefix(info.count - result.ids.count).map {
+                (($0[0] as DatabaseValue).objectID ?? .int(0), ($0[1] as DatabaseValue).lenientText)
+            })
         }
         return result
     }

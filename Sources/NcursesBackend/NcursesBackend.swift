@@ -1,4 +1,5 @@
 import CNcurses
+import CSignalSafety
 import Foundation
 import TerminalKit
 
@@ -6,14 +7,19 @@ import TerminalKit
 ///
 /// It uses `newterm` (which reports a bad `TERM` instead of exiting the process), sets the locale
 /// for wide characters (falling back to `C.UTF-8`), raw mode without echo, keypad and mouse
-/// input, and the terminal's default colours. ``restore()`` ends curses; it runs on every exit
-/// path, signals included.
+/// input, and the terminal's default colours. ``restore()`` ends curses on every way out the
+/// program controls; when the process dies of a signal instead (SIGTERM, a crash), the handler of
+/// ``CSignalSafety`` writes the saved terminal state back with async-signal-safe calls only
+/// (`tcsetattr`, and `write` of the reset sequences), which `endwin` is not.
 public final class NcursesBackend: Backend {
     private var screen: OpaquePointer?
     private var pairs: [Int: Int16] = [:]
     private let hasColors: Bool
     private let colorCount: Int
-    nonisolated(unsafe) private static var active: NcursesBackend?
+    /// Leaves the alternate screen, shows the cursor, resets colours, mouse reporting and keypad
+    /// mode: what a dying process writes to give the terminal back (xterm's sequences, which
+    /// every terminal Loupe runs in understands).
+    static let resetSequences = "\u{1B}[?1049l\u{1B}[?25h\u{1B}[0m\u{1B}[?1000l\u{1B}[?1002l\u{1B}[?1003l\u{1B}[?1006l\u{1B}[?1l\u{1B}>\r\n"
 
     public struct StartError: Error, CustomStringConvertible {
         public let description: String
@@ -24,7 +30,10 @@ public final class NcursesBackend: Backend {
         if setlocale(LC_ALL, "") == nil || !(String(cString: setlocale(LC_CTYPE, nil)).uppercased().contains("UTF")) {
             setlocale(LC_ALL, "C.UTF-8")
         }
+        loupe_signals_install()
+        loupe_terminal_save(1, NcursesBackend.resetSequences)
         guard let screen = newterm(nil, loupe_stdout(), loupe_stdin()) else {
+            loupe_terminal_forget()
             throw StartError(description: "cannot start the terminal (TERM=\(ProcessInfo.processInfo.environment["TERM"] ?? "unset"))")
         }
         self.screen = screen
@@ -42,14 +51,6 @@ public final class NcursesBackend: Backend {
         colorCount = Int(loupe_colors())
         mousemask(loupe_mouse_mask(), nil)
         mouseinterval(0)
-        NcursesBackend.active = self
-        for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-            signal(sig) { number in
-                NcursesBackend.active?.restore()
-                signal(number, SIG_DFL)
-                raise(number)
-            }
-        }
     }
 
     deinit { restore() }
@@ -60,7 +61,7 @@ public final class NcursesBackend: Backend {
         endwin()
         delscreen(screen)
         screen = nil
-        NcursesBackend.active = nil
+        loupe_terminal_forget()
     }
 
     public var size: (width: Int, height: Int) { (Int(loupe_cols()), Int(loupe_lines())) }

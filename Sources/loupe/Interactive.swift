@@ -42,27 +42,37 @@ enum Interactive {
         defer { backend.restore() }
         let terminal = Terminal(backend: backend)
         var loadedStore: LoadedStore?
+        var needsDraw = true
         while true {
             if loadedStore == nil {
                 switch box.result {
                 case .success(let loaded)?:
                     loadedStore = loaded
                     browser.attach(loaded.graph)
+                    needsDraw = true
                 case .failure(let error)?:
                     backend.restore()
                     throw error
                 case nil:
                     let (done, total) = box.progress
-                    if total > 0 { browser.progress = (done, total) }
+                    if total > 0, browser.progress.map({ $0 != (done, total) }) ?? true { browser.progress = (done, total); needsDraw = true }
                 }
             }
-            terminal.draw { buffer in browser.render(into: &buffer) }
-            guard let event = backend.nextEvent(timeout: loadedStore == nil ? 100 : 1000) else { continue }
-            if case .resize = event { terminal.invalidate() }
-            if case .key(.control("l")) = event { terminal.invalidate() }
-            // Ctrl-C quits (raw mode delivers it as a key) unless the REPL is taking it.
-            if case .key(.control("c")) = event, browser.focus != .repl { break }
-            if !browser.handle(event) { break }
+            // A frame only when something changed: an idle browser does no work.
+            if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }
+            needsDraw = false
+            guard let first = backend.nextEvent(timeout: loadedStore == nil ? 100 : 1000) else { continue }
+            // Everything already waiting (a paste) is handled before the next frame.
+            var events = [first]
+            while events.count < 65_536, let more = backend.nextEvent(timeout: 0) { events.append(more) }
+            for event in events {
+                if case .resize = event { terminal.invalidate() }
+                if case .key(.control("l")) = event { terminal.invalidate() }
+                // Ctrl-C quits (raw mode delivers it as a key) unless the REPL is taking it.
+                if case .key(.control("c")) = event, browser.focus != .repl { return }
+                if !browser.handle(event) { return }
+            }
+            needsDraw = true
         }
     }
 }

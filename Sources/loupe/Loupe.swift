@@ -1,4 +1,5 @@
 import ArgumentParser
+import DisplayText
 import Foundation
 import LoupeModel
 import LoupeStore
@@ -13,6 +14,23 @@ struct Loupe: ParsableCommand {
         discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
         subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Sample.self, Bench.self],
         defaultSubcommand: Browse.self)
+
+    /// Runs the command; Loupe's own failures print as one escaped line (`Error: …`, exit 1),
+    /// usage mistakes and help as swift-argument-parser prints them.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as StoreError {
+            printError("Error: \(error)")
+            Foundation.exit(1)
+        } catch let error as CLIError {
+            printError("Error: \(error)")
+            Foundation.exit(1)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// The argument every inspecting command takes.
@@ -37,9 +55,12 @@ struct CLIError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Writes to standard error.
+/// Writes to standard error, line by line through ``DisplayText``'s escaping: messages carry
+/// names and paths from files, and nothing in them may act on the terminal.
 func printError(_ text: String) {
-    FileHandle.standardError.write((text.hasSuffix("\n") ? text : text + "\n").data(using: .utf8)!)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { DisplayText.escaped(String($0)) }
+    let joined = lines.joined(separator: "\n")
+    FileHandle.standardError.write(Data((joined.hasSuffix("\n") ? joined : joined + "\n").utf8))
 }
 
 struct Types: ParsableCommand {
@@ -70,7 +91,7 @@ struct Schema: ParsableCommand {
             }
             print(graph.schemaText(of: table))
         } else {
-            print("\(loaded.path): \(loaded.format.name) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
+            print("\(DisplayText.escaped(loaded.path)): \(loaded.format.name) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
             print(graph.types.map { graph.schemaText(of: $0) }.joined(separator: "\n\n"))
         }
     }
@@ -88,8 +109,7 @@ struct Show: ParsableCommand {
         guard let table = graph.type(named: type) else {
             throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
         }
-        let key: ObjectID = Int64(id).map { .int($0) } ?? .string(id)
-        guard let ref = graph.ref(type: table, id: key) ?? graph.ref(type: table, id: .string(id)) else {
+        guard let ref = ObjectID.candidates(typed: id).lazy.compactMap({ graph.ref(type: table, id: $0) }).first else {
             throw CLIError("no \(table.name) has id \(id)")
         }
         print(graph.describe(ref))

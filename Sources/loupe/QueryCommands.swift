@@ -51,6 +51,7 @@ struct Repl: ParsableCommand {
 
     static func loop(loaded: LoadedStore, mode: OutputFormat) throws {
         let session = ReplSession(graph: loaded.graph, mode: mode)
+        session.storePath = loaded.path
         let host = StoreHost(path: loaded.path)
         session.host = host
         let interactive = isatty(0) == 1

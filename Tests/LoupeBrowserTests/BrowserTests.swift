@@ -180,7 +180,8 @@ final class BrowserTests: XCTestCase {
 
     /// Opens stores for `.open` the way the executable does.
     final class Host: SessionHost {
-        func open(path: String) throws -> ObjectGraph { try LoadedStore.open(path).graph }
+        var path = ""
+        func open(path: String) throws -> ObjectGraph { self.path = path; return try LoadedStore.open(path).graph }
         func reload() throws -> ObjectGraph { try BrowserTests.chinook }
     }
 

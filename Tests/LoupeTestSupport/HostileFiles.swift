@@ -1,0 +1,260 @@
+import Foundation
+import GRDB
+
+/// Makes the hostile inputs of the hardening issue, each as a fresh file in a temp folder: no
+/// binary blob is checked in, every case is written here by SQL. Tests run Loupe on them and
+/// expect a clear answer or a clear error, never a crash, a hang, a lie, a control sequence on
+/// the terminal, or a changed file.
+public enum HostileFiles {
+    /// Names of every character class a table or column name can hold: quotes of each kind,
+    /// brackets, SQL comment and statement separators, spaces and line breaks, terminal control
+    /// sequences (a title change, an OSC 52 clipboard write), bidi overrides and zero-width
+    /// characters, CJK and emoji, and names crafted to run SQL when spliced unquoted.
+    public static let names: [String] = [
+        "plain", "we\"ird", "it's", "back`tick", "[bracket]", "semi;colon", "dash--dash", "two words",
+        "line\nbreak", "tab\there", "title\u{1B}]0;pwned\u{7}", "clip\u{1B}]52;c;SGVsbG8=\u{7}", "red\u{1B}[31mred",
+        "bidi\u{202E}txt", "zero\u{200B}width", "join\u{200D}er", "漢字", "emoji🚀", "\"",
+        "x\" FROM sqlite_master UNION ALL SELECT 'FAKE' --",
+        "y\" , (WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r) AS \"z",
+    ]
+
+    /// Quotes an identifier for SQLite (embedded quotes doubled).
+    public static func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    /// Persist's two tables, as Persist declares them (or with looser types, for `loose`).
+    static func persistSchema(_ db: Database, loose: Bool = false) throws {
+        if loose {
+            try db.execute(sql: "CREATE TABLE by_type (id, type_name, json)")
+            try db.execute(sql: "CREATE TABLE relations (from_id, to_id, relation)")
+        } else {
+            try db.execute(sql: #"CREATE TABLE "by_type" ("id" INTEGER PRIMARY KEY NOT NULL, "type_name" TEXT NOT NULL, "json" TEXT NOT NULL)"#)
+            try db.execute(sql: #"CREATE TABLE "relations" ("from_id" INTEGER NOT NULL, "to_id" INTEGER NOT NULL, "relation" TEXT NOT NULL)"#)
+        }
+    }
+
+    /// A new SQLite file written by `body`, closed before it is returned.
+    public static func make(_ name: String, _ body: (Database) throws -> Void) throws -> String {
+        let path = try Shared.temporaryPath(name)
+        var config = Configuration()
+        config.foreignKeysEnabled = false   // hostile files break their own declarations
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.writeWithoutTransaction { db in try body(db) }
+        try queue.close()
+        return path
+    }
+
+    /// Persist ids at both ends of the 64-bit range, related to each other.
+    public static func persistFarApartIDs() throws -> String {
+        try make("far.sqlite") { db in
+            try persistSchema(db)
+            try db.execute(sql: #"INSERT INTO by_type VALUES (-1, 'A', '{"n": 1}'), (9223372036854775807, 'B', '{"n": 2}'), (-9223372036854775808, 'A', '{"n": 3}')"#)
+            try db.execute(sql: "INSERT INTO relations VALUES (-1, 9223372036854775807, 'b'), (9223372036854775807, -9223372036854775808, 'a')")
+        }
+    }
+
+    /// REAL primary and foreign keys of 1e300 and ±infinity.
+    public static func realKeys() throws -> String {
+        try make("real.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE t (id REAL PRIMARY KEY, v TEXT)")
+            try db.execute(sql: "INSERT INTO t VALUES (1e300, 'big'), (9e999, 'inf'), (-9e999, '-inf'), (3.0, 'three'), (2.5, 'half')")
+            try db.execute(sql: "CREATE TABLE u (id INTEGER PRIMARY KEY, t_id REAL REFERENCES t(id))")
+            try db.execute(sql: "INSERT INTO u VALUES (1, 1e300), (2, 9e999), (3, 3), (4, 2.5), (5, 1e308)")
+        }
+    }
+
+    /// Date columns holding numbers no calendar reaches, and impossible days.
+    public static func hugeDates() throws -> String {
+        try make("dates.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE d (id INTEGER PRIMARY KEY, at DATE, ts TIMESTAMP, dt DATETIME)")
+            try db.execute(sql: """
+                INSERT INTO d VALUES (1, 9223372036854775807, 1e20, 1e308), (2, -9223372036854775808, -1e308, 9e999),
+                  (3, '2024-02-30', '2023-02-29', '2024-02-29'), (4, 0, 1700000000, '2024-01-31T10:20:30Z')
+                """)
+        }
+    }
+
+    /// `type_name` stored as a BLOB, a number and NULL; odd rows in `loupe_relation_kinds`.
+    public static func oddTypeNames() throws -> String {
+        try make("oddnames.sqlite") { db in
+            try persistSchema(db, loose: true)
+            try db.execute(sql: #"""
+                INSERT INTO by_type VALUES (1, x'426f6f6b', '{"t": 1}'), (2, 42, '{"t": 2}'), (3, NULL, '{"t": 3}'),
+                  (4, 'Book', '{"t": 4}'), (5, x'ff00', '{"t": 5}'), ('007', 'Text', '{"t": 6}')
+                """#)
+            try db.execute(sql: "INSERT INTO relations VALUES (1, 4, 'next'), (4, 2, x'6e657874'), (NULL, 1, 'x'), (2, NULL, NULL)")
+            try db.execute(sql: "CREATE TABLE loupe_relation_kinds (type_name, relation, to_many)")
+            try db.execute(sql: "INSERT INTO loupe_relation_kinds VALUES ('Book', 'next', 'maybe'), (NULL, 'next', 1), (x'00', NULL, x'01'), ('Book', 'other', 2.5)")
+        }
+    }
+
+    /// Tables and columns named with every character class of ``names``, holding control
+    /// sequences in their values too.
+    public static func hostileNames() throws -> String {
+        try make("names.sqlite") { db in
+            for (i, table) in names.enumerated() {
+                let columns = names.map { q($0) + " TEXT" }.joined(separator: ", ")
+                try db.execute(sql: "CREATE TABLE \(q(table)) (id INTEGER PRIMARY KEY, \(columns))")
+                let values = names.map { _ in "?" }.joined(separator: ", ")
+                try db.execute(sql: "INSERT INTO \(q(table)) VALUES (?, \(values))",
+                               arguments: StatementArguments([i + 1] + names.map { "v\u{1B}]0;title\u{7}" + $0 }))
+            }
+            try db.execute(sql: "CREATE TABLE child (id INTEGER PRIMARY KEY, \(q("we\"ird_id")) INTEGER REFERENCES \(q("we\"ird"))(id))")
+            try db.execute(sql: "INSERT INTO child VALUES (1, 2)")
+        }
+    }
+
+    /// A named pipe where a database is expected.
+    public static func fifo() throws -> String {
+        let path = try Shared.temporaryPath("pipe.sqlite")
+        guard mkfifo(path, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return path
+    }
+
+    /// One value of `megabytes` MB in a table of a few rows.
+    public static func bigValue(megabytes: Int = 50) throws -> String {
+        try make("big.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
+            try db.execute(sql: "INSERT INTO notes VALUES (1, 'small', 'short'), (2, 'huge', ?), (3, 'after', 'x')",
+                           arguments: [String(repeating: "abcdefghij", count: megabytes * 100_000)])
+        }
+    }
+
+    /// Rows whose text makes a backtracking regular expression take exponential time.
+    public static func regexTrap() throws -> String {
+        try make("regex.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE words (id INTEGER PRIMARY KEY, w TEXT)")
+            for i in 1...100 { try db.execute(sql: "INSERT INTO words VALUES (?, ?)", arguments: [i, String(repeating: "a", count: 20 + i % 10) + "!"]) }
+            try db.execute(sql: "INSERT INTO words VALUES (101, ?)", arguments: [String(repeating: "a", count: 100_000)])
+        }
+    }
+
+    /// A hub and `edges` edge objects, each pointing back at the hub: `edges.back` is a
+    /// product of `edges`² elements unless paths keep each object once.
+    public static func hub(edges: Int = 3000) throws -> String {
+        try make("hub.sqlite") { db in
+            try persistSchema(db)
+            try db.execute(sql: #"INSERT INTO by_type VALUES (1, 'Hub', '{"name": "h"}')"#)
+            for i in 0..<edges {
+                try db.execute(sql: #"INSERT INTO by_type VALUES (?, 'Edge', '{"n": 1}')"#, arguments: [i + 2])
+                try db.execute(sql: "INSERT INTO relations VALUES (1, ?, 'edges'), (?, 1, 'back')", arguments: [i + 2, i + 2])
+            }
+        }
+    }
+
+    /// A WAL file whose rows are in its `-wal` and whose `-shm` is gone (as after a crash).
+    public static func walWithoutSharedMemory() throws -> String {
+        let path = try Shared.temporaryPath("wal.sqlite")
+        var config = Configuration()
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.writeWithoutTransaction { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+            for i in 1...50 { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [i, "row \(i)"]) }
+        }
+        // Copy the three files while the writer is open: the copy's -wal holds the rows.
+        let copy = try Shared.temporaryPath("wal.sqlite")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+        try queue.close()
+        return copy
+    }
+
+    /// Persist ids written as text: UUIDs, `"abc"`, `"007"`, with relations between them.
+    public static func persistTextIDs() throws -> String {
+        try make("textids.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE by_type (id TEXT PRIMARY KEY, type_name TEXT NOT NULL, json TEXT NOT NULL)")
+            try db.execute(sql: "CREATE TABLE relations (from_id TEXT NOT NULL, to_id TEXT NOT NULL, relation TEXT NOT NULL)")
+            try db.execute(sql: #"""
+                INSERT INTO by_type VALUES ('5A1F3C2E-0000-4000-8000-000000000001', 'Person', '{"name": "Ann"}'),
+                  ('abc', 'Person', '{"name": "Ben"}'), ('007', 'Teacher', '{"name": "Bond"}'), ('7', 'Teacher', '{"name": "Seven"}')
+                """#)
+            try db.execute(sql: """
+                INSERT INTO relations VALUES ('5A1F3C2E-0000-4000-8000-000000000001', '007', 'teacher'), ('abc', '7', 'teacher'),
+                  ('abc', '5A1F3C2E-0000-4000-8000-000000000001', 'friend')
+                """)
+        }
+    }
+
+    /// Composite keys whose parts would collide if joined with `|`, in a rowid and a WITHOUT
+    /// ROWID table; generated columns; columns named `id` and `type`.
+    public static func keysAndColumns() throws -> String {
+        try make("keys.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE pair (a TEXT, b, v TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID")
+            try db.execute(sql: "INSERT INTO pair VALUES ('a', 'b|1', 'first'), ('a|b', 1, 'second'), ('a', 1, 'third')")
+            try db.execute(sql: "CREATE TABLE pair2 (a TEXT, b, v TEXT, PRIMARY KEY (a, b))")
+            try db.execute(sql: "INSERT INTO pair2 VALUES ('a', 'b|1', 'first'), ('a|b', 1, 'second')")
+            try db.execute(sql: "CREATE TABLE gen (x INTEGER, doubled INTEGER GENERATED ALWAYS AS (x * 2) VIRTUAL, tripled INTEGER GENERATED ALWAYS AS (x * 3) STORED)")
+            try db.execute(sql: "INSERT INTO gen (x) VALUES (1), (2)")
+            try db.execute(sql: "CREATE TABLE clash (pk INTEGER PRIMARY KEY, id TEXT, type TEXT)")
+            try db.execute(sql: "INSERT INTO clash VALUES (1, 'not the key', 'not the type')")
+            try db.execute(sql: "CREATE TABLE keyed (id INTEGER PRIMARY KEY, name TEXT)")
+            try db.execute(sql: "INSERT INTO keyed VALUES (5, 'five')")
+            try db.execute(sql: "CREATE TABLE blobkey (k BLOB PRIMARY KEY, v TEXT)")
+            try db.execute(sql: "INSERT INTO blobkey VALUES (x'3041', 'blob'), ('0A', 'text')")
+        }
+    }
+
+    /// Persist documents whose values nest `depths` levels deep (1999 is SQLite's limit once the
+    /// document's own level counts; 3000 is beyond it, still valid JSON), one under a key every
+    /// document sampled has and one under a key only one document has (the leftover path).
+    public static func deepJSON(depths: [Int] = [1000, 1500, 1999, 3000]) throws -> String {
+        try make("deep.sqlite") { db in
+            try persistSchema(db)
+            var id = 1
+            for depth in depths {
+                let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+                try db.execute(sql: "INSERT INTO by_type VALUES (?, 'Deep', ?)", arguments: [id, "{\"d\": \(depth), \"v\": \(nested)}"])
+                id += 1
+            }
+            for _ in 0..<70 { try db.execute(sql: #"INSERT INTO by_type VALUES (?, 'Deep', '{"d": 0}')"#, arguments: [id]); id += 1 }
+            let depth = depths.max() ?? 1000
+            let rare = String(repeating: "{\"k\": ", count: depth) + "1" + String(repeating: "}", count: depth)
+            try db.execute(sql: "INSERT INTO by_type VALUES (?, 'Deep', ?)", arguments: [id, "{\"d\": -1, \"rare\": \(rare)}"])
+        }
+    }
+
+    /// A rollback-journal file left with a hot journal, as a crash in mid-transaction leaves it.
+    public static func hotJournal() throws -> String {
+        let path = try Shared.temporaryPath("hot.sqlite")
+        var config = Configuration()
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 1") }
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+            for i in 1...400 { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [i, String(repeating: "x", count: 500)]) }
+        }
+        let copy = try Shared.temporaryPath("hot.sqlite")
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN")
+            try db.execute(sql: "UPDATE t SET v = upper(v)")   // more pages than the cache: the database file is written
+            // The state a crash leaves: the changed file and its journal, with no process holding them.
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            try FileManager.default.copyItem(atPath: path + "-journal", toPath: copy + "-journal")
+            try db.execute(sql: "ROLLBACK")
+        }
+        try queue.close()
+        return copy
+    }
+
+    /// Two symbolic links pointing at each other.
+    public static func symlinkLoop() throws -> String {
+        let a = try Shared.temporaryPath("a.sqlite")
+        let b = URL(fileURLWithPath: a).deletingLastPathComponent().appendingPathComponent("b.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: a, withDestinationPath: b)
+        try FileManager.default.createSymbolicLink(atPath: b, withDestinationPath: a)
+        return a
+    }
+}
+
+extension String {
+    /// True when the text holds anything a terminal would act on or hide: C0/C1 controls (but
+    /// the line breaks and tabs output is made of), DEL, bidi and other format characters.
+    public var hasTerminalControl: Bool {
+        unicodeScalars.contains { u in
+            if u == "\n" || u == "\t" || u == "\r" { return false }
+            return u.value < 0x20 || (u.value >= 0x7F && u.value < 0xA0) || u.properties.generalCategory == .format
+                || u.value == 0x2028 || u.value == 0x2029
+        }
+    }
+}
