@@ -8,7 +8,9 @@ import Synchronization
 enum ParallelWork {
     /// Runs `body(worker)` for workers `0..<workers`, each on its own thread, and returns their
     /// results in worker order; the first failure (in worker order) is thrown once all are done.
-    static func run<T: Sendable>(workers: Int, stackSize: Int, _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
+    /// `coordinate` runs on the calling thread while the workers run (to synchronise with them).
+    static func run<T: Sendable>(workers: Int, stackSize: Int, _ body: @escaping @Sendable (Int) throws -> T,
+                                 coordinate: () -> Void = {}) throws -> [T] {
         let results = Mutex<[Result<T, any Error>?]>(Array(repeating: nil, count: workers))
         let group = DispatchGroup()
         for worker in 0..<workers {
@@ -21,6 +23,7 @@ enum ParallelWork {
             thread.stackSize = stackSize
             thread.start()
         }
+        coordinate()
         group.wait()
         return try results.withLock { list in try list.map { try $0!.get() } }
     }

@@ -86,47 +86,57 @@ public enum PersistFormat: StoreFormat {
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
         var clock = PhaseClock()
-        var warnings: [String] = []
-        let (types, declaredKinds) = try file.read { db in try readCatalog(db, warnings: &warnings) }
-        let total = types.reduce(0) { $0 + $1.count }
-        progress?(0, total)
-        let counter = ProgressCounter(total: total, report: progress)
-        clock.lap("types and sampled keys")
-
-        // Two readers, one per core, share the work: each type's documents, and the relations,
-        // largest first to the less busy reader. A document costs about one unit per key, a
-        // relation row about one unit (measured on the sample).
-        let relationRows = try file.read { try Int.fetchOne($0, sql: "SELECT max(rowid) FROM relations") } ?? 0
-        var items: [(work: Int, weight: Int)] = types.indices.map { t in
-            let perDocument = types[t].scalarKeys.count + types[t].nestedKeys.count * 3 + 1
-            return (t, types[t].count * perDocument)
-        }
-        items.append((-1, relationRows))   // -1: the relations
-        var groups: [[Int]] = [[], []]
-        var weight = [0, 0]
-        for item in items.sorted(by: { $0.weight > $1.weight }) {
-            let g = weight[0] <= weight[1] ? 0 : 1
-            groups[g].append(item.work)
-            weight[g] += item.weight
-        }
-        let assignment = groups
-        let results = try ParallelWork.run(workers: 2, stackSize: loaderStackSize) { worker -> [(Int, ReaderOutput)] in
-            let reader = try file.makeReader()
-            return try reader.read { db in
-                try assignment[worker].map { work in
-                    work < 0 ? (work, .relations(try readRelations(db))) : (work, .documents(try readDocuments(db, type: types[work], counter: counter)))
+        // Two connections on one snapshot of the file. The first reads the catalog and plans the
+        // work: each type's documents, and the relations, largest first to the less busy reader
+        // (a document costs about one unit per key, a relation row about one unit, measured on
+        // the sample); the second waits for the plan. Then both read their share in parallel.
+        let plan = Plan()
+        let (results, stamp) = try file.readOnSnapshot(workers: 2, stackSize: loaderStackSize) { worker, db -> [(Int, ReaderOutput)] in
+            let work: Plan.Work
+            if worker == 0 {
+                work = try plan.publish {
+                    let started = DispatchTime.now()
+                    var warnings: [String] = []
+                    let (types, kinds) = try readCatalog(db, warnings: &warnings)
+                    let relationRows = try Int.fetchOne(db, sql: "SELECT max(rowid) FROM relations") ?? 0
+                    var items: [(work: Int, weight: Int)] = types.indices.map { t in
+                        let perDocument = types[t].scalarKeys.count + types[t].nestedKeys.count * 3 + 1
+                        return (t, types[t].count * perDocument)
+                    }
+                    items.append((-1, relationRows))   // -1: the relations
+                    var groups: [[Int]] = [[], []]
+                    var weight = [0, 0]
+                    for item in items.sorted(by: { $0.weight > $1.weight }) {
+                        let g = weight[0] <= weight[1] ? 0 : 1
+                        groups[g].append(item.work)
+                        weight[g] += item.weight
+                    }
+                    let total = types.reduce(0) { $0 + $1.count }
+                    progress?(0, total)
+                    return Plan.Work(types: types, kinds: kinds, groups: groups, warnings: warnings,
+                                     counter: ProgressCounter(total: total, report: progress),
+                                     catalogSeconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
                 }
+            } else {
+                work = try plan.wait()
+            }
+            return try work.groups[worker].map { item in
+                item < 0 ? (item, .relations(try readRelations(db)))
+                    : (item, .documents(try readDocuments(db, type: work.types[item], counter: work.counter)))
             }
         }
+        let work = try plan.wait()
+        let types = work.types, declaredKinds = work.kinds, total = work.counter.total
+        var warnings = work.warnings
+        clock.lap("types, sampled keys, documents and relations (2 readers; catalog \(String(format: "%.3f", work.catalogSeconds)) s)")
         var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
         var edges = RawEdges()
-        for (work, output) in results.joined() {
+        for (item, output) in results.joined() {
             switch output {
             case .relations(let list): edges = list
-            case .documents(let d): documents[work] = d
+            case .documents(let d): documents[item] = d
             }
         }
-        clock.lap("documents and relations (2 readers)")
 
         // Objects and columns into the graph; then the keys the sample did not cover.
         let builder = GraphBuilder(formatName: name)
@@ -195,7 +205,38 @@ public enum PersistFormat: StoreFormat {
         progress?(total, total)
         var loaded = LoadedGraph(graph: graph, warnings: warnings)
         loaded.timings = clock.timings
+        loaded.stamp = stamp
         return loaded
+    }
+
+    /// The load's plan, made by the first reader and waited for by the second.
+    private final class Plan: Sendable {
+        struct Work: Sendable {
+            let types: [TypeInfo]
+            let kinds: [String: Bool]
+            let groups: [[Int]]
+            let warnings: [String]
+            let counter: ProgressCounter
+            let catalogSeconds: Double
+        }
+        private let result = Mutex<Result<Work, any Error>?>(nil)
+        private let ready = DispatchSemaphore(value: 0)
+
+        /// Makes the plan and lets the waiting reader go on (with the plan or its failure).
+        func publish(_ make: () throws -> Work) throws -> Work {
+            let made = Result { try make() }
+            result.withLock { $0 = made }
+            ready.signal()
+            return try made.get()
+        }
+
+        /// The plan, once published.
+        func wait() throws -> Work {
+            if let done = result.withLock({ $0 }) { return try done.get() }
+            ready.wait()
+            ready.signal()   // for a later waiter
+            return try result.withLock { $0 }!.get()
+        }
     }
 
     /// What one piece of a reader's work produced.
@@ -527,7 +568,7 @@ private struct IDLookup {
 /// Counts objects read by several threads and reports now and then.
 final class ProgressCounter: Sendable {
     private let done = Mutex(0)
-    private let total: Int
+    let total: Int
     private let report: LoadProgress?
 
     init(total: Int, report: LoadProgress?) {

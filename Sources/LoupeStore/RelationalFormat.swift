@@ -98,7 +98,10 @@ public enum RelationalFormat: StoreFormat {
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
-        try file.read { db in try load(db, progress: progress) }
+        let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db in try load(db, progress: progress) }
+        var loaded = results[0]
+        loaded.stamp = stamp
+        return loaded
     }
 
     private static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph {

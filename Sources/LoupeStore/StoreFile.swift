@@ -3,6 +3,7 @@ import CSQLiteTuning
 import Foundation
 import Glibc
 import GRDB
+import Synchronization
 
 /// Opens SQLite files for reading without ever writing to them, and for writing when asked.
 ///
@@ -57,6 +58,49 @@ public final class StoreFile: Sendable {
         do {
             return try DatabaseQueue(path: location, configuration: StoreFile.readOnly(label: "loupe.read.parallel"))
         } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// How many times opening readers on one snapshot is tried while another process commits.
+    static let snapshotAttempts = 50
+
+    /// Runs `body(worker, db)` on `workers` read-only connections at once, each on its own thread
+    /// (with a stack of `stackSize` bytes) and inside one read transaction, all transactions on
+    /// the same snapshot of the file; returns the results in worker order and the file's stamp
+    /// for that snapshot.
+    ///
+    /// SQLite has no call that shares a snapshot between connections in this build, so each
+    /// worker begins its transaction and waits; the file's stamp before the first began and after
+    /// the last must agree (no commit came between them), else all end and begin again. The gap
+    /// is microseconds, so a process that commits without pause costs a retry or two.
+    func readOnSnapshot<T: Sendable>(workers: Int, stackSize: Int = 64 << 20,
+                                     _ body: @escaping @Sendable (Int, Database) throws -> T) throws -> (results: [T], stamp: FileStamp) {
+        let readers = try (0..<workers).map { _ in try makeReader() }
+        for _ in 0..<StoreFile.snapshotAttempts {
+            let before = stamp()
+            let started = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+            let decision = Mutex(false)
+            let results = try ParallelWork.run(workers: workers, stackSize: stackSize) { worker -> T? in
+                var began = false
+                defer { if !began { started.signal() } }
+                return try readers[worker].inDatabase { db -> T? in
+                    try db.execute(sql: "BEGIN DEFERRED")
+                    defer { try? db.execute(sql: "COMMIT") }
+                    _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")   // the snapshot starts here
+                    began = true
+                    started.signal()
+                    go.wait()
+                    return decision.withLock { $0 } ? try body(worker, db) : nil
+                }
+            } coordinate: {
+                for _ in 0..<workers { started.wait() }
+                let same = stamp() == before || access == .privateCopy
+                decision.withLock { $0 = same }
+                for _ in 0..<workers { go.signal() }
+            }
+            if decision.withLock({ $0 }) { return (results.map { $0! }, before) }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        throw StoreError(.locked, path: path, reason: "another process writes to the file without pause; try again")
     }
 
     /// Read-only, waiting up to 2 s for a writer's lock before reporting the file locked.

@@ -26,6 +26,8 @@ public struct LoadedGraph: Sendable {
     public var warnings: [String]
     /// How long each phase took, for `loupe bench load`.
     public var timings: [(phase: String, seconds: Double)] = []
+    /// The file's stamp for the snapshot that was read.
+    public var stamp: FileStamp?
 }
 
 /// Times the phases of a load.
@@ -84,27 +86,14 @@ public final class LoadedStore: Sendable {
         }
     }
 
-    /// How many times a load is tried when another process commits while it reads.
-    static let loadAttempts = 4
-
-    /// Loads the graph of an already opened file. Readers working in parallel each see one
-    /// snapshot; when the file changed between the first read and the last (another process
-    /// committed), the load is done again, so the graph is always one consistent state of the file.
+    /// Loads the graph of an already opened file: one consistent snapshot of it, however many
+    /// connections read it and whatever other processes commit meanwhile (see
+    /// ``StoreFile/snapshotReaders(_:)``).
     public static func load(_ file: StoreFile, progress: LoadProgress? = nil) throws -> LoadedStore {
         do {
-            for attempt in 1...loadAttempts {
-                let before = file.stamp()
-                let format = try file.read { try StoreFormats.detect($0) }
-                let loaded = try format.load(file, progress: progress)
-                let after = file.stamp()
-                if before == after || file.access == .privateCopy || attempt == loadAttempts {
-                    if before != after && file.access != .privateCopy {
-                        throw StoreError(.locked, path: file.path, reason: "another process kept writing to the file while it was read; try again")
-                    }
-                    return LoadedStore(file: file, format: format, loaded: loaded, stamp: before)
-                }
-            }
-            fatalError("unreachable: the last attempt returns or throws")
+            let format = try file.read { try StoreFormats.detect($0) }
+            let loaded = try format.load(file, progress: progress)
+            return LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
         } catch { throw StoreError.from(error, path: file.path) }
     }
 
