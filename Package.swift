@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeTestSupport"]),
         .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeTestSupport"],
                     exclude: ["Golden"]),
-        .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport", "DisplayText", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -37,12 +37,28 @@ static void runCleanup(void) {
     }
 }
 
-static void handler(int sig) {
+static void handler(int sig, siginfo_t *info, void *context) {
+    (void)context;
     runCleanup();
+    // A fault the kernel raised (a bad pointer, a trap): the previous handler (Swift's crash
+    // reporter) gets it when the faulting instruction runs again. A signal another process sent
+    // (kill) would not come again, and a crash reporter returns from it: the default action
+    // then ends the process as that signal should.
+    int fromKernel = info != NULL && info->si_code > 0;
     for (unsigned i = 0; i < HANDLED; i++) {
-        if (handled[i] == sig) { sigaction(sig, &previous[i], NULL); break; }
+        if (handled[i] != sig) continue;
+        if (fromKernel) {
+            sigaction(sig, &previous[i], NULL);
+        } else {
+            struct sigaction fallback;
+            memset(&fallback, 0, sizeof fallback);
+            fallback.sa_handler = SIG_DFL;
+            sigemptyset(&fallback.sa_mask);
+            sigaction(sig, &fallback, NULL);
+        }
+        break;
     }
-    raise(sig);   // delivered once this returns, to the previous disposition
+    if (!fromKernel) raise(sig);   // delivered once this returns
 }
 
 void loupe_signals_install(void) {
@@ -61,9 +77,9 @@ void loupe_signals_install(void) {
     }
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = handler;
+    action.sa_sigaction = handler;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_ONSTACK;
+    action.sa_flags = SA_ONSTACK | SA_SIGINFO;
     for (unsigned i = 0; i < HANDLED; i++) sigaction(handled[i], &action, &previous[i]);
 }
 

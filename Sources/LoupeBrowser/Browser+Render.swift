@@ -128,6 +128,7 @@ extension Browser {
         sheet.clamp(height: bodyHeight)
         let columns = sheet.columns(graph: graph)
         let visibleRows = Array(sheet.top..<min(sheet.count, sheet.top + bodyHeight))
+        rowsReadLastFrame = visibleRows.count
         // Widths from the header and the visible rows only.
         func width(of column: Int) -> Int {
             var w = DisplayText.width(of: columns[column])

@@ -44,6 +44,8 @@ public final class Browser {
     let persistsHistory: Bool
     /// Rectangles of the last frame, for mouse clicks.
     var layout = Layout()
+    /// How many rows of the current view the last frame read (a frame reads what it shows).
+    public internal(set) var rowsReadLastFrame = 0
     /// Opens and reloads stores for `.open` and `.reload` (the executable provides it).
     public weak var host: SessionHost? { didSet { session?.host = host } }
 

@@ -90,8 +90,8 @@ public enum PersistFormat: StoreFormat {
         // work: each type's documents, and the relations, largest first to the less busy reader
         // (a document costs about one unit per key, a relation row about one unit, measured on
         // the sample); the second waits for the plan. Then both read their share in parallel.
-        let plan = Plan()
-        let (results, stamp) = try file.readOnSnapshot(workers: 2, stackSize: loaderStackSize) { worker, db -> [(Int, ReaderOutput)] in
+        var plan = Plan(readers: 2)
+        let read = { @Sendable (plan: Plan, worker: Int, db: Database) throws -> [(Int, ReaderOutput)] in
             let work: Plan.Work
             if worker == 0 {
                 work = try plan.publish {
@@ -104,10 +104,10 @@ public enum PersistFormat: StoreFormat {
                         return (t, types[t].count * perDocument)
                     }
                     items.append((-1, relationRows))   // -1: the relations
-                    var groups: [[Int]] = [[], []]
-                    var weight = [0, 0]
+                    var groups: [[Int]] = Array(repeating: [], count: plan.readers)
+                    var weight = Array(repeating: 0, count: plan.readers)
                     for item in items.sorted(by: { $0.weight > $1.weight }) {
-                        let g = weight[0] <= weight[1] ? 0 : 1
+                        let g = weight.indices.min { weight[$0] < weight[$1] }!
                         groups[g].append(item.work)
                         weight[g] += item.weight
                     }
@@ -125,10 +125,21 @@ public enum PersistFormat: StoreFormat {
                     : (item, .documents(try readDocuments(db, type: work.types[item], counter: work.counter)))
             }
         }
+        var snapshot: (results: [[(Int, ReaderOutput)]], stamp: FileStamp)
+        do {
+            let twoReaders = plan
+            snapshot = try file.readOnSnapshot(workers: 2, stackSize: loaderStackSize) { worker, db in try read(twoReaders, worker, db) }
+        } catch let e as StoreError where e.kind == .busy {
+            // A writer commits between any two reads: one connection reads everything in one transaction.
+            plan = Plan(readers: 1)
+            let oneReader = plan
+            snapshot = try file.readOnSnapshot(workers: 1, stackSize: loaderStackSize) { worker, db in try read(oneReader, worker, db) }
+        }
+        let (results, stamp) = snapshot
         let work = try plan.wait()
         let types = work.types, declaredKinds = work.kinds, total = work.counter.total
         var warnings = work.warnings
-        clock.lap("types, sampled keys, documents and relations (2 readers; catalog \(String(format: "%.3f", work.catalogSeconds)) s)")
+        clock.lap("types, sampled keys, documents and relations (\(plan.readers) readers; catalog \(String(format: "%.3f", work.catalogSeconds)) s)")
         var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
         var edges = RawEdges()
         for (item, output) in results.joined() {
@@ -179,7 +190,8 @@ public enum PersistFormat: StoreFormat {
         let lookup = IDLookup(builder: builder)
         var perRelation: [[Int32: (relation: Int, from: [Int32], to: [ObjectRef])]] = Array(repeating: [:], count: builder.typeCount)
         for i in 0..<edges.from.count {
-            guard let from = lookup.ref(edges.from[i]), let to = lookup.ref(edges.to[i]) else { edges.dangling += 1; continue }
+            let (fromKey, toKey) = edges.keys(i)
+            guard let from = lookup.ref(fromKey), let to = lookup.ref(toKey) else { edges.dangling += 1; continue }
             let t = Int(from.type), n = edges.name[i]
             if perRelation[t][n] == nil {
                 let relation = edges.names[Int(n)]
@@ -211,6 +223,10 @@ public enum PersistFormat: StoreFormat {
 
     /// The load's plan, made by the first reader and waited for by the second.
     private final class Plan: Sendable {
+        /// How many connections share the work.
+        let readers: Int
+        init(readers: Int) { self.readers = readers }
+
         struct Work: Sendable {
             let types: [TypeInfo]
             let kinds: [String: Bool]
@@ -466,12 +482,22 @@ public enum PersistFormat: StoreFormat {
     }
 
     /// Every relation row, in rowid order, as stored keys.
+    ///
+    /// Keys are 8-byte integers in the arrays (a million-edge file is all integers); the rare row
+    /// whose key is anything else keeps its keys in `otherKeys`, by row.
     private struct RawEdges: Sendable {
         var names: [String] = []
-        var from: [ObjectID] = []
-        var to: [ObjectID] = []
+        var from: [Int64] = []
+        var to: [Int64] = []
         var name: [Int32] = []
+        var otherKeys: [Int: (from: ObjectID, to: ObjectID)] = [:]
         var dangling = 0
+
+        /// The keys of row `i`.
+        @inline(__always) func keys(_ i: Int) -> (from: ObjectID, to: ObjectID) {
+            if !otherKeys.isEmpty, let other = otherKeys[i] { return other }
+            return (.int(from[i]), .int(to[i]))
+        }
     }
 
     private static func readRelations(_ db: Database) throws -> RawEdges {
@@ -482,8 +508,18 @@ public enum PersistFormat: StoreFormat {
         let columns = ColumnReader(statement)
         var lastName = "", lastIndex: Int32 = -1
         while try cursor.next() != nil {
-            guard let from = columns.value(0).objectID, let to = columns.value(1).objectID else { list.dangling += 1; continue }
-            let name = columns.value(2).lenientText ?? ""
+            let fromValue = columns.value(0), toValue = columns.value(1)
+            let fromInt: Int64, toInt: Int64
+            if case .int64(let f) = fromValue.storage, case .int64(let t) = toValue.storage {
+                fromInt = f
+                toInt = t
+            } else {
+                guard let from = fromValue.objectID, let to = toValue.objectID else { list.dangling += 1; continue }
+                list.otherKeys[list.from.count] = (from, to)
+                fromInt = 0
+                toInt = 0
+            }
+            let name = columns.string(2) ?? (columns.value(2).lenientText ?? "")
             if lastIndex < 0 || name != lastName {
                 if let known = nameIndex[name] { lastIndex = known } else {
                     lastIndex = Int32(list.names.count)
@@ -492,8 +528,8 @@ public enum PersistFormat: StoreFormat {
                 }
                 lastName = name
             }
-            list.from.append(from)
-            list.to.append(to)
+            list.from.append(fromInt)
+            list.to.append(toInt)
             list.name.append(lastIndex)
         }
         return list

@@ -14,6 +14,9 @@ public struct StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case unreadable
         /// Another process holds a lock that keeps Loupe from reading or writing.
         case locked
+        /// Another process commits so often that parallel readers cannot share a snapshot (the
+        /// loader then reads on one connection; users never see this).
+        case busy
         /// A table the format needs is missing.
         case missingTable
         /// A stored object could not be decoded into the requested Swift type.
@@ -51,7 +54,7 @@ public struct StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         var subject = ""
         if let typeName { subject = typeName + (objectID.map { " #\($0)" } ?? "") }
         switch kind {
-        case .fileNotFound, .notADatabase, .unreadable, .locked:
+        case .fileNotFound, .notADatabase, .unreadable, .locked, .busy:
             return "cannot open '\(path ?? "?")': \(reason)"
         case .undecodableRow: return "cannot decode \(subject): \(reason)"
         case .notFound: return "not found: \(subject.isEmpty ? reason : subject)"

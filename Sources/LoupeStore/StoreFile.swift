@@ -30,6 +30,8 @@ public final class StoreFile: Sendable {
     /// Where readers connect: a URI on the file, or the private copy's path.
     let location: String
     private let privateCopy: PrivateCopy?
+    /// Descriptors on the user's file and its `-shm`, kept while connections are open (see ``FileWatch``).
+    private let watch: FileWatch
 
     /// The ways a file is read.
     public enum Access: String, Sendable {
@@ -43,14 +45,16 @@ public final class StoreFile: Sendable {
         case readWrite = "read-write"
     }
 
-    private init(path: String, queue: DatabaseQueue, access: Access, location: String, privateCopy: PrivateCopy?) {
+    private init(path: String, queue: DatabaseQueue, access: Access, location: String, privateCopy: PrivateCopy?, watch: FileWatch) {
         self.path = path
         self.queue = queue
         self.access = access
         self.location = location
         self.privateCopy = privateCopy
+        self.watch = watch
     }
 
+    /// The connection closes before the watch's descriptors (which are released after this).
     deinit { try? queue.close() }
 
     /// Another read-only connection to the same file, for reading in parallel.
@@ -60,8 +64,9 @@ public final class StoreFile: Sendable {
         } catch { throw StoreError.from(error, path: path) }
     }
 
-    /// How many times opening readers on one snapshot is tried while another process commits.
-    static let snapshotAttempts = 50
+    /// How many times opening several readers on one snapshot is tried while another process
+    /// commits, before the caller reads on one connection instead.
+    static let snapshotAttempts = 20
 
     /// Runs `body(worker, db)` on `workers` read-only connections at once, each on its own thread
     /// (with a stack of `stackSize` bytes) and inside one read transaction, all transactions on
@@ -71,15 +76,21 @@ public final class StoreFile: Sendable {
     /// SQLite has no call that shares a snapshot between connections in this build, so each
     /// worker begins its transaction and waits; the file's stamp before the first began and after
     /// the last must agree (no commit came between them), else all end and begin again. The gap
-    /// is microseconds, so a process that commits without pause costs a retry or two.
+    /// is microseconds, so a process that commits without pause costs a retry or two; when every
+    /// attempt is hit, this throws ``StoreError/Kind/busy`` and the caller reads on one connection
+    /// (one transaction is always one snapshot). The stamp returned is the one taken before the
+    /// snapshot began, so comparing it later can only report a commit too eagerly, never miss one.
     func readOnSnapshot<T: Sendable>(workers: Int, stackSize: Int = 64 << 20,
                                      _ body: @escaping @Sendable (Int, Database) throws -> T) throws -> (results: [T], stamp: FileStamp) {
         let readers = try (0..<workers).map { _ in try makeReader() }
+        var transientFailures = 0
         for _ in 0..<StoreFile.snapshotAttempts {
             let before = stamp()
             let started = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
             let decision = Mutex(false)
-            let results = try ParallelWork.run(workers: workers, stackSize: stackSize) { worker -> T? in
+            let results: [T?]
+            do {
+              results = try ParallelWork.run(workers: workers, stackSize: stackSize) { worker -> T? in
                 var began = false
                 defer { if !began { started.signal() } }
                 return try readers[worker].inDatabase { db -> T? in
@@ -91,16 +102,30 @@ public final class StoreFile: Sendable {
                     go.wait()
                     return decision.withLock { $0 } ? try body(worker, db) : nil
                 }
-            } coordinate: {
+              } coordinate: {
                 for _ in 0..<workers { started.wait() }
-                let same = stamp() == before || access == .privateCopy
+                let same = workers == 1 || stamp() == before || access == .privateCopy
                 decision.withLock { $0 = same }
                 for _ in 0..<workers { go.signal() }
+              }
+            } catch let error as DatabaseError where StoreFile.isTransient(error) && transientFailures < StoreFile.snapshotAttempts {
+                transientFailures += 1
+                Thread.sleep(forTimeInterval: 0.005)
+                continue
             }
             if decision.withLock({ $0 }) { return (results.map { $0! }, before) }
             Thread.sleep(forTimeInterval: 0.002)
         }
-        throw StoreError(.locked, path: path, reason: "another process writes to the file without pause; try again")
+        throw StoreError(.busy, path: path, reason: "another process commits between every two reads")
+    }
+
+    /// True for the failures a read-only reader of a WAL file meets while another process writes
+    /// and which go away on a retry: the WAL index caught mid-update (`SQLITE_READONLY_RECOVERY`,
+    /// `SQLITE_READONLY_CANTINIT`), a busy lock.
+    static func isTransient(_ error: DatabaseError) -> Bool {
+        // SQLITE_READONLY_RECOVERY, SQLITE_READONLY_CANTINIT, SQLITE_BUSY_RECOVERY,
+        // SQLITE_BUSY_SNAPSHOT (a plain busy lock is not transient: it already waited).
+        [264, 1288, 261, 517].contains(error.extendedResultCode.rawValue)
     }
 
     /// Read-only, waiting up to 2 s for a writer's lock before reporting the file locked.
@@ -197,7 +222,8 @@ public final class StoreFile: Sendable {
                 var config = Configuration()
                 config.label = "loupe.read-copy"
                 let queue = try DatabaseQueue(path: copy.database, configuration: config)
-                let file = StoreFile(path: path, queue: queue, access: .privateCopy, location: copy.database, privateCopy: copy)
+                let file = StoreFile(path: path, queue: queue, access: .privateCopy, location: copy.database, privateCopy: copy,
+                                     watch: FileWatch(path: absolute))
                 try file.probe()
                 return file
             }
@@ -208,8 +234,9 @@ public final class StoreFile: Sendable {
     }
 
     private static func open(path: String, location: String, access: Access) throws -> StoreFile {
+        let watch = FileWatch(path: location.removingURI)   // before any connection takes a lock
         let queue = try DatabaseQueue(path: location, configuration: readOnly(label: "loupe.read"))
-        let file = StoreFile(path: path, queue: queue, access: access, location: location, privateCopy: nil)
+        let file = StoreFile(path: path, queue: queue, access: access, location: location, privateCopy: nil, watch: watch)
         try file.probe()
         return file
     }
@@ -237,8 +264,9 @@ public final class StoreFile: Sendable {
         config.busyMode = .timeout(5)
         config.label = "loupe.write"
         do {
+            let watch = FileWatch(path: absolute)
             let queue = try DatabaseQueue(path: absolute, configuration: config)
-            return StoreFile(path: path, queue: queue, access: .readWrite, location: absolute, privateCopy: nil)
+            return StoreFile(path: path, queue: queue, access: .readWrite, location: absolute, privateCopy: nil, watch: watch)
         } catch {
             throw StoreError.from(error, path: path)
         }
@@ -246,49 +274,96 @@ public final class StoreFile: Sendable {
 
     /// Reads the schema once so that a locked or corrupt file fails at open, not later.
     private func probe() throws {
-        try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        _ = try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
     }
 
-    /// Runs `body` in a read transaction, turning failures into ``StoreError``s.
+    /// Runs `body` in a read transaction, turning failures into ``StoreError``s; the transient
+    /// failures of reading a WAL file another process writes are retried.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try queue.read(body) } catch { throw StoreError.from(error, path: path) }
+        var attempt = 0
+        while true {
+            do { return try queue.read(body) } catch let error as DatabaseError where StoreFile.isTransient(error) && attempt < 40 {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.005)
+            } catch { throw StoreError.from(error, path: path) }
+        }
     }
 
     /// What the file and its companions look like on disk now (sizes, times, the WAL's header).
     /// Any commit by any process changes it.
-    public func stamp() -> FileStamp { FileStamp(path: privateCopy == nil ? location.removingURI : path) }
+    public func stamp() -> FileStamp { FileStamp(path: privateCopy == nil ? location.removingURI : path, watch: watch) }
 }
 
-/// The state of a database file and its `-wal` on disk: sizes, modification times and the WAL
-/// header (whose salts change when the WAL restarts). Two equal stamps taken around a read mean no
+/// The state of a database file and its companions on disk: sizes, modification times, the
+/// database header's change counter (rollback mode bumps it at every commit), the WAL's header
+/// (its salts change when the WAL restarts) and the WAL index header in the `-shm` (a WAL commit
+/// becomes visible to readers when the writer updates it: the size and time of the `-wal` may
+/// change before that moment and not after it). Two equal stamps taken around a read mean no
 /// commit happened in between; a stamp taken at load and again before a commit tells whether
 /// another process wrote meanwhile.
 public struct FileStamp: Equatable, Sendable {
     let size: Int64
     let modified: Int64
     let inode: UInt64
+    let changeCounter: [UInt8]
     let walSize: Int64?
     let walModified: Int64?
     let walHeader: [UInt8]
+    /// The two copies of the WAL index header and the backfill count (bytes 0–99 of `-shm`), not
+    /// the readers' marks that follow (readers move those without changing any data).
+    let walIndexHeader: [UInt8]
 
-    init(path: String) {
-        func info(_ p: String) -> stat? {
-            var s = stat()
-            return stat(p, &s) == 0 ? s : nil
-        }
-        let db = info(path)
-        size = Int64(db?.st_size ?? -1)
-        modified = db.map { Int64($0.st_mtim.tv_sec) * 1_000_000_000 + Int64($0.st_mtim.tv_nsec) } ?? -1
-        inode = UInt64(db?.st_ino ?? 0)
-        let wal = info(path + "-wal")
-        walSize = wal.map { Int64($0.st_size) }
-        walModified = wal.map { Int64($0.st_mtim.tv_sec) * 1_000_000_000 + Int64($0.st_mtim.tv_nsec) }
-        if wal != nil, let handle = FileHandle(forReadingAtPath: path + "-wal") {
-            walHeader = Array((try? handle.read(upToCount: 32)) ?? Data())
-            try? handle.close()
+    init(path: String, watch: FileWatch) {
+        var db = stat()
+        let hasDB = watch.databaseFD >= 0 ? fstat(watch.databaseFD, &db) == 0 : stat(path, &db) == 0
+        size = hasDB ? Int64(db.st_size) : -1
+        modified = hasDB ? Int64(db.st_mtim.tv_sec) * 1_000_000_000 + Int64(db.st_mtim.tv_nsec) : -1
+        inode = hasDB ? UInt64(db.st_ino) : 0
+        changeCounter = watch.read(watch.databaseFD, 24..<28)
+        var wal = stat()
+        if stat(path + "-wal", &wal) == 0 {
+            walSize = Int64(wal.st_size)
+            walModified = Int64(wal.st_mtim.tv_sec) * 1_000_000_000 + Int64(wal.st_mtim.tv_nsec)
+            // SQLite holds no lock on the -wal file: a descriptor of our own may come and go.
+            let fd = Glibc.open(path + "-wal", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            walHeader = fd >= 0 ? watch.read(fd, 0..<32) : []
+            if fd >= 0 { close(fd) }
         } else {
+            walSize = nil
+            walModified = nil
             walHeader = []
         }
+        walIndexHeader = watch.read(watch.sharedMemoryFD, 0..<100)
+    }
+}
+
+/// Descriptors on a store's database file and `-shm`, opened once and kept until the store's
+/// connections are closed, from which ``FileStamp``s are read with `pread`.
+///
+/// Closing any descriptor of a file releases every POSIX lock the process holds on it, SQLite's
+/// read locks included; a stamp that opened and closed the database or its `-shm` while a read
+/// transaction was open would let a writer checkpoint under it. SQLite keeps its own descriptors
+/// open for the same reason; so does this.
+final class FileWatch: Sendable {
+    let databaseFD: Int32
+    let sharedMemoryFD: Int32
+
+    init(path: String) {
+        databaseFD = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        sharedMemoryFD = Glibc.open(path + "-shm", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    }
+
+    deinit {
+        if databaseFD >= 0 { close(databaseFD) }
+        if sharedMemoryFD >= 0 { close(sharedMemoryFD) }
+    }
+
+    /// Bytes `range` of an open file (empty when it is not open or shorter).
+    func read(_ fd: Int32, _ range: Range<Int>) -> [UInt8] {
+        guard fd >= 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, range.count, off_t(range.lowerBound)) }
+        return n == range.count ? bytes : []
     }
 }
 

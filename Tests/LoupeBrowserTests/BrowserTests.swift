@@ -32,10 +32,41 @@ final class BrowserTests: XCTestCase {
         browser(graph).play(try PlayScript.parse(script), width: width, height: height)
     }
 
-    /// Compares a screen with `Golden/<name>.txt`.
+    /// A screen as golden text: its lines, then one line of style letters per row (`.` for the
+    /// plain style) and the legend of the letters, so colours and attributes are compared too.
+    static func golden(_ buffer: Buffer) -> String {
+        var letters: [Style: Character] = [:]
+        var legend: [String] = []
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        func describe(_ s: Style) -> String {
+            var parts: [String] = []
+            if s.foreground != .default { parts.append("fg \(s.foreground)") }
+            if s.background != .default { parts.append("bg \(s.background)") }
+            for (on, name) in [(s.bold, "bold"), (s.underline, "underline"), (s.reverse, "reverse"), (s.dim, "dim")] where on { parts.append(name) }
+            return parts.joined(separator: ", ")
+        }
+        var rows: [String] = []
+        for y in 0..<buffer.height {
+            var row = ""
+            for x in 0..<buffer.width {
+                let style = buffer[x, y].style
+                if style == .plain { row.append("."); continue }
+                if letters[style] == nil {
+                    let letter = alphabet[min(letters.count, alphabet.count - 1)]
+                    letters[style] = letter
+                    legend.append("\(letter) = \(describe(style))")
+                }
+                row.append(letters[style]!)
+            }
+            rows.append(row)
+        }
+        return buffer.text + "\n--- styles ---\n" + legend.joined(separator: "\n") + "\n" + rows.joined(separator: "\n") + "\n"
+    }
+
+    /// Compares a screen (text and styles) with `Golden/<name>.txt`.
     func assertGolden(_ buffer: Buffer, _ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let url = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().appendingPathComponent("Golden/\(name).txt")
-        let text = buffer.text + "\n"
+        let text = Self.golden(buffer)
         if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] != nil || !FileManager.default.fileExists(atPath: url.path) {
             try text.write(to: url, atomically: true, encoding: .utf8)
             if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] == nil { XCTFail("wrote missing golden \(name); run again", file: file, line: line) }
@@ -123,19 +154,27 @@ final class BrowserTests: XCTestCase {
     func testUnicodeWidthsAndEscapedData() throws {
         let b = GraphBuilder(formatName: "test")
         let t = b.type("Note")
-        for (i, text) in ["漢字とかな", "emoji 🚀 here", "e\u{301}cole", "bell\u{7}\u{1B}[31mred\u{1B}[0m", "line\nbreak"].enumerated() {
+        for (i, text) in ["漢字とかな", "emoji 🚀 here", "e\u{301}cole", "bell\u{7}\u{1B}[31mred\u{1B}[0m", "line\nbreak",
+                          "bidi\u{202E}gnp.exe", "zero\u{200B}width", "👨\u{200D}👩\u{200D}👧", "plain ascii"].enumerated() {
             let ref = b.addObject(type: t, id: .int(Int64(i + 1)))
             b.set(.string(text), type: t, row: Int(ref.row), attribute: b.attribute("text", of: t))
         }
         let graph = b.finish()
         let s = browser(graph).play(try PlayScript.parse("j j j"), width: 90, height: 20)
-        XCTAssertFalse(s.text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "no control character reaches the screen")
+        XCTAssertFalse(s.text.hasTerminalControl, "no control, bidi or zero-width character reaches the screen")
         XCTAssertTrue(s.text.contains("\\u{1B}[31mred"), s.text)
         XCTAssertTrue(s.text.contains("line\\nbreak"), s.text)
-        for line in s.lines { XCTAssertLessThanOrEqual(DisplayText.width(of: line), 90, line) }
-        // The right border stays in the same column on the CJK and emoji rows.
-        let rows = s.lines.filter { $0.contains("漢字") || $0.contains("🚀") }
-        XCTAssertEqual(Set(rows.map { DisplayText.width(of: String($0.prefix { $0 != "│" || true })) }).count, 1)
+        XCTAssertTrue(s.text.contains("bidi\\u{202E}gnp.exe") && s.text.contains("zero\\u{200B}width"), s.text)
+        XCTAssertTrue(s.text.contains("👨\\u{200D}👩"), "a joiner is shown escaped between its parts: \(s.text)")
+        // Every border sits in the same column on every row, whatever the row's characters:
+        // compare each data row's border columns with the plain ASCII row's.
+        func borderColumns(_ y: Int) -> [Int] { (0..<s.width).filter { s[$0, y].text == "│" } }
+        let plain = try XCTUnwrap((0..<s.height).first { s.lines[$0].contains("plain ascii") })
+        let dataRows = (0..<s.height).filter { y in ["漢字", "🚀", "cole", "bell", "line", "bidi", "zero", "👨"].contains { s.lines[y].contains($0) } }
+        XCTAssertEqual(dataRows.count, 9, "eight records and the selected one in the detail pane: \(s.text)")
+        for y in dataRows { XCTAssertEqual(borderColumns(y), borderColumns(plain), "row \(y): \(s.lines[y])") }
+        // And the text of a row never runs past its width, cell by cell.
+        for y in 0..<s.height { XCTAssertLessThanOrEqual(DisplayText.width(of: s.lines[y]), 90, s.lines[y]) }
         XCTAssertEqual(DisplayText.width(of: "漢字"), 4)
         XCTAssertEqual(DisplayText.width(of: "🚀"), 2)
         XCTAssertEqual(DisplayText.width(of: "e\u{301}cole"), 5)
@@ -143,14 +182,20 @@ final class BrowserTests: XCTestCase {
 
     func testResizeAndTinyScreens() throws {
         let b = browser(try Self.sample)
-        for (w, h) in [(200, 60), (80, 24), (60, 16), (30, 10), (20, 8), (5, 3)] {
+        for (w, h) in [(200, 60), (80, 24), (60, 16), (30, 10), (20, 8)] {
             var buffer = Buffer(width: w, height: h)
             b.render(into: &buffer)
-            XCTAssertEqual(buffer.lines.count, h)
+            // The breadcrumb on top, the status line at the bottom, nothing past the right edge.
+            XCTAssertTrue(buffer.lines[0].contains("Publisher"), "\(w)x\(h): \(buffer.lines[0])")
+            XCTAssertTrue(buffer.lines[h - 1].contains("library") || buffer.lines[h - 1].contains("test.sqlite"), "\(w)x\(h): \(buffer.lines[h - 1])")
+            for line in buffer.lines { XCTAssertLessThanOrEqual(DisplayText.width(of: line), w) }
         }
+        var tiny = Buffer(width: 5, height: 3)
+        b.render(into: &tiny)
+        XCTAssertEqual(tiny.lines[0], "Loupe", "too small a screen says so, cut to its width")
         let s = try screen(try Self.sample, "j\nresize 70x20\nj")
-        XCTAssertEqual(s.width, 70)
-        XCTAssertTrue(s.text.contains("row 3/"), s.text)
+        XCTAssertEqual(s.lines.count, 20)
+        XCTAssertTrue(s.lines[19].contains("row 3/"), "the status line follows the new size: \(s.lines[19])")
     }
 
     func testMouseSelectsAndScrolls() throws {
@@ -170,12 +215,64 @@ final class BrowserTests: XCTestCase {
         XCTAssertTrue(buffer.cells.contains { $0.style.reverse })
     }
 
-    func testQuitAtTheRootAndLargeStoreFramesOnlyDrawVisibleRows() throws {
+    func testTheTerminalReceivesExactlyTheChangedCells() throws {
+        // Frames drawn through Terminal's diff onto a test backend equal frames rendered whole,
+        // after every step of a session; an unchanged frame sends nothing.
+        let b = browser(try Self.chinook)
+        let backend = TestBackend(width: 100, height: 30)
+        let terminal = Terminal(backend: backend)
+        var sent: [Int] = []
+        final class Counting: Backend {
+            let inner: TestBackend
+            var cells = 0
+            init(_ inner: TestBackend) { self.inner = inner }
+            var size: (width: Int, height: Int) { inner.size }
+            func draw(_ changes: [(x: Int, y: Int, cell: Cell)], cursor: (x: Int, y: Int)?) { cells += changes.count; inner.draw(changes, cursor: cursor) }
+            func nextEvent(timeout: Int) -> Event? { nil }
+        }
+        let counting = Counting(backend)
+        let diffed = Terminal(backend: counting)
+        _ = terminal
+        for step in try PlayScript.parse("j j <Tab> <Enter>\n<Backspace> l l s\n:Genre where GenreId < 4\n?\nx") {
+            if case .event(let e) = step { b.handle(e) }
+            counting.cells = 0
+            diffed.draw { b.render(into: &$0) }
+            sent.append(counting.cells)
+            var whole = Buffer(width: 100, height: 30)
+            b.render(into: &whole)
+            XCTAssertEqual(backend.buffer, whole)
+        }
+        counting.cells = 0
+        diffed.draw { b.render(into: &$0) }
+        XCTAssertEqual(counting.cells, 0, "an unchanged frame sends no cell")
+        XCTAssertEqual(sent.first, 100 * 30, "the first frame is sent whole")
+        XCTAssertTrue(sent.dropFirst().contains { $0 > 0 && $0 < 100 * 30 }, "later frames send only what changed: \(sent)")
+    }
+
+    func testQuitAtTheRoot() throws {
         let b = browser(try Self.chinook)
         _ = b.play(try PlayScript.parse(":Genre\nq"), width: 100, height: 30)
         XCTAssertFalse(b.wantsQuit, "q first closes the query's view")
         _ = b.play(try PlayScript.parse("q"), width: 100, height: 30)
         XCTAssertTrue(b.wantsQuit)
+    }
+
+    func testFramesReadOnlyTheVisibleRowsOfALargeType() throws {
+        let builder = GraphBuilder(formatName: "test")
+        let t = builder.type("Big")
+        let a = builder.attribute("text", of: t)
+        for i in 0..<200_000 {
+            let ref = builder.addObject(type: t, id: .int(Int64(i)))
+            builder.set(.string("value \(i)"), type: t, row: Int(ref.row), attribute: a)
+        }
+        let b = browser(builder.finish())
+        var buffer = Buffer(width: 120, height: 40)
+        b.render(into: &buffer)
+        XCTAssertLessThanOrEqual(b.rowsReadLastFrame, 40, "a frame reads the rows it shows, not the type")
+        b.perform(.goBottom)
+        b.render(into: &buffer)
+        XCTAssertLessThanOrEqual(b.rowsReadLastFrame, 40)
+        XCTAssertTrue(buffer.text.contains("value 199999"), buffer.text)
     }
 
     /// Opens stores for `.open` the way the executable does.

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import LoupeTestSupport
 import XCTest
@@ -51,8 +52,36 @@ final class TmuxTests: XCTestCase {
     private func keys(_ keys: String...) throws { try tmux(["send-keys", "-t", "main"] + keys) }
 
     private func start(_ path: String, width: Int = 120, height: Int = 35) throws {
-        let command = "TERM=tmux-256color \(CLITests.binary.path) '\(path)'; echo LOUPE-EXIT=$?; sleep 60"
+        // After Loupe ends, the shell reports its exit status and whether the terminal is back in
+        // canonical mode with echo (what a crashed full-screen program leaves off).
+        let command = "echo SHELL-BEFORE; TERM=tmux-256color SWIFT_BACKTRACE=interactive=no \(LoupeBinary.url.path) '\(path)'; echo LOUPE-EXIT=$?; "
+            + "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo TTY-END; sleep 60"
         try tmux(["new-session", "-d", "-s", "main", "-x", "\(width)", "-y", "\(height)", command])
+    }
+
+    /// Checks that the terminal was given back: canonical mode and echo on, and the screen the
+    /// shell had before Loupe (the alternate screen left).
+    private func assertTerminalRestored(_ screen: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(screen.contains("icanon echo") && !screen.contains("-icanon") && !screen.contains("-echo"),
+                      "terminal left in raw mode:\n\(screen)", file: file, line: line)
+        XCTAssertTrue(screen.contains("SHELL-BEFORE"), "the shell's screen was not restored:\n\(screen)", file: file, line: line)
+    }
+
+    /// The pid of the Loupe browsing `path`.
+    private func loupePID(_ path: String) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let pipe = Pipe()
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
+            p.arguments = ["-n", "-f", path]
+            p.standardOutput = pipe
+            try p.run()
+            p.waitUntilExit()
+            if let pid = Int32(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) { return pid }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw XCTSkip("pgrep found no Loupe process")
     }
 
     func testChinookNavigateQueryHelpResizeQuit() throws {
@@ -83,12 +112,14 @@ final class TmuxTests: XCTestCase {
         // Resize: the status line follows the new size.
         try tmux(["resize-window", "-t", "main", "-x", "90", "-y", "25"])
         let resized = try waitFor("row 1/18")
-        XCTAssertTrue(resized.split(separator: "\n").allSatisfy { $0.count <= 90 }, resized)
+        for row in resized.split(separator: "\n") { XCTAssertLessThanOrEqual(DisplayText.width(of: String(row)), 90, String(row)) }
         // q closes the query view, then quits at the root; the terminal is given back.
         try keys("q")
         try waitFor("(347)")
         try keys("q")
-        try waitFor("LOUPE-EXIT=0")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
         XCTAssertEqual(FileManager.default.contents(atPath: path), before, "browsing never writes to the file")
     }
 
@@ -101,6 +132,21 @@ final class TmuxTests: XCTestCase {
         try waitFor("Publisher")
         try waitFor("Persist")
         try keys("C-c")
-        try waitFor("LOUPE-EXIT=0")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
+    }
+
+    func testTheTerminalIsRestoredWhenLoupeIsKilledOrCrashes() throws {
+        for (signal, status) in [("TERM", 143), ("SEGV", 139), ("HUP", 129)] {
+            _ = try? tmux(["kill-server"])
+            let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+            try start(path)
+            try waitFor("PlaylistTrack 8715")
+            kill(try loupePID(path), signal == "TERM" ? SIGTERM : signal == "SEGV" ? SIGSEGV : SIGHUP)
+            let screen = try waitFor("TTY-END", seconds: 20)
+            XCTAssertTrue(screen.contains("LOUPE-EXIT=\(status)"), "SIG\(signal) should end Loupe as that signal does:\n\(screen)")
+            assertTerminalRestored(screen)
+        }
     }
 }

@@ -7,21 +7,28 @@ import XCTest
 
 /// ../shared/conformance/chinook.tsv, case by case, through the engine and its JSON output.
 final class ConformanceTests: XCTestCase {
-    static let cases: [(query: String, kind: String, expected: String)] = {
+    /// Every case line of the file (comments and blank lines aside), and the ones that do not
+    /// have the three tab-separated fields; none may be dropped silently.
+    static func cases() throws -> (cases: [(query: String, kind: String, expected: String)], lines: Int, malformed: [String]) {
         let url = Shared.root.appendingPathComponent("conformance/chinook.tsv")
-        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
-            if line.hasPrefix("#") || line.isEmpty { return nil }
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
+            .filter { !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        var cases: [(String, String, String)] = [], malformed: [String] = []
+        for line in lines {
             let parts = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            return parts.count == 3 ? (parts[0], parts[1], parts[2]) : nil
+            if parts.count == 3 { cases.append((parts[0], parts[1], parts[2])) } else { malformed.append(String(line)) }
         }
-    }()
+        return (cases, lines.count, malformed)
+    }
 
     func testEveryChinookCase() throws {
-        XCTAssertGreaterThanOrEqual(Self.cases.count, 26)
+        let (cases, lines, malformed) = try Self.cases()
+        XCTAssertEqual(malformed, [], "every line is a case")
+        XCTAssertEqual(cases.count, lines)
+        XCTAssertGreaterThanOrEqual(cases.count, 26)
         let graph = try LoadedStore.open(try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")).graph
         let engine = QueryEngine(graph: graph)
-        for c in Self.cases {
+        for c in cases {
             let output = try engine.run(c.query).render(.json, graph: graph)
             XCTAssertEqual(try Self.normalised(output, kind: c.kind), try Self.normalised(c.expected, kind: c.kind, isExpected: true), c.query)
         }

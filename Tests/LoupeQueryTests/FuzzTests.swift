@@ -72,28 +72,46 @@ final class FuzzTests: XCTestCase {
         let engine = QueryEngine(graph: graph)
         let book = graph.type(named: "Book")
         var g = Generator(state: 20261121)
-        var parsed = 0, evaluated = 0, failed = 0
+        var parsed = 0, evaluated = 0, failed = 0, roundTrips = 0
+        var slowest = (seconds: 0.0, statement: "")
         let total = 100_000
         for _ in 0..<total {
             let source = Self.statement(&g)
+            let started = DispatchTime.now()
             do {
                 let statement = try Parser.parse(source)
                 parsed += 1
-                _ = statement.description
+                // The statement printed in the language reads back as the same tree.
+                if let text = statement.sourceText {
+                    do {
+                        XCTAssertEqual(try Parser.parse(text).description, statement.description, "print → parse changed \(source)\nprinted: \(text)")
+                        roundTrips += 1
+                    } catch let e as QueryError {
+                        XCTFail("printed statement does not parse: \(text)\n\(e.render(source: text))")
+                    }
+                }
                 if case .dotCommand = statement { continue }
                 let result = try engine.run(statement, currentType: book)
-                _ = result.render(.json, graph: graph)
+                // Results render, as valid JSON; one in twenty in every other format too.
+                let json = result.render(.json, graph: graph)
+                XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]), source)
+                if evaluated % 20 == 0 { for mode in OutputMode.allCases where mode != .json { _ = result.render(mode, graph: graph) } }
                 evaluated += 1
             } catch let error as QueryError {
                 failed += 1
                 XCTAssertLessThanOrEqual(error.range.start, source.unicodeScalars.count + 1, source)
-                XCTAssertFalse(error.render(source: source).isEmpty)
+                XCTAssertTrue(error.render(source: source).hasPrefix("error: "), source)
             } catch {
                 XCTFail("not a QueryError for \(source): \(error)")
             }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            if seconds > slowest.seconds { slowest = (seconds, source) }
         }
+        // A hang guard: no single statement of the fuzz may take long on 150 objects.
+        XCTAssertLessThan(slowest.seconds, 5, "slowest statement: \(slowest.statement)")
+        XCTAssertGreaterThan(roundTrips, 1_000, "printed trees read back")
         XCTAssertGreaterThan(evaluated, 5_000, "the mutations should still produce many valid statements")
         XCTAssertGreaterThan(failed, 20_000, "and many invalid ones")
-        print("fuzz: \(total) statements, \(parsed) parsed, \(evaluated) evaluated, \(failed) positioned errors")
+        print("fuzz: \(total) statements, \(parsed) parsed, \(roundTrips) printed and read back, \(evaluated) evaluated, \(failed) positioned errors; slowest \(String(format: "%.3f", slowest.seconds)) s")
     }
 }

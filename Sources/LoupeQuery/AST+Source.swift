@@ -1,0 +1,143 @@
+import Foundation
+
+/// Statements printed back in the query language, fully parenthesised, so that parsing the text
+/// gives the same tree: `Book where ((pages > 300) AND (author.name BEGINSWITH[c] "a")) limit 5`.
+/// Names that are keywords or not plain identifiers are written in backticks; a name holding a
+/// backtick has no spelling in the language, and then there is no source text (nil).
+extension Statement {
+    /// The statement in the query language, or nil when it holds a name the language cannot spell
+    /// (or is a mutation or dot-command, which are not printed).
+    public var sourceText: String? {
+        var p = SourcePrinter()
+        return p.statement(self)
+    }
+}
+
+private struct SourcePrinter {
+    /// False once a name could not be spelt.
+    var spellable = true
+
+    static let keywords: Set<String> = Set((Keywords.all + ["id", "and", "or", "not", "group", "by", "offset", "as", "some"]).map { $0.lowercased() })
+
+    mutating func statement(_ s: Statement) -> String? {
+        let text: String
+        switch s {
+        case .query(let q): text = query(q)
+        case .count(let t, let p): text = "count \(name(t.text))" + (p.map { " where \(predicate($0))" } ?? "")
+        case .group(let q, let by):
+            var base = q
+            let clauses = base.clauses
+            base.clauses = []
+            text = query(base) + " group by \(path(by))" + clauses.map { " " + clause($0) }.joined()
+        case .mutation, .dotCommand: return nil
+        }
+        return spellable ? text : nil
+    }
+
+    mutating func query(_ q: Query) -> String {
+        var parts: [String] = []
+        if let t = q.type {
+            parts.append(name(t.text))
+            if let p = q.predicate { parts.append("where \(predicate(p))") }
+        } else if let p = q.predicate {
+            parts.append("(\(predicate(p)))")   // in parentheses: a bare name is not read as a type
+        }
+        for c in q.clauses { parts.append(clause(c)) }
+        if let columns = q.projection {
+            parts.append("select " + columns.map { c in expression(c.expression) + (c.alias.map { " as \(name($0))" } ?? "") }.joined(separator: ", "))
+        }
+        return parts.joined(separator: " ")
+    }
+
+    mutating func clause(_ c: Clause) -> String {
+        switch c {
+        case .sort(let keys): return "sort by " + keys.map { path($0.path) + ($0.ascending ? " asc" : " desc") }.joined(separator: ", ")
+        case .distinct(let paths): return "distinct " + paths.map { path($0) }.joined(separator: ", ")
+        case .limit(let n, let o): return "limit \(n)" + (o > 0 ? " offset \(o)" : "")
+        }
+    }
+
+    mutating func predicate(_ p: Predicate) -> String {
+        switch p {
+        case .constant(let b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .and(let ps): return "(" + ps.map { predicate($0) }.joined(separator: " AND ") + ")"
+        case .or(let ps): return "(" + ps.map { predicate($0) }.joined(separator: " OR ") + ")"
+        case .not(let inner): return "(NOT \(predicate(inner)))"
+        case .comparison(let c):
+            return "(" + (c.quantifier.map { "\($0.rawValue) " } ?? "") + expression(c.lhs) + " " + c.op.rawValue + c.options.text + " " + expression(c.rhs) + ")"
+        case .between(let q, let e, let lo, let hi, _):
+            return "(" + (q.map { "\($0.rawValue) " } ?? "") + expression(e) + " BETWEEN {" + expression(lo) + ", " + expression(hi) + "})"
+        case .truthy(let e): return "(" + expression(e) + ")"
+        }
+    }
+
+    mutating func expression(_ e: Expression) -> String {
+        switch e {
+        case .literal(let l, _): return literal(l)
+        case .path(let p): return path(p)
+        case .list(let items, _): return "{" + items.map { expression($0) }.joined(separator: ", ") + "}"
+        case .arithmetic(let op, let a, let b, _): return "(" + expression(a) + " " + op.rawValue + " " + expression(b) + ")"
+        case .negate(let inner, _): return "-(" + expression(inner) + ")"
+        case .subqueryCount(let c, let v, let p, _): return "SUBQUERY(\(path(c)), $\(v), \(predicate(p))).@count"
+        }
+    }
+
+    func literal(_ l: Literal) -> String {
+        switch l {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .integer(let i): return String(i)
+        case .decimal(let d):
+            let text = "\(d)"
+            return text.contains(".") || text.contains("e") ? text : text + ".0"
+        case .string(let s): return SourcePrinter.quoted(s)
+        case .date(let d): return DateParser.iso(d)
+        case .reference(.int(let i)): return "#\(i)"
+        case .reference(.string(let s)): return "#" + SourcePrinter.quoted(s)
+        }
+    }
+
+    /// A string literal: quotes, backslashes and every control character escaped.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if u.value < 0x20 || (u.value >= 0x7F && u.value < 0xA0) { out += "\\u{\(String(u.value, radix: 16))}" } else { out.unicodeScalars.append(u) }
+            }
+        }
+        return out + "\""
+    }
+
+    mutating func path(_ p: Path) -> String {
+        var parts = p.steps.map { step -> String in
+            switch step {
+            case .name(let n): return name(n.text)
+            case .links(let t, let r): return "@links.\(name(t.text)).\(name(r.text))"
+            case .variable(let v): return "$" + v.text
+            case .id: return "id"
+            case .type: return "@type"
+            }
+        }
+        if let a = p.aggregate { parts.append("@" + a.rawValue) }
+        return parts.joined(separator: ".")
+    }
+
+    /// A name as an identifier when it is one and no keyword, else in backticks.
+    mutating func name(_ text: String) -> String {
+        var scalars = text.unicodeScalars.makeIterator()
+        let plain: Bool = {
+            guard let first = scalars.next(), first == "_" || first.properties.isAlphabetic else { return false }
+            while let u = scalars.next() { if !(u == "_" || u.properties.isAlphabetic || ("0"..."9").contains(u)) { return false } }
+            return !SourcePrinter.keywords.contains(text.lowercased())
+        }()
+        if plain { return text }
+        if text.contains("`") || text.isEmpty { spellable = false }
+        return "`" + text + "`"
+    }
+}
