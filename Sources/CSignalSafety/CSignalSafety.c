@@ -61,9 +61,12 @@ static void handler(int sig, siginfo_t *info, void *context) {
     if (!fromKernel) raise(sig);   // delivered once this returns
 }
 
+static void cleanupAtExit(void) { runCleanup(); }
+
 void loupe_signals_install(void) {
     if (installed) return;
     installed = 1;
+    atexit(cleanupAtExit);   // exit() runs no deinitializers: private copies go here too
     // An alternate stack, so that a stack overflow can still be handled on this thread.
     static char *alternate = NULL;
     size_t size = 256 * 1024;

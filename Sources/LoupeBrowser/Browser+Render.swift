@@ -309,6 +309,14 @@ extension Browser {
         } else if let progress {
             parts.append("loading \(progress.total > 0 ? progress.done * 100 / progress.total : 0)%")
         }
+        if let running {
+            if running.isLoad {
+                let p = running.progress
+                parts.append("loading \(p.map { $0.1 > 0 ? "\($0.0 * 100 / $0.1)%" : "…" } ?? "…") (Ctrl-C cancels)")
+            } else {
+                parts.append(String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed))
+            }
+        }
         parts.append("no pending changes")
         let left = " " + parts.joined(separator: " · ")
         let used = buffer.put(left, x: 0, y: y, style: theme.status, maxWidth: width)

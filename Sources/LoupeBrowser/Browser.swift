@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LoupeModel
 import LoupeQuery
 import TerminalKit
@@ -46,8 +47,14 @@ public final class Browser {
     var layout = Layout()
     /// How many rows of the current view the last frame read (a frame reads what it shows).
     public internal(set) var rowsReadLastFrame = 0
-    /// Opens and reloads stores for `.open` and `.reload` (the executable provides it).
+    /// Loads stores for `.open` and `.reload` (the executable provides it).
     public weak var host: SessionHost? { didSet { session?.host = host } }
+    /// The open store's file (for `.reload`, and so that `.output` never writes over it).
+    public var storePath: String? { didSet { session?.storePath = storePath } }
+    /// Runs statements and loads off the UI thread; nil: at once (tests and `--play`).
+    public var background: BackgroundRunner?
+    /// The statement or load running now, if any.
+    var running: RunningTask?
 
     enum InputMode { case statement, search }
 
@@ -78,6 +85,7 @@ public final class Browser {
         if session == nil || session!.engine.graph !== graph {
             let session = ReplSession(graph: graph, mode: .table)
             session.host = host
+            session.storePath = storePath
             self.session = session
         }
         progress = nil
@@ -170,6 +178,7 @@ public final class Browser {
         case .resize: break
         case .mouse(let mouse): handleMouse(mouse)
         case .key(let key):
+            if case .control("c") = key, cancelRunning() { break }
             if focus == .repl { handleInputKey(key) }
             else if showsHelp { showsHelp = false }
             else if let command = KeyMap.command(for: key) { perform(command) }
@@ -395,32 +404,105 @@ public final class Browser {
         run(line)
     }
 
-    /// Runs a statement or dot-command; a query's result becomes a new view.
+    /// Runs a statement or dot-command; a query's result becomes a new view. A statement, and the
+    /// load of `.open`/`.reload`, run through ``background`` when there is one (the UI keeps
+    /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
-        guard let session, let graph else { return }
+        guard let session, graph != nil else { return }
+        guard running == nil else { message = "\(running!.isLoad ? "a store is loading" : "a statement is running") (Ctrl-C cancels it)"; return }
         if case .objects(let type?, _)? = current?.content { session.currentType = type }
-        let reply = session.execute(line)
-        // An error's caret form repeats the statement; anything else is echoed first.
-        if reply.error == nil || !(reply.error!.hasPrefix("error:")) { replOutput.append("loupe> " + line) }
+        switch session.begin(line) {
+        case .reply(let reply):
+            show(reply, for: line)
+        case .evaluate(let evaluation):
+            replOutput.append("loupe> " + line)
+            let task = RunningTask(line: line, isLoad: false)
+            start(task) {
+                let started = DispatchTime.now()
+                let outcome = evaluation.run(cancellation: task.cancellation)
+                task.finish(.evaluated(evaluation, outcome, Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9))
+            }
+        case .load(let path):
+            replOutput.append("loupe> " + line)
+            guard let host else {
+                show(ReplSession.Reply(output: "", error: "error: loading another store is not available here"), for: line)
+                return
+            }
+            let task = RunningTask(line: line, isLoad: true)
+            start(task) {
+                let outcome = Result { try host.load(path: path, progress: { done, total in task.report(done, total) }) }
+                task.finish(.loaded(path, outcome))
+            }
+        }
+        trimOutput()
+    }
+
+    /// Starts a task: on the background runner, or here and now.
+    private func start(_ task: RunningTask, _ work: @escaping @Sendable () -> Void) {
+        running = task
+        if let background {
+            background.start(work)
+        } else {
+            work()
+            _ = collect()
+        }
+    }
+
+    /// On the UI thread, after a task finished: applies its outcome (a new view, an error, another
+    /// store). Returns true when the screen changed (the task finished or reported progress).
+    @discardableResult
+    public func collect() -> Bool {
+        guard let task = running, let session else { return false }
+        guard let outcome = task.outcome else { return task.takeProgressChange() }
+        running = nil
+        switch outcome {
+        case .evaluated(let evaluation, let result, let seconds):
+            let reply = session.finish(evaluation, result, seconds: seconds, render: false)
+            if let error = reply.error {
+                replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            } else {
+                showResult(of: task.line, reply: reply)
+            }
+        case .loaded(let path, let result):
+            let reply = session.finishLoad(path: path, result)
+            show(reply, for: nil)
+            if case .success(let graph) = result {
+                fileLabel = URL(fileURLWithPath: path).lastPathComponent
+                attach(graph)
+            }
+        }
+        trimOutput()
+        return true
+    }
+
+    /// Asks the running statement (or load) to stop; true when there was one.
+    @discardableResult
+    public func cancelRunning() -> Bool {
+        guard let running else { return false }
+        running.cancellation.cancel()
+        message = "cancelling…"
+        return true
+    }
+
+    /// True while a statement or a load runs.
+    public var isBusy: Bool { running != nil }
+
+    /// Shows a reply in the REPL pane; `line` is echoed first unless the reply is a caret error
+    /// (which repeats the statement itself).
+    private func show(_ reply: ReplSession.Reply, for line: String?) {
+        if let line, reply.error == nil || !(reply.error!.hasPrefix("error:")) { replOutput.append("loupe> " + line) }
         if let error = reply.error {
             replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
-            trimOutput()
             return
         }
-        if session.wantsQuit { wantsQuit = true; return }
-        if line.trimmingCharacters(in: .whitespaces).hasPrefix(".") {
-            replOutput.append(contentsOf: reply.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(reply.output.hasSuffix("\n") ? 1 : 0))
-            if session.engine.graph !== graph {   // after .open or .reload
-                if case .dotCommand(let name, let arguments, _)? = try? Parser.parse(line), "open".hasPrefix(name.lowercased()),
-                   let path = arguments.first {
-                    fileLabel = URL(fileURLWithPath: path).lastPathComponent
-                }
-                attach(session.engine.graph)
-            }
-            trimOutput()
-            return
-        }
-        switch session.lastResult {
+        if session?.wantsQuit == true { wantsQuit = true; return }
+        replOutput.append(contentsOf: reply.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(reply.output.hasSuffix("\n") ? 1 : 0))
+        trimOutput()
+    }
+
+    /// A query's result as a new view (objects, a projection, a frequency table), or its text.
+    private func showResult(of line: String, reply: ReplSession.Reply) {
+        switch session?.lastResult {
         case .objects(let type, let refs)?:
             push(Sheet(content: .objects(type: type, refs: refs), crumb: line))
             replOutput.append("\(refs.count) objects")
@@ -433,10 +515,9 @@ public final class Browser {
             push(Sheet(content: .frequency(column: key, rows: rows, source: objects), crumb: line))
             replOutput.append("\(rows.count) groups")
             focus = .records
-        default:
-            replOutput.append(contentsOf: reply.output.split(separator: "\n").map(String.init))
+        default: break
         }
-        trimOutput()
+        replOutput.append(contentsOf: reply.output.split(separator: "\n").map(String.init))
     }
 
     func trimOutput() { if replOutput.count > 500 { replOutput.removeFirst(replOutput.count - 500) } }
@@ -512,4 +593,39 @@ public final class Browser {
             }
         }
     }
+}
+
+/// Starts work off the UI thread (the interactive browser gives a thread with a large stack:
+/// statements recurse over their trees, and values can nest 2,000 levels).
+public protocol BackgroundRunner: AnyObject {
+    func start(_ work: @escaping @Sendable () -> Void)
+}
+
+/// A statement or a load running off the UI thread: its cancellation, its progress and, once
+/// done, its outcome, shared between the worker and the UI thread.
+final class RunningTask: Sendable {
+    enum Outcome: Sendable {
+        case evaluated(ReplSession.Evaluation, Result<QueryResult, QueryError>, Double)
+        case loaded(String, Result<ObjectGraph, any Error>)
+    }
+
+    let line: String
+    let isLoad: Bool
+    let cancellation = Cancellation()
+    let started = DispatchTime.now()
+    private let state = Mutex<(outcome: Outcome?, progress: (Int, Int)?, progressChanged: Bool)>((nil, nil, false))
+
+    init(line: String, isLoad: Bool) {
+        self.line = line
+        self.isLoad = isLoad
+    }
+
+    func finish(_ outcome: Outcome) { state.withLock { $0.outcome = outcome } }
+    func report(_ done: Int, _ total: Int) { state.withLock { $0.progress = (done, total); $0.progressChanged = true } }
+    var outcome: Outcome? { state.withLock { $0.outcome } }
+    var progress: (Int, Int)? { state.withLock { $0.progress } }
+    /// Seconds since the task started.
+    var elapsed: Double { Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9 }
+    /// True once since the last call when progress was reported.
+    func takeProgressChange() -> Bool { state.withLock { let changed = $0.progressChanged; $0.progressChanged = false; return changed } }
 }

@@ -2,7 +2,7 @@ import Foundation
 import LoupeModel
 
 /// What a statement answers.
-public enum QueryResult {
+public enum QueryResult: Sendable {
     /// Objects, in result order (a query without `select`).
     case objects(type: TypeTable?, refs: [ObjectRef])
     /// A `select` projection: one row per object, the columns as named.
@@ -16,7 +16,7 @@ public enum QueryResult {
 }
 
 /// Runs statements over one loaded graph, entirely in memory.
-public final class QueryEngine {
+public final class QueryEngine: Sendable {
     public let graph: ObjectGraph
 
     public init(graph: ObjectGraph) { self.graph = graph }

@@ -41,6 +41,7 @@ public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// (``DisplayText``): names in the message come from the file, and the statement may hold
     /// anything; the caret is measured on the escaped text, so it stays under the mistake.
     public func render(source: String) -> String {
+        if self == .cancelled { return "error: cancelled (the statement was stopped before it finished)" }
         let scalars = Array(source.unicodeScalars)
         let start = min(range.start, scalars.count)
         // Line and column (1-based) of the start.

@@ -1,19 +1,24 @@
 import Foundation
 import LoupeModel
 
-/// What the REPL cannot do by itself (opening files needs the storage core); the executable or
-/// the browser provides it.
-public protocol SessionHost: AnyObject {
-    /// The path of the store open now.
-    var path: String { get }
-    /// Opens and loads another store.
-    func open(path: String) throws -> ObjectGraph
-    /// Reloads the current store from disk.
-    func reload() throws -> ObjectGraph
+/// Reports how far a long piece of work has got, `(done, total)`, from any thread.
+public typealias ProgressReport = @Sendable (_ done: Int, _ total: Int) -> Void
+
+/// What the REPL cannot do by itself (loading files needs the storage core); the executable, the
+/// browser or a test provides it. Loading may run on any thread.
+public protocol SessionHost: AnyObject, Sendable {
+    /// Opens and loads the store at `path` (for `.open`, and `.reload` of the current path).
+    func load(path: String, progress: ProgressReport?) throws -> ObjectGraph
 }
 
 /// The REPL's engine: runs statements and dot-commands, keeps the output mode, the output file,
 /// the timer and the current type. Used by `loupe repl` and by the browser's REPL pane.
+///
+/// A line goes through ``begin(_:)``, which answers at once (dot-commands, parse errors) or hands
+/// back the work to do: an ``Evaluation`` of a statement, or a store to load. That work may run
+/// on another thread (the browser keeps drawing, and Ctrl-C cancels it); its outcome comes back
+/// through ``finish(_:_:seconds:render:)`` or ``finishLoad(path:_:)`` on the session's thread.
+/// ``execute(_:cancellation:)`` does all of it in one call, for `loupe repl` and for tests.
 public final class ReplSession {
     public private(set) var engine: QueryEngine
     /// How results print (`.mode`).
@@ -31,7 +36,8 @@ public final class ReplSession {
     private var outputPath: String?
     private var oncePath: String?
     /// The open store's file: `.output` and `.once` refuse it and its `-wal`, `-shm` and
-    /// `-journal` companions, however the path names them (symlinks, `..`, hard links).
+    /// `-journal` companions, however the path names them (symlinks, `..`, hard links);
+    /// `.reload` reads it again.
     public var storePath: String?
 
     public init(graph: ObjectGraph, mode: OutputMode = .table) {
@@ -40,34 +46,108 @@ public final class ReplSession {
     }
 
     /// What one input line produced: text for standard output, and an error for standard error.
-    public struct Reply: Equatable {
+    public struct Reply: Equatable, Sendable {
         public var output: String
         public var error: String?
+        public init(output: String, error: String? = nil) {
+            self.output = output
+            self.error = error
+        }
     }
 
-    /// Runs one line: a statement, or a dot-command. Errors are returned, never thrown, so that the
-    /// REPL stays usable after any input.
-    public func execute(_ line: String) -> Reply {
+    /// What a line asks for.
+    public enum Step {
+        /// Done: the reply to show.
+        case reply(Reply)
+        /// A statement to evaluate (on any thread), then to ``finish(_:_:seconds:render:)``.
+        case evaluate(Evaluation)
+        /// A store to load (on any thread, through the host), then to ``finishLoad(path:_:)``.
+        case load(path: String)
+    }
+
+    /// One statement ready to run on the graph of the moment, on any thread.
+    public struct Evaluation: Sendable {
+        /// The line as typed.
+        public let line: String
+        let statement: Statement
+        let engine: QueryEngine
+        let currentType: TypeTable?
+
+        /// Runs the statement; `cancellation` stops it between objects.
+        public func run(cancellation: Cancellation? = nil) -> Result<QueryResult, QueryError> {
+            do {
+                return .success(try engine.run(statement, currentType: currentType, cancellation: cancellation))
+            } catch let error as QueryError {
+                return .failure(error)
+            } catch {
+                return .failure(QueryError("\(error)", at: SourceRange(0, 0)))
+            }
+        }
+    }
+
+    /// Starts one line: a statement, or a dot-command. Errors are answered, never thrown, so that
+    /// the REPL stays usable after any input.
+    public func begin(_ line: String) -> Step {
         let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty || trimmed.hasPrefix("--") { return Reply(output: "") }
+        if trimmed.isEmpty || trimmed.hasPrefix("--") { return .reply(Reply(output: "")) }
         do {
             let statement = try Parser.parse(line)
             if case .dotCommand(let name, let arguments, let range) = statement {
                 return try dotCommand(name, arguments, range: range, source: line)
             }
-            let started = DispatchTime.now()
-            let result = try engine.run(statement, currentType: currentType)
-            lastResult = result
-            var text = result.render(mode, graph: engine.graph)
-            if timer {
-                let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
-                text += String(format: "Run Time: %.3f ms\n", ms)
-            }
-            return try deliver(text)
+            return .evaluate(Evaluation(line: line, statement: statement, engine: engine, currentType: currentType))
         } catch let error as QueryError {
-            return Reply(output: "", error: error.render(source: line))
+            return .reply(Reply(output: "", error: error.render(source: line)))
         } catch {
+            return .reply(Reply(output: "", error: "error: \(error)"))
+        }
+    }
+
+    /// Takes the outcome of an evaluation: the result becomes ``lastResult`` and is printed in the
+    /// output mode (unless `render` is false: the browser shows objects, projections and groups
+    /// as views, and printing 250,000 rows only to throw the text away is what froze it), with
+    /// the time when `.timer` is on.
+    public func finish(_ evaluation: Evaluation, _ outcome: Result<QueryResult, QueryError>, seconds: Double, render: Bool = true) -> Reply {
+        switch outcome {
+        case .failure(let error):
+            return Reply(output: "", error: error.render(source: evaluation.line))
+        case .success(let result):
+            lastResult = result
+            var text = ""
+            switch result {
+            case .count, .message: text = result.render(mode, graph: evaluation.engine.graph)
+            default: if render { text = result.render(mode, graph: evaluation.engine.graph) }
+            }
+            if timer { text += String(format: "Run Time: %.3f ms\n", seconds * 1000) }
+            do { return try deliver(text) } catch { return Reply(output: "", error: "error: \(error)") }
+        }
+    }
+
+    /// Takes the outcome of loading `path` for `.open` or `.reload`.
+    public func finishLoad(path: String, _ outcome: Result<ObjectGraph, any Error>) -> Reply {
+        switch outcome {
+        case .failure(let error):
             return Reply(output: "", error: "error: \(error)")
+        case .success(let graph):
+            let reloading = path == storePath
+            engine = QueryEngine(graph: graph)
+            storePath = path
+            currentType = reloading ? currentType.flatMap { graph.type(named: $0.name.rawValue) } : nil
+            return Reply(output: (reloading ? "reloaded" : "opened \(path)") + ": \(graph.types.count) types, \(graph.objectCount) objects\n")
+        }
+    }
+
+    /// Runs one line to the end on this thread: `loupe repl`, scripts and tests.
+    public func execute(_ line: String, cancellation: Cancellation? = nil) -> Reply {
+        switch begin(line) {
+        case .reply(let reply): return reply
+        case .evaluate(let evaluation):
+            let started = DispatchTime.now()
+            let outcome = evaluation.run(cancellation: cancellation)
+            return finish(evaluation, outcome, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+        case .load(let path):
+            guard let host else { return Reply(output: "", error: "error: loading another store is not available here") }
+            return finishLoad(path: path, Result { try host.load(path: path, progress: nil) })
         }
     }
 
@@ -98,7 +178,7 @@ public final class ReplSession {
 
     /// Why `path` may not receive output (it is the open store or one of its companions), or nil.
     func refusal(_ path: String) -> String? {
-        guard let store = host?.path ?? storePath else { return nil }
+        guard let store = storePath else { return nil }
         for suffix in ["", "-wal", "-shm", "-journal"] where FileIdentity.same(path, store + suffix) {
             return "error: '\(path)' is the open store\(suffix.isEmpty ? "" : "'s \(suffix.dropFirst()) file"); results are never written over it"
         }
@@ -162,7 +242,23 @@ public final class ReplSession {
         }.joined(separator: "\n") + "\n"
     }
 
-    private func dotCommand(_ name: String, _ args: [String], range: SourceRange, source: String) throws -> Reply {
+    private func dotCommand(_ name: String, _ args: [String], range: SourceRange, source: String) throws -> Step {
+        // Loading a store is work for the caller to do (off the UI thread in the browser).
+        if case .success(let c) = ReplSession.command(named: name) {
+            if c.name == "open" {
+                guard args.count == 1 else { return .reply(args.isEmpty ? usage(c) : usage(c, bad: args[1])) }
+                return .load(path: args[0])
+            }
+            if c.name == "reload" {
+                guard args.isEmpty else { return .reply(usage(c, bad: args[0])) }
+                guard let storePath else { return .reply(Reply(output: "", error: "error: no store file to reload")) }
+                return .load(path: storePath)
+            }
+        }
+        return .reply(try answer(name, args, range: range, source: source))
+    }
+
+    private func answer(_ name: String, _ args: [String], range: SourceRange, source: String) throws -> Reply {
         let command: DotCommand
         switch ReplSession.command(named: name) {
         case .success(let c): command = c
@@ -221,17 +317,6 @@ public final class ReplSession {
             return Reply(output: "")
         case "changes": return Reply(output: "no pending changes\n")
         case "commit", "rollback", "undo", "redo": return Reply(output: "nothing to \(command.name): no pending changes\n")
-        case "open":
-            guard args.count == 1 else { return args.isEmpty ? usage(command) : usage(command, bad: args[1]) }
-            guard let host else { return Reply(output: "", error: "error: .open is not available here") }
-            engine = QueryEngine(graph: try host.open(path: args[0]))
-            currentType = nil
-            return Reply(output: "opened \(args[0]): \(engine.graph.types.count) types, \(engine.graph.objectCount) objects\n")
-        case "reload":
-            guard let host else { return Reply(output: "", error: "error: .reload is not available here") }
-            engine = QueryEngine(graph: try host.reload())
-            currentType = currentType.flatMap { engine.graph.type(named: $0.name.rawValue) }
-            return Reply(output: "reloaded: \(engine.graph.types.count) types, \(engine.graph.objectCount) objects\n")
         case "quit":
             wantsQuit = true
             return Reply(output: "")

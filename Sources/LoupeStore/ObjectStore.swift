@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LoupeModel
+import Synchronization
 
 /// Persists an app's `Codable` object graphs in Loupe's native format (Persist's tables), so that
 /// the browser reads them best.
@@ -15,15 +16,24 @@ import LoupeModel
 /// - `transaction` groups several calls; throwing from it rolls all of them back.
 /// - It is safe to use one store from several threads: SQLite access is serialised by a GRDB
 ///   queue and the identity map by a lock.
-public final class ObjectStore: @unchecked Sendable {
+public final class ObjectStore: Sendable {
     /// The file's path.
     public let path: String
     let queue: DatabaseQueue
-    private let cacheLock = NSLock()
-    private var identityMap: [Int64: WeakInstance] = [:]
-    private var sweepThreshold = 4096
+    private let identity = Mutex(IdentityMap())
 
-    private struct WeakInstance { weak var object: AnyObject? }
+    /// Weak references to the class instances loaded or saved, by id.
+    private struct IdentityMap: ~Copyable {
+        var entries: [Int64: WeakInstance] = [:]
+        var sweepThreshold = 4096
+    }
+
+    /// The one unchecked `Sendable` in Loupe: the map holds the app's own class instances, which
+    /// the compiler cannot prove safe to share; the map itself is only touched under its lock, and
+    /// what an app does with its instances across threads is the app's, as with any ORM.
+    private struct WeakInstance: @unchecked Sendable {
+        weak var object: AnyObject?
+    }
 
     /// Opens (creating when missing) a store at `path`. A SQLite file in another format is refused.
     public init(path: String) throws {
@@ -143,22 +153,22 @@ public final class ObjectStore: @unchecked Sendable {
     // MARK: Identity map
 
     func cached(_ id: Int64) -> AnyObject? {
-        cacheLock.lock(); defer { cacheLock.unlock() }
-        return identityMap[id]?.object
+        identity.withLock { $0.entries[id]?.object }
     }
 
     func remember(_ id: Int64, _ object: AnyObject) {
-        cacheLock.lock(); defer { cacheLock.unlock() }
-        identityMap[id] = WeakInstance(object: object)
-        // Drop dead entries when the map has doubled since the last sweep (amortised O(1)).
-        if identityMap.count > sweepThreshold {
-            identityMap = identityMap.filter { $0.value.object != nil }
-            sweepThreshold = max(4096, identityMap.count * 2)
+        let entry = WeakInstance(object: object)
+        identity.withLock { map in
+            map.entries[id] = entry
+            // Drop dead entries when the map has doubled since the last sweep (amortised O(1)).
+            if map.entries.count > map.sweepThreshold {
+                map.entries = map.entries.filter { $0.value.object != nil }
+                map.sweepThreshold = max(4096, map.entries.count * 2)
+            }
         }
     }
 
     func forget(_ id: Int64) {
-        cacheLock.lock(); defer { cacheLock.unlock() }
-        identityMap[id] = nil
+        identity.withLock { _ = $0.entries.removeValue(forKey: id) }
     }
 }

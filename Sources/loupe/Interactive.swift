@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LoupeBrowser
 import LoupeModel
 import LoupeStore
@@ -9,14 +10,12 @@ import TerminalKit
 /// while the graph loads on another thread; the terminal is restored on every way out.
 enum Interactive {
     /// Progress and result of the background load, shared with the UI thread.
-    final class LoadBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _progress: (Int, Int) = (0, 0)
-        private var _result: Result<LoadedStore, Error>?
-        var progress: (Int, Int) { lock.lock(); defer { lock.unlock() }; return _progress }
-        var result: Result<LoadedStore, Error>? { lock.lock(); defer { lock.unlock() }; return _result }
-        func set(progress: (Int, Int)) { lock.lock(); _progress = progress; lock.unlock() }
-        func set(result: Result<LoadedStore, Error>) { lock.lock(); _result = result; lock.unlock() }
+    final class LoadBox: Sendable {
+        private let state = Mutex<(progress: (Int, Int), result: Result<LoadedStore, any Error>?)>(((0, 0), nil))
+        var progress: (Int, Int) { state.withLock { $0.progress } }
+        var result: Result<LoadedStore, any Error>? { state.withLock { $0.result } }
+        func set(progress: (Int, Int)) { state.withLock { $0.progress = progress } }
+        func set(result: Result<LoadedStore, any Error>) { state.withLock { $0.result = result } }
     }
 
     static func run(path: String) throws {
@@ -25,8 +24,10 @@ enum Interactive {
         let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: format.name,
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
-        let host = StoreHost(path: path)
+        let host = StoreHost()
         browser.host = host
+        browser.storePath = path
+        browser.background = ThreadRunner()
         browser.pendingTypes = types
         browser.progress = (0, types.reduce(0) { $0 + max(0, $1.count) })
         let box = LoadBox()
@@ -58,21 +59,34 @@ enum Interactive {
                     if total > 0, browser.progress.map({ $0 != (done, total) }) ?? true { browser.progress = (done, total); needsDraw = true }
                 }
             }
+            if browser.collect() { needsDraw = true }
+            if browser.isBusy { needsDraw = true }   // the elapsed time on the status line
             // A frame only when something changed: an idle browser does no work.
             if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }
             needsDraw = false
-            guard let first = backend.nextEvent(timeout: loadedStore == nil ? 100 : 1000) else { continue }
+            guard let first = backend.nextEvent(timeout: loadedStore == nil || browser.isBusy ? 100 : 1000) else { continue }
             // Everything already waiting (a paste) is handled before the next frame.
             var events = [first]
             while events.count < 65_536, let more = backend.nextEvent(timeout: 0) { events.append(more) }
             for event in events {
                 if case .resize = event { terminal.invalidate() }
                 if case .key(.control("l")) = event { terminal.invalidate() }
-                // Ctrl-C quits (raw mode delivers it as a key) unless the REPL is taking it.
-                if case .key(.control("c")) = event, browser.focus != .repl { return }
+                // Ctrl-C cancels a running statement; else it quits (raw mode delivers it as a
+                // key) unless the REPL is taking it.
+                if case .key(.control("c")) = event, browser.focus != .repl, !browser.isBusy { return }
                 if !browser.handle(event) { return }
             }
             needsDraw = true
         }
+    }
+}
+
+/// Runs the browser's statements and loads on a thread with a large stack (trees and values
+/// nest deeply; a dispatch worker's 512 KB is not enough for every case).
+final class ThreadRunner: BackgroundRunner {
+    func start(_ work: @escaping @Sendable () -> Void) {
+        let thread = Thread { work() }
+        thread.stackSize = 64 << 20
+        thread.start()
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import LoupeModel
 import LoupeQuery
 import LoupeStore
@@ -26,16 +27,11 @@ struct Query: ParsableCommand {
     }
 }
 
-/// Opens stores for `.open` and `.reload`.
+/// Loads stores for `.open` and `.reload`, on any thread.
 final class StoreHost: SessionHost {
-    var path: String
-    init(path: String) { self.path = path }
-    func open(path: String) throws -> ObjectGraph {
-        let graph = try LoadedStore.open(path).graph
-        self.path = path
-        return graph
+    func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        try LoadedStore.open(path, progress: progress).graph
     }
-    func reload() throws -> ObjectGraph { try LoadedStore.open(path).graph }
 }
 
 struct Repl: ParsableCommand {
@@ -52,17 +48,29 @@ struct Repl: ParsableCommand {
     static func loop(loaded: LoadedStore, mode: OutputFormat) throws {
         let session = ReplSession(graph: loaded.graph, mode: mode)
         session.storePath = loaded.path
-        let host = StoreHost(path: loaded.path)
+        let host = StoreHost()
         session.host = host
         let interactive = isatty(0) == 1
         if interactive {
             print("Loupe \(loaded.path) — \(loaded.format.name), \(loaded.graph.types.count) types, \(loaded.graph.objectCount) objects. .help for help, .quit to leave.")
         }
+        // Ctrl-C stops the statement that runs; at the prompt it leaves.
+        let running = Mutex<Cancellation?>(nil)
+        signal(SIGINT, SIG_IGN)
+        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupts.setEventHandler {
+            if let cancellation = running.withLock({ $0 }) { cancellation.cancel() } else { Foundation.exit(130) }
+        }
+        interrupts.resume()
+        defer { interrupts.cancel() }
         var failures = 0
         while !session.wantsQuit {
             if interactive { print("loupe> ", terminator: ""); fflush(nil) }
             guard let line = readLine(strippingNewline: true) else { break }
-            let reply = session.execute(line)
+            let cancellation = Cancellation()
+            running.withLock { $0 = cancellation }
+            let reply = session.execute(line, cancellation: cancellation)
+            running.withLock { $0 = nil }
             if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
             if let error = reply.error { printError(error); failures += 1 }
         }
@@ -110,9 +118,12 @@ struct Browse: ParsableCommand {
             do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
             let steps = try PlayScript.parse(script)
             let loaded = try LoadedStore.open(path)
+            let host = StoreHost()
             for warning in loaded.warnings { printError("warning: \(warning)") }
             let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: loaded.format.name,
                                   theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
+            browser.storePath = path
+            browser.host = host
             browser.attach(loaded.graph)
             let parts = size.split(separator: "x").compactMap { Int($0) }
             let screen = browser.play(steps, width: parts[0], height: parts[1])

@@ -249,6 +249,60 @@ final class BrowserTests: XCTestCase {
         XCTAssertTrue(sent.dropFirst().contains { $0 > 0 && $0 < 100 * 30 }, "later frames send only what changed: \(sent)")
     }
 
+    /// Holds background work until the test lets it run.
+    final class HeldRunner: BackgroundRunner {
+        var held: [@Sendable () -> Void] = []
+        func start(_ work: @escaping @Sendable () -> Void) { held.append(work) }
+        func release() { let works = held; held = []; for w in works { w() } }
+    }
+
+    func testStatementsRunOffTheUIThreadAndCtrlCCancelsThem() throws {
+        let b = browser(try Self.chinook)
+        let runner = HeldRunner()
+        b.background = runner
+        var buffer = Buffer(width: 100, height: 30)
+        for step in try PlayScript.parse(":Track where Name MATCHES \"(a+)+b\"") { if case .event(let e) = step { b.handle(e) } }
+        XCTAssertTrue(b.isBusy)
+        b.render(into: &buffer)
+        XCTAssertTrue(buffer.lines[29].contains("running") && buffer.lines[29].contains("Ctrl-C cancels"), buffer.lines[29])
+        // The browser stays usable while the statement runs; another statement waits its turn.
+        b.handle(.key(.escape)); b.handle(.key(.character("j")))
+        b.render(into: &buffer)
+        XCTAssertTrue(buffer.text.contains("row 2/347"), buffer.text)
+        b.run("count Genre")
+        XCTAssertTrue(b.message.contains("running"), b.message)
+        b.handle(.key(.control("c")))
+        runner.release()
+        XCTAssertTrue(b.collect())
+        XCTAssertFalse(b.isBusy)
+        b.render(into: &buffer)
+        XCTAssertTrue(buffer.text.contains("error: cancelled"), buffer.text)
+        XCTAssertFalse(b.wantsQuit, "Ctrl-C cancelled the statement, it did not quit")
+        b.run("count Genre")
+        runner.release()
+        b.collect()
+        XCTAssertEqual(b.replOutput.last, "25")
+    }
+
+    func testOpenLoadsOffTheUIThread() throws {
+        let b = browser(try Self.chinook)
+        let host = Host()
+        b.host = host
+        let runner = HeldRunner()
+        b.background = runner
+        let sample = try Shared.temporaryPath("other.sqlite")
+        try SampleGenerator.generate(path: sample, objects: 100, seed: 1)
+        b.run(".open \(sample)")
+        var buffer = Buffer(width: 100, height: 30)
+        b.render(into: &buffer)
+        XCTAssertTrue(buffer.lines[29].contains("loading"), buffer.lines[29])
+        XCTAssertTrue(buffer.text.contains("Album"), "the old store stays on screen while the new one loads")
+        runner.release()
+        b.collect()
+        b.render(into: &buffer)
+        XCTAssertTrue(buffer.text.contains("other.sqlite · Persist · 7 types · 100 objects"), buffer.text)
+    }
+
     func testQuitAtTheRoot() throws {
         let b = browser(try Self.chinook)
         _ = b.play(try PlayScript.parse(":Genre\nq"), width: 100, height: 30)
@@ -277,9 +331,7 @@ final class BrowserTests: XCTestCase {
 
     /// Opens stores for `.open` the way the executable does.
     final class Host: SessionHost {
-        var path = ""
-        func open(path: String) throws -> ObjectGraph { self.path = path; return try LoadedStore.open(path).graph }
-        func reload() throws -> ObjectGraph { try BrowserTests.chinook }
+        func load(path: String, progress: ProgressReport?) throws -> ObjectGraph { try LoadedStore.open(path).graph }
     }
 
     func testOpenAnotherStoreFromTheRepl() throws {

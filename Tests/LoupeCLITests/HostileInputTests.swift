@@ -250,6 +250,28 @@ final class HostileInputTests: XCTestCase {
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: temp).contains { $0.hasPrefix(mine) }, "the copy went with the process")
     }
 
+    func testInterruptCancelsTheRunningStatementInTheREPL() throws {
+        let path = try HostileFiles.slowRows()
+        let process = Process()
+        process.executableURL = LoupeBinary.url
+        process.arguments = ["repl", path]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        input.fileHandleForWriting.write(Data("count words where w MATCHES \"(a+)+b\"\n".utf8))
+        Thread.sleep(forTimeInterval: 1.0)
+        kill(process.processIdentifier, SIGINT)
+        input.fileHandleForWriting.write(Data("count words\n".utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(err.contains("error: cancelled"), err)
+        XCTAssertEqual(out, "400\n", "the REPL goes on after the cancelled statement")
+    }
+
     func testLargeValuesCostWhatIsVisible() throws {
         let path = try HostileFiles.bigValue(megabytes: 50)
         let script = try Shared.temporaryPath("keys.play")

@@ -137,6 +137,21 @@ final class TmuxTests: XCTestCase {
         assertTerminalRestored(end)
     }
 
+    func testCtrlCCancelsARunningStatementAndTheBrowserGoesOn() throws {
+        let path = try HostileFiles.slowRows()
+        try start(path)
+        try waitFor("words (400)")
+        try keys(":", "count words where w MATCHES \"(a+)+b\"", "Enter")
+        try waitFor("running")
+        try keys("C-c")
+        try waitFor("error: cancelled")
+        try keys(".types", "Enter")
+        try waitFor("type   count")
+        try keys("Escape", "q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+    }
+
     func testTheTerminalIsRestoredWhenLoupeIsKilledOrCrashes() throws {
         for (signal, status) in [("TERM", 143), ("SEGV", 139), ("HUP", 129)] {
             _ = try? tmux(["kill-server"])

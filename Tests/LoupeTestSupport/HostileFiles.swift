@@ -128,6 +128,15 @@ public enum HostileFiles {
         }
     }
 
+    /// `rows` rows on which `w MATCHES "(a+)+b"` takes milliseconds each (under MATCHES's step
+    /// budget): a statement that runs for seconds, to cancel.
+    public static func slowRows(rows: Int = 400, length: Int = 19) throws -> String {
+        try make("slow.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE words (id INTEGER PRIMARY KEY, w TEXT)")
+            for i in 1...rows { try db.execute(sql: "INSERT INTO words VALUES (?, ?)", arguments: [i, String(repeating: "a", count: length) + "!"]) }
+        }
+    }
+
     /// A hub and `edges` edge objects, each pointing back at the hub: `edges.back` is a
     /// product of `edges`² elements unless paths keep each object once.
     public static func hub(edges: Int = 3000) throws -> String {

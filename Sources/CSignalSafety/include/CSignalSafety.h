@@ -6,8 +6,10 @@
 #define CSIGNALSAFETY_H
 
 // Installs the handler for SIGINT, SIGTERM, SIGHUP, SIGQUIT and the fatal signals (SIGSEGV,
-// SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP) once; later calls do nothing. After its work the
-// handler restores the previous disposition and re-raises, so the process ends as it would have.
+// SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP) once, and the same work at exit(); later calls do
+// nothing. After its work the handler lets the signal end the process as it would have: a fault
+// goes on to the previous handler (Swift's crash report), a signal sent by another process gets
+// the default action.
 void loupe_signals_install(void);
 
 // Remembers a file or (empty) folder to remove if the process dies; returns a slot, or -1 when

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of Loupe with libFuzzer (the Swift toolchain's), two targets:
+#   statements  any bytes parsed, printed back and reparsed, evaluated, rendered (Fuzz/Sources/QueryFuzz)
+#   files       any bytes opened, loaded and described as a store (Fuzz/Sources/FileFuzz)
+#
+#   scripts/fuzz.sh [SECONDS]            each target for SECONDS (default 60)
+#   scripts/fuzz.sh --runs N [M]         N statements and M files (M defaults to N / 10);
+#                                        the long run is --runs 1000000 100000
+#
+# The statement corpus starts from Fuzz/corpus/statements and a dictionary of the language; the
+# file corpus from stores generated here (loupe sample, the seed-format fixtures in ../shared,
+# small SQLite files written with Python's sqlite3), never from blobs in the repository.
+# Findings (inputs that crash or hang) are written to Fuzz/findings/; the script exits 1 if any.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit=(-max_total_time="${1:-60}")
+file_limit=("${limit[@]}")
+if [ "${1:-}" = "--runs" ]; then limit=(-runs="$2"); file_limit=(-runs="${3:-$(( $2 / 10 ))}"); fi
+
+swift build --package-path Fuzz --sanitize fuzzer --product QueryFuzz >/dev/null
+swift build --package-path Fuzz --sanitize fuzzer --product FileFuzz >/dev/null
+swift build --product loupe >/dev/null
+bin=$(swift build --package-path Fuzz --sanitize fuzzer --show-bin-path)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/loupe-fuzz-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/statements" "$work/files" "$work/file-seeds" Fuzz/findings
+
+# Seed stores: small, of every format and shape the readers know.
+.build/debug/loupe sample "$work/file-seeds/sample.sqlite" --objects 60 --seed 3 >/dev/null
+for f in ../shared/fixtures/seed-formats/*.sqlite; do [ -f "$f" ] && cp "$f" "$work/file-seeds/"; done
+python3 - "$work/file-seeds" <<'PY'
+import sqlite3, sys, os
+d = sys.argv[1]
+def make(name, *sql):
+    c = sqlite3.connect(os.path.join(d, name)); c.executescript(';'.join(sql)); c.commit(); c.close()
+make('relational.sqlite', 'PRAGMA page_size=512',
+     'CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT, at DATE, v REAL)',
+     'CREATE TABLE b(id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a(id) ON DELETE CASCADE, note BLOB)',
+     "INSERT INTO a VALUES (1,'x','2024-01-01',1.5),(2,'y',1700000000,NULL)", "INSERT INTO b VALUES (1,1,x'00ff'),(2,2,NULL),(3,9,'t')",
+     'CREATE VIEW v AS SELECT a.name, b.note FROM a JOIN b ON b.a_id = a.id')
+make('keys.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE p(a TEXT, b, PRIMARY KEY(a,b)) WITHOUT ROWID', "INSERT INTO p VALUES ('a','b|1'),('a|b',1)",
+     'CREATE TABLE g(x INTEGER, y GENERATED ALWAYS AS (x*2) VIRTUAL)', 'INSERT INTO g(x) VALUES (1),(2)')
+make('persist-small.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE by_type(id INTEGER PRIMARY KEY, type_name TEXT, json TEXT)',
+     'CREATE TABLE relations(from_id INTEGER, to_id INTEGER, relation TEXT)',
+     """INSERT INTO by_type VALUES (1,'A','{"n":1,"d":"2020-01-01 00:00:00 Z","x":[1,{"y":null}]}'),(2,'B','{"s":"a\\\\u0041"}'),(3,'A','not json')""",
+     "INSERT INTO relations VALUES (1,2,'b'),(2,1,'a'),(1,99,'b')")
+PY
+
+status=0
+run() {   # name, binary, corpus, seeds, limit, extra options
+  local name=$1 binary=$2 corpus=$3 seeds=$4 bound=$5; shift 5
+  echo "fuzzing $name ($bound)"
+  if ! "$binary" "$corpus" "$seeds" "$bound" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="Fuzz/findings/$name-" \
+       -print_final_stats=1 "$@" 2>"$work/$name.log"; then
+    status=1
+    echo "FINDING in $name:"; grep -E "ERROR|SUMMARY|Test unit written" "$work/$name.log" | head -20
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work/$name.log" | sed "s/^/  $name /"
+}
+run statements "$bin/QueryFuzz" "$work/statements" Fuzz/corpus/statements "${limit[0]}" -dict=Fuzz/statements.dict -max_len=4096
+run files "$bin/FileFuzz" "$work/files" "$work/file-seeds" "${file_limit[0]}" -max_len=65536
+exit $status
