@@ -51,7 +51,8 @@ status=0
 run() {   # name, binary, corpus, seeds, limit, extra options
   local name=$1 binary=$2 corpus=$3 seeds=$4 bound=$5; shift 5
   echo "fuzzing $name ($bound)"
-  if ! "$binary" "$corpus" "$seeds" "$bound" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="Fuzz/findings/$name-" \
+  # SWIFT_BACKTRACE=enable=no: libFuzzer, not Swift's crash reporter, must see a trap, to save the input.
+  if ! SWIFT_BACKTRACE=enable=no "$binary" "$corpus" "$seeds" "$bound" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="Fuzz/findings/$name-" \
        -print_final_stats=1 "$@" 2>"$work/$name.log"; then
     status=1
     echo "FINDING in $name:"; grep -E "ERROR|SUMMARY|Test unit written" "$work/$name.log" | head -20

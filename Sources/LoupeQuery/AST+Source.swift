@@ -1,7 +1,9 @@
 import Foundation
 
-/// Statements printed back in the query language, fully parenthesised, so that parsing the text
-/// gives the same tree: `Book where ((pages > 300) AND (author.name BEGINSWITH[c] "a")) limit 5`.
+/// Statements printed back in the query language, so that parsing the text gives the same tree:
+/// `Book where pages > 300 AND author.name BEGINSWITH[c] "a" limit 5`. Parentheses are written
+/// only where precedence (or a chain the parser would otherwise flatten) needs them, so the
+/// printed text never nests deeper than the statement did.
 /// Names that are keywords or not plain identifiers are written in backticks; a name holding a
 /// backtick has no spelling in the language, and then there is no source text (nil).
 extension Statement {
@@ -57,29 +59,57 @@ private struct SourcePrinter {
         }
     }
 
-    mutating func predicate(_ p: Predicate) -> String {
+    /// Predicate precedence: OR 1, AND 2, NOT and everything tighter 3.
+    private func level(_ p: Predicate) -> Int {
         switch p {
-        case .constant(let b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
-        case .and(let ps): return "(" + ps.map { predicate($0) }.joined(separator: " AND ") + ")"
-        case .or(let ps): return "(" + ps.map { predicate($0) }.joined(separator: " OR ") + ")"
-        case .not(let inner): return "(NOT \(predicate(inner)))"
-        case .comparison(let c):
-            return "(" + (c.quantifier.map { "\($0.rawValue) " } ?? "") + expression(c.lhs) + " " + c.op.rawValue + c.options.text + " " + expression(c.rhs) + ")"
-        case .between(let q, let e, let lo, let hi, _):
-            return "(" + (q.map { "\($0.rawValue) " } ?? "") + expression(e) + " BETWEEN {" + expression(lo) + ", " + expression(hi) + "})"
-        case .truthy(let e): return "(" + expression(e) + ")"
+        case .or: return 1
+        case .and: return 2
+        default: return 3
         }
     }
 
-    mutating func expression(_ e: Expression) -> String {
-        switch e {
-        case .literal(let l, _): return literal(l)
-        case .path(let p): return path(p)
-        case .list(let items, _): return "{" + items.map { expression($0) }.joined(separator: ", ") + "}"
-        case .arithmetic(let op, let a, let b, _): return "(" + expression(a) + " " + op.rawValue + " " + expression(b) + ")"
-        case .negate(let inner, _): return "-(" + expression(inner) + ")"
-        case .subqueryCount(let c, let v, let p, _): return "SUBQUERY(\(path(c)), $\(v), \(predicate(p))).@count"
+    /// A predicate, in parentheses when it binds looser than `minimum` (and/or operands of the
+    /// same operator too: `(a AND b) AND c` is not the chain `a AND b AND c`).
+    mutating func predicate(_ p: Predicate, minimum: Int = 0) -> String {
+        let text: String
+        switch p {
+        case .constant(let b): text = b ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .and(let ps): text = ps.map { predicate($0, minimum: 3) }.joined(separator: " AND ")
+        case .or(let ps): text = ps.map { predicate($0, minimum: 2) }.joined(separator: " OR ")
+        case .not(let inner): text = "NOT " + predicate(inner, minimum: 3)
+        case .comparison(let c):
+            text = (c.quantifier.map { "\($0.rawValue) " } ?? "") + expression(c.lhs) + " " + c.op.rawValue + c.options.text + " " + expression(c.rhs)
+        case .between(let q, let e, let lo, let hi, _):
+            text = (q.map { "\($0.rawValue) " } ?? "") + expression(e) + " BETWEEN {" + expression(lo) + ", " + expression(hi) + "}"
+        case .truthy(let e):
+            // A bare expression as a condition: a literal word (true, null) or a keyword-like
+            // start must not be read as something else, so it is written as an expression.
+            text = expression(e)
         }
+        return level(p) < minimum ? "(" + text + ")" : text
+    }
+
+    /// Arithmetic precedence: + - 1, * / 2, a factor 3.
+    private func level(_ e: Expression) -> Int {
+        if case .arithmetic(let op, _, _, _) = e { return op == .add || op == .subtract ? 1 : 2 }
+        return 3
+    }
+
+    /// An expression, in parentheses when it binds looser than `minimum` (chains are left
+    /// associative: the right operand of the same precedence needs them).
+    mutating func expression(_ e: Expression, minimum: Int = 0) -> String {
+        let text: String
+        switch e {
+        case .literal(let l, _): text = literal(l)
+        case .path(let p): text = path(p)
+        case .list(let items, _): text = "{" + items.map { expression($0) }.joined(separator: ", ") + "}"
+        case .arithmetic(let op, let a, let b, _):
+            let mine = level(e)
+            text = expression(a, minimum: mine) + " " + op.rawValue + " " + expression(b, minimum: mine + 1)
+        case .negate(let inner, _): text = "-" + expression(inner, minimum: 3)
+        case .subqueryCount(let c, let v, let p, _): text = "SUBQUERY(\(path(c)), $\(v), \(predicate(p))).@count"
+        }
+        return level(e) < minimum ? "(" + text + ")" : text
     }
 
     func literal(_ l: Literal) -> String {

@@ -60,6 +60,36 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(DisplayText.width(of: "漢字 🚀 e\u{301}"), 4 + 1 + 2 + 1 + 1)
     }
 
+    func testOneEscapingAndWidthRuleForEveryOutput() {
+        // Controls, DEL, C1 and separators: escapes.
+        XCTAssertEqual(DisplayText.escaped("a\u{0}b\u{7F}c\u{85}d\u{2028}e"), "a\\u{0}b\\u{7F}c\\u{85}d\\u{2028}e")
+        // Format characters: bidi overrides and isolates, zero-width spaces and joiners, soft hyphen, tags.
+        for u in ["\u{202E}", "\u{2066}", "\u{200E}", "\u{061C}", "\u{200B}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{AD}", "\u{E0041}"] {
+            let escaped = DisplayText.escaped("x" + u + "y")
+            XCTAssertTrue(escaped.hasPrefix("x\\u{") && escaped.hasSuffix("}y"), escaped)
+            XCTAssertEqual(DisplayText.width(of: "x" + u + "y"), DisplayText.width(of: escaped), "width is the width of what is shown")
+        }
+        // A combining mark at the start would join whatever cell is left of it: escaped; inside a text it joins its base.
+        XCTAssertEqual(DisplayText.escaped("\u{301}e"), "\\u{301}e")
+        XCTAssertEqual(DisplayText.escaped("e\u{301}"), "e\u{301}")
+        XCTAssertEqual(DisplayText.width(of: "e\u{301}"), 1)
+        // Wide and emoji characters take two cells; variation selector 16 makes a symbol an emoji.
+        XCTAssertEqual(DisplayText.width(of: "漢字한글ｱ"), 2 + 2 + 2 + 2 + 1)
+        XCTAssertEqual(DisplayText.width(of: "🚀✅"), 4)
+        XCTAssertEqual(DisplayText.width(of: "©\u{FE0F}"), 2)
+        // Fitting and padding: exactly the width asked, `…` when cut, never half a wide character.
+        XCTAssertEqual(DisplayText.fit("abcdef", width: 4), "abc…")
+        XCTAssertEqual(DisplayText.fit("漢字漢字", width: 5), "漢字…")
+        XCTAssertEqual(DisplayText.pad("漢", to: 4), "漢  ")
+        XCTAssertEqual(DisplayText.padLeft("7", to: 3), "  7")
+        XCTAssertEqual(DisplayText.fit("a\u{1B}[31m", width: 20), "a\\u{1B}[31m")
+        XCTAssertEqual(DisplayText.width(of: DisplayText.fitFromEnd("Album › Album #3 › Artist", width: 12)), 12)
+        XCTAssertTrue(DisplayText.fitFromEnd("Album › Album #3 › Artist", width: 12).hasSuffix("Artist"))
+        // JSON keeps the data and shows nothing a terminal acts on.
+        XCTAssertEqual(ValueFormatter.json(.string("\u{202E}\u{85}\u{1F600}")), "\"\\u202e\\u0085\u{1F600}\"")
+        XCTAssertEqual(ValueFormatter.json(.string("\u{E0041}")), "\"\\udb40\\udc41\"")
+    }
+
     func testNameSuggestions() {
         XCTAssertEqual(NameSuggestion.closest(to: "titel", in: ["title", "pages", "author"]), "title")
         XCTAssertEqual(NameSuggestion.closest(to: "Trak", in: ["Track", "Album"]), "Track")
