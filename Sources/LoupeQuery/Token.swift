@@ -164,7 +164,7 @@ public struct Lexer {
                 while let d = peek(), Lexer.isDigit(d) || d == ":" || d == "." { i += 1 }
                 if peek() == "Z" { i += 1 } else if (peek() == "+" || peek() == "-"), Lexer.isDigit(peek(1)), Lexer.isDigit(peek(2)) {
                     i += 3
-                    if peek() == ":", Lexer.isDigit(peek(1)) { i += 3 } else if Lexer.isDigit(peek()) { i += 2 }
+                    if peek() == ":", Lexer.isDigit(peek(1)), Lexer.isDigit(peek(2)) { i += 3 } else if Lexer.isDigit(peek()), Lexer.isDigit(peek(1)) { i += 2 }
                 }
                 text += self.text(s, i)
             }
