@@ -35,7 +35,9 @@ extension Browser {
         let cursor = renderRepl(&buffer, layout.repl)
         renderStatus(&buffer, y: h - 1, width: w)
         if showsHelp { renderHelp(&buffer) }
-        return focus == .repl ? cursor : nil
+        if picker != nil { renderPicker(&buffer) }
+        if dialog != nil { renderDialog(&buffer) }
+        return focus == .repl && picker == nil && dialog == nil ? cursor : nil
     }
 
     private func renderBreadcrumb(_ buffer: inout Buffer, width: Int) {
@@ -53,7 +55,7 @@ extension Browser {
     private func renderTypes(_ buffer: inout Buffer, _ area: Rect) {
         let inner = paneBlock(&buffer, area, "Types", .types)
         layout.typesBody = inner
-        let rows: [(String, Int)] = graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly ? " (view)" : ""), $0.count) } } ?? pendingTypes
+        let rows: [(String, Int)] = graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
         if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }
@@ -129,6 +131,10 @@ extension Browser {
         let columns = sheet.columns(graph: graph)
         let visibleRows = Array(sheet.top..<min(sheet.count, sheet.top + bodyHeight))
         rowsReadLastFrame = visibleRows.count
+        // With pending changes, each row starts with a marker readable without colour:
+        // `+` added, `~` changed, `-` marked for deletion.
+        let changes = pendingChanges?.changes
+        let markerWidth = changes == nil ? 0 : 2
         // Widths from the header and the visible rows only.
         func width(of column: Int) -> Int {
             var w = DisplayText.width(of: columns[column])
@@ -141,7 +147,7 @@ extension Browser {
         var shown: [(column: Int, width: Int)] = []
         while true {
             shown = []
-            var used = 0
+            var used = markerWidth
             for c in sheet.firstColumn..<columns.count {
                 let cw = width(of: c)
                 if used + cw > inner.width && !shown.isEmpty { break }
@@ -151,7 +157,7 @@ extension Browser {
             if shown.contains(where: { $0.column == sheet.column }) || sheet.firstColumn >= sheet.column { break }
             sheet.firstColumn += 1
         }
-        var x = inner.x
+        var x = inner.x + markerWidth
         for (c, cw) in shown {
             var style = theme.header
             if c == sheet.column { style.underline = true }
@@ -164,13 +170,28 @@ extension Browser {
             let y = inner.y + 1 + i
             let selected = row == sheet.selection
             if selected { buffer.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: focus == .records ? theme.selection : theme.selectionUnfocused) }
-            x = inner.x
+            let ref = sheet.ref(at: row)
+            var rowState: Character = " "
+            if let changes, let ref {
+                if changes.isRemoved(ref) { rowState = "-" } else if changes.isInserted(ref) { rowState = "+" }
+                else if isChangedRow(ref, changes) { rowState = "~" }
+                if rowState != " " {
+                    let style = rowState == "-" ? theme.pendingDeleted : rowState == "+" ? theme.pendingAdded : theme.pending
+                    buffer.put(String(rowState), x: inner.x, y: y, style: selected ? theme.selection : style)
+                }
+            }
+            x = inner.x + markerWidth
             for (c, cw) in shown {
                 let v = sheet.value(row: row, column: c, graph: graph)
                 let text = DisplayText.fit(cellText(v), width: cw)
                 let numeric = v.numeric != nil
                 let padded = numeric ? String(repeating: " ", count: max(0, cw - DisplayText.width(of: text))) + text : DisplayText.pad(text, to: cw)
                 var style = selected ? (focus == .records ? theme.selection : theme.selectionUnfocused) : cellStyle(v)
+                if !selected {
+                    if rowState == "-" { style = theme.pendingDeleted }
+                    else if rowState == "+" { style = theme.pendingAdded }
+                    else if let changes, let ref, c < columns.count, changes.isChanged(ref, attribute: columns[c]) { style = theme.pendingChanged }
+                }
                 if selected && c == sheet.column { style.bold = true }
                 buffer.put(padded, x: x, y: y, style: style, maxWidth: cw)
                 x += cw + 1
@@ -180,38 +201,53 @@ extension Browser {
         stack[stack.count - 1] = sheet
     }
 
+    /// True when a pending edit changed one of the row's cells or relations.
+    func isChangedRow(_ ref: ObjectRef, _ changes: ChangeSet) -> Bool {
+        guard let graph else { return false }
+        let table = graph.table(ref)
+        return table.attributes.contains { changes.isChanged(ref, attribute: $0.name) }
+            || table.relations.contains { changes.isRelinked(ref, relation: $0.name) }
+    }
+
     private func renderDetail(_ buffer: inout Buffer, _ area: Rect) {
         guard let graph, let ref = selectedObject else {
             _ = paneBlock(&buffer, area, "Detail", .detail)
             return
         }
         let table = graph.table(ref)
-        let inner = paneBlock(&buffer, area, graph.label(of: ref), .detail)
+        let changes = pendingChanges?.changes
+        let state = changes.map { $0.isRemoved(ref) ? " (marked for deletion)" : $0.isInserted(ref) ? " (added)" : "" } ?? ""
+        let inner = paneBlock(&buffer, area, graph.label(of: ref) + state, .detail)
         layout.detailBody = inner
         guard inner.height > 0, inner.width > 4 else { return }
-        var lines: [(text: String, style: Style, link: Int?)] = []
+        // Each line with the item it selects (attributes first, then relations and backlinks).
+        var lines: [(text: String, style: Style, item: Int?)] = []
         let nameWidth = min(16, (table.attributes.map { DisplayText.width(of: $0.name) }.max() ?? 4))
         for (a, attribute) in table.attributes.enumerated() {
             let v = table.value(row: Int(ref.row), attribute: a)
-            lines.append((DisplayText.pad(attribute.name, to: nameWidth) + " " + cellText(v), cellStyle(v), nil))
+            let changed = changes?.isChanged(ref, attribute: attribute.name) ?? false
+            lines.append((DisplayText.pad(attribute.name, to: nameWidth) + " " + cellText(v), changed ? theme.pendingChanged : cellStyle(v), a))
         }
         let links = detailLinks()
         let relationCount = table.relations.count
+        let first = table.attributes.count
         if relationCount > 0 { lines.append(("", .plain, nil)); lines.append(("relations", theme.header, nil)) }
         for (i, link) in links.enumerated() {
             if i == relationCount { lines.append(("", .plain, nil)); lines.append(("backlinks", theme.header, nil)) }
             let target: String
             if !link.toMany {
-                target = link.targets.first.map { graph.label(of: $0) } ?? "∅"
+                target = link.targets.first.map { objectLabel($0) } ?? "∅"
             } else {
                 let types = Set(link.targets.map { graph.table($0).name.rawValue }).sorted().joined(separator: "|")
                 target = "[\(link.targets.count)] \(types)"
             }
             let arrow = i < relationCount ? (link.toMany ? "⇉ " : "→ ") : "← "
-            lines.append((arrow + link.label + "  " + target, theme.relation, i))
+            let relinked = i < relationCount && (changes?.isRelinked(ref, relation: link.label) ?? false
+                || table.relations[i].foreignKey.map { changes?.isChanged(ref, attribute: $0.attribute) ?? false } ?? false)
+            lines.append((arrow + link.label + "  " + target, relinked ? theme.pendingChanged : theme.relation, first + i))
         }
-        // Keep the selected link in view.
-        if let selectedLine = lines.firstIndex(where: { $0.link == detailSelection }) {
+        // Keep the selected item in view.
+        if let selectedLine = lines.firstIndex(where: { $0.item == detailSelection }) {
             if selectedLine < detailTop { detailTop = selectedLine }
             if selectedLine >= detailTop + inner.height { detailTop = selectedLine - inner.height + 1 }
         }
@@ -219,7 +255,7 @@ extension Browser {
         for (i, line) in lines.enumerated().dropFirst(detailTop).prefix(inner.height) {
             let y = inner.y + i - detailTop
             var style = line.style
-            if let link = line.link, link == detailSelection, focus == .detail {
+            if let item = line.item, item == detailSelection, focus == .detail {
                 style = theme.selection
                 buffer.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: style)
             }
@@ -228,7 +264,8 @@ extension Browser {
     }
 
     private func renderRepl(_ buffer: inout Buffer, _ area: Rect) -> (x: Int, y: Int)? {
-        let title = inputMode == .search && focus == .repl ? "Search" : "REPL (: to type, .help)"
+        var title = inputMode == .search && focus == .repl ? "Search" : "REPL (: to type, .help)"
+        if case .editValue = inputMode { title = "Edit (Enter stages, Esc cancels; nil for null)" }
         let inner = paneBlock(&buffer, area, title, .repl)
         guard inner.height >= 1 else { return nil }
         let outputHeight = inner.height - 1
@@ -236,10 +273,13 @@ extension Browser {
             let isError = line.hasPrefix("error:") || line.contains("^")
             buffer.put(DisplayText.fit(line, width: inner.width), x: inner.x, y: inner.y + i, style: isError ? theme.error : .plain, maxWidth: inner.width)
         }
-        let prompt = inputMode == .search && focus == .repl ? "/" : "loupe> "
+        var prompt = inputMode == .search && focus == .repl ? "/" : "loupe> "
+        if case .editValue(let ref, let attribute) = inputMode, let graph {
+            prompt = DisplayText.fit("\(graph.label(of: ref)).\(attribute) = ", width: max(8, inner.width / 2))
+        }
         let y = inner.maxY - 1
         buffer.put(prompt, x: inner.x, y: y, style: theme.dim)
-        let available = inner.width - prompt.count - 1
+        let available = inner.width - DisplayText.width(of: prompt) - 1
         let chars = editor.characters
         // Scroll the input so the cursor stays visible: walk back from the cursor while it fits
         // (linear in what is shown, whatever the line's length).
@@ -251,7 +291,7 @@ extension Browser {
             used += w
             start -= 1
         }
-        var x = inner.x + prompt.count
+        var x = inner.x + DisplayText.width(of: prompt)
         let styles = inputMode == .statement ? highlight(editor.text) : Array(repeating: Style.plain, count: chars.count)
         var cursorX = x
         for (i, ch) in chars.enumerated().dropFirst(start) {
@@ -317,12 +357,56 @@ extension Browser {
                 parts.append(String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed))
             }
         }
-        parts.append("no pending changes")
+        if let changes = pendingChanges {
+            let c = changes.changes.counts
+            parts.append("pending +\(c.added) ~\(c.changed) -\(c.deleted) (Ctrl-S commits, U undoes)")
+        } else {
+            parts.append("no pending changes")
+        }
         let left = " " + parts.joined(separator: " · ")
         let used = buffer.put(left, x: 0, y: y, style: theme.status, maxWidth: width)
         let right = message.isEmpty ? "? help  q quit " : DisplayText.escaped(message) + " "
         let rw = min(DisplayText.width(of: right), max(0, width - used - 2))
         if rw > 0 { buffer.put(DisplayText.fit(right, width: rw), x: width - rw, y: y, style: theme.status, maxWidth: rw) }
+    }
+
+    /// The relation picker: a filter line and the candidates, current targets marked `✓`.
+    private func renderPicker(_ buffer: inout Buffer) {
+        guard let picker, let graph else { return }
+        let w = min(buffer.width - 4, 70), h = min(buffer.height - 2, 24)
+        let area = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
+        buffer.fill(area)
+        let title = "\(graph.label(of: picker.owner)).\(picker.relation) — Enter \(picker.toMany ? "adds or removes" : "sets"), Esc closes"
+        let inner = drawBlock(&buffer, area, title: title, style: theme.focusedBorder, titleStyle: theme.header)
+        guard inner.height >= 2 else { return }
+        buffer.put("filter: " + picker.filter, x: inner.x, y: inner.y, style: theme.dim, maxWidth: inner.width)
+        let body = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1)
+        layout.pickerBody = body
+        for (i, candidate) in picker.visible.enumerated().dropFirst(picker.top).prefix(body.height) {
+            let y = body.y + i - picker.top
+            let mark = candidate.map { picker.current.contains($0) ? "✓ " : "  " } ?? "  "
+            let text = mark + (candidate.map(objectLabel) ?? "(none: clears the relation)")
+            let style = i == picker.selection ? theme.selection : Style.plain
+            if i == picker.selection { buffer.fill(Rect(x: body.x, y: y, width: body.width, height: 1), style: style) }
+            buffer.put(DisplayText.fit(text, width: body.width), x: body.x, y: y, style: style, maxWidth: body.width)
+        }
+        if picker.visible.isEmpty { buffer.put("no object matches", x: body.x, y: body.y, style: theme.dim) }
+    }
+
+    /// A dialog: its text (scrollable) and its choices on the last line.
+    private func renderDialog(_ buffer: inout Buffer) {
+        guard let dialog else { return }
+        let w = min(buffer.width - 2, max(50, min(110, (dialog.lines.map { DisplayText.width(of: $0) }.max() ?? 40) + 4)))
+        let h = min(buffer.height - 2, dialog.lines.count + 4)
+        let area = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
+        buffer.fill(area)
+        let inner = drawBlock(&buffer, area, title: dialog.title, style: theme.focusedBorder, titleStyle: theme.header)
+        guard inner.height >= 2 else { return }
+        let textHeight = inner.height - 1
+        for (i, line) in dialog.lines.dropFirst(dialog.top).prefix(textHeight).enumerated() {
+            buffer.put(DisplayText.fit(line, width: inner.width), x: inner.x, y: inner.y + i, maxWidth: inner.width)
+        }
+        buffer.put(DisplayText.fit(dialog.choices, width: inner.width), x: inner.x, y: inner.maxY - 1, style: theme.header, maxWidth: inner.width)
     }
 
     private func renderHelp(_ buffer: inout Buffer) {

@@ -56,7 +56,15 @@ public final class Browser {
     /// The statement or load running now, if any.
     var running: RunningTask?
 
-    enum InputMode { case statement, search }
+    enum InputMode: Equatable { case statement, search, editValue(ObjectRef, attribute: String) }
+    /// The relation picker, while open.
+    var picker: Picker?
+    /// The dialog over the screen (commit preview, quit guard), while open.
+    var dialog: Dialog?
+    /// Quit once the commit running now succeeds (the quit guard's "commit").
+    var quitAfterCommit = false
+    /// The pane to go back to when the cell editor closes.
+    var previousFocus: Pane = .records
 
     struct Layout {
         var types = Rect(x: 0, y: 0, width: 0, height: 0)
@@ -66,6 +74,7 @@ public final class Browser {
         /// Rows of the records pane's table body.
         var recordsBody = Rect(x: 0, y: 0, width: 0, height: 0)
         var detailBody = Rect(x: 0, y: 0, width: 0, height: 0)
+        var pickerBody = Rect(x: 0, y: 0, width: 0, height: 0)
         var typesBody = Rect(x: 0, y: 0, width: 0, height: 0)
     }
 
@@ -109,7 +118,28 @@ public final class Browser {
         return sheet.ref(at: sheet.selection)
     }
 
-    /// The selectable items of the detail pane for the selected object.
+    /// One selectable line of the detail pane: an attribute (edited with `e`), or a relation or
+    /// backlink (followed with Enter).
+    enum DetailItem {
+        case attribute(Int)
+        case link(DetailLink)
+    }
+
+    /// The selectable items of the detail pane: the attributes, then the relations and backlinks.
+    func detailItems() -> [DetailItem] {
+        guard let graph, let ref = selectedObject else { return [] }
+        return graph.table(ref).attributes.indices.map(DetailItem.attribute) + detailLinks().map(DetailItem.link)
+    }
+
+    /// Where the detail pane's selection starts: on the first relation when there is one (the
+    /// usual next step is to follow it), else on the first attribute.
+    func initialDetailSelection() -> Int {
+        guard let graph, let ref = selectedObject else { return 0 }
+        let attributes = graph.table(ref).attributes.count
+        return detailLinks().isEmpty ? 0 : attributes
+    }
+
+    /// The relations and backlinks of the selected object.
     func detailLinks() -> [DetailLink] {
         guard let graph, let ref = selectedObject else { return [] }
         let table = graph.table(ref)
@@ -137,15 +167,17 @@ public final class Browser {
         let table = graph.types[index]
         typeSelection = index
         let refs = (0..<table.count).map { ObjectRef(type: table.index, row: $0) }
-        stack = [Sheet(content: .objects(type: table, refs: refs), crumb: table.name.rawValue)]
+        var sheet = Sheet(content: .objects(type: table, refs: refs), crumb: table.name.rawValue)
+        sheet.showsWholeType = true
+        stack = [sheet]
         session?.currentType = table
-        detailSelection = 0
+        detailSelection = initialDetailSelection()
         showsGraph = false
     }
 
     func push(_ sheet: Sheet) {
         stack.append(sheet)
-        detailSelection = 0
+        detailSelection = initialDetailSelection()
         graphSelection = 0
         if case .objects(let type?, _) = sheet.content { session?.currentType = type }
     }
@@ -153,7 +185,7 @@ public final class Browser {
     func pop() {
         if stack.count > 1 {
             stack.removeLast()
-            detailSelection = 0
+            detailSelection = initialDetailSelection()
             if case .objects(let type?, _)? = current?.content { session?.currentType = type }
         }
     }
@@ -178,8 +210,15 @@ public final class Browser {
         case .resize: break
         case .mouse(let mouse): handleMouse(mouse)
         case .key(let key):
-            if case .control("c") = key, cancelRunning() { break }
-            if focus == .repl { handleInputKey(key) }
+            // Ctrl-C (raw mode delivers it as a key) cancels a running statement; else it
+            // closes what is open, or quits like `q` (asking first when changes are pending).
+            if case .control("c") = key {
+                if cancelRunning() { break }
+                if dialog == nil, picker == nil, focus != .repl, !showsHelp { requestQuit(); break }
+            }
+            if dialog != nil { handleDialogKey(key) }
+            else if picker != nil { handlePickerKey(key) }
+            else if focus == .repl { handleInputKey(key) }
             else if showsHelp { showsHelp = false }
             else if let command = KeyMap.command(for: key) { perform(command) }
             else if case .character(let c) = key { message = "no command on '\(c)' (? for help)" }
@@ -206,7 +245,13 @@ public final class Browser {
         case .goBack:
             if showsGraph { showsGraph = false } else { pop() }
         case .quitView:
-            if showsGraph { showsGraph = false } else if stack.count > 1 { pop() } else { wantsQuit = true }
+            if showsGraph { showsGraph = false } else if stack.count > 1 { pop() } else { requestQuit() }
+        case .editValue: if isBusy { message = "wait for the running statement (Ctrl-C cancels it)" } else { previousFocus = focus; editSelected() }
+        case .addObject: if isBusy { message = "wait for the running statement" } else { addObject() }
+        case .deleteObject: if isBusy { message = "wait for the running statement" } else { deleteSelected() }
+        case .undoEdit: if !isBusy { undoOrRedo(true) }
+        case .redoEdit: if !isBusy { undoOrRedo(false) }
+        case .commitChanges: if !isBusy { showCommitPreview() }
         case .searchForward:
             inputMode = .search
             editor.set("")
@@ -251,9 +296,9 @@ public final class Browser {
                 let d = max(-sheet.count, min(sheet.count, delta))
                 sheet.selection = max(0, min(sheet.count - 1, sheet.selection + d))
             }
-            detailSelection = 0
+            detailSelection = initialDetailSelection()
         case .detail:
-            let count = detailLinks().count
+            let count = detailItems().count
             guard count > 0 else { return }
             detailSelection = max(0, min(count - 1, detailSelection + max(-count, min(count, delta))))
         }
@@ -292,11 +337,17 @@ public final class Browser {
                 } catch { message = "\(error)" }
                 return
             }
-            if selectedObject != nil { focus = .detail }
+            if selectedObject != nil {
+                focus = .detail
+                detailSelection = initialDetailSelection()
+            }
         case .detail:
-            let links = detailLinks()
-            guard detailSelection < links.count else { return }
-            follow(links[detailSelection])
+            let items = detailItems()
+            guard detailSelection < items.count else { return }
+            switch items[detailSelection] {
+            case .link(let link): follow(link)
+            case .attribute: message = "e edits this attribute"
+            }
         case .repl: break
         }
     }
@@ -371,7 +422,7 @@ public final class Browser {
         switch key {
         case .enter: submitInput()
         case .escape:
-            focus = .records
+            if case .editValue = inputMode { inputMode = .statement; focus = previousFocus; message = "not changed" } else { focus = .records }
             editor.set("")
         case .character(let c): editor.insert(c)
         case .backspace: editor.backspace()
@@ -392,6 +443,12 @@ public final class Browser {
     }
 
     func submitInput() {
+        if case .editValue(let ref, let attribute) = inputMode {
+            let text = editor.text
+            editor.set("")
+            submitEdit(text, ref: ref, attribute: attribute)
+            return
+        }
         let line = editor.submit()
         if inputMode == .search {
             focus = .records
@@ -410,10 +467,19 @@ public final class Browser {
     public func run(_ line: String) {
         guard let session, graph != nil else { return }
         guard running == nil else { message = "\(running!.isLoad ? "a store is loading" : "a statement is running") (Ctrl-C cancels it)"; return }
+        // Leaving with pending changes asks first.
+        if case .dotCommand(let name, _, _)? = try? Parser.parse(line), case .success(let c) = ReplSession.command(named: name), c.name == "quit",
+           !session.pending.isEmpty {
+            replOutput.append("loupe> " + line)
+            requestQuit()
+            return
+        }
         if case .objects(let type?, _)? = current?.content { session.currentType = type }
         switch session.begin(line) {
         case .reply(let reply):
             show(reply, for: line)
+            // .undo, .redo and .rollback change the staged graph.
+            if let staged = session.engine.graph as ObjectGraph?, staged !== graph { adopt(staged, remap: false) }
         case .evaluate(let evaluation):
             replOutput.append("loupe> " + line)
             let task = RunningTask(line: line, isLoad: false)
@@ -422,6 +488,9 @@ public final class Browser {
                 let outcome = evaluation.run(cancellation: task.cancellation)
                 task.finish(.evaluated(evaluation, outcome, Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9))
             }
+        case .commit(let changes):
+            replOutput.append("loupe> " + line)
+            commit(changes, line: line)
         case .load(let path):
             replOutput.append("loupe> " + line)
             guard let host else {
@@ -435,6 +504,19 @@ public final class Browser {
             }
         }
         trimOutput()
+    }
+
+    /// Writes the pending changes through the host, off the UI thread.
+    func commit(_ changes: PendingChanges, line: String) {
+        guard let host else {
+            show(ReplSession.Reply(output: "", error: "error: committing is not available here"), for: nil)
+            return
+        }
+        let task = RunningTask(line: line, isLoad: true)
+        start(task) {
+            let outcome = Result { try host.commit(changes, progress: { done, total in task.report(done, total) }) }
+            task.finish(.committed(outcome))
+        }
     }
 
     /// Starts a task: on the background runner, or here and now.
@@ -460,16 +542,36 @@ public final class Browser {
             let reply = session.finish(evaluation, result, seconds: seconds, render: false)
             if let error = reply.error {
                 replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            } else if case .success(.staged) = result {
+                adopt(session.engine.graph, remap: false)
+                show(reply, for: nil)
             } else {
                 showResult(of: task.line, reply: reply)
             }
         case .loaded(let path, let result):
+            let reloading = path == storePath
             let reply = session.finishLoad(path: path, result)
             show(reply, for: nil)
-            if case .success(let graph) = result {
-                fileLabel = URL(fileURLWithPath: path).lastPathComponent
-                attach(graph)
+            if case .success = result {
+                if reloading {
+                    adopt(session.engine.graph, remap: true)
+                } else {
+                    fileLabel = URL(fileURLWithPath: path).lastPathComponent
+                    storePath = path
+                    attach(session.engine.graph)
+                }
             }
+        case .committed(let result):
+            let reply = session.finishCommit(result)
+            show(reply, for: nil)
+            if case .success = result {
+                adopt(session.engine.graph, remap: true)
+                message = reply.output.trimmingCharacters(in: .whitespacesAndNewlines)
+                if quitAfterCommit { wantsQuit = true }
+            } else if let error = reply.error {
+                message = error.split(separator: "\n").first.map(String.init) ?? error
+            }
+            quitAfterCommit = false
         }
         trimOutput()
         return true
@@ -486,6 +588,17 @@ public final class Browser {
 
     /// True while a statement or a load runs.
     public var isBusy: Bool { running != nil }
+
+    /// Shows another graph of the same store: a staged one (rows only append, so every view keeps
+    /// its rows and only its type tables are renewed), or the file's new state after a commit or
+    /// a reload (`remap`: views find their objects again by identity; those gone are dropped).
+    func adopt(_ newGraph: ObjectGraph, remap: Bool) {
+        guard let old = graph, old !== newGraph else { return }
+        graph = newGraph
+        for i in stack.indices { stack[i].adopt(newGraph, from: old, remap: remap) }
+        if let type = session?.currentType { session?.currentType = newGraph.types.indices.contains(type.index) ? newGraph.types[type.index] : nil }
+        if typeSelection >= newGraph.types.count { typeSelection = max(0, newGraph.types.count - 1) }
+    }
 
     /// Shows a reply in the REPL pane; `line` is echoed first unless the reply is a caret error
     /// (which repeats the statement itself).
@@ -584,7 +697,7 @@ public final class Browser {
             } else if inside(layout.recordsBody), let sheet = current {
                 focus = .records
                 let row = sheet.top + mouse.y - layout.recordsBody.y
-                if row < sheet.count { updateCurrent { $0.selection = row }; detailSelection = 0 }
+                if row < sheet.count { updateCurrent { $0.selection = row }; detailSelection = initialDetailSelection() }
             } else if inside(layout.detailBody) {
                 focus = .detail
             } else if inside(layout.repl) {
@@ -605,8 +718,9 @@ public protocol BackgroundRunner: AnyObject {
 /// done, its outcome, shared between the worker and the UI thread.
 final class RunningTask: Sendable {
     enum Outcome: Sendable {
-        case evaluated(ReplSession.Evaluation, Result<QueryResult, QueryError>, Double)
+        case evaluated(ReplSession.Evaluation, Result<ReplSession.Evaluation.Outcome, QueryError>, Double)
         case loaded(String, Result<ObjectGraph, any Error>)
+        case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
     }
 
     let line: String

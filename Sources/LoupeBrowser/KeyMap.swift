@@ -16,6 +16,8 @@ public enum Command: String, CaseIterable, Sendable {
     case frequencyColumn = "frequency-column"
     case focusRepl = "focus-repl"
     case toggleGraph = "toggle-graph", graphMoreHops = "graph-more-hops", graphFewerHops = "graph-fewer-hops"
+    case editValue = "edit-value", addObject = "add-object", deleteObject = "delete-object"
+    case undoEdit = "undo-edit", redoEdit = "redo-edit", commitChanges = "commit-changes"
     case showHelp = "show-help", redraw = "redraw"
 
     /// What the command does, for help.
@@ -44,6 +46,12 @@ public enum Command: String, CaseIterable, Sendable {
         case .toggleGraph: return "relation graph of the selected object"
         case .graphMoreHops: return "graph: one more hop (up to 3)"
         case .graphFewerHops: return "graph: one hop less"
+        case .editValue: return "edit the selected cell or attribute; on a relation, pick its target(s)"
+        case .addObject: return "add an object of the current type (an insert at the REPL)"
+        case .deleteObject: return "mark the selected object for deletion"
+        case .undoEdit: return "undo the last staged change"
+        case .redoEdit: return "redo the change undone last"
+        case .commitChanges: return "show the pending changes and their writes; Enter commits"
         case .showHelp: return "this help"
         case .redraw: return "redraw the screen"
         }
@@ -71,6 +79,8 @@ public enum KeyMap {
         (.character("F"), "F", .frequencyColumn),
         (.character(":"), ":", .focusRepl),
         (.character("v"), "v", .toggleGraph), (.character("+"), "+", .graphMoreHops), (.character("-"), "-", .graphFewerHops),
+        (.character("e"), "e", .editValue), (.character("a"), "a", .addObject), (.character("d"), "d", .deleteObject),
+        (.character("U"), "U", .undoEdit), (.character("R"), "R", .redoEdit), (.control("s"), "Ctrl-S", .commitChanges),
         (.character("?"), "?", .showHelp),
         (.control("l"), "Ctrl-L", .redraw),
     ]

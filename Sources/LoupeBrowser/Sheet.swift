@@ -15,6 +15,9 @@ public struct Sheet {
     public var content: Content
     /// Where this sheet came from, for the breadcrumb: `Author #12 › books`, or a type's name.
     public var crumb: String
+    /// True for the view of a whole type: its rows follow the type's (objects inserted appear,
+    /// deleted ones stay marked until committed).
+    public var showsWholeType = false
     public var selection = 0
     public var top = 0
     /// The first column shown (horizontal scroll) and the current column.
@@ -92,6 +95,32 @@ public struct Sheet {
         case .projection(_, _, let refs): return refs
         case .frequency(_, _, let source): return source
         }
+    }
+
+    /// Points the sheet at another graph of the same store. Without `remap` (a staged graph: rows
+    /// only append) the rows stay and the type tables are renewed; with it (the file's new state)
+    /// the objects are found again by identity, and those gone are dropped.
+    mutating func adopt(_ graph: ObjectGraph, from old: ObjectGraph, remap: Bool) {
+        func map(_ refs: [ObjectRef]) -> [ObjectRef] {
+            remap ? refs.compactMap { graph.ref(old.identity(of: $0)) } : refs
+        }
+        func renew(_ type: TypeTable?) -> TypeTable? {
+            type.flatMap { t in graph.types.indices.contains(t.index) && graph.types[t.index].name == t.name ? graph.types[t.index] : graph.type(named: t.name.rawValue) }
+        }
+        let selected = ref(at: selection).map { old.identity(of: $0) }
+        switch content {
+        case .objects(let type, let refs):
+            if showsWholeType, let type = renew(type) {
+                content = .objects(type: type, refs: (0..<type.count).map { ObjectRef(type: type.index, row: $0) })
+                if remap, let selected, let found = graph.ref(selected) { selection = Int(found.row) }
+            } else {
+                content = .objects(type: renew(type), refs: map(refs))
+            }
+        case .projection(let columns, let rows, let refs):
+            if remap { content = .projection(columns: columns, rows: rows, refs: map(refs)) }
+        case .frequency(let column, let rows, let source): content = .frequency(column: column, rows: rows, source: map(source))
+        }
+        selection = max(0, min(selection, count - 1))
     }
 
     /// Keeps the selection and the scroll inside the sheet, with `height` rows visible.

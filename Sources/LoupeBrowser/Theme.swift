@@ -17,6 +17,12 @@ public struct Theme: Sendable {
     public var status: Style
     public var relation: Style
     public var pending: Style
+    /// A cell changed by a pending edit.
+    public var pendingChanged: Style
+    /// A row added by a pending insert.
+    public var pendingAdded: Style
+    /// A row marked for deletion.
+    public var pendingDeleted: Style
 
     /// Colours that read well on 8- and 256-colour terminals (only the 8 ANSI colours are used).
     public static let color = Theme(
@@ -25,14 +31,17 @@ public struct Theme: Sendable {
         dim: Style(foreground: .brightBlack), null: Style(foreground: .brightBlack), number: Style(foreground: .magenta),
         string: Style(), date: Style(foreground: .yellow), keyword: Style(foreground: .blue, bold: true),
         error: Style(foreground: .red, bold: true), status: Style(foreground: .black, background: .white),
-        relation: Style(foreground: .green), pending: Style(foreground: .yellow, bold: true))
+        relation: Style(foreground: .green), pending: Style(foreground: .yellow, bold: true),
+        pendingChanged: Style(foreground: .black, background: .yellow), pendingAdded: Style(foreground: .green, bold: true),
+        pendingDeleted: Style(foreground: .red, dim: true))
 
     /// `NO_COLOR`: bold, reverse and dim only.
     public static let monochrome = Theme(
         header: Style(bold: true), selection: Style(reverse: true), selectionUnfocused: Style(underline: true),
         border: Style(), focusedBorder: Style(bold: true), dim: Style(dim: true), null: Style(dim: true), number: Style(),
         string: Style(), date: Style(), keyword: Style(bold: true), error: Style(bold: true), status: Style(reverse: true),
-        relation: Style(underline: true), pending: Style(bold: true))
+        relation: Style(underline: true), pending: Style(bold: true),
+        pendingChanged: Style(bold: true, underline: true), pendingAdded: Style(bold: true), pendingDeleted: Style(dim: true))
 
     /// The theme the environment asks for.
     public static func fromEnvironment(_ environment: [String: String]) -> Theme {

@@ -103,6 +103,29 @@ public enum DateText {
         return dateAndTime(y, m, d, secs, separator: " ") + " Z"
     }
 
+    /// `2020-04-13 21:40:59 -04:00`: Persist's form in a zone `offsetMinutes` east of UTC (`Z` at 0),
+    /// as its DateFormatter writes on a device in that zone.
+    public static func persist(_ date: Date, offsetMinutes: Int) -> String {
+        guard offsetMinutes != 0 else { return persist(date) }
+        let shifted = date.addingTimeInterval(Double(offsetMinutes) * 60)
+        guard isRepresentable(shifted) else { return persist(date) }
+        let (day, secs, _) = split(shifted)
+        let (y, m, d) = civilFromDays(day)
+        let sign = offsetMinutes < 0 ? "-" : "+"
+        let magnitude = abs(offsetMinutes)
+        return dateAndTime(y, m, d, secs, separator: " ") + " " + sign + zeroPadded(magnitude / 60, 2) + ":" + zeroPadded(magnitude % 60, 2)
+    }
+
+    /// `2024-01-31 10:20:30` (with `.fff` for a fraction), or `2024-01-31` when `dateOnly` and the
+    /// time is midnight: the forms SQLite's date functions write, in UTC.
+    public static func sqlite(_ date: Date, dateOnly: Bool) -> String {
+        guard isRepresentable(date) else { return ValueFormatter.number(date.timeIntervalSince1970) }
+        let (day, secs, millis) = split(date)
+        let (y, m, d) = civilFromDays(day)
+        if dateOnly && secs == 0 && millis == 0 { return zeroPadded(y, 4) + "-" + zeroPadded(m, 2) + "-" + zeroPadded(d, 2) }
+        return dateAndTime(y, m, d, secs, separator: " ") + (millis != 0 ? "." + zeroPadded(millis, 3) : "")
+    }
+
     /// `yyyy-MM-dd?HH:mm:ss` (String(format:) is too slow for a million dates).
     private static func dateAndTime(_ y: Int, _ m: Int, _ d: Int, _ secs: Int, separator: String) -> String {
         zeroPadded(y, 4) + "-" + zeroPadded(m, 2) + "-" + zeroPadded(d, 2) + separator

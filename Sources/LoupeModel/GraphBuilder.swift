@@ -96,6 +96,11 @@ public final class GraphBuilder {
         return a
     }
 
+    /// Replaces what the store declares about an attribute (a reader that learns more while reading).
+    public func setStorage(_ storage: ColumnStorage?, type: Int, attribute: Int) {
+        drafts[type].attributes[attribute].storage = storage
+    }
+
     /// The position of an existing attribute, or nil.
     public func existingAttribute(_ name: String, of type: Int) -> Int? { drafts[type].attributeIndex[name] }
 

@@ -128,8 +128,10 @@ public final class TypeTable: Sendable {
     /// Rows staged for deletion (still here, so handles stay valid; not live).
     public let removed: RowSet
 
-    let attributeIndex: [String: Int]
-    let relationIndex: [String: Int]
+    /// Attribute positions by exact name.
+    public let attributeIndex: [String: Int]
+    /// Relation positions by exact name and by alias.
+    public let relationIndex: [String: Int]
     private let idIndex = Mutex<[ObjectID: Int32]?>(nil)
 
     init(name: TypeName, index: Int, readOnlyReason: String?, keyPolicy: KeyPolicy, ids: [ObjectID],
@@ -225,13 +227,28 @@ public struct ColumnStorage: Hashable, Sendable {
     public var isGenerated: Bool
     /// The `DEFAULT` expression as written in the schema, if any.
     public var defaultSQL: String?
+    /// How a date column holds its dates in the file (what a writer writes new dates as); nil
+    /// for columns that are not dates.
+    public var dateEncoding: DateEncoding?
 
-    public init(declaredType: String = "", isPrimaryKey: Bool = false, notNull: Bool = false, isGenerated: Bool = false, defaultSQL: String? = nil) {
+    public init(declaredType: String = "", isPrimaryKey: Bool = false, notNull: Bool = false, isGenerated: Bool = false,
+                defaultSQL: String? = nil, dateEncoding: DateEncoding? = nil) {
         self.declaredType = declaredType
         self.isPrimaryKey = isPrimaryKey
         self.notNull = notNull
         self.isGenerated = isGenerated
         self.defaultSQL = defaultSQL
+        self.dateEncoding = dateEncoding
+    }
+
+    /// The ways a column holds dates.
+    public enum DateEncoding: String, Hashable, Sendable {
+        /// ISO 8601 text, as SQLite's date functions write it (`2024-01-31 10:20:30`).
+        case text
+        /// Seconds since 1970 (a number).
+        case unixSeconds
+        /// Seconds since 2001 (Core Data's and PersistDB's reference date).
+        case referenceSeconds
     }
 
     /// SQLite's type affinity of the declared type (the rules of datatype3.html, section 3.1).

@@ -9,6 +9,13 @@ public typealias ProgressReport = @Sendable (_ done: Int, _ total: Int) -> Void
 public protocol SessionHost: AnyObject, Sendable {
     /// Opens and loads the store at `path` (for `.open`, and `.reload` of the current path).
     func load(path: String, progress: ProgressReport?) throws -> ObjectGraph
+    /// The writes committing `pending` would make, as text: SQL with its values, or Persist's
+    /// documents before and after (read from the file, nothing written).
+    func preview(_ pending: PendingChanges) throws -> String
+    /// Writes `pending` into the store's file in one transaction, then reads the file again;
+    /// returns the new graph and what was written. Throws, having written nothing, when the
+    /// file changed since it was loaded or a write is refused.
+    func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String)
 }
 
 /// The REPL's engine: runs statements and dot-commands, keeps the output mode, the output file,
@@ -21,6 +28,10 @@ public protocol SessionHost: AnyObject, Sendable {
 /// ``execute(_:cancellation:)`` does all of it in one call, for `loupe repl` and for tests.
 public final class ReplSession {
     public private(set) var engine: QueryEngine
+    /// The staged changes over the graph as loaded; ``engine`` reads the staged graph.
+    public private(set) var pending: PendingChanges
+    /// True after a `.quit` that was refused because changes are pending: the next one leaves.
+    private var quitWarned = false
     /// How results print (`.mode`).
     public var mode: OutputMode
     /// The type a bare predicate filters (the browser's records pane sets it).
@@ -42,7 +53,16 @@ public final class ReplSession {
 
     public init(graph: ObjectGraph, mode: OutputMode = .table) {
         self.engine = QueryEngine(graph: graph)
+        self.pending = PendingChanges(base: graph)
         self.mode = mode
+    }
+
+    /// Replaces the pending changes (a browser action staged, undid or redid an edit).
+    public func replacePending(_ changes: PendingChanges) {
+        pending = changes
+        engine = QueryEngine(graph: changes.graph)
+        currentType = currentType.flatMap { changes.graph.type(named: $0.name.rawValue) }
+        quitWarned = false
     }
 
     /// What one input line produced: text for standard output, and an error for standard error.
@@ -63,6 +83,8 @@ public final class ReplSession {
         case evaluate(Evaluation)
         /// A store to load (on any thread, through the host), then to ``finishLoad(path:_:)``.
         case load(path: String)
+        /// The pending changes to write (on any thread, through the host), then to ``finishCommit(_:)``.
+        case commit(PendingChanges)
     }
 
     /// One statement ready to run on the graph of the moment, on any thread.
@@ -72,11 +94,24 @@ public final class ReplSession {
         let statement: Statement
         let engine: QueryEngine
         let currentType: TypeTable?
+        let pending: PendingChanges
+
+        /// What a statement produced: a result, or (for a mutation) the changes with its step staged.
+        public enum Outcome: Sendable {
+            case result(QueryResult)
+            case staged(PendingChanges, EditStep)
+        }
 
         /// Runs the statement; `cancellation` stops it between objects.
-        public func run(cancellation: Cancellation? = nil) -> Result<QueryResult, QueryError> {
+        public func run(cancellation: Cancellation? = nil) -> Result<Outcome, QueryError> {
             do {
-                return .success(try engine.run(statement, currentType: currentType, cancellation: cancellation))
+                if case .mutation(let mutation) = statement {
+                    let step = try Editor(graph: pending.graph).step(for: mutation, source: line, cancellation: cancellation)
+                    var next = pending
+                    do { try next.stage(step) } catch { throw QueryError("\(error)", at: SourceRange(0, 0)) }
+                    return .success(.staged(next, step))
+                }
+                return .success(.result(try engine.run(statement, currentType: currentType, cancellation: cancellation)))
             } catch let error as QueryError {
                 return .failure(error)
             } catch {
@@ -95,7 +130,7 @@ public final class ReplSession {
             if case .dotCommand(let name, let arguments, let range) = statement {
                 return try dotCommand(name, arguments, range: range, source: line)
             }
-            return .evaluate(Evaluation(line: line, statement: statement, engine: engine, currentType: currentType))
+            return .evaluate(Evaluation(line: line, statement: statement, engine: engine, currentType: currentType, pending: pending))
         } catch let error as QueryError {
             return .reply(Reply(output: "", error: error.render(source: line)))
         } catch {
@@ -107,11 +142,17 @@ public final class ReplSession {
     /// output mode (unless `render` is false: the browser shows objects, projections and groups
     /// as views, and printing 250,000 rows only to throw the text away is what froze it), with
     /// the time when `.timer` is on.
-    public func finish(_ evaluation: Evaluation, _ outcome: Result<QueryResult, QueryError>, seconds: Double, render: Bool = true) -> Reply {
+    public func finish(_ evaluation: Evaluation, _ outcome: Result<Evaluation.Outcome, QueryError>, seconds: Double, render: Bool = true) -> Reply {
         switch outcome {
         case .failure(let error):
             return Reply(output: "", error: error.render(source: evaluation.line))
-        case .success(let result):
+        case .success(.staged(let changes, let step)):
+            lastResult = nil
+            replacePending(changes)
+            var text = "staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s") (\(pendingSummary)); .changes shows the writes, .commit writes them\n"
+            if timer { text += String(format: "Run Time: %.3f ms\n", seconds * 1000) }
+            return Reply(output: text)
+        case .success(.result(let result)):
             lastResult = result
             var text = ""
             switch result {
@@ -123,18 +164,69 @@ public final class ReplSession {
         }
     }
 
-    /// Takes the outcome of loading `path` for `.open` or `.reload`.
+    /// Takes the outcome of loading `path` for `.open` or `.reload`. Reloading the same file keeps
+    /// the pending changes, staged again over what the file holds now (steps whose objects are
+    /// gone are dropped, and said so).
     public func finishLoad(path: String, _ outcome: Result<ObjectGraph, any Error>) -> Reply {
         switch outcome {
         case .failure(let error):
             return Reply(output: "", error: "error: \(error)")
         case .success(let graph):
             let reloading = path == storePath
-            engine = QueryEngine(graph: graph)
+            var note = ""
+            if reloading && !pending.isEmpty {
+                let (rebased, dropped) = pending.rebased(on: graph)
+                pending = rebased
+                note = dropped.isEmpty ? "; the pending changes are staged again" :
+                    "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
+            } else {
+                pending = PendingChanges(base: graph)
+            }
+            engine = QueryEngine(graph: pending.graph)
             storePath = path
-            currentType = reloading ? currentType.flatMap { graph.type(named: $0.name.rawValue) } : nil
-            return Reply(output: (reloading ? "reloaded" : "opened \(path)") + ": \(graph.types.count) types, \(graph.objectCount) objects\n")
+            currentType = reloading ? currentType.flatMap { pending.graph.type(named: $0.name.rawValue) } : nil
+            return Reply(output: (reloading ? "reloaded" : "opened \(path)") + ": \(graph.types.count) types, \(graph.objectCount) objects\(note)\n")
         }
+    }
+
+    /// Takes the outcome of committing: on success the file's new state is the base and nothing
+    /// is pending; on failure everything stays pending and the reason is shown.
+    public func finishCommit(_ outcome: Result<(graph: ObjectGraph, summary: String), any Error>) -> Reply {
+        switch outcome {
+        case .failure(let error):
+            return Reply(output: "", error: "error: \(error)")
+        case .success(let (graph, summary)):
+            pending = PendingChanges(base: graph)
+            engine = QueryEngine(graph: graph)
+            currentType = currentType.flatMap { graph.type(named: $0.name.rawValue) }
+            quitWarned = false
+            return Reply(output: summary + "\n")
+        }
+    }
+
+    /// `2 added, 3 changed, 1 deleted in 4 steps`.
+    public var pendingSummary: String {
+        let c = pending.changes.counts
+        let steps = pending.active.count
+        return "pending: \(c.added) added, \(c.changed) changed, \(c.deleted) deleted in \(steps) step\(steps == 1 ? "" : "s")"
+    }
+
+    /// `.changes`: the steps staged, and the writes the commit will make.
+    public func changesText() throws -> String {
+        guard !pending.isEmpty else { return "no pending changes\n" }
+        var lines = [pendingSummary + ":"]
+        for (i, step) in pending.active.enumerated() {
+            lines.append("  \(i + 1). \(step.label)  (\(step.objectCount) object\(step.objectCount == 1 ? "" : "s"))")
+        }
+        if pending.canRedo { lines.append("  (\(pending.steps.count - pending.cursor) undone step\(pending.steps.count - pending.cursor == 1 ? "" : "s") can be redone)") }
+        if let host {
+            lines.append("")
+            lines.append(".commit writes, in one transaction:")
+            let writes = try host.preview(pending).split(separator: "\n", omittingEmptySubsequences: false)
+            lines.append(contentsOf: writes.prefix(400).map { "  " + $0 })
+            if writes.count > 400 { lines.append("  … and \(writes.count - 400) more lines") }
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// Runs one line to the end on this thread: `loupe repl`, scripts and tests.
@@ -148,6 +240,9 @@ public final class ReplSession {
         case .load(let path):
             guard let host else { return Reply(output: "", error: "error: loading another store is not available here") }
             return finishLoad(path: path, Result { try host.load(path: path, progress: nil) })
+        case .commit(let changes):
+            guard let host else { return Reply(output: "", error: "error: committing is not available here") }
+            return finishCommit(Result { try host.commit(changes, progress: nil) })
         }
     }
 
@@ -214,7 +309,7 @@ public final class ReplSession {
     ]
 
     /// The command a name or an unambiguous prefix of one names.
-    static func command(named name: String) -> Result<DotCommand, QueryError> {
+    public static func command(named name: String) -> Result<DotCommand, QueryError> {
         let lower = name.lowercased()
         if let exact = commands.first(where: { $0.name == lower }) { return .success(exact) }
         let matches = commands.filter { $0.name.hasPrefix(lower) }
@@ -247,7 +342,16 @@ public final class ReplSession {
         if case .success(let c) = ReplSession.command(named: name) {
             if c.name == "open" {
                 guard args.count == 1 else { return .reply(args.isEmpty ? usage(c) : usage(c, bad: args[1])) }
+                if !pending.isEmpty {
+                    return .reply(Reply(output: "", error: "error: \(pendingSummary): .commit writes them, .rollback drops them, before .open"))
+                }
                 return .load(path: args[0])
+            }
+            if c.name == "commit" {
+                guard args.isEmpty else { return .reply(usage(c, bad: args[0])) }
+                if pending.isEmpty { return .reply(Reply(output: "nothing to commit: no pending changes\n")) }
+                guard host != nil else { return .reply(Reply(output: "", error: "error: committing is not available here")) }
+                return .commit(pending)
             }
             if c.name == "reload" {
                 guard args.isEmpty else { return .reply(usage(c, bad: args[0])) }
@@ -315,9 +419,31 @@ public final class ReplSession {
             default: return usage(command, bad: arg)
             }
             return Reply(output: "")
-        case "changes": return Reply(output: "no pending changes\n")
-        case "commit", "rollback", "undo", "redo": return Reply(output: "nothing to \(command.name): no pending changes\n")
+        case "changes":
+            guard args.isEmpty else { return usage(command, bad: args[0]) }
+            return Reply(output: try changesText())
+        case "rollback":
+            guard args.isEmpty else { return usage(command, bad: args[0]) }
+            if pending.isEmpty { return Reply(output: "nothing to roll back: no pending changes\n") }
+            let count = pending.active.count
+            var changes = pending
+            changes.rollback()
+            replacePending(changes)
+            return Reply(output: "dropped \(count) pending step\(count == 1 ? "" : "s"); nothing was written\n")
+        case "undo", "redo":
+            guard args.isEmpty else { return usage(command, bad: args[0]) }
+            var changes = pending
+            guard let step = command.name == "undo" ? changes.undo() : changes.redo() else {
+                return Reply(output: "nothing to \(command.name)\n")
+            }
+            replacePending(changes)
+            return Reply(output: "\(command.name == "undo" ? "undone" : "redone"): \(step.label) (\(pendingSummary))\n")
         case "quit":
+            // Leaving with pending changes asks first: a second .quit leaves without writing.
+            if !pending.isEmpty && !quitWarned {
+                quitWarned = true
+                return Reply(output: "", error: "error: \(pendingSummary). .commit writes them, .rollback drops them; .quit again leaves without writing them")
+            }
             wantsQuit = true
             return Reply(output: "")
         default:

@@ -651,12 +651,14 @@ enum JSONText {
         }
     }
 
-    /// A JSON integer read from its digits (nil when it is not one or does not fit).
+    /// A JSON integer read from its digits (nil when it is not one or does not fit), as SQLite's
+    /// JSON functions and ``JSONReader`` read it.
     @inline(__always)
     private static func integer(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
         var i = 0, negative = false
         if b.first == UInt8(ascii: "-") { negative = true; i = 1 }
-        guard i < b.count, b.count - i <= 18 else { return nil }
+        guard i < b.count else { return nil }
+        if b.count - i > 18 { return Int64(String(decoding: b, as: UTF8.self)) }   // 19 digits: may still fit
         var v: Int64 = 0
         while i < b.count {
             let c = b[i]

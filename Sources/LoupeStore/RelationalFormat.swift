@@ -116,6 +116,7 @@ public enum RelationalFormat: StoreFormat {
             }
         }
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
+        let frameworkReason = try frameworkReadOnlyReason(db)
         var total = 0
         for s in sources { total += (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(s.name))")) ?? 0 }
         var done = 0
@@ -124,7 +125,7 @@ public enum RelationalFormat: StoreFormat {
         var loaded: [(Source, Int)] = []
         for source in sources {
             do {
-                let t = try loadRows(db, source: source, builder: builder, epoch: epoch, warnings: &warnings)
+                let t = try loadRows(db, source: source, builder: builder, epoch: epoch, readOnlyReason: frameworkReason, warnings: &warnings)
                 loaded.append((source, t))
                 done += builder.count(of: t)
             } catch {
@@ -178,7 +179,22 @@ public enum RelationalFormat: StoreFormat {
     }
 
     /// Reads one table's rows into a new type and returns the type's index.
-    private static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double,
+    /// Why a file written by a framework is read-only (its tables hold bookkeeping that editing
+    /// them as plain tables would break), or nil for a plain relational file.
+    static func frameworkReadOnlyReason(_ db: Database) throws -> String? {
+        if try db.tableExists("Z_METADATA") && db.tableExists("Z_PRIMARYKEY") {
+            return "a Core Data store: Loupe does not write Core Data's bookkeeping (Z_OPT, Z_MAX) yet, so it does not edit it"
+        }
+        if try db.tableExists("revs") && db.tableExists("docs") && db.tableExists("localdocs") {
+            return "a Couchbase Lite database: its documents are revisions that only Couchbase Lite writes"
+        }
+        if let columns = try db.columnNames(of: "record"), Set(["id", "objectName", "data"]).isSubset(of: columns) {
+            return "a SwiftSerialization store: Loupe does not write its JSON records yet"
+        }
+        return nil
+    }
+
+    private static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double, readOnlyReason: String?,
                                  warnings: inout [String]) throws -> Int {
         var keyColumns = source.keyColumns
         var policy: KeyPolicy
@@ -201,7 +217,7 @@ public enum RelationalFormat: StoreFormat {
                 keyColumns = []
             }
         }
-        let t = builder.type(source.name, readOnlyReason: source.isView ? "\(source.name) is a view" : nil, keyPolicy: policy)
+        let t = builder.type(source.name, readOnlyReason: source.isView ? "\(source.name) is a view" : readOnlyReason, keyPolicy: policy)
         let selectRowID = source.hasRowID && keyColumns.isEmpty
         let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
         let sql = "SELECT \(selectRowID ? "_rowid_" + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
@@ -210,6 +226,7 @@ public enum RelationalFormat: StoreFormat {
         let offset = selectRowID ? 1 : 0
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
         let dates = source.columns.map(\.isDate)
+        var numericDates = Array(repeating: false, count: dates.count)
         let cursor = try Row.fetchCursor(db, sql: sql)
         var ordinal: Int64 = 0
         while let row = try cursor.next() {
@@ -226,7 +243,18 @@ public enum RelationalFormat: StoreFormat {
             }
             let ref = builder.addObject(type: t, id: id)
             for (i, slot) in slots.enumerated() {
-                builder.set(value(row[i + offset] as DatabaseValue, isDate: dates[i], epoch: epoch), type: t, row: Int(ref.row), attribute: slot)
+                let raw = row[i + offset] as DatabaseValue
+                if dates[i], case .double = raw.storage { numericDates[i] = true }
+                if dates[i], case .int64 = raw.storage { numericDates[i] = true }
+                builder.set(value(raw, isDate: dates[i], epoch: epoch), type: t, row: Int(ref.row), attribute: slot)
+            }
+        }
+        // How each date column holds its dates: numbers (seconds since the store's epoch) or text.
+        if !source.isView {
+            for (i, slot) in slots.enumerated() where dates[i] {
+                var storage = source.columns[i].storage
+                storage.dateEncoding = numericDates[i] ? (epoch == DateText.referenceDateOffset ? .referenceSeconds : .unixSeconds) : .text
+                builder.setStorage(storage, type: t, attribute: slot)
             }
         }
         return t

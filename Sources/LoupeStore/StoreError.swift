@@ -27,6 +27,8 @@ public struct StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case unencodable
         /// The file is read-only to Loupe, or the write was refused.
         case readOnly
+        /// A commit was refused because the file changed, or its constraints would break.
+        case conflict
         /// Any other SQLite failure.
         case sqlite
     }
@@ -61,6 +63,7 @@ public struct StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         case .missingTable: return "missing table: \(reason)" + (path.map { " in '\($0)'" } ?? "")
         case .unencodable: return "cannot encode \(subject): \(reason)"
         case .readOnly: return "cannot write '\(path ?? "?")': \(reason)"
+        case .conflict: return "cannot commit to '\(path ?? "?")': \(reason)"
         case .sqlite: return "SQLite error" + (path.map { " in '\($0)'" } ?? "") + ": \(reason)"
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import LoupeBrowser
+import LoupeHost
 import LoupeModel
 import LoupeStore
 import NcursesBackend
@@ -14,6 +15,9 @@ enum Interactive {
         private let state = Mutex<(progress: (Int, Int), result: Result<LoadedStore, any Error>?)>(((0, 0), nil))
         var progress: (Int, Int) { state.withLock { $0.progress } }
         var result: Result<LoadedStore, any Error>? { state.withLock { $0.result } }
+        /// The result, which the box then forgets (the store's file must not stay open: a commit
+        /// writes through a connection of its own).
+        func take() -> Result<LoadedStore, any Error>? { state.withLock { let r = $0.result; $0.result = nil; return r } }
         func set(progress: (Int, Int)) { state.withLock { $0.progress = progress } }
         func set(result: Result<LoadedStore, any Error>) { state.withLock { $0.result = result } }
     }
@@ -42,13 +46,14 @@ enum Interactive {
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }
         defer { backend.restore() }
         let terminal = Terminal(backend: backend)
-        var loadedStore: LoadedStore?
+        var isLoaded = false
         var needsDraw = true
         while true {
-            if loadedStore == nil {
-                switch box.result {
+            if !isLoaded {
+                switch box.take() {
                 case .success(let loaded)?:
-                    loadedStore = loaded
+                    isLoaded = true
+                    host.adopt(loaded)
                     browser.attach(loaded.graph)
                     needsDraw = true
                 case .failure(let error)?:
@@ -64,16 +69,13 @@ enum Interactive {
             // A frame only when something changed: an idle browser does no work.
             if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }
             needsDraw = false
-            guard let first = backend.nextEvent(timeout: loadedStore == nil || browser.isBusy ? 100 : 1000) else { continue }
+            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy ? 100 : 1000) else { continue }
             // Everything already waiting (a paste) is handled before the next frame.
             var events = [first]
             while events.count < 65_536, let more = backend.nextEvent(timeout: 0) { events.append(more) }
             for event in events {
                 if case .resize = event { terminal.invalidate() }
                 if case .key(.control("l")) = event { terminal.invalidate() }
-                // Ctrl-C cancels a running statement; else it quits (raw mode delivers it as a
-                // key) unless the REPL is taking it.
-                if case .key(.control("c")) = event, browser.focus != .repl, !browser.isBusy { return }
                 if !browser.handle(event) { return }
             }
             needsDraw = true

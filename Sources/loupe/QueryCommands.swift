@@ -1,36 +1,66 @@
 import ArgumentParser
+import DisplayText
 import Foundation
 import Synchronization
 import LoupeModel
 import LoupeQuery
 import LoupeStore
 import LoupeBrowser
+import LoupeHost
 
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one statement of the query language and print its result.",
-        discussion: "Example: loupe query library.sqlite 'Book where author.name BEGINSWITH \"A\" sort by title limit 5' --format json")
+        discussion: """
+            Example: loupe query library.sqlite 'Book where author.name BEGINSWITH "A" sort by title limit 5' --format json
+            An update, insert or delete prints the changes it stages and the exact writes they make; it writes
+            them only with --commit (in one transaction, checked against the file as it was read).
+            """)
     @OptionGroup var store: StoreArgument
     @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
     @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
+    @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
 
     func run() throws {
-        let loaded = try store.load()
-        let engine = QueryEngine(graph: loaded.graph)
+        let host = StoreHost()
+        let graph: ObjectGraph
         do {
-            let result = try engine.run(statement)
-            FileHandle.standardOutput.write(Data(result.render(format, graph: loaded.graph).utf8))
-        } catch let error as QueryError {
-            printError(error.render(source: statement))
-            throw ExitCode(2)
+            let loaded = try store.load()
+            host.adopt(loaded)
+            graph = loaded.graph
         }
-    }
-}
-
-/// Loads stores for `.open` and `.reload`, on any thread.
-final class StoreHost: SessionHost {
-    func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
-        try LoadedStore.open(path, progress: progress).graph
+        let session = ReplSession(graph: graph, mode: format)
+        session.storePath = store.file
+        session.host = host
+        let isMutation: Bool = { if case .mutation? = try? Parser.parse(statement) { return true }; return false }()
+        if commit && !isMutation { throw ValidationError("--commit goes with update, insert or delete") }
+        let toTerminal = isatty(1) == 1
+        switch session.begin(statement) {
+        case .reply(let reply):
+            if let error = reply.error { printError(error); throw ExitCode(2) }
+            FileHandle.standardOutput.write(Data(reply.output.utf8))
+        case .evaluate(let evaluation):
+            switch evaluation.run() {
+            case .failure(let error):
+                printError(error.render(source: statement))
+                throw ExitCode(2)
+            case .success(.result(let result)):
+                FileHandle.standardOutput.write(Data(result.render(format, graph: graph, toTerminal: toTerminal).utf8))
+            case .success(let staged):
+                let reply = session.finish(evaluation, .success(staged), seconds: 0)
+                FileHandle.standardOutput.write(Data(reply.output.utf8))
+                FileHandle.standardOutput.write(Data(try session.changesText().utf8))
+                guard commit else {
+                    print("nothing written: run again with --commit to write these changes")
+                    return
+                }
+                let done = session.execute(".commit")
+                if let error = done.error { printError(error); throw ExitCode(1) }
+                FileHandle.standardOutput.write(Data(done.output.utf8))
+            }
+        case .load, .commit:
+            throw ValidationError("dot-commands run in `loupe repl`")
+        }
     }
 }
 
@@ -41,19 +71,24 @@ struct Repl: ParsableCommand {
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
 
     func run() throws {
-        let loaded = try store.load()
-        try Repl.loop(loaded: loaded, mode: format)
+        let host = StoreHost()
+        let graph: ObjectGraph, banner: String
+        do {
+            // The loaded store's file is not kept open: a commit writes through its own connection.
+            let loaded = try store.load()
+            host.adopt(loaded)
+            graph = loaded.graph
+            banner = "Loupe \(DisplayText.escaped(loaded.path)) — \(loaded.format.name), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
+        }
+        try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
     }
 
-    static func loop(loaded: LoadedStore, mode: OutputFormat) throws {
-        let session = ReplSession(graph: loaded.graph, mode: mode)
-        session.storePath = loaded.path
-        let host = StoreHost()
+    static func loop(graph: ObjectGraph, path: String, host: StoreHost, banner: String, mode: OutputFormat) throws {
+        let session = ReplSession(graph: graph, mode: mode)
+        session.storePath = path
         session.host = host
         let interactive = isatty(0) == 1
-        if interactive {
-            print("Loupe \(loaded.path) — \(loaded.format.name), \(loaded.graph.types.count) types, \(loaded.graph.objectCount) objects. .help for help, .quit to leave.")
-        }
+        if interactive { print(banner) }
         // Ctrl-C stops the statement that runs; at the prompt it leaves.
         let running = Mutex<Cancellation?>(nil)
         signal(SIGINT, SIG_IGN)
@@ -119,6 +154,7 @@ struct Browse: ParsableCommand {
             let steps = try PlayScript.parse(script)
             let loaded = try LoadedStore.open(path)
             let host = StoreHost()
+            host.adopt(loaded)
             for warning in loaded.warnings { printError("warning: \(warning)") }
             let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: loaded.format.name,
                                   theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))

@@ -1,6 +1,7 @@
 import DisplayText
 import Foundation
 import LoupeBrowser
+import LoupeHost
 import LoupeModel
 import LoupeQuery
 import LoupeStore
@@ -329,10 +330,8 @@ final class BrowserTests: XCTestCase {
         XCTAssertTrue(buffer.text.contains("value 199999"), buffer.text)
     }
 
-    /// Opens stores for `.open` the way the executable does.
-    final class Host: SessionHost {
-        func load(path: String, progress: ProgressReport?) throws -> ObjectGraph { try LoadedStore.open(path).graph }
-    }
+    /// The executable's host: loads, previews and commits.
+    typealias Host = StoreHost
 
     func testOpenAnotherStoreFromTheRepl() throws {
         let host = Host()

@@ -228,25 +228,28 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testTheCopyIsRemovedWhenTheProcessIsTerminated() throws {
-        let path = try HostileFiles.walWithoutSharedMemory()
+        // A large WAL file without -shm: read from a private copy while it loads; SIGTERM then.
+        let path = try HostileFiles.walWithoutSharedMemory(rows: 400_000)
         let process = Process()
         process.executableURL = LoupeBinary.url
         process.arguments = ["repl", path]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
         process.standardInput = input
-        process.standardOutput = output
+        process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        input.fileHandleForWriting.write(Data("count t\n".utf8))
-        // Once it answered, the copy exists; then SIGTERM.
-        let answer = output.fileHandleForReading.availableData
-        XCTAssertEqual(String(decoding: answer, as: UTF8.self), "50\n")
         let mine = "loupe-copy-\(process.processIdentifier)-"
         let temp = FileManager.default.temporaryDirectory.path
-        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: temp).contains { $0.hasPrefix(mine) }, "read from a private copy")
+        let deadline = Date().addingTimeInterval(20)
+        var sawCopy = false
+        while Date() < deadline, process.isRunning {
+            if try FileManager.default.contentsOfDirectory(atPath: temp).contains(where: { $0.hasPrefix(mine) }) { sawCopy = true; break }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        XCTAssertTrue(sawCopy, "the file is read from a private copy")
         process.terminate()
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal, "SIGTERM ends the process as SIGTERM does")
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: temp).contains { $0.hasPrefix(mine) }, "the copy went with the process")
     }
 

@@ -151,7 +151,7 @@ public enum HostileFiles {
     }
 
     /// A WAL file whose rows are in its `-wal` and whose `-shm` is gone (as after a crash).
-    public static func walWithoutSharedMemory() throws -> String {
+    public static func walWithoutSharedMemory(rows: Int = 50) throws -> String {
         let path = try Shared.temporaryPath("wal.sqlite")
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
@@ -159,7 +159,10 @@ public enum HostileFiles {
         try queue.writeWithoutTransaction { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-            for i in 1...50 { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [i, "row \(i)"]) }
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO t SELECT i, 'row ' || i || ' ' || printf('%.40c', 'x') FROM n
+                """, arguments: [rows])
         }
         // Copy the three files while the writer is open: the copy's -wal holds the rows.
         let copy = try Shared.temporaryPath("wal.sqlite")

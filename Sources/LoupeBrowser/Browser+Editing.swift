@@ -1,0 +1,363 @@
+import DisplayText
+import Foundation
+import LoupeModel
+import LoupeQuery
+import TerminalKit
+
+/// Editing in the browser: `e` edits the selected cell or attribute in place (or a relation,
+/// through a picker), `a` adds an object, `d` marks one for deletion, `U`/`R` undo and redo,
+/// `Ctrl-S` shows the exact writes and commits them. Every action is one step of the session's
+/// pending changes, labelled by the statement it stands for; nothing is written before a commit.
+extension Browser {
+    /// A searchable list of the objects a relation can point at, to set a to-one (or clear it)
+    /// or to add and remove a to-many's targets.
+    struct Picker {
+        let owner: ObjectRef
+        let relation: String
+        let toMany: Bool
+        let candidates: [ObjectRef]
+        var current: Set<ObjectRef>
+        var filter = ""
+        var visible: [ObjectRef?] = []   // nil: "(none)", which clears a to-one
+        var selection = 0
+        var top = 0
+    }
+
+    /// A question over the screen: the commit preview, the quit guard.
+    struct Dialog {
+        enum Purpose { case commit, quit }
+        let purpose: Purpose
+        let title: String
+        let lines: [String]
+        let choices: String
+        var top = 0
+    }
+
+    /// The pending changes, when any are staged.
+    var pendingChanges: PendingChanges? {
+        guard let pending = session?.pending, !pending.isEmpty else { return nil }
+        return pending
+    }
+
+    // MARK: Staging
+
+    /// Stages a step and shows the staged graph; a refusal becomes the message, nothing staged.
+    func stage(_ step: EditStep) {
+        guard let session else { return }
+        var pending = session.pending
+        do { try pending.stage(step) } catch {
+            message = "not staged: \(error)"
+            return
+        }
+        session.replacePending(pending)
+        adopt(pending.graph, remap: false)
+        message = "staged: \(step.label) · \(session.pendingSummary)"
+    }
+
+    /// `U` and `R`: one step back or forward.
+    func undoOrRedo(_ undo: Bool) {
+        guard let session else { return }
+        var pending = session.pending
+        guard let step = undo ? pending.undo() : pending.redo() else {
+            message = undo ? "nothing to undo" : "nothing to redo"
+            return
+        }
+        session.replacePending(pending)
+        adopt(pending.graph, remap: false)
+        message = "\(undo ? "undone" : "redone"): \(step.label)"
+    }
+
+    /// The type of the object an edit names, or why it cannot be edited.
+    private func editable(_ ref: ObjectRef) -> TypeTable? {
+        guard let graph else { return nil }
+        let table = graph.table(ref)
+        if let reason = table.readOnlyReason { message = "\(table.name) is read-only: \(reason)"; return nil }
+        if !table.isLive(Int(ref.row)) { message = "\(graph.label(of: ref)) is marked for deletion (U undoes)"; return nil }
+        return table
+    }
+
+    /// `where id == 12` for a statement that names one object.
+    func whereClause(_ ref: ObjectRef) -> String {
+        guard let graph else { return "" }
+        return "where id == " + Browser.sourceLiteral(graph.id(of: ref).value)
+    }
+
+    /// A value written as a literal of the language (for step labels).
+    static func sourceLiteral(_ value: Value) -> String {
+        switch value {
+        case .null: return "nil"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return ValueFormatter.number(d)
+        case .string(let s): return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
+        case .date(let d): return DateText.iso(d)
+        case .array(let items): return "{" + items.map(sourceLiteral).joined(separator: ", ") + "}"
+        default: return ValueFormatter.json(value)
+        }
+    }
+
+    // MARK: e, a, d
+
+    /// `e`: the selected cell (records) or attribute (detail) in the line editor, pre-filled; a
+    /// relation in the detail pane opens the picker.
+    func editSelected() {
+        guard let graph, let ref = selectedObject else { message = "no object selected"; return }
+        guard let table = editable(ref) else { return }
+        var attribute: String?
+        if focus == .detail {
+            let items = detailItems()
+            guard detailSelection < items.count else { return }
+            switch items[detailSelection] {
+            case .attribute(let a): attribute = table.attributes[a].name
+            case .link(let link):
+                guard let r = link.relation else { message = "a backlink changes from the other side: open it and edit there"; return }
+                openPicker(ref, table.relations[r])
+                return
+            }
+        } else if let sheet = current, case .objects = sheet.content {
+            let columns = sheet.columns(graph: graph)
+            guard sheet.column < columns.count else { return }
+            let name = columns[sheet.column]
+            if name == "id" || name == "@type" { message = "the key cannot be edited: it is the object's identity"; return }
+            attribute = name
+        } else {
+            message = "e edits the cells of objects"
+            return
+        }
+        guard let attribute else { return }
+        if let a = table.attributeIndex[attribute], table.attributes[a].storage?.isGenerated == true {
+            message = "\(attribute) is a generated column"
+            return
+        }
+        let value = table.value(row: Int(ref.row), named: attribute)
+        inputMode = .editValue(ref, attribute: attribute)
+        editor.set(value.isNull ? "" : Browser.editableText(value))
+        focus = .repl
+    }
+
+    /// A value as the line editor shows it for editing.
+    static func editableText(_ value: Value) -> String {
+        switch value {
+        case .date(let d): return DateText.iso(d)
+        case .string(let s): return s
+        default: return ValueFormatter.plain(value)
+        }
+    }
+
+    /// Enter in the cell editor: the text read as the column's kind, staged, or refused with the reason.
+    func submitEdit(_ text: String, ref: ObjectRef, attribute: String) {
+        guard let graph else { return }
+        do {
+            let value = try Editor(graph: graph).typedValue(text, for: ref, attribute: attribute)
+            let label = "update \(graph.table(ref).name) \(whereClause(ref)) set \(attribute) = \(Browser.sourceLiteral(value))"
+            stage(EditStep(label: label, edits: [.set(graph.identity(of: ref), attribute: attribute, value: value)]))
+            inputMode = .statement
+            focus = previousFocus
+        } catch let error as QueryError {
+            // Refused: the editor stays open with the text, the reason on the status line.
+            editor.set(text)
+            message = "refused: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
+        } catch {
+            message = "refused: \(error)"
+        }
+    }
+
+    /// `a`: an `insert` statement of the current type at the REPL, every attribute named.
+    func addObject() {
+        guard let graph, let type = currentType else { message = "a adds an object of the type shown"; return }
+        if let reason = type.readOnlyReason { message = "\(type.name) is read-only: \(reason)"; return }
+        let fields = type.attributes.filter { a in
+            if a.storage?.isGenerated == true { return false }
+            if case .column(let key, true) = type.keyPolicy, key == a.name { return false }
+            return true
+        }.map { $0.name }
+        _ = graph
+        inputMode = .statement
+        editor.set("insert \(type.name) {" + fields.map { "\($0): " }.joined(separator: ", ") + "}")
+        focus = .repl
+        message = "fill in the values (nil for none) and press Enter; Esc cancels"
+    }
+
+    /// `d`: marks the selected object for deletion (following declared ON DELETE actions).
+    func deleteSelected() {
+        guard let graph, let ref = selectedObject else { message = "no object selected"; return }
+        guard let table = editable(ref) else { return }
+        do {
+            let edits = try Editor(graph: graph).deletions([ref])
+            stage(EditStep(label: "delete \(table.name) \(whereClause(ref))", edits: edits))
+        } catch let error as QueryError {
+            message = "not deleted: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
+        } catch { message = "not deleted: \(error)" }
+    }
+
+    /// The type the records pane shows.
+    var currentType: TypeTable? {
+        if case .objects(let type?, _)? = current?.content { return type }
+        return nil
+    }
+
+    // MARK: The relation picker
+
+    func openPicker(_ ref: ObjectRef, _ relation: RelationColumn) {
+        guard let graph else { return }
+        let types = relation.foreignKey.map { [$0.targetType] } ?? relation.targetTypes
+        guard !types.isEmpty else { message = "\(relation.name) has no known target type yet: set it at the REPL (update … set \(relation.name) = #key)"; return }
+        let candidates = types.flatMap { t in graph.types[t].liveRows.map { ObjectRef(type: t, row: $0) } }
+        var picker = Picker(owner: ref, relation: relation.name, toMany: relation.isToMany, candidates: candidates,
+                            current: Set(relation.targets(of: Int(ref.row))))
+        filterPicker(&picker)
+        self.picker = picker
+    }
+
+    func filterPicker(_ picker: inout Picker) {
+        guard let graph else { return }
+        let needle = picker.filter.lowercased()
+        var visible: [ObjectRef?] = picker.toMany ? [] : [nil]
+        // The current targets first, then the others.
+        let ordered = picker.candidates.filter { picker.current.contains($0) } + picker.candidates.filter { !picker.current.contains($0) }
+        for ref in ordered where needle.isEmpty || objectLabel(ref).lowercased().contains(needle) || "\(graph.id(of: ref))" == needle {
+            visible.append(ref)
+        }
+        picker.visible = visible
+        picker.selection = min(picker.selection, max(0, visible.count - 1))
+    }
+
+    /// `Author #89 Zoë Ito`: an object's label with its first text attribute.
+    func objectLabel(_ ref: ObjectRef) -> String {
+        guard let graph else { return "" }
+        let table = graph.table(ref)
+        let text = table.attributes.indices.lazy.map { table.value(row: Int(ref.row), attribute: $0) }
+            .first { if case .string(let s) = $0 { return !s.isEmpty } else { return false } }
+        if case .string(let s)? = text { return graph.label(of: ref) + " " + DisplayText.fit(s, width: 40) }
+        return graph.label(of: ref)
+    }
+
+    func handlePickerKey(_ key: Key) {
+        guard var picker, let graph else { return }
+        let page = 10
+        switch key {
+        case .escape, .control("c"): self.picker = nil; return
+        case .up: picker.selection = max(0, picker.selection - 1)
+        case .down: picker.selection = min(max(0, picker.visible.count - 1), picker.selection + 1)
+        case .pageUp: picker.selection = max(0, picker.selection - page)
+        case .pageDown: picker.selection = min(max(0, picker.visible.count - 1), picker.selection + page)
+        case .backspace:
+            if !picker.filter.isEmpty { picker.filter.removeLast(); filterPicker(&picker) }
+        case .character(let c):
+            picker.filter.append(c)
+            picker.selection = 0
+            filterPicker(&picker)
+        case .enter:
+            guard picker.selection < picker.visible.count else { return }
+            let chosen = picker.visible[picker.selection]
+            let owner = picker.owner
+            let table = graph.table(owner)
+            let name = table.name.rawValue
+            let statement: String
+            var targets: [ObjectRef]
+            if picker.toMany {
+                guard let chosen else { return }
+                let current = Array(table.relations[table.relation(named: picker.relation)!].targets(of: Int(owner.row)))
+                if current.contains(chosen) {
+                    targets = current.filter { $0 != chosen }
+                    statement = "update \(name) \(whereClause(owner)) set \(picker.relation) -= #\(graph.id(of: chosen))"
+                } else {
+                    targets = current + [chosen]
+                    statement = "update \(name) \(whereClause(owner)) set \(picker.relation) += #\(graph.id(of: chosen))"
+                }
+            } else {
+                targets = chosen.map { [$0] } ?? []
+                statement = "update \(name) \(whereClause(owner)) set \(picker.relation) = " + (chosen.map { "#\(graph.id(of: $0))" } ?? "nil")
+            }
+            do {
+                let step = try relationStep(owner, relation: picker.relation, targets: targets, label: statement)
+                stage(step)
+            } catch let error as QueryError {
+                message = "not staged: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
+            } catch { message = "not staged: \(error)" }
+            if picker.toMany, let session {
+                // A to-many picker stays open to add or remove more.
+                let relation = session.engine.graph.table(owner).relation(named: picker.relation).map { session.engine.graph.table(owner).relations[$0] }
+                picker.current = Set(relation?.targets(of: Int(owner.row)) ?? [])
+                filterPicker(&picker)
+            } else {
+                self.picker = nil
+                return
+            }
+        default: break
+        }
+        let height = max(1, layout.pickerBody.height)
+        if picker.selection < picker.top { picker.top = picker.selection }
+        if picker.selection >= picker.top + height { picker.top = picker.selection - height + 1 }
+        self.picker = picker
+    }
+
+    /// The step that sets a relation's targets, through the editor (which writes a foreign key's
+    /// column for relational files).
+    func relationStep(_ owner: ObjectRef, relation: String, targets: [ObjectRef], label: String) throws -> EditStep {
+        guard let graph else { throw QueryError("no store", at: SourceRange(0, 0)) }
+        let table = graph.table(owner)
+        guard let r = table.relation(named: relation) else { throw QueryError("no relation \(relation)", at: SourceRange(0, 0)) }
+        if let fk = table.relations[r].foreignKey {
+            let value: Value
+            if let target = targets.first {
+                value = fk.targetAttribute.map { graph.table(target).value(row: Int(target.row), named: $0) } ?? graph.id(of: target).value
+            } else {
+                value = .null
+            }
+            let checked = try Editor(graph: graph).typedValue(value.isNull ? "nil" : Browser.editableText(value), for: owner, attribute: fk.attribute)
+            return EditStep(label: label, edits: [.set(graph.identity(of: owner), attribute: fk.attribute, value: checked)])
+        }
+        return EditStep(label: label, edits: [.link(graph.identity(of: owner), relation: table.relations[r].name, targets: targets.map(graph.identity(of:)))])
+    }
+
+    // MARK: Commit and quit
+
+    /// `Ctrl-S`: the pending steps and their exact writes, then Enter commits.
+    func showCommitPreview() {
+        guard let session else { return }
+        guard !session.pending.isEmpty else { message = "no pending changes"; return }
+        let text: String
+        do { text = try session.changesText() } catch { message = "cannot preview: \(error)"; return }
+        dialog = Dialog(purpose: .commit, title: "Commit — \(session.pendingSummary)",
+                        lines: text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
+                        choices: "Enter commits · Esc returns · PgUp/PgDn scroll")
+    }
+
+    /// Quitting with pending changes asks first: commit, discard, or stay.
+    /// Returns true when the browser may quit now.
+    @discardableResult
+    public func requestQuit() -> Bool {
+        guard let session, !session.pending.isEmpty else { wantsQuit = true; return true }
+        dialog = Dialog(purpose: .quit, title: "\(session.pendingSummary)",
+                        lines: ["Quit with changes that are not written?", "",
+                                "  c  commit them, then quit", "  d  discard them and quit", "  Esc  stay"],
+                        choices: "c commit · d discard · Esc stay")
+        return false
+    }
+
+    func handleDialogKey(_ key: Key) {
+        guard var dialog else { return }
+        switch (dialog.purpose, key) {
+        case (_, .escape), (_, .control("c")), (.quit, .character("s")):
+            self.dialog = nil
+        case (_, .pageDown), (_, .down), (_, .character("j")):
+            dialog.top = min(max(0, dialog.lines.count - 1), dialog.top + (key == .pageDown ? 10 : 1))
+            self.dialog = dialog
+        case (_, .pageUp), (_, .up), (_, .character("k")):
+            dialog.top = max(0, dialog.top - (key == .pageUp ? 10 : 1))
+            self.dialog = dialog
+        case (.commit, .enter), (.quit, .character("c")):
+            let quitting = dialog.purpose == .quit
+            self.dialog = nil
+            guard let session else { return }
+            replOutput.append("loupe> .commit")
+            quitAfterCommit = quitting
+            commit(session.pending, line: ".commit")
+        case (.quit, .character("d")):
+            self.dialog = nil
+            wantsQuit = true
+        default: break
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+import Synchronization
+
+/// The store under a session: loads it (`.open`, `.reload`), previews and commits its pending
+/// changes, on any thread. It remembers what it loaded last (the file, its format, its stamp):
+/// a commit writes there, checking that nobody wrote since.
+public final class StoreHost: SessionHost {
+    public init() {}
+
+    private struct Loaded: Sendable {
+        let path: String
+        let format: any StoreFormat.Type
+        let stamp: FileStamp
+    }
+    private let loaded = Mutex<Loaded?>(nil)
+
+    /// Remembers a store loaded elsewhere (the first load, which shows progress its own way).
+    public func adopt(_ store: LoadedStore) {
+        loaded.withLock { $0 = Loaded(path: store.path, format: store.format, stamp: store.stamp) }
+    }
+
+    public func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        let store = try LoadedStore.open(path, progress: progress)
+        adopt(store)
+        return store.graph
+    }
+
+    private func current() throws -> Loaded {
+        guard let store = loaded.withLock({ $0 }) else { throw StoreError(.fileNotFound, reason: "no store is open") }
+        return store
+    }
+
+    public func preview(_ pending: PendingChanges) throws -> String {
+        let store = try current()
+        return try StoreCommit.preview(pending, path: store.path, format: store.format).description
+    }
+
+    public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
+        let store = try current()
+        let report = try StoreCommit.commit(pending, path: store.path, format: store.format, loadedStamp: store.stamp)
+        let graph = try load(path: store.path, progress: progress)
+        return (graph, report.summary)
+    }
+}
+

@@ -1,0 +1,323 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// The writes that committing staged changes makes, object by object, in order: what `.changes`
+/// shows and what the commit runs, in one transaction.
+public struct WritePlan: Sendable {
+    /// One SQL statement and the values bound to it.
+    public struct Statement: Sendable {
+        public let sql: String
+        public let arguments: [DatabaseValue]
+
+        /// The statement with its values written in place, for people (`.changes`).
+        public var display: String {
+            var out = ""
+            var values = arguments.makeIterator()
+            var inString = false, inIdentifier = false
+            for ch in sql {
+                if ch == "'" && !inIdentifier { inString.toggle() }
+                if ch == "\"" && !inString { inIdentifier.toggle() }
+                if ch == "?" && !inString && !inIdentifier, let v = values.next() { out += WritePlan.literal(v) } else { out.append(ch) }
+            }
+            return out + ";"
+        }
+    }
+
+    /// What happens to one object.
+    public enum Kind: String, Sendable { case create, update, delete }
+
+    /// One object's writes (for a file with Persist's history, one operation of its undo log).
+    public struct Unit: Sendable {
+        public let object: ObjectIdentity
+        public let kind: Kind
+        public let statements: [Statement]
+        /// Persist: the document before and after (`""` when there is none), as its history keeps them.
+        public let before: String?
+        public let after: String?
+        /// Persist: the object's `by_type.id` and `type_name`, for the history tables.
+        let persistID: DatabaseValue?
+        let typeName: String
+    }
+
+    public internal(set) var units: [Unit] = []
+    /// Objects whose rows no longer hold what was loaded (another process wrote them), in words.
+    public internal(set) var conflicts: [String] = []
+    /// Tables whose foreign keys are checked before the commit ends (relational files).
+    var checkedTables: Set<String> = []
+    /// True when the file keeps Persist's undo history (its HEAD layout), which the commit extends.
+    public internal(set) var recordsHistory = false
+
+    /// A value as an SQL literal: `'text'` (quotes doubled), numbers, `X'00FF'`, `NULL`.
+    static func literal(_ v: DatabaseValue) -> String {
+        switch v.storage {
+        case .null: return "NULL"
+        case .int64(let i): return String(i)
+        case .double(let d): return ValueFormatter.number(d)
+        case .string(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let b): return "X'" + b.map { String(format: "%02X", $0) }.joined() + "'"
+        }
+    }
+
+    /// The plan as text: every statement with its values; for Persist documents, the JSON before
+    /// and after; and what the undo history gains.
+    public var description: String {
+        var lines: [String] = []
+        for unit in units {
+            if let before = unit.before, let after = unit.after {
+                lines.append("\(unit.object) (\(unit.kind.rawValue))")
+                if !before.isEmpty { lines.append("  json before: " + before.replacingOccurrences(of: "\n", with: "\n               ")) }
+                if !after.isEmpty { lines.append("  json after:  " + after.replacingOccurrences(of: "\n", with: "\n               ")) }
+                for statement in unit.statements { lines.append("  " + statement.display) }
+            } else {
+                for statement in unit.statements { lines.append(statement.display) }
+            }
+        }
+        if recordsHistory, !units.isEmpty {
+            lines.append("and Persist's undo history: \(units.count) operation\(units.count == 1 ? "" : "s") in one undo transaction")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A type that turns staged changes into the writes of one on-disk format.
+protocol ChangeWriter {
+    /// Reads what the writes need from `db` (the commit's transaction, or a read for the preview)
+    /// and returns them, with the objects whose rows no longer hold what was loaded.
+    static func plan(_ pending: PendingChanges, in db: Database) throws -> WritePlan
+}
+
+extension ChangeWriter {
+    /// The value as SQLite stores it in a column with this storage.
+    static func databaseValue(_ value: Value, storage: ColumnStorage?) -> DatabaseValue {
+        switch value {
+        case .null, .reference: return .null
+        case .bool(let b): return (b ? 1 : 0).databaseValue
+        case .int(let i): return i.databaseValue
+        case .double(let d): return d.databaseValue
+        case .string(let s): return s.databaseValue
+        case .data(let d): return d.databaseValue
+        case .date(let d):
+            switch storage?.dateEncoding {
+            case .unixSeconds?: return d.timeIntervalSince1970.databaseValue
+            case .referenceSeconds?: return d.timeIntervalSinceReferenceDate.databaseValue
+            default:
+                let dateOnly = storage?.declaredType.uppercased() == "DATE"
+                return DateText.sqlite(d, dateOnly: dateOnly).databaseValue
+            }
+        case .array, .object: return ValueFormatter.json(value).databaseValue
+        }
+    }
+
+    /// A key as a bound value.
+    static func databaseValue(_ id: ObjectID) -> DatabaseValue {
+        switch id {
+        case .int(let i): return i.databaseValue
+        case .double(let d): return d.databaseValue
+        case .string(let s): return s.databaseValue
+        case .data(let d): return d.databaseValue
+        case .composite: return .null
+        }
+    }
+}
+
+/// Writes a relational file: `UPDATE`, `INSERT` and `DELETE` keyed by the primary key (or the
+/// rowid, or every column of a composite key), only the columns that changed, dates in the way
+/// each column holds them; each row checked against what was loaded; foreign keys checked by
+/// `PRAGMA foreign_key_check` before the commit ends.
+enum RelationalWriter: ChangeWriter {
+    static func plan(_ pending: PendingChanges, in db: Database) throws -> WritePlan {
+        let base = pending.base, staged = pending.graph, changes = pending.changes
+        let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
+        var plan = WritePlan()
+        for ref in changes.touched {
+            let table = staged.table(ref)
+            let row = Int(ref.row)
+            let isNew = changes.isInserted(ref), isGone = changes.isRemoved(ref)
+            if isNew && isGone { continue }
+            let identity = staged.identity(of: ref)
+            let name = SQL.identifier(table.name.rawValue)
+            let (condition, keyArguments) = keyCondition(table, staged.id(of: ref))
+            plan.checkedTables.insert(table.name.rawValue)
+            if isNew {
+                // The columns given (and the key the store assigns into a column).
+                let given = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(name) WHERE \(condition))", arguments: StatementArguments(keyArguments)) ?? false {
+                    plan.conflicts.append("\(identity) exists in the file already (another process inserted it)")
+                }
+                var columns = given.map { SQL.identifier($0.element.name) }
+                var arguments = given.map { databaseValue(table.value(row: row, attribute: $0.offset), storage: $0.element.storage) }
+                if case .rowid = table.keyPolicy {
+                    // A rowid table's new row takes the rowid Loupe showed for it.
+                    columns.insert("rowid", at: 0)
+                    arguments.insert(contentsOf: keyArguments, at: 0)
+                }
+                let sql = columns.isEmpty
+                    ? "INSERT INTO \(name) DEFAULT VALUES"
+                    : "INSERT INTO \(name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+                plan.units.append(WritePlan.Unit(object: identity, kind: .create, statements: [WritePlan.Statement(sql: sql, arguments: arguments)],
+                                                 before: nil, after: nil, persistID: nil, typeName: table.name.rawValue))
+                continue
+            }
+            // An existing row: it must still hold what was loaded.
+            let baseTable = base.types[table.index]
+            try check(db, baseTable, row: row, identity: identity, condition: condition, keyArguments: keyArguments, epoch: epoch, into: &plan)
+            if isGone {
+                plan.units.append(WritePlan.Unit(object: identity, kind: .delete,
+                                                 statements: [WritePlan.Statement(sql: "DELETE FROM \(name) WHERE \(condition)", arguments: keyArguments)],
+                                                 before: nil, after: nil, persistID: nil, typeName: table.name.rawValue))
+                continue
+            }
+            let set = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
+            guard !set.isEmpty else { continue }
+            let sql = "UPDATE \(name) SET " + set.map { SQL.identifier($0.element.name) + " = ?" }.joined(separator: ", ") + " WHERE \(condition)"
+            let arguments = set.map { databaseValue(table.value(row: row, attribute: $0.offset), storage: $0.element.storage) }
+            plan.units.append(WritePlan.Unit(object: identity, kind: .update, statements: [WritePlan.Statement(sql: sql, arguments: arguments + keyArguments)],
+                                             before: nil, after: nil, persistID: nil, typeName: table.name.rawValue))
+        }
+        // Tables whose foreign keys point into a changed table are checked too (a deleted parent).
+        for t in staged.types where t.relations.contains(where: { fk in fk.foreignKey.map { plan.checkedTables.contains(staged.types[$0.targetType].name.rawValue) } ?? false }) {
+            plan.checkedTables.insert(t.name.rawValue)
+        }
+        return plan
+    }
+
+    /// `"Key" = ?` (or every key column, or the rowid) and the key's values.
+    static func keyCondition(_ table: TypeTable, _ id: ObjectID) -> (String, [DatabaseValue]) {
+        switch table.keyPolicy {
+        case .column(let name, _): return ("\(SQL.identifier(name)) = ?", [databaseValue(id)])
+        case .columns(let names):
+            guard case .composite(let parts) = id else { return ("0", []) }
+            return (names.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND "), parts.map(databaseValue))
+        case .rowid, .globalInteger, .rowNumber: return ("rowid = ?", [databaseValue(id)])
+        }
+    }
+
+    /// Records a conflict when the row is gone or any column differs from what was loaded.
+    private static func check(_ db: Database, _ table: TypeTable, row: Int, identity: ObjectIdentity, condition: String,
+                              keyArguments: [DatabaseValue], epoch: Double, into plan: inout WritePlan) throws {
+        let columns = table.attributes.filter { $0.storage != nil }
+        guard !columns.isEmpty else { return }
+        let sql = "SELECT \(columns.map { SQL.identifier($0.name) }.joined(separator: ", ")) FROM \(SQL.identifier(table.name.rawValue)) WHERE \(condition)"
+        guard let found = try Row.fetchOne(db, sql: sql, arguments: StatementArguments(keyArguments)) else {
+            plan.conflicts.append("\(identity) was deleted by another process")
+            return
+        }
+        for (i, column) in columns.enumerated() {
+            let upper = column.storage!.declaredType.uppercased()
+            let isDate = upper.contains("DATE") || upper.contains("TIMESTAMP")
+            let now = RelationalFormat.value(found[i] as DatabaseValue, isDate: isDate, epoch: epoch)
+            let loaded = table.value(row: row, named: column.name)
+            if now != loaded {
+                plan.conflicts.append("\(identity).\(column.name) is \(ValueFormatter.plain(now)) in the file, \(ValueFormatter.plain(loaded)) when loaded")
+                return
+            }
+        }
+    }
+}
+
+/// Writes a Persist file as Persist writes it: a changed object's document rewritten in the
+/// file's own style (only changed members re-encoded), relation rows deleted and added for the
+/// relations that changed, a deleted object's row and every relation row that touches it
+/// removed; each object checked against what was loaded. In files with Persist's undo tables,
+/// each object is one operation and the commit one undo transaction, as Persist records them.
+enum PersistEditWriter: ChangeWriter {
+    static func plan(_ pending: PendingChanges, in db: Database) throws -> WritePlan {
+        let base = pending.base, staged = pending.graph, changes = pending.changes
+        var plan = WritePlan()
+        plan.recordsHistory = try db.tableExists("operations") && db.tableExists("by_type_history")
+        // The file's style, for new documents: pretty (Persist) or compact (Loupe's library).
+        let sample = try String.fetchAll(db, sql: "SELECT json FROM by_type WHERE typeof(json) = 'text' ORDER BY id LIMIT 50")
+        var fileStyle = sample.contains { $0.contains("\n") } || sample.isEmpty && plan.recordsHistory ? PersistJSON.Style.persist : PersistJSON.Style.compact
+        if let offset = sample.lazy.compactMap(PersistJSON.dateOffset).first { fileStyle.dateOffsetMinutes = offset }
+
+        for ref in changes.touched {
+            let table = staged.table(ref)
+            let row = Int(ref.row)
+            let isNew = changes.isInserted(ref), isGone = changes.isRemoved(ref)
+            if isNew && isGone { continue }
+            let identity = staged.identity(of: ref)
+            let id = databaseValue(staged.id(of: ref))
+            if isNew {
+                let values = table.attributes.enumerated().map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }.filter { !$0.1.isNull }
+                let json = PersistJSON.rewrite(nil, changes: values, style: fileStyle)
+                if try DatabaseValue.fetchOne(db, sql: "SELECT id FROM by_type WHERE id = ?", arguments: [id]) != nil {
+                    plan.conflicts.append("\(identity): the id is taken in the file (another process inserted an object)")
+                }
+                var statements = [WritePlan.Statement(sql: #"INSERT INTO "by_type" ("id", "type_name", "json") VALUES (?, ?, ?)"#,
+                                                      arguments: [id, table.name.rawValue.databaseValue, json.databaseValue])]
+                statements += relationRows(of: ref, in: staged, relations: table.relations.map(\.name))
+                plan.units.append(WritePlan.Unit(object: identity, kind: .create, statements: statements, before: "", after: json,
+                                                 persistID: id, typeName: table.name.rawValue))
+                continue
+            }
+            // An existing object: its document as stored, checked against what was loaded.
+            guard let stored = try Row.fetchOne(db, sql: "SELECT type_name, json FROM by_type WHERE id = ?", arguments: [id]) else {
+                plan.conflicts.append("\(identity) was deleted by another process")
+                continue
+            }
+            let original = (stored[1] as DatabaseValue).lenientText ?? ""
+            let storedTypeName = (stored[0] as DatabaseValue).lenientText ?? table.name.rawValue
+            let baseTable = base.types[table.index]
+            if let conflict = documentConflict(original, loaded: baseTable, row: row) { plan.conflicts.append("\(identity)\(conflict)") }
+            let changedRelations = table.relations.map(\.name).filter { changes.isRelinked(ref, relation: $0) }
+            for name in changedRelations {
+                let loaded = baseTable.relation(named: name).map { r in baseTable.relations[r].targets(of: row).map { base.id(of: $0) } } ?? []
+                let inFile = try DatabaseValue.fetchAll(db, sql: "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid",
+                                                        arguments: [id, name]).compactMap(\.objectID)
+                if inFile != loaded { plan.conflicts.append("\(identity).\(name) was changed by another process") }
+            }
+            if isGone {
+                plan.units.append(WritePlan.Unit(object: identity, kind: .delete, statements: [
+                    WritePlan.Statement(sql: #"DELETE FROM "by_type" WHERE "id" = ?"#, arguments: [id]),
+                    WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? OR "to_id" = ?"#, arguments: [id, id]),
+                ], before: original, after: "", persistID: id, typeName: storedTypeName))
+                continue
+            }
+            let edited = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
+            var statements: [WritePlan.Statement] = []
+            var after = original
+            if !edited.isEmpty {
+                let style = PersistJSON.style(of: original, fallback: fileStyle)
+                after = PersistJSON.rewrite(original, changes: edited.map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }, style: style)
+                statements.append(WritePlan.Statement(sql: #"UPDATE "by_type" SET "json" = ? WHERE "id" = ?"#, arguments: [after.databaseValue, id]))
+            }
+            for name in changedRelations {
+                statements.append(WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? AND "relation" = ?"#, arguments: [id, name.databaseValue]))
+                statements += relationRows(of: ref, in: staged, relations: [name])
+            }
+            if !statements.isEmpty {
+                plan.units.append(WritePlan.Unit(object: identity, kind: .update, statements: statements, before: original, after: after,
+                                                 persistID: id, typeName: storedTypeName))
+            }
+        }
+        return plan
+    }
+
+    /// `INSERT INTO relations` rows for an object's targets in the named relations, in order.
+    private static func relationRows(of ref: ObjectRef, in graph: ObjectGraph, relations names: [String]) -> [WritePlan.Statement] {
+        let table = graph.table(ref)
+        let from = databaseValue(graph.id(of: ref))
+        var out: [WritePlan.Statement] = []
+        for name in names {
+            guard let r = table.relation(named: name), table.relations[r].name == name else { continue }
+            for target in table.relations[r].targets(of: Int(ref.row)) {
+                out.append(WritePlan.Statement(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#,
+                                               arguments: [from, databaseValue(graph.id(of: target)), name.databaseValue]))
+            }
+        }
+        return out
+    }
+
+    /// Why a stored document no longer holds what was loaded (`: title is …`), or nil.
+    private static func documentConflict(_ text: String, loaded table: TypeTable, row: Int) -> String? {
+        var now: [String: Value] = [:]
+        if case .object(let o)? = try? JSONReader.parse(text) { for m in o.members { now[m.key] = m.value } }
+        for column in table.attributes {
+            let inFile = now[column.name] ?? .null
+            let loaded = table.value(row: row, attribute: table.attributeIndex[column.name]!)
+            if inFile != loaded { return ".\(column.name) is \(ValueFormatter.plain(inFile)) in the file, \(ValueFormatter.plain(loaded)) when loaded" }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import LoupeModel
+
+/// Persist's documents as its writer writes them, for the documents Loupe changes.
+///
+/// Persist encodes with `JSONEncoder` and `.prettyPrinted`: two-space indentation, `"key" : value`,
+/// `/` escaped as `\/`, an empty array as `[\n\n  ]`, `188.0` as `188`, nil optionals left out,
+/// dates as `yyyy-MM-dd HH:mm:ss ZZZZZ` in the device's time zone. Loupe's own library writes the
+/// same values compactly. A rewritten document keeps its own style and the exact text of every
+/// member that does not change; only changed members are encoded again, new ones appended.
+enum PersistJSON {
+    /// How a file's documents are written.
+    struct Style: Sendable, Equatable {
+        var pretty: Bool
+        var escapesSlash: Bool
+        /// The UTC offset, in minutes, dates are written with (0 writes `Z`).
+        var dateOffsetMinutes: Int
+
+        /// Persist's own style at UTC.
+        static let persist = Style(pretty: true, escapesSlash: true, dateOffsetMinutes: 0)
+        /// Loupe's library style.
+        static let compact = Style(pretty: false, escapesSlash: false, dateOffsetMinutes: 0)
+    }
+
+    /// The style of a document: pretty when it has line breaks; the offset of the first Persist
+    /// date in it (else `fallback`'s).
+    static func style(of text: String, fallback: Style) -> Style {
+        var style = fallback
+        style.pretty = text.contains("\n")
+        style.escapesSlash = style.pretty ? !text.contains("/") || text.contains("\\/") : text.contains("\\/")
+        if let offset = dateOffset(in: text) { style.dateOffsetMinutes = offset }
+        return style
+    }
+
+    /// The UTC offset of the first Persist date string in a text, in minutes.
+    static func dateOffset(in text: String) -> Int? {
+        let bytes = Array(text.utf8)
+        var i = 0
+        while i + 22 <= bytes.count {
+            // "yyyy-MM-dd HH:mm:ss Z" or "… ±HH:mm", inside quotes
+            if bytes[i] == UInt8(ascii: "\""), i + 22 < bytes.count {
+                let candidate = bytes[(i + 1)...]
+                for length in [21, 26] where candidate.count > length && candidate[candidate.startIndex + length] == UInt8(ascii: "\"") {
+                    let slice = Array(candidate.prefix(length))
+                    let isDate = slice.withUnsafeBufferPointer { PersistDates.isPersistDate($0) }
+                    if isDate {
+                        if length == 21 { return 0 }
+                        let sign = slice[20] == UInt8(ascii: "-") ? -1 : 1
+                        let h = Int(slice[21] - 48) * 10 + Int(slice[22] - 48), m = Int(slice[24] - 48) * 10 + Int(slice[25] - 48)
+                        return sign * (h * 60 + m)
+                    }
+                }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The top-level members of a JSON object, keys decoded and values as their exact text; nil
+    /// when the text is not an object. (Nested values are skipped by bracket matching, strings
+    /// respected: no recursion, any depth.)
+    static func members(_ text: String) -> [(key: String, raw: String)]? {
+        let b = Array(text.utf8)
+        var i = 0
+        func space() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+        func skipString() -> Bool {
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { return false }
+            i += 1
+            while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+            guard i < b.count else { return false }
+            i += 1
+            return true
+        }
+        func skipValue() -> Bool {
+            guard i < b.count else { return false }
+            if b[i] == UInt8(ascii: "\"") { return skipString() }
+            if b[i] == UInt8(ascii: "{") || b[i] == UInt8(ascii: "[") {
+                var depth = 0
+                while i < b.count {
+                    switch b[i] {
+                    case UInt8(ascii: "\""): if !skipString() { return false }; continue
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1; if depth == 0 { i += 1; return true }
+                    default: break
+                    }
+                    i += 1
+                }
+                return false
+            }
+            while i < b.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09].contains(b[i]) { i += 1 }
+            return true
+        }
+        space()
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        var out: [(String, String)] = []
+        space()
+        if i < b.count, b[i] == UInt8(ascii: "}") { return out }
+        while true {
+            space()
+            let keyStart = i
+            guard skipString() else { return nil }
+            guard case .string(let key)? = try? JSONReader.parse(String(decoding: b[keyStart..<i], as: UTF8.self), persistDates: false) else { return nil }
+            space()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            space()
+            let valueStart = i
+            guard skipValue() else { return nil }
+            out.append((key, String(decoding: b[valueStart..<i], as: UTF8.self)))
+            space()
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { return out }
+            return nil
+        }
+    }
+
+    /// `original` with `changes` applied (a null removes the key, as Persist leaves nil out),
+    /// other members kept as written; or a new document of `changes` (in order) when there is none.
+    static func rewrite(_ original: String?, changes: [(key: String, value: Value)], style: Style) -> String {
+        var members = original.flatMap(members) ?? []
+        for (key, value) in changes {
+            let index = members.firstIndex { $0.key == key }
+            if value.isNull {
+                if let index { members.remove(at: index) }
+            } else if let index {
+                members[index].raw = encode(value, style: style, indent: 1)
+            } else {
+                members.append((key, encode(value, style: style, indent: 1)))
+            }
+        }
+        return document(members, style: style)
+    }
+
+    /// An object's text from members whose values are already encoded at indent level 1.
+    static func document(_ members: [(key: String, raw: String)], style: Style) -> String {
+        if members.isEmpty { return style.pretty ? "{\n\n}" : "{}" }
+        if style.pretty {
+            return "{\n" + members.map { "  " + string($0.key, style) + " : " + $0.raw }.joined(separator: ",\n") + "\n}"
+        }
+        return "{" + members.map { string($0.key, style) + ":" + $0.raw }.joined(separator: ",") + "}"
+    }
+
+    /// One value as JSON in the style, at nesting level `indent` (for pretty line breaks).
+    static func encode(_ value: Value, style: Style, indent: Int) -> String {
+        let pad = String(repeating: "  ", count: indent), inner = String(repeating: "  ", count: indent + 1)
+        switch value {
+        case .null, .reference: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d):
+            if d.isFinite, d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }   // Swift writes 188.0 as 188
+            return d.isFinite ? "\(d)" : "null"
+        case .string(let s): return string(s, style)
+        case .date(let d): return string(DateText.persist(d, offsetMinutes: style.dateOffsetMinutes), style)
+        case .data(let d): return string(d.base64EncodedString(), style)
+        case .array(let items):
+            if items.isEmpty { return style.pretty ? "[\n\n" + pad + "]" : "[]" }
+            if style.pretty {
+                return "[\n" + items.map { inner + encode($0, style: style, indent: indent + 1) }.joined(separator: ",\n") + "\n" + pad + "]"
+            }
+            return "[" + items.map { encode($0, style: style, indent: indent + 1) }.joined(separator: ",") + "]"
+        case .object(let o):
+            let present = o.members.filter { !$0.value.isNull }
+            if present.isEmpty { return style.pretty ? "{\n\n" + pad + "}" : "{}" }
+            if style.pretty {
+                return "{\n" + present.map { inner + string($0.key, style) + " : " + encode($0.value, style: style, indent: indent + 1) }
+                    .joined(separator: ",\n") + "\n" + pad + "}"
+            }
+            return "{" + present.map { string($0.key, style) + ":" + encode($0.value, style: style, indent: indent + 1) }.joined(separator: ",") + "}"
+        }
+    }
+
+    /// A JSON string as JSONEncoder writes it: quotes, backslashes and control characters
+    /// escaped, `/` as `\/` in Persist's style, everything else as it is.
+    static func string(_ s: String, _ style: Style) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "/": out += style.escapesSlash ? "\\/" : "/"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{8}": out += "\\b"
+            case "\u{C}": out += "\\f"
+            default:
+                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+            }
+        }
+        return out + "\""
+    }
+}

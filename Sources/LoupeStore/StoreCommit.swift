@@ -1,0 +1,193 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// Writes staged changes into a store's file, all or nothing.
+///
+/// The commit goes to the file itself through SQLite (never by copying a file back), in one
+/// `BEGIN IMMEDIATE` transaction with a busy timeout. Inside it, before anything is written:
+/// the file must be as it was when loaded (its stamp: size, times, change counter and WAL state),
+/// and every row the changes touch must still hold the values that were loaded. Then the writes
+/// run object by object (in a file with Persist's undo tables, each object is recorded as one
+/// operation and the commit as one undo transaction); a relational file's foreign keys are
+/// checked, and any violation the writes introduced refuses the commit. Any failure rolls back:
+/// nothing is written, and the caller keeps its pending changes. SQLite's journal makes the
+/// commit atomic on disk: a process killed at any moment leaves all of it or none of it.
+public enum StoreCommit {
+    /// What a commit did.
+    public struct Report: Sendable {
+        public let added: Int
+        public let changed: Int
+        public let deleted: Int
+        public let statements: Int
+        public let seconds: Double
+        public var summary: String {
+            "committed: \(added) added, \(changed) changed, \(deleted) deleted (\(statements) statements, \(String(format: "%.3f", seconds)) s)"
+        }
+    }
+
+    /// The writer of a format, or the reason the format is not written.
+    static func writer(for format: any StoreFormat.Type) throws -> any ChangeWriter.Type {
+        if format == PersistFormat.self { return PersistEditWriter.self }
+        if format == RelationalFormat.self { return RelationalWriter.self }
+        throw StoreError(.readOnly, reason: "Loupe does not write \(format.name) files yet")
+    }
+
+    /// The writes committing `pending` would make, read through a read-only connection.
+    public static func preview(_ pending: PendingChanges, path: String, format: any StoreFormat.Type) throws -> WritePlan {
+        let writer = try writer(for: format)
+        let file = try StoreFile.openForReading(path)
+        return try file.read { db in try writer.plan(pending, in: db) }
+    }
+
+    /// Writes `pending` into the file at `path` (of `format`, loaded when the file had `stamp`).
+    public static func commit(_ pending: PendingChanges, path: String, format: any StoreFormat.Type, loadedStamp stamp: FileStamp) throws -> Report {
+        _ = StoreFile.configured
+        let started = DispatchTime.now()
+        let writer = try writer(for: format)
+        let (absolute, _) = try StoreFile.checkedHeader(path)
+        // Descriptors for the stamp, opened before the write connection and closed after it: a
+        // descriptor closed while the connection holds locks would drop them (POSIX).
+        let watch = FileWatch(path: absolute)
+        defer { withExtendedLifetime(watch) {} }
+        var config = Configuration()
+        config.busyMode = .timeout(3)
+        config.label = "loupe.commit"
+        let queue: DatabaseQueue
+        do { queue = try DatabaseQueue(path: absolute, configuration: config) } catch { throw commitError(error, path: path) }
+        defer { try? queue.close() }
+        var statements = 0
+        do {
+            try queue.inTransaction(.immediate) { db in
+                // Holding the write lock: nobody else commits until this transaction ends.
+                let now = FileStamp(path: absolute, watch: watch)
+                let plan = try writer.plan(pending, in: db)
+                if !plan.conflicts.isEmpty {
+                    throw StoreError(.conflict, path: path, reason: "the file changed since it was loaded; nothing was written. Changed: "
+                                     + plan.conflicts.prefix(8).joined(separator: "; ") + (plan.conflicts.count > 8 ? "; …" : "")
+                                     + ". Reload (your edits stay pending) and commit again")
+                }
+                if !now.sameContent(as: stamp) {
+                    throw StoreError(.conflict, path: path, reason: "another process wrote to the file since it was loaded (none of the objects you changed); nothing was written. Reload (your edits stay pending) and commit again")
+                }
+                let violationsBefore = try foreignKeyViolations(db, plan.checkedTables)
+                let history = plan.recordsHistory ? try PersistHistory(db) : nil
+                for unit in plan.units {
+                    try history?.begin(unit, db)
+                    for statement in unit.statements {
+                        try db.execute(sql: statement.sql, arguments: StatementArguments(statement.arguments))
+                        statements += 1
+                    }
+                    try history?.end(unit, db)
+                }
+                try history?.finish(db)
+                let introduced = try foreignKeyViolations(db, plan.checkedTables).subtracting(violationsBefore)
+                if !introduced.isEmpty {
+                    throw StoreError(.conflict, path: path, reason: "the changes break foreign keys; nothing was written: "
+                                     + introduced.sorted().prefix(8).joined(separator: "; "))
+                }
+                return .commit
+            }
+        } catch {
+            throw commitError(error, path: path)
+        }
+        let counts = pending.changes.counts
+        return Report(added: counts.added, changed: counts.changed, deleted: counts.deleted, statements: statements,
+                      seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+    }
+
+    /// A failure of the commit in words that say what the user can do; their edits stay pending.
+    static func commitError(_ error: Error, path: String) -> StoreError {
+        if let e = error as? StoreError { return e }
+        if let e = error as? DatabaseError {
+            switch e.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return StoreError(.locked, path: path, reason: "another process is writing to the file; nothing was written, your edits stay pending: commit again in a moment")
+            case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
+                return StoreError(.readOnly, path: path, reason: "the file (or its folder) cannot be written; nothing was written, your edits stay pending")
+            case .SQLITE_FULL:
+                return StoreError(.readOnly, path: path, reason: "the disk is full; nothing was written, your edits stay pending")
+            case .SQLITE_CONSTRAINT:
+                return StoreError(.conflict, path: path, reason: "SQLite refused a write (\(e.message ?? "a constraint failed")); nothing was written, your edits stay pending")
+            default:
+                return StoreError(.sqlite, path: path, reason: "\(e.message ?? "\(e)"); nothing was written, your edits stay pending")
+            }
+        }
+        return StoreError(.sqlite, path: path, reason: "\(error); nothing was written, your edits stay pending")
+    }
+
+    /// `PRAGMA foreign_key_check` over some tables, as comparable descriptions.
+    static func foreignKeyViolations(_ db: Database, _ tables: Set<String>) throws -> Set<String> {
+        var out = Set<String>()
+        for table in tables {
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [table]) {
+                let source = (row[0] as DatabaseValue).lenientText ?? table
+                let rowid = (row[1] as DatabaseValue).lenientText ?? "?"
+                let parent = (row[2] as DatabaseValue).lenientText ?? "?"
+                out.insert("\(source) row \(rowid) refers to a \(parent) that does not exist")
+            }
+        }
+        return out
+    }
+}
+
+/// Persist's undo history (its HEAD layout), extended the way Persist's `saveAll` extends it: each
+/// object changed is one `operations` row, linked from the previous current one and made current,
+/// with its document before and after in `by_type_history` and its relation rows before and after
+/// in `relations_history_before`/`_after`; the whole commit is one `undo_transactions` row.
+struct PersistHistory {
+    /// The current operation when the commit began (0 when there is none).
+    let start: Int64
+
+    init(_ db: Database) throws {
+        start = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" WHERE "current" LIMIT 1"#) ?? 0
+    }
+
+    /// Before an object's writes: its operation, its history row, its relation rows as they are.
+    func begin(_ unit: WritePlan.Unit, _ db: Database) throws {
+        try db.execute(sql: #"INSERT INTO "operations" ("operation_type", "current", "next_operation") VALUES (?, 0, -1)"#, arguments: [unit.kind.rawValue])
+        let op = db.lastInsertedRowID
+        if try Bool.fetchOne(db, sql: #"SELECT EXISTS (SELECT 1 FROM "operations" WHERE "current")"#) ?? false {
+            try db.execute(sql: #"UPDATE "operations" SET "current" = 0, "next_operation" = ? WHERE "current""#, arguments: [op])
+        } else if let first = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" ORDER BY "id" LIMIT 1"#) {
+            try db.execute(sql: #"UPDATE "operations" SET "current" = 0, "next_operation" = ? WHERE "id" = ?"#, arguments: [op, first])
+        }
+        try db.execute(sql: #"UPDATE "operations" SET "current" = 1 WHERE "id" = ?"#, arguments: [op])
+        try db.execute(sql: #"INSERT INTO "by_type_history" ("operation_id", "by_type_id", "type_name", "before_json", "after_json") VALUES (?, ?, ?, ?, ?)"#,
+                       arguments: [op, unit.persistID ?? .null, unit.typeName, unit.before ?? "", unit.after ?? ""])
+        try snapshot(unit, into: "relations_history_before", db)
+    }
+
+    /// After an object's writes: its relation rows as they are now.
+    func end(_ unit: WritePlan.Unit, _ db: Database) throws {
+        try snapshot(unit, into: "relations_history_after", db)
+    }
+
+    private func snapshot(_ unit: WritePlan.Unit, into table: String, _ db: Database) throws {
+        guard let id = unit.persistID else { return }
+        try db.execute(sql: """
+            INSERT INTO \(SQL.identifier(table)) ("operation_id", "from_id", "to_id", "relation")
+            SELECT (SELECT "id" FROM "operations" WHERE "current"), "from_id", "to_id", "relation" FROM "relations" WHERE "from_id" = ? OR "to_id" = ?
+            """, arguments: [id, id])
+    }
+
+    /// The commit as one undo transaction, made current.
+    func finish(_ db: Database) throws {
+        guard try db.tableExists("undo_transactions") else { return }
+        let end = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" WHERE "current" LIMIT 1"#) ?? start
+        try db.execute(sql: #"INSERT INTO "undo_transactions" ("undo_operation_start", "undo_operation_end", "next_undo_transaction", "current") VALUES (?, ?, -1, 0)"#,
+                       arguments: [start, end])
+        let tx = db.lastInsertedRowID
+        try db.execute(sql: #"UPDATE "undo_transactions" SET "current" = 0, "next_undo_transaction" = ? WHERE "current""#, arguments: [tx])
+        try db.execute(sql: #"UPDATE "undo_transactions" SET "current" = 1 WHERE "id" = ?"#, arguments: [tx])
+    }
+}
+
+extension FileStamp {
+    /// True when the file's content is the same: sizes, times, change counter and WAL header
+    /// (not the WAL index, which a connection's own recovery may rewrite without changing data).
+    func sameContent(as other: FileStamp) -> Bool {
+        size == other.size && modified == other.modified && inode == other.inode && changeCounter == other.changeCounter
+            && walSize == other.walSize && walModified == other.walModified && walHeader == other.walHeader
+    }
+}
