@@ -11,8 +11,8 @@ import Synchronization
 /// - `load` reads one object by id, `all` every object of a type in id order, following relations
 ///   eagerly; ``Lazy`` relations are followed on `get()`. Class instances are kept in a weak
 ///   identity map, so one id is one instance while anybody holds it.
-/// - `delete` removes an object (and, with `cascade`, everything it points to, transitively),
-///   with its relation rows; `count` counts a type.
+/// - `delete` removes an object with its relation rows (and, with `cascade`, everything it
+///   points to, transitively, that no surviving object still refers to); `count` counts a type.
 /// - `transaction` groups several calls; throwing from it rolls all of them back.
 /// - It is safe to use one store from several threads: SQLite access is serialised by a GRDB
 ///   queue and the identity map by a lock.
@@ -101,25 +101,42 @@ public final class ObjectStore: Sendable {
         }
 
         /// Deletes an object and its relation rows; with `cascade`, also every object it points
-        /// to through its relations, transitively.
+        /// to through its relations, transitively, that nothing else still refers to: a target
+        /// shared with an object that stays (and whatever that target reaches) is kept.
         public func delete<T: Storable>(_ type: T.Type, id: Int64, cascade: Bool = false) throws {
             guard try Int64.fetchOne(db, sql: #"SELECT id FROM by_type WHERE id = ? AND type_name IN (\#(placeholders(T.self)))"#,
                                      arguments: StatementArguments([id] + T.acceptedTypeNames.map { $0 as DatabaseValueConvertible })) != nil else {
                 throw StoreError(.notFound, typeName: T.storedTypeName, objectID: String(id), reason: "no such object")
             }
-            var doomed: Set<Int64> = [id]
-            if cascade {
-                var frontier = [id]
-                while let next = frontier.popLast() {
-                    for target in try Int64.fetchAll(db, sql: #"SELECT to_id FROM relations WHERE from_id = ?"#, arguments: [next])
-                    where doomed.insert(target).inserted { frontier.append(target) }
-                }
-            }
+            let doomed = cascade ? try cascadeSet(from: id) : [id]
             for d in doomed {
                 try db.execute(sql: #"DELETE FROM relations WHERE from_id = ? OR to_id = ?"#, arguments: [d, d])
                 try db.execute(sql: #"DELETE FROM by_type WHERE id = ?"#, arguments: [d])
                 store.forget(d)
             }
+        }
+
+        /// The objects a cascading delete of `root` removes: everything `root` reaches, less what
+        /// an object outside that set refers to and what such a survivor reaches in turn.
+        func cascadeSet(from root: Int64) throws -> Set<Int64> {
+            var reached: Set<Int64> = [root]
+            var frontier = [root]
+            while let next = frontier.popLast() {
+                for target in try Int64.fetchAll(db, sql: #"SELECT to_id FROM relations WHERE from_id = ?"#, arguments: [next])
+                where reached.insert(target).inserted { frontier.append(target) }
+            }
+            // Survivors: referred to from outside the reached set (the root always goes).
+            var kept = Set<Int64>()
+            for candidate in reached where candidate != root {
+                let sources = try Int64.fetchAll(db, sql: #"SELECT from_id FROM relations WHERE to_id = ?"#, arguments: [candidate])
+                if sources.contains(where: { !reached.contains($0) }) { kept.insert(candidate) }
+            }
+            var keptFrontier = Array(kept)
+            while let next = keptFrontier.popLast() {
+                for target in try Int64.fetchAll(db, sql: #"SELECT to_id FROM relations WHERE from_id = ?"#, arguments: [next])
+                where target != root && reached.contains(target) && kept.insert(target).inserted { keptFrontier.append(target) }
+            }
+            return reached.subtracting(kept)
         }
 
         private func placeholders<T: Storable>(_ type: T.Type) -> String {

@@ -152,6 +152,22 @@ final class ObjectStoreTests: XCTestCase {
         XCTAssertThrowsError(try store.delete(Member.self, id: 999)) { XCTAssertEqual(($0 as? StoreError)?.kind, .notFound) }
     }
 
+    func testCascadeKeepsTargetsOthersStillReferTo() throws {
+        let (store, path) = try makeStore()
+        var a = Member(name: "A", favorite: Tag(label: "shared"), address: .init(city: "c"))
+        try store.save(&a)
+        var b = Member(name: "B", favorite: a.favorite, address: .init(city: "c"))
+        try store.save(&b)
+        XCTAssertEqual(try store.count(Tag.self), 1, "both members point at one tag row")
+        try store.delete(Member.self, id: a.storeID!, cascade: true)
+        XCTAssertEqual(try store.count(Tag.self), 1, "B still refers to the tag, so the cascade keeps it")
+        XCTAssertEqual(try store.load(Member.self, id: b.storeID!).favorite?.label, "shared")
+        try store.delete(Member.self, id: b.storeID!, cascade: true)
+        XCTAssertEqual(try store.count(Tag.self), 0, "with its last referrer gone, the cascade takes it")
+        let rows = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM relations") }
+        XCTAssertEqual(rows, 0)
+    }
+
     func testExplicitTransactionsRollBack() throws {
         let (store, _) = try makeStore()
         struct Refused: Error {}
