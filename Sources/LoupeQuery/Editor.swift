@@ -44,7 +44,7 @@ public struct Editor {
     /// The type a mutation names, unless it is read-only.
     private func writable(_ name: Name) throws -> TypeTable {
         let type = try Compiler(graph: graph).resolveType(name)
-        if let reason = type.readOnlyReason { throw QueryError("\(type.name) cannot be changed", at: name.range, hint: reason) }
+        if let reason = type.readOnlyReason { throw QueryError("\(type.name) is read-only", at: name.range, hint: reason) }
         return type
     }
 
@@ -54,9 +54,24 @@ public struct Editor {
         case relation(RelationColumn)
     }
 
+    /// The relation of a declared foreign key whose column is `column` and whose values are its
+    /// targets' keys (an inferred key, or one to another column, is written as a plain value).
+    private func declaredForeignKey(on type: TypeTable, column: String) -> RelationColumn? {
+        type.relations.first { relation in
+            guard let fk = relation.foreignKey, fk.attribute == column, !fk.isInferred else { return false }
+            guard let referenced = fk.targetAttribute else { return true }
+            if case .column(let key, _) = graph.types[fk.targetType].keyPolicy { return key == referenced }
+            return false
+        }
+    }
+
     private func target(_ name: Name, on type: TypeTable, allowNew: Bool) throws -> Target {
-        // A foreign key's column name is an attribute (its key value); its relation name a relation.
-        if let a = type.attributeIndex[name.text] { return .attribute(name: type.attributes[a].name, index: a) }
+        // A declared foreign key's column is set through its relation, whichever name is used:
+        // the value names the target by its key, and a key no target has is refused.
+        if let a = type.attributeIndex[name.text] {
+            if let relation = declaredForeignKey(on: type, column: type.attributes[a].name) { return .relation(relation) }
+            return .attribute(name: type.attributes[a].name, index: a)
+        }
         if let r = type.relationIndex[name.text], type.relations[r].foreignKey == nil || type.relations[r].name == name.text {
             return .relation(type.relations[r])
         }
@@ -96,6 +111,8 @@ public struct Editor {
                         throw QueryError("'\(name)' takes one value", at: range, hint: "this expression yields a collection")
                     }
                     let checked = try check(value, for: name, index: index, in: type, at: range, isInsert: false)
+                    // A value the object holds already is no change.
+                    if let index, type.value(row: Int(ref.row), attribute: index) == checked { continue }
                     edits.append(.set(identity, attribute: name, value: checked))
                 case .relation(let relation):
                     edits.append(contentsOf: try relationEdits(identity, ref: ref, relation, kind: assignment.kind, operand, in: type, at: range))
@@ -266,7 +283,7 @@ public struct Editor {
         blocked.removeAll { doomed.contains($0.1) }
         if !blocked.isEmpty {
             let shown = blocked.prefix(8).map { "\(graph.label(of: $0.1)).\($0.2) → \(graph.label(of: $0.0))" }.joined(separator: ", ")
-            throw QueryError("cannot delete: \(blocked.count) object\(blocked.count == 1 ? "" : "s") still refer to \(blocked.count == 1 ? "it" : "them")", at: range,
+            throw QueryError("cannot delete: \(blocked.count) reference\(blocked.count == 1 ? "" : "s") from objects that are kept", at: range,
                              hint: shown + (blocked.count > 8 ? ", …" : "") + " (ON DELETE NO ACTION/RESTRICT); delete or change those first")
         }
         // Objects that are deleted need no column changed.

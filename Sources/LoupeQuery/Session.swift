@@ -146,6 +146,9 @@ public final class ReplSession {
         switch outcome {
         case .failure(let error):
             return Reply(output: "", error: error.render(source: evaluation.line))
+        case .success(.staged(_, let step)) where step.edits.isEmpty:
+            lastResult = nil
+            return Reply(output: "nothing staged: no object changes\n")
         case .success(.staged(let changes, let step)):
             lastResult = nil
             replacePending(changes)

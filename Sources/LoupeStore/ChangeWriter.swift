@@ -142,14 +142,14 @@ enum RelationalWriter: ChangeWriter {
             if isNew {
                 // The columns given (and the key the store assigns into a column).
                 let given = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
-                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(name) WHERE \(condition))", arguments: StatementArguments(keyArguments)) ?? false {
+                if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(name) WHERE \(condition))"), arguments: StatementArguments(keyArguments)) ?? false {
                     plan.conflicts.append("\(identity) exists in the file already (another process inserted it)")
                 }
                 var columns = given.map { SQL.identifier($0.element.name) }
                 var arguments = given.map { databaseValue(table.value(row: row, attribute: $0.offset), storage: $0.element.storage) }
                 if case .rowid = table.keyPolicy {
                     // A rowid table's new row takes the rowid Loupe showed for it.
-                    columns.insert("rowid", at: 0)
+                    columns.insert(rowidName(table), at: 0)
                     arguments.insert(contentsOf: keyArguments, at: 0)
                 }
                 let sql = columns.isEmpty
@@ -189,8 +189,13 @@ enum RelationalWriter: ChangeWriter {
         case .columns(let names):
             guard case .composite(let parts) = id else { return ("0", []) }
             return (names.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND "), parts.map(databaseValue))
-        case .rowid, .globalInteger, .rowNumber: return ("rowid = ?", [databaseValue(id)])
+        case .rowid, .globalInteger, .rowNumber: return ("\(rowidName(table)) = ?", [databaseValue(id)])
         }
+    }
+
+    /// The name that reaches the table's rowid (a column may be called `rowid`).
+    static func rowidName(_ table: TypeTable) -> String {
+        SQL.rowidName(columns: table.attributes.filter { $0.storage != nil }.map(\.name)) ?? "rowid"
     }
 
     /// Records a conflict when the row is gone or any column differs from what was loaded.
@@ -199,7 +204,7 @@ enum RelationalWriter: ChangeWriter {
         let columns = table.attributes.filter { $0.storage != nil }
         guard !columns.isEmpty else { return }
         let sql = "SELECT \(columns.map { SQL.identifier($0.name) }.joined(separator: ", ")) FROM \(SQL.identifier(table.name.rawValue)) WHERE \(condition)"
-        guard let found = try Row.fetchOne(db, sql: sql, arguments: StatementArguments(keyArguments)) else {
+        guard let found = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(keyArguments)) else {
             plan.conflicts.append("\(identity) was deleted by another process")
             return
         }
@@ -241,7 +246,7 @@ enum PersistEditWriter: ChangeWriter {
             if isNew {
                 let values = table.attributes.enumerated().map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }.filter { !$0.1.isNull }
                 let json = PersistJSON.rewrite(nil, changes: values, style: fileStyle)
-                if try DatabaseValue.fetchOne(db, sql: "SELECT id FROM by_type WHERE id = ?", arguments: [id]) != nil {
+                if try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT id FROM by_type WHERE id = ?"), arguments: [id]) != nil {
                     plan.conflicts.append("\(identity): the id is taken in the file (another process inserted an object)")
                 }
                 var statements = [WritePlan.Statement(sql: #"INSERT INTO "by_type" ("id", "type_name", "json") VALUES (?, ?, ?)"#,
@@ -252,7 +257,7 @@ enum PersistEditWriter: ChangeWriter {
                 continue
             }
             // An existing object: its document as stored, checked against what was loaded.
-            guard let stored = try Row.fetchOne(db, sql: "SELECT type_name, json FROM by_type WHERE id = ?", arguments: [id]) else {
+            guard let stored = try Row.fetchOne(db.cachedStatement(sql: "SELECT type_name, json FROM by_type WHERE id = ?"), arguments: [id]) else {
                 plan.conflicts.append("\(identity) was deleted by another process")
                 continue
             }

@@ -217,11 +217,19 @@ public enum RelationalFormat: StoreFormat {
                 keyColumns = []
             }
         }
-        let t = builder.type(source.name, readOnlyReason: source.isView ? "\(source.name) is a view" : readOnlyReason, keyPolicy: policy)
-        let selectRowID = source.hasRowID && keyColumns.isEmpty
+        // Columns named rowid, _rowid_ and oid all at once hide the rowid: such a table is
+        // listed by row number and never edited.
+        let rowidName = source.hasRowID ? SQL.rowidName(columns: source.columns.map(\.name)) : nil
+        var readOnly = source.isView ? "\(source.name) is a view" : readOnlyReason
+        if source.hasRowID, rowidName == nil, keyColumns.isEmpty {
+            policy = .rowNumber
+            readOnly = readOnly ?? "\(source.name) has columns named rowid, _rowid_ and oid, which hide its rowid; its rows cannot be told apart for a write"
+        }
+        let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
+        let selectRowID = rowidName != nil && keyColumns.isEmpty
         let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
-        let sql = "SELECT \(selectRowID ? "_rowid_" + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
-            + (source.hasRowID ? " ORDER BY _rowid_" : "")
+        let sql = "SELECT \(selectRowID ? rowidName! + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
+            + (rowidName.map { " ORDER BY \($0)" } ?? "")
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
         let offset = selectRowID ? 1 : 0
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }

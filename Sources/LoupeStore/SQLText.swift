@@ -15,6 +15,14 @@ enum SQL {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// The name that reaches a table's rowid: `rowid`, `_rowid_` or `oid`, the first that no
+    /// column takes (a column named `rowid` hides the rowid behind that name); nil when all three
+    /// are columns, and the rowid cannot be reached at all.
+    static func rowidName(columns: [String]) -> String? {
+        let taken = Set(columns.map { $0.lowercased() })
+        return ["rowid", "_rowid_", "oid"].first { !taken.contains($0) }
+    }
+
     /// `'text'`, with every `'` doubled (for the few places SQLite takes no argument: JSON paths
     /// inside generated SQL are bound where possible).
     static func literal(_ text: String) -> String {

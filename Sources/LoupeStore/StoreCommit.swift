@@ -22,7 +22,7 @@ public enum StoreCommit {
         public let statements: Int
         public let seconds: Double
         public var summary: String {
-            "committed: \(added) added, \(changed) changed, \(deleted) deleted (\(statements) statements, \(String(format: "%.3f", seconds)) s)"
+            "committed: \(added) added, \(changed) changed, \(deleted) deleted (\(statements) statement\(statements == 1 ? "" : "s"), \(String(format: "%.3f", seconds)) s)"
         }
     }
 
@@ -52,6 +52,9 @@ public enum StoreCommit {
         defer { withExtendedLifetime(watch) {} }
         var config = Configuration()
         config.busyMode = .timeout(3)
+        // The plan spells out every write, cascades included, so SQLite must not add its own:
+        // the preview is exactly what is written. `foreign_key_check` then proves the result.
+        config.foreignKeysEnabled = false
         config.label = "loupe.commit"
         let queue: DatabaseQueue
         do { queue = try DatabaseQueue(path: absolute, configuration: config) } catch { throw commitError(error, path: path) }
@@ -75,7 +78,7 @@ public enum StoreCommit {
                 for unit in plan.units {
                     try history?.begin(unit, db)
                     for statement in unit.statements {
-                        try db.execute(sql: statement.sql, arguments: StatementArguments(statement.arguments))
+                        try db.cachedStatement(sql: statement.sql).execute(arguments: StatementArguments(statement.arguments))
                         statements += 1
                     }
                     try history?.end(unit, db)
@@ -135,26 +138,41 @@ public enum StoreCommit {
 /// object changed is one `operations` row, linked from the previous current one and made current,
 /// with its document before and after in `by_type_history` and its relation rows before and after
 /// in `relations_history_before`/`_after`; the whole commit is one `undo_transactions` row.
-struct PersistHistory {
+///
+/// The current operation is remembered between objects (Persist finds it with a scan of
+/// `operations` each time; the result is the same). The relation snapshots scan `relations`,
+/// which Persist leaves without an index, once per object, as Persist's own writes do.
+final class PersistHistory {
     /// The current operation when the commit began (0 when there is none).
     let start: Int64
+    /// The current operation now.
+    private var current: Int64?
+    private let hasUndoTransactions: Bool
 
     init(_ db: Database) throws {
-        start = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" WHERE "current" LIMIT 1"#) ?? 0
+        current = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" WHERE "current" LIMIT 1"#)
+        start = current ?? 0
+        hasUndoTransactions = try db.tableExists("undo_transactions")
     }
 
     /// Before an object's writes: its operation, its history row, its relation rows as they are.
     func begin(_ unit: WritePlan.Unit, _ db: Database) throws {
-        try db.execute(sql: #"INSERT INTO "operations" ("operation_type", "current", "next_operation") VALUES (?, 0, -1)"#, arguments: [unit.kind.rawValue])
+        try db.cachedStatement(sql: #"INSERT INTO "operations" ("operation_type", "current", "next_operation") VALUES (?, 0, -1)"#)
+            .execute(arguments: [unit.kind.rawValue])
         let op = db.lastInsertedRowID
-        if try Bool.fetchOne(db, sql: #"SELECT EXISTS (SELECT 1 FROM "operations" WHERE "current")"#) ?? false {
-            try db.execute(sql: #"UPDATE "operations" SET "current" = 0, "next_operation" = ? WHERE "current""#, arguments: [op])
-        } else if let first = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" ORDER BY "id" LIMIT 1"#) {
+        if let current {
+            // The first time, every row marked current is unmarked (a file may hold several).
+            let sql = current == start
+                ? #"UPDATE "operations" SET "current" = 0, "next_operation" = ? WHERE "current""#
+                : #"UPDATE "operations" SET "current" = 0, "next_operation" = ? WHERE "id" = \#(current)"#
+            try db.cachedStatement(sql: sql).execute(arguments: [op])
+        } else if let first = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" ORDER BY "id" LIMIT 1"#), first != op {
             try db.execute(sql: #"UPDATE "operations" SET "current" = 0, "next_operation" = ? WHERE "id" = ?"#, arguments: [op, first])
         }
-        try db.execute(sql: #"UPDATE "operations" SET "current" = 1 WHERE "id" = ?"#, arguments: [op])
-        try db.execute(sql: #"INSERT INTO "by_type_history" ("operation_id", "by_type_id", "type_name", "before_json", "after_json") VALUES (?, ?, ?, ?, ?)"#,
-                       arguments: [op, unit.persistID ?? .null, unit.typeName, unit.before ?? "", unit.after ?? ""])
+        try db.cachedStatement(sql: #"UPDATE "operations" SET "current" = 1 WHERE "id" = ?"#).execute(arguments: [op])
+        current = op
+        try db.cachedStatement(sql: #"INSERT INTO "by_type_history" ("operation_id", "by_type_id", "type_name", "before_json", "after_json") VALUES (?, ?, ?, ?, ?)"#)
+            .execute(arguments: [op, unit.persistID ?? .null, unit.typeName, unit.before ?? "", unit.after ?? ""])
         try snapshot(unit, into: "relations_history_before", db)
     }
 
@@ -164,19 +182,18 @@ struct PersistHistory {
     }
 
     private func snapshot(_ unit: WritePlan.Unit, into table: String, _ db: Database) throws {
-        guard let id = unit.persistID else { return }
-        try db.execute(sql: """
+        guard let id = unit.persistID, let current else { return }
+        try db.cachedStatement(sql: """
             INSERT INTO \(SQL.identifier(table)) ("operation_id", "from_id", "to_id", "relation")
-            SELECT (SELECT "id" FROM "operations" WHERE "current"), "from_id", "to_id", "relation" FROM "relations" WHERE "from_id" = ? OR "to_id" = ?
-            """, arguments: [id, id])
+            SELECT ?, "from_id", "to_id", "relation" FROM "relations" WHERE "from_id" = ? OR "to_id" = ?
+            """).execute(arguments: [current, id, id])
     }
 
     /// The commit as one undo transaction, made current.
     func finish(_ db: Database) throws {
-        guard try db.tableExists("undo_transactions") else { return }
-        let end = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "operations" WHERE "current" LIMIT 1"#) ?? start
+        guard hasUndoTransactions else { return }
         try db.execute(sql: #"INSERT INTO "undo_transactions" ("undo_operation_start", "undo_operation_end", "next_undo_transaction", "current") VALUES (?, ?, -1, 0)"#,
-                       arguments: [start, end])
+                       arguments: [start, current ?? start])
         let tx = db.lastInsertedRowID
         try db.execute(sql: #"UPDATE "undo_transactions" SET "current" = 0, "next_undo_transaction" = ? WHERE "current""#, arguments: [tx])
         try db.execute(sql: #"UPDATE "undo_transactions" SET "current" = 1 WHERE "id" = ?"#, arguments: [tx])

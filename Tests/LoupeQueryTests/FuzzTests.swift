@@ -84,7 +84,8 @@ final class FuzzTests: XCTestCase {
                 // The statement printed in the language reads back as the same tree.
                 if let text = statement.sourceText {
                     do {
-                        XCTAssertEqual(try Parser.parse(text).description, statement.description, "print → parse changed \(source)\nprinted: \(text)")
+                        let reparsed = try Parser.parse(text)
+                        XCTAssertEqual(reparsed.description, statement.description, "print → parse changed \(source)\nprinted: \(text)")
                         roundTrips += 1
                     } catch let e as QueryError {
                         XCTFail("printed statement does not parse: \(text)\n\(e.render(source: text))")

@@ -4,9 +4,21 @@ import Foundation
 /// test target.
 public enum Shared {
     public static var root: URL {
+        checkout.deletingLastPathComponent().appendingPathComponent("shared")
+    }
+
+    /// The checkout itself (for `sample-data/`).
+    public static var checkout: URL {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }   // Tests/LoupeTestSupport/Shared.swift → the checkout
-        return url.deletingLastPathComponent().appendingPathComponent("shared")
+        return url
+    }
+
+    /// Copies a file of the checkout (`sample-data/library.sqlite`) into a fresh temp folder.
+    public static func copyFromCheckout(_ relative: String) throws -> String {
+        let target = try temporaryPath(URL(fileURLWithPath: relative).lastPathComponent)
+        try FileManager.default.copyItem(atPath: checkout.appendingPathComponent(relative).path, toPath: target)
+        return target
     }
 
     /// Copies a shared file (and its -wal/-shm) into a fresh temp folder; tests never open shared/ itself.
