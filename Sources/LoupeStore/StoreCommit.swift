@@ -203,8 +203,15 @@ final class PersistHistory {
 extension FileStamp {
     /// True when the file's content is the same: sizes, times, change counter and WAL header
     /// (not the WAL index, which a connection's own recovery may rewrite without changing data).
+    /// A missing `-wal` and an empty one hold the same data: opening a WAL file creates it.
     func sameContent(as other: FileStamp) -> Bool {
         size == other.size && modified == other.modified && inode == other.inode && changeCounter == other.changeCounter
-            && walSize == other.walSize && walModified == other.walModified && walHeader == other.walHeader
+            && walContent == other.walContent
+    }
+
+    /// The `-wal`'s size, time and header when it holds any frame; nil when it is missing or empty.
+    private var walContent: [Int64]? {
+        guard let walSize, walSize > 0 else { return nil }
+        return [walSize, walModified ?? -1] + walHeader.map(Int64.init)
     }
 }
