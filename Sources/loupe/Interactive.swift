@@ -65,6 +65,8 @@ enum Interactive {
                 }
             }
             if browser.collect() { needsDraw = true }
+            // A commit chosen at the quit guard ends the program when it succeeds.
+            if browser.wantsQuit { return }
             if browser.isBusy { needsDraw = true }   // the elapsed time on the status line
             // A frame only when something changed: an idle browser does no work.
             if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }

@@ -1,5 +1,6 @@
 import DisplayText
 import Foundation
+import GRDB
 import LoupeTestSupport
 import XCTest
 
@@ -150,6 +151,39 @@ final class TmuxTests: XCTestCase {
         try keys("Escape", "q")
         let end = try waitFor("TTY-END")
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+    }
+
+    /// Editing in the real terminal: a statement at the REPL and a cell edit are staged and marked,
+    /// `q` asks before dropping them, Esc stays, `q` `c` commits and quits; the file holds exactly
+    /// those changes.
+    func testEditThenTheQuitGuardCommitsBeforeQuitting() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try start(path)
+        try waitFor("Album (347)")
+        try keys(":", "update Genre where GenreId == 25 set Name = \"Opera & Operetta\"", "Enter")
+        try waitFor("staged: 1 object")
+        try keys("Escape")
+        // Album #2's title, edited in place.
+        try keys("j", "l", "l", "e", "C-u", "Balls to the Wall (2002)", "Enter")
+        let staged = try waitFor("pending +0 ~2 -0")
+        XCTAssertTrue(staged.contains("~  2       2 Balls to the Wall (2002)"), staged)
+        try keys("q")
+        try waitFor("Quit with changes that are not written?")
+        try keys("Escape")
+        try waitFor("pending +0 ~2 -0")
+        try keys("q")
+        try waitFor("Quit with changes that are not written?")
+        try keys("c")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        let values = try queue.read { db in
+            try [String.fetchOne(db, sql: "SELECT Name FROM Genre WHERE GenreId = 25"),
+                 String.fetchOne(db, sql: "SELECT Title FROM Album WHERE AlbumId = 2")]
+        }
+        XCTAssertEqual(values, ["Opera & Operetta", "Balls to the Wall (2002)"])
     }
 
     func testTheTerminalIsRestoredWhenLoupeIsKilledOrCrashes() throws {
