@@ -175,6 +175,29 @@ public enum DisplayText {
         return cut ? keep + "…" : out
     }
 
+    /// The text as shown in rows of at most `width` cells, at most `maxRows` of them (the last
+    /// ending in `…` when the text goes on). Reads no more of `s` than the rows need.
+    public static func wrap(_ s: String, width: Int, maxRows: Int) -> [String] {
+        guard width > 1, maxRows > 0 else { return [] }
+        if s.utf8.count <= width, isPlainASCII(s) { return [s] }
+        var rows: [String] = []
+        var row = "", used = 0, cut = false
+        forEachCell(s, limit: Int.max) { ch, w in
+            if used + w > width {
+                if rows.count == maxRows - 1 { cut = true; return false }
+                rows.append(row)
+                row = ""
+                used = 0
+            }
+            row.append(ch)
+            used += w
+            return true
+        }
+        if cut { row = fit(row, width: width - 1) + "…" }
+        rows.append(row)
+        return rows
+    }
+
     /// The text shown in exactly `width` cells: fitted, then padded with spaces.
     public static func pad(_ s: String, to width: Int) -> String {
         let t = fit(s, width: width)

@@ -393,18 +393,27 @@ extension Browser {
         if picker.visible.isEmpty { buffer.put("no object matches", x: body.x, y: body.y, style: theme.dim) }
     }
 
-    /// A dialog: its text (scrollable) and its choices on the last line.
+    /// A dialog: its text (scrollable by line; a long line wraps, up to 8 rows) and its choices
+    /// on the last line. Only the lines on screen are measured: a preview may hold 250k rows.
     private func renderDialog(_ buffer: inout Buffer) {
         guard let dialog else { return }
-        let w = min(buffer.width - 2, max(50, min(110, (dialog.lines.map { DisplayText.width(of: $0) }.max() ?? 40) + 4)))
-        let h = min(buffer.height - 2, dialog.lines.count + 4)
+        let maxHeight = buffer.height - 2
+        let visible = dialog.lines.dropFirst(dialog.top).prefix(max(1, maxHeight))
+        let widest = visible.map { DisplayText.width(of: DisplayText.fit($0, width: 200)) }.max() ?? 40
+        let w = min(buffer.width - 2, max(50, min(116, widest + 2)))
+        var rows: [String] = []
+        for line in visible {
+            rows += DisplayText.wrap(line, width: w - 2, maxRows: 8)
+            if rows.count >= maxHeight { break }
+        }
+        let h = min(maxHeight, max(dialog.lines.count, rows.count) + 3)
         let area = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
         buffer.fill(area)
         let inner = drawBlock(&buffer, area, title: dialog.title, style: theme.focusedBorder, titleStyle: theme.header)
         guard inner.height >= 2 else { return }
         let textHeight = inner.height - 1
-        for (i, line) in dialog.lines.dropFirst(dialog.top).prefix(textHeight).enumerated() {
-            buffer.put(DisplayText.fit(line, width: inner.width), x: inner.x, y: inner.y + i, maxWidth: inner.width)
+        for (i, row) in rows.prefix(textHeight).enumerated() {
+            buffer.put(row, x: inner.x, y: inner.y + i, maxWidth: inner.width)
         }
         buffer.put(DisplayText.fit(dialog.choices, width: inner.width), x: inner.x, y: inner.maxY - 1, style: theme.header, maxWidth: inner.width)
     }

@@ -424,6 +424,8 @@ public final class Browser {
         case .escape:
             if case .editValue = inputMode { inputMode = .statement; focus = previousFocus; message = "not changed" } else { focus = .records }
             editor.set("")
+        case .character(":") where editor.text.isEmpty && inputMode == .statement:
+            break   // `:` out of habit at an empty prompt: the REPL already has the keyboard
         case .character(let c): editor.insert(c)
         case .backspace: editor.backspace()
         case .delete: editor.delete()

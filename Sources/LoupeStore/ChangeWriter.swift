@@ -66,8 +66,12 @@ public struct WritePlan: Sendable {
         for unit in units {
             if let before = unit.before, let after = unit.after {
                 lines.append("\(unit.object) (\(unit.kind.rawValue))")
-                if !before.isEmpty { lines.append("  json before: " + before.replacingOccurrences(of: "\n", with: "\n               ")) }
-                if !after.isEmpty { lines.append("  json after:  " + after.replacingOccurrences(of: "\n", with: "\n               ")) }
+                if before == after {
+                    lines.append("  json unchanged (relations only)")
+                } else {
+                    if !before.isEmpty { lines.append("  json before: " + before.replacingOccurrences(of: "\n", with: "\n               ")) }
+                    if !after.isEmpty { lines.append("  json after:  " + after.replacingOccurrences(of: "\n", with: "\n               ")) }
+                }
                 for statement in unit.statements { lines.append("  " + statement.display) }
             } else {
                 for statement in unit.statements { lines.append(statement.display) }
