@@ -246,6 +246,19 @@ public struct ChangeSet: Sendable {
     /// True when an edit set this cell.
     public func isChanged(_ ref: ObjectRef, attribute: String) -> Bool { value(ref, attribute: attribute) != nil }
 
+    /// The attributes edits changed on this object (for an inserted one, those it was given), in
+    /// no particular order: a look-up per changed attribute, not per attribute of the type.
+    public func changedAttributes(of ref: ObjectRef) -> [String] {
+        guard let byAttribute = cells[Int(ref.type)] else { return [] }
+        return byAttribute.compactMap { $0.value[Int(ref.row)] != nil ? $0.key : nil }
+    }
+
+    /// The relations edits changed on this object, in no particular order.
+    public func relinkedRelations(of ref: ObjectRef) -> [String] {
+        guard let byRelation = links[Int(ref.type)] else { return [] }
+        return byRelation.compactMap { $0.value[Int(ref.row)] != nil ? $0.key : nil }
+    }
+
     /// True when an edit changed this relation of this object.
     public func isRelinked(_ ref: ObjectRef, relation: String) -> Bool { links[Int(ref.type)]?[relation]?[Int(ref.row)] != nil }
 

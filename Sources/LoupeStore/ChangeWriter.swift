@@ -87,8 +87,11 @@ public struct WritePlan: Sendable {
 /// A type that turns staged changes into the writes of one on-disk format.
 protocol ChangeWriter {
     /// Reads what the writes need from `db` (the commit's transaction, or a read for the preview)
-    /// and returns them, with the objects whose rows no longer hold what was loaded.
-    static func plan(_ pending: PendingChanges, in db: Database) throws -> WritePlan
+    /// and returns them; with `verify`, also the objects whose rows no longer hold what was loaded
+    /// (the commit verifies only when the file's stamp says another process wrote since the load:
+    /// an unchanged stamp means every row is as loaded, and checking 250k rows one by one would
+    /// cost more than writing them).
+    static func plan(_ pending: PendingChanges, in db: Database, verify: Bool) throws -> WritePlan
 }
 
 extension ChangeWriter {
@@ -113,6 +116,12 @@ extension ChangeWriter {
         }
     }
 
+    /// The columns edits changed on an object, in the type's attribute order, with their indexes.
+    static func changedColumns(_ table: TypeTable, _ ref: ObjectRef, _ changes: ChangeSet) -> [(offset: Int, element: AttributeColumn)] {
+        changes.changedAttributes(of: ref).compactMap { name in table.attributeIndex[name].map { ($0, table.attributes[$0]) } }
+            .sorted { $0.offset < $1.offset }
+    }
+
     /// A key as a bound value.
     static func databaseValue(_ id: ObjectID) -> DatabaseValue {
         switch id {
@@ -130,7 +139,7 @@ extension ChangeWriter {
 /// each column holds them; each row checked against what was loaded; foreign keys checked by
 /// `PRAGMA foreign_key_check` before the commit ends.
 enum RelationalWriter: ChangeWriter {
-    static func plan(_ pending: PendingChanges, in db: Database) throws -> WritePlan {
+    static func plan(_ pending: PendingChanges, in db: Database, verify: Bool) throws -> WritePlan {
         let base = pending.base, staged = pending.graph, changes = pending.changes
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         var plan = WritePlan()
@@ -145,8 +154,8 @@ enum RelationalWriter: ChangeWriter {
             plan.checkedTables.insert(table.name.rawValue)
             if isNew {
                 // The columns given (and the key the store assigns into a column).
-                let given = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
-                if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(name) WHERE \(condition))"), arguments: StatementArguments(keyArguments)) ?? false {
+                let given = changedColumns(table, ref, changes)
+                if verify, try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(name) WHERE \(condition))"), arguments: StatementArguments(keyArguments)) ?? false {
                     plan.conflicts.append("\(identity) exists in the file already (another process inserted it)")
                 }
                 var columns = given.map { SQL.identifier($0.element.name) }
@@ -165,14 +174,14 @@ enum RelationalWriter: ChangeWriter {
             }
             // An existing row: it must still hold what was loaded.
             let baseTable = base.types[table.index]
-            try check(db, baseTable, row: row, identity: identity, condition: condition, keyArguments: keyArguments, epoch: epoch, into: &plan)
+            if verify { try check(db, baseTable, row: row, identity: identity, condition: condition, keyArguments: keyArguments, epoch: epoch, into: &plan) }
             if isGone {
                 plan.units.append(WritePlan.Unit(object: identity, kind: .delete,
                                                  statements: [WritePlan.Statement(sql: "DELETE FROM \(name) WHERE \(condition)", arguments: keyArguments)],
                                                  before: nil, after: nil, persistID: nil, typeName: table.name.rawValue))
                 continue
             }
-            let set = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
+            let set = changedColumns(table, ref, changes)
             guard !set.isEmpty else { continue }
             let sql = "UPDATE \(name) SET " + set.map { SQL.identifier($0.element.name) + " = ?" }.joined(separator: ", ") + " WHERE \(condition)"
             let arguments = set.map { databaseValue(table.value(row: row, attribute: $0.offset), storage: $0.element.storage) }
@@ -231,7 +240,7 @@ enum RelationalWriter: ChangeWriter {
 /// removed; each object checked against what was loaded. In files with Persist's undo tables,
 /// each object is one operation and the commit one undo transaction, as Persist records them.
 enum PersistEditWriter: ChangeWriter {
-    static func plan(_ pending: PendingChanges, in db: Database) throws -> WritePlan {
+    static func plan(_ pending: PendingChanges, in db: Database, verify: Bool) throws -> WritePlan {
         let base = pending.base, staged = pending.graph, changes = pending.changes
         var plan = WritePlan()
         plan.recordsHistory = try db.tableExists("operations") && db.tableExists("by_type_history")
@@ -250,7 +259,7 @@ enum PersistEditWriter: ChangeWriter {
             if isNew {
                 let values = table.attributes.enumerated().map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }.filter { !$0.1.isNull }
                 let json = PersistJSON.rewrite(nil, changes: values, style: fileStyle)
-                if try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT id FROM by_type WHERE id = ?"), arguments: [id]) != nil {
+                if verify, try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT id FROM by_type WHERE id = ?"), arguments: [id]) != nil {
                     plan.conflicts.append("\(identity): the id is taken in the file (another process inserted an object)")
                 }
                 var statements = [WritePlan.Statement(sql: #"INSERT INTO "by_type" ("id", "type_name", "json") VALUES (?, ?, ?)"#,
@@ -268,9 +277,9 @@ enum PersistEditWriter: ChangeWriter {
             let original = (stored[1] as DatabaseValue).lenientText ?? ""
             let storedTypeName = (stored[0] as DatabaseValue).lenientText ?? table.name.rawValue
             let baseTable = base.types[table.index]
-            if let conflict = documentConflict(original, loaded: baseTable, row: row) { plan.conflicts.append("\(identity)\(conflict)") }
-            let changedRelations = table.relations.map(\.name).filter { changes.isRelinked(ref, relation: $0) }
-            for name in changedRelations {
+            if verify, let conflict = documentConflict(original, loaded: baseTable, row: row) { plan.conflicts.append("\(identity)\(conflict)") }
+            let changedRelations = changes.relinkedRelations(of: ref).sorted { (table.relation(named: $0) ?? 0) < (table.relation(named: $1) ?? 0) }
+            for name in changedRelations where verify {
                 let loaded = baseTable.relation(named: name).map { r in baseTable.relations[r].targets(of: row).map { base.id(of: $0) } } ?? []
                 let inFile = try DatabaseValue.fetchAll(db, sql: "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid",
                                                         arguments: [id, name]).compactMap(\.objectID)
@@ -283,7 +292,7 @@ enum PersistEditWriter: ChangeWriter {
                 ], before: original, after: "", persistID: id, typeName: storedTypeName))
                 continue
             }
-            let edited = table.attributes.enumerated().filter { changes.isChanged(ref, attribute: $0.element.name) }
+            let edited = changedColumns(table, ref, changes)
             var statements: [WritePlan.Statement] = []
             var after = original
             if !edited.isEmpty {

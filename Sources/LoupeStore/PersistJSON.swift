@@ -26,34 +26,40 @@ enum PersistJSON {
     /// date in it (else `fallback`'s).
     static func style(of text: String, fallback: Style) -> Style {
         var style = fallback
-        style.pretty = text.contains("\n")
-        style.escapesSlash = style.pretty ? !text.contains("/") || text.contains("\\/") : text.contains("\\/")
+        // One pass over the bytes (`String.contains` would go through Foundation's search).
+        var newline = false, slash = false, escapedSlash = false, previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte == 0x0A { newline = true }
+            if byte == UInt8(ascii: "/") { slash = true; if previous == UInt8(ascii: "\\") { escapedSlash = true } }
+            previous = byte
+        }
+        style.pretty = newline
+        style.escapesSlash = newline ? !slash || escapedSlash : escapedSlash
         if let offset = dateOffset(in: text) { style.dateOffsetMinutes = offset }
         return style
     }
 
     /// The UTC offset of the first Persist date string in a text, in minutes.
     static func dateOffset(in text: String) -> Int? {
-        let bytes = Array(text.utf8)
-        var i = 0
-        while i + 22 <= bytes.count {
-            // "yyyy-MM-dd HH:mm:ss Z" or "… ±HH:mm", inside quotes
-            if bytes[i] == UInt8(ascii: "\""), i + 22 < bytes.count {
-                let candidate = bytes[(i + 1)...]
-                for length in [21, 26] where candidate.count > length && candidate[candidate.startIndex + length] == UInt8(ascii: "\"") {
-                    let slice = Array(candidate.prefix(length))
-                    let isDate = slice.withUnsafeBufferPointer { PersistDates.isPersistDate($0) }
-                    if isDate {
+        var text = text
+        return text.withUTF8 { bytes -> Int? in
+            var i = 0
+            while i + 22 < bytes.count {
+                // "yyyy-MM-dd HH:mm:ss Z" or "… ±HH:mm", inside quotes
+                if bytes[i] == UInt8(ascii: "\"") {
+                    for length in [21, 26] where i + 1 + length < bytes.count && bytes[i + 1 + length] == UInt8(ascii: "\"") {
+                        let slice = UnsafeBufferPointer(rebasing: bytes[(i + 1)..<(i + 1 + length)])
+                        guard PersistDates.isPersistDate(slice) else { continue }
                         if length == 21 { return 0 }
                         let sign = slice[20] == UInt8(ascii: "-") ? -1 : 1
                         let h = Int(slice[21] - 48) * 10 + Int(slice[22] - 48), m = Int(slice[24] - 48) * 10 + Int(slice[25] - 48)
                         return sign * (h * 60 + m)
                     }
                 }
+                i += 1
             }
-            i += 1
+            return nil
         }
-        return nil
     }
 
     /// The top-level members of a JSON object, keys decoded and values as their exact text; nil
@@ -87,7 +93,12 @@ enum PersistJSON {
                 }
                 return false
             }
-            while i < b.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09].contains(b[i]) { i += 1 }
+            scalar: while i < b.count {
+                switch b[i] {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09: break scalar
+                default: i += 1
+                }
+            }
             return true
         }
         space()
@@ -100,7 +111,13 @@ enum PersistJSON {
             space()
             let keyStart = i
             guard skipString() else { return nil }
-            guard case .string(let key)? = try? JSONReader.parse(String(decoding: b[keyStart..<i], as: UTF8.self), persistDates: false) else { return nil }
+            let key: String
+            if !b[(keyStart + 1)..<(i - 1)].contains(UInt8(ascii: "\\")) {
+                key = String(decoding: b[(keyStart + 1)..<(i - 1)], as: UTF8.self)   // nothing escaped: the bytes are the key
+            } else {
+                guard case .string(let decoded)? = try? JSONReader.parse(String(decoding: b[keyStart..<i], as: UTF8.self), persistDates: false) else { return nil }
+                key = decoded
+            }
             space()
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
             i += 1

@@ -6,8 +6,9 @@ import LoupeModel
 ///
 /// The commit goes to the file itself through SQLite (never by copying a file back), in one
 /// `BEGIN IMMEDIATE` transaction with a busy timeout. Inside it, before anything is written:
-/// the file must be as it was when loaded (its stamp: size, times, change counter and WAL state),
-/// and every row the changes touch must still hold the values that were loaded. Then the writes
+/// the file must be as it was when loaded (its stamp: size, times, change counter and WAL state);
+/// when it is not, every row the changes touch is read back and compared with what was loaded, so
+/// that the refusal names the objects another process changed. Then the writes
 /// run object by object (in a file with Persist's undo tables, each object is recorded as one
 /// operation and the commit as one undo transaction); a relational file's foreign keys are
 /// checked, and any violation the writes introduced refuses the commit. Any failure rolls back:
@@ -37,7 +38,7 @@ public enum StoreCommit {
     public static func preview(_ pending: PendingChanges, path: String, format: any StoreFormat.Type) throws -> WritePlan {
         let writer = try writer(for: format)
         let file = try StoreFile.openForReading(path)
-        return try file.read { db in try writer.plan(pending, in: db) }
+        return try file.read { db in try writer.plan(pending, in: db, verify: false) }
     }
 
     /// Writes `pending` into the file at `path` (of `format`, loaded when the file had `stamp`).
@@ -63,14 +64,14 @@ public enum StoreCommit {
         do {
             try queue.inTransaction(.immediate) { db in
                 // Holding the write lock: nobody else commits until this transaction ends.
-                let now = FileStamp(path: absolute, watch: watch)
-                let plan = try writer.plan(pending, in: db)
+                let changedSinceLoad = !FileStamp(path: absolute, watch: watch).sameContent(as: stamp)
+                let plan = try writer.plan(pending, in: db, verify: changedSinceLoad)
                 if !plan.conflicts.isEmpty {
                     throw StoreError(.conflict, path: path, reason: "the file changed since it was loaded; nothing was written. Changed: "
                                      + plan.conflicts.prefix(8).joined(separator: "; ") + (plan.conflicts.count > 8 ? "; …" : "")
                                      + ". Reload (your edits stay pending) and commit again")
                 }
-                if !now.sameContent(as: stamp) {
+                if changedSinceLoad {
                     throw StoreError(.conflict, path: path, reason: "another process wrote to the file since it was loaded (none of the objects you changed); nothing was written. Reload (your edits stay pending) and commit again")
                 }
                 let violationsBefore = try foreignKeyViolations(db, plan.checkedTables)

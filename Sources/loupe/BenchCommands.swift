@@ -5,11 +5,12 @@ import LoupeModel
 import LoupeQuery
 import LoupeStore
 import LoupeBrowser
+import LoupeHost
 import TerminalKit
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Measure load and query speed against SQLite on the same file.",
-                                                    subcommands: [BenchLoad.self, BenchQuery.self, BenchRender.self])
+                                                    subcommands: [BenchLoad.self, BenchQuery.self, BenchRender.self, BenchEdit.self])
 }
 
 /// Peak resident memory of this process, in megabytes (from /proc/self/status).
@@ -142,5 +143,78 @@ struct BenchRender: ParsableCommand {
         print(String(format: "graph load:            %.3f s", loadSeconds))
         print(String(format: "frames:                %d at %@ (records and detail panes, selection moving)", frames, size))
         print(String(format: "time per frame:        %.2f ms", seconds * 1000 / Double(max(frames, 1))))
+    }
+}
+
+/// Editing at scale: stage one statement over a whole type, commit it, and compare with SQLite
+/// making the same change in one `UPDATE` over a copy of the file; both files must then hold the
+/// same values. The store is never changed: both sides work on copies in a temporary folder.
+struct BenchEdit: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "edit",
+        abstract: "Stage and commit `update Book set price = price * 1.1` on copies of a Persist store, beside SQLite's json_set UPDATE.")
+    @OptionGroup var store: StoreArgument
+    @Option(help: "The type to update (a Persist type with a numeric attribute).") var type: String = "Book"
+    @Option(help: "The numeric attribute multiplied by 1.1.") var attribute: String = "price"
+
+    func run() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-bench-edit-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let mine = folder.appendingPathComponent("loupe.sqlite").path, theirs = folder.appendingPathComponent("sqlite.sqlite").path
+        for target in [mine, theirs] { try FileManager.default.copyItem(atPath: store.file, toPath: target) }
+
+        let (loaded, loadSeconds) = try timed { try LoadedStore.open(mine) }
+        let host = StoreHost()
+        host.adopt(loaded)
+        let session = ReplSession(graph: loaded.graph, mode: .table)
+        session.storePath = mine
+        session.host = host
+        let statement = "update \(type) set \(attribute) = \(attribute) * 1.1"
+        let (reply, stageSeconds) = timed { () -> ReplSession.Reply in
+            guard case .evaluate(let evaluation) = session.begin(statement) else { return session.execute(statement) }
+            return session.finish(evaluation, evaluation.run(), seconds: 0)
+        }
+        if let error = reply.error { throw ValidationError(error) }
+        let (plan, planSeconds) = try timed { try StoreCommit.preview(session.pending, path: mine, format: loaded.format) }
+        let (report, commitSeconds) = try timed {
+            try StoreCommit.commit(session.pending, path: mine, format: loaded.format, loadedStamp: loaded.stamp)
+        }
+
+        // SQLite: the same change in one statement, in one transaction.
+        let sql = "UPDATE by_type SET json = json_set(json, '$.' || ?, json_extract(json, '$.' || ?) * 1.1) WHERE type_name = ? AND json_type(json, '$.' || ?) IN ('integer', 'real')"
+        let queue = try DatabaseQueue(path: theirs)
+        let (changed, sqliteSeconds) = try timed { try queue.write { db -> Int in
+            try db.execute(sql: sql, arguments: [attribute, attribute, type, attribute])
+            return db.changesCount
+        } }
+        try queue.close()
+
+        // One answer: the same values in both files.
+        let check = "SELECT id, json_extract(json, '$.' || ?) FROM by_type WHERE type_name = ? ORDER BY id"
+        func values(_ path: String) throws -> [(Int64, Double?)] {
+            let q = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+            defer { try? q.close() }
+            return try q.read { db in try Row.fetchAll(db, sql: check, arguments: [attribute, type]).map { ($0[0], $0[1]) } }
+        }
+        // SQLite's JSON writer keeps 15 significant digits (`%!.15g`); Loupe writes the shortest
+        // text that reads back as the same double, as Swift's JSONEncoder (Persist) does. So the
+        // values agree to 1e-14 relative, not bit for bit.
+        let a = try values(mine), b = try values(theirs)
+        let same = a.count == b.count && zip(a, b).allSatisfy { x, y in
+            guard x.0 == y.0 else { return false }
+            guard let p = x.1, let q = y.1 else { return x.1 == nil && y.1 == nil }
+            return abs(p - q) <= 1e-14 * max(abs(p), abs(q))
+        }
+
+        print("objects loaded:         \(loaded.graph.objectCount) (load \(String(format: "%.2f", loadSeconds)) s)")
+        print("statement:              \(statement)")
+        print("objects changed:        loupe \(report.changed), sqlite \(changed)")
+        print(String(format: "stage (in memory):      %.3f s", stageSeconds))
+        print(String(format: "plan the writes:        %.3f s (%d units; what .changes prints)", planSeconds, plan.units.count))
+        print(String(format: "loupe commit:           %.3f s (%d statements, checks included)", commitSeconds, report.statements))
+        print(String(format: "sqlite UPDATE json_set: %.3f s (baseline)", sqliteSeconds))
+        print(String(format: "commit / baseline:      %.2f×", commitSeconds / max(sqliteSeconds, 1e-9)))
+        print("same values in both:    \(same ? "yes" : "NO") (\(a.count) objects compared, to 15 significant digits)")
+        if !same { throw ExitCode(1) }
     }
 }
