@@ -55,6 +55,8 @@ public final class Browser {
     public var background: BackgroundRunner?
     /// The statement or load running now, if any.
     var running: RunningTask?
+    /// Statements typed while one ran, run next in order.
+    var queued: [String] = []
 
     enum InputMode: Equatable { case statement, search, editValue(ObjectRef, attribute: String) }
     /// The relation picker, while open.
@@ -468,7 +470,12 @@ public final class Browser {
     /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
         guard let session, graph != nil else { return }
-        guard running == nil else { message = "\(running!.isLoad ? "a store is loading" : "a statement is running") (Ctrl-C cancels it)"; return }
+        guard running == nil else {
+            // Typed ahead while a statement runs: it runs next, in order (Ctrl-C cancels all).
+            queued.append(line)
+            message = "queued: \(queued.count) statement\(queued.count == 1 ? "" : "s") after the running one (Ctrl-C cancels)"
+            return
+        }
         // Leaving with pending changes asks first.
         if case .dotCommand(let name, _, _)? = try? Parser.parse(line), case .success(let c) = ReplSession.command(named: name), c.name == "quit",
            !session.pending.isEmpty {
@@ -539,6 +546,7 @@ public final class Browser {
         guard let task = running, let session else { return false }
         guard let outcome = task.outcome else { return task.takeProgressChange() }
         running = nil
+        defer { if running == nil, !queued.isEmpty, !wantsQuit, dialog == nil { run(queued.removeFirst()) } }
         switch outcome {
         case .evaluated(let evaluation, let result, let seconds):
             let reply = session.finish(evaluation, result, seconds: seconds, render: false)
@@ -584,6 +592,7 @@ public final class Browser {
     public func cancelRunning() -> Bool {
         guard let running else { return false }
         running.cancellation.cancel()
+        queued.removeAll()
         message = "cancelling…"
         return true
     }
@@ -616,20 +625,18 @@ public final class Browser {
     }
 
     /// A query's result as a new view (objects, a projection, a frequency table), or its text.
+    /// The keyboard stays where it was: typing at the REPL stays at the REPL until Esc.
     private func showResult(of line: String, reply: ReplSession.Reply) {
         switch session?.lastResult {
         case .objects(let type, let refs)?:
             push(Sheet(content: .objects(type: type, refs: refs), crumb: line))
             replOutput.append("\(refs.count) objects")
-            focus = .records
         case .projection(let columns, let rows, let refs)?:
             push(Sheet(content: .projection(columns: columns, rows: rows, refs: refs), crumb: line))
             replOutput.append("\(rows.count) rows")
-            focus = .records
         case .groups(let key, let rows, let objects)?:
             push(Sheet(content: .frequency(column: key, rows: rows, source: objects), crumb: line))
             replOutput.append("\(rows.count) groups")
-            focus = .records
         default: break
         }
         replOutput.append(contentsOf: reply.output.split(separator: "\n").map(String.init))

@@ -8,6 +8,8 @@ import TerminalKit
 ///   `<Colon>`, `<Slash>`, `<Hash>`);
 ///   a word of several characters types them one after another;
 /// - `:Book where pages > 300` — focuses the REPL, types the statement and presses Enter;
+/// - `> count Book` — types the text as it is (spaces included) and presses Enter, without `:`
+///   first: the next statement at a REPL that already has the keyboard;
 /// - `/text` — searches for `text`;
 /// - `resize 100x30`, `click X Y`, `wheel up|down X Y`;
 /// - blank lines and lines starting with `#` are ignored.
@@ -36,6 +38,11 @@ public enum PlayScript {
             let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if line.hasPrefix("> ") {
+                for c in line.dropFirst(2) { steps.append(.event(.key(.character(c)))) }
+                steps.append(.event(.key(.enter)))
+                continue
+            }
             if line.hasPrefix(":") || line.hasPrefix("/") {
                 steps.append(.event(.key(.character(line.first!))))
                 for c in line.dropFirst() { steps.append(.event(.key(.character(c)))) }

@@ -111,7 +111,14 @@ public struct Parser {
             result = try queryOrGroup()
         }
         _ = accept(symbol: ";")
-        guard current.kind == .end else { throw unexpected(expected: "the end of the statement") }
+        guard current.kind == .end else {
+            // A clause after `select` (or a second `where`): say where it belongs.
+            if let clause = ["where", "sort", "distinct", "limit", "group", "SORT", "DISTINCT", "LIMIT"].first(where: { current.isKeyword($0) }) {
+                throw QueryError("unexpected '\(clause)'", at: current.range,
+                                 hint: "clauses go in this order, each once: Type [where …] [sort by …] [distinct …] [limit N] [select …]")
+            }
+            throw unexpected(expected: "the end of the statement")
+        }
         return result
     }
 

@@ -376,7 +376,9 @@ public final class ReplSession {
         switch command.name {
         case "help":
             if let topic = args.first {
-                guard case .success(let c) = ReplSession.command(named: topic) else { return usage(command, bad: topic) }
+                // `.help .commit` and `.help commit` alike.
+                let name = topic.hasPrefix(".") ? String(topic.dropFirst()) : topic
+                guard case .success(let c) = ReplSession.command(named: name) else { return usage(command, bad: topic) }
                 return Reply(output: ".\(c.name)\(c.arguments.isEmpty ? "" : " " + c.arguments)\n    \(c.summary)\n")
             }
             return Reply(output: ReplSession.helpText())

@@ -18,6 +18,15 @@ struct Loupe: ParsableCommand {
     /// Runs the command; Loupe's own failures print as one escaped line (`Error: …`, exit 1),
     /// usage mistakes and help as swift-argument-parser prints them.
     static func main() {
+        // `loupe tpyes FILE`: the first word is neither a command nor a file; name the command meant.
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let first = arguments.first, !first.hasPrefix("-"), !FileManager.default.fileExists(atPath: first) {
+            let names = configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() }
+            if !names.contains(first), let meant = NameSuggestion.closest(to: first.lowercased(), in: names) {
+                printError("Error: unknown command '\(first)'; did you mean '\(meant)'? (`loupe --help` lists the commands)")
+                Foundation.exit(64)
+            }
+        }
         do {
             var command = try parseAsRoot()
             try command.run()

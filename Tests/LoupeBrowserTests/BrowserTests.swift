@@ -306,10 +306,26 @@ final class BrowserTests: XCTestCase {
 
     func testQuitAtTheRoot() throws {
         let b = browser(try Self.chinook)
-        _ = b.play(try PlayScript.parse(":Genre\nq"), width: 100, height: 30)
+        _ = b.play(try PlayScript.parse(":Genre\n<Esc>\nq"), width: 100, height: 30)
         XCTAssertFalse(b.wantsQuit, "q first closes the query's view")
         _ = b.play(try PlayScript.parse("q"), width: 100, height: 30)
         XCTAssertTrue(b.wantsQuit)
+    }
+
+    /// Statements typed one after another stay at the REPL: a result shows in the records pane
+    /// without taking the keyboard (`q`, `s` or letters typed next are text, not browser keys).
+    func testTheReplKeepsTheKeyboardAcrossStatements() throws {
+        let b = browser(try Self.chinook)
+        let counted = b.play(try PlayScript.parse(":Genre where GenreId < 3\n> count Genre"), width: 100, height: 30)
+        XCTAssertTrue(counted.text.contains("loupe> count Genre"), counted.text)
+        XCTAssertTrue(counted.text.contains("│25 "), counted.text)
+        let s = b.play(try PlayScript.parse("> Genre where GenreId < 5 sort by Name\n> q"), width: 100, height: 30)
+        XCTAssertFalse(b.wantsQuit, "q typed at the REPL is text")
+        XCTAssertTrue(s.text.contains(" › Genre where GenreId < 5 sort by Name › "), s.text)
+        XCTAssertTrue(s.text.contains("error: unknown type 'q'"), s.text)
+        let left = b.play(try PlayScript.parse("<Esc>\nq"), width: 100, height: 30)
+        XCTAssertFalse(b.wantsQuit, "after Esc, q closes the query's view first")
+        XCTAssertFalse(left.text.contains("(4)"), left.text)
     }
 
     func testFramesReadOnlyTheVisibleRowsOfALargeType() throws {

@@ -121,6 +121,17 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(count.stdout, "25\n")
     }
 
+    /// A misspelled command names the one meant; `.help .commit` takes the dot.
+    func testMisspelledCommandsSuggestTheRightOne() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let typo = try LoupeBinary.run(["tpyes", path])
+        XCTAssertNotEqual(typo.status, 0, typo.description)
+        XCTAssertTrue(typo.stderr.contains("unknown command 'tpyes'; did you mean 'types'?"), typo.stderr)
+        let help = try LoupeBinary.run(["repl", path], stdin: ".help .commit\n.help commit\n")
+        XCTAssertEqual(help.status, 0, help.description)
+        XCTAssertEqual(help.stdout.components(separatedBy: ".commit").count - 1, 2, help.stdout)
+    }
+
     func testReplReadsStatementsFromStandardInput() throws {
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let out = try Shared.temporaryPath("once.json")

@@ -153,6 +153,26 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
     }
 
+    /// Three statements typed in a row stay at the REPL (none runs as browser keys), and `q` typed
+    /// there is text; Esc leaves the REPL, then `q` closes views and quits.
+    func testTheReplKeepsTheKeyboardForStatementAfterStatement() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try start(path)
+        try waitFor("Album (347)")
+        try keys(":", "Genre where GenreId < 3", "Enter")
+        try waitFor("2 objects")
+        try keys("count Genre", "Enter")
+        try waitFor("loupe> count Genre")
+        try keys("Artist where Name BEGINSWITH \"Aero\"", "Enter")
+        let third = try waitFor("BEGINSWITH \"Aero\" (2)")
+        XCTAssertTrue(third.contains("› Artist where Name BEGINSWITH \"Aero\""), third)
+        try keys("q", "Enter")
+        try waitFor("unknown type 'q'")
+        try keys("Escape", "q", "q", "q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+    }
+
     /// Editing in the real terminal: a statement at the REPL and a cell edit are staged and marked,
     /// `q` asks before dropping them, Esc stays, `q` `c` commits and quits; the file holds exactly
     /// those changes.

@@ -17,6 +17,17 @@ final class ErrorTests: XCTestCase {
         } catch { return "\(error)" }
     }
 
+    func testAClauseAfterSelectSaysWhereClausesGo() {
+        XCTAssertEqual(render("Genre select Name limit 3"), """
+            error: unexpected 'limit'
+             --> 1:19
+              |
+            1 | Genre select Name limit 3
+              |                   ^^^^^ clauses go in this order, each once: Type [where …] [sort by …] [distinct …] [limit N] [select …]
+            """)
+        XCTAssertTrue(render("Genre sort by nope").contains("did you mean 'Name'?"))
+    }
+
     func testUnknownNamesSuggest() {
         XCTAssertEqual(render("Track where Nmae BEGINSWITH \"Harry\""), """
             error: unknown attribute 'Nmae' on Track
