@@ -62,11 +62,10 @@ enum PersistJSON {
         }
     }
 
-    /// The top-level members of a JSON object, keys decoded and values as their exact text; nil
-    /// when the text is not an object. (Nested values are skipped by bracket matching, strings
-    /// respected: no recursion, any depth.)
-    static func members(_ text: String) -> [(key: String, raw: String)]? {
-        let b = Array(text.utf8)
+    /// The byte ranges of a JSON object's top-level members: each key's text inside its quotes
+    /// (escapes not decoded) and its value's exact text; nil when the text is not an object.
+    /// (Nested values are skipped by bracket matching, strings respected: no recursion, any depth.)
+    static func memberRanges(_ b: UnsafeBufferPointer<UInt8>) -> [(key: Range<Int>, value: Range<Int>)]? {
         var i = 0
         func space() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
         func skipString() -> Bool {
@@ -104,27 +103,21 @@ enum PersistJSON {
         space()
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
-        var out: [(String, String)] = []
+        var out: [(key: Range<Int>, value: Range<Int>)] = []
         space()
         if i < b.count, b[i] == UInt8(ascii: "}") { return out }
         while true {
             space()
             let keyStart = i
             guard skipString() else { return nil }
-            let key: String
-            if !b[(keyStart + 1)..<(i - 1)].contains(UInt8(ascii: "\\")) {
-                key = String(decoding: b[(keyStart + 1)..<(i - 1)], as: UTF8.self)   // nothing escaped: the bytes are the key
-            } else {
-                guard case .string(let decoded)? = try? JSONReader.parse(String(decoding: b[keyStart..<i], as: UTF8.self), persistDates: false) else { return nil }
-                key = decoded
-            }
+            let key = (keyStart + 1)..<(i - 1)
             space()
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
             i += 1
             space()
             let valueStart = i
             guard skipValue() else { return nil }
-            out.append((key, String(decoding: b[valueStart..<i], as: UTF8.self)))
+            out.append((key, valueStart..<i))
             space()
             guard i < b.count else { return nil }
             if b[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -133,9 +126,64 @@ enum PersistJSON {
         }
     }
 
+    /// The top-level members of a JSON object, keys decoded and values as their exact text; nil
+    /// when the text is not an object.
+    static func members(_ text: String) -> [(key: String, raw: String)]? {
+        var text = text
+        return text.withUTF8 { b -> [(key: String, raw: String)]? in
+            guard let ranges = memberRanges(b) else { return nil }
+            var out: [(key: String, raw: String)] = []
+            out.reserveCapacity(ranges.count)
+            for (keyRange, valueRange) in ranges {
+                let keyBytes = UnsafeBufferPointer(rebasing: b[keyRange])
+                let key: String
+                if !keyBytes.contains(UInt8(ascii: "\\")) {
+                    key = String(decoding: keyBytes, as: UTF8.self)   // nothing escaped: the bytes are the key
+                } else {
+                    let quoted = UnsafeBufferPointer(rebasing: b[(keyRange.lowerBound - 1)..<(keyRange.upperBound + 1)])
+                    guard case .string(let decoded)? = try? JSONReader.parse(String(decoding: quoted, as: UTF8.self), persistDates: false) else { return nil }
+                    key = decoded
+                }
+                out.append((key, String(decoding: UnsafeBufferPointer(rebasing: b[valueRange]), as: UTF8.self)))
+            }
+            return out
+        }
+    }
+
+    /// `original` with the values of members it has replaced in place, every other byte kept;
+    /// nil when that is not the whole change (a member removed or added, an escaped key).
+    private static func splicingValues(_ original: String, changes: [(key: String, value: Value)], style: Style) -> String? {
+        guard !changes.contains(where: { $0.value.isNull }) else { return nil }
+        var text = original
+        return text.withUTF8 { b -> String? in
+            guard let ranges = memberRanges(b) else { return nil }
+            var replacements: [(range: Range<Int>, text: String)] = []
+            for change in changes {
+                var key = change.key
+                let found = key.withUTF8 { k in
+                    ranges.last { range in range.key.count == k.count && memcmp(b.baseAddress! + range.key.lowerBound, k.baseAddress!, k.count) == 0 }
+                }
+                guard let found, !UnsafeBufferPointer(rebasing: b[found.key]).contains(UInt8(ascii: "\\")) else { return nil }
+                replacements.append((found.value, encode(change.value, style: style, indent: 1)))
+            }
+            replacements.sort { $0.range.lowerBound < $1.range.lowerBound }
+            var out = [UInt8]()
+            out.reserveCapacity(b.count + replacements.reduce(0) { $0 + $1.text.utf8.count })
+            var at = 0
+            for (range, value) in replacements where range.lowerBound >= at {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[at..<range.lowerBound]))
+                out.append(contentsOf: value.utf8)
+                at = range.upperBound
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[at...]))
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
     /// `original` with `changes` applied (a null removes the key, as Persist leaves nil out),
     /// other members kept as written; or a new document of `changes` (in order) when there is none.
     static func rewrite(_ original: String?, changes: [(key: String, value: Value)], style: Style) -> String {
+        if let original, let spliced = splicingValues(original, changes: changes, style: style) { return spliced }
         var members = original.flatMap(members) ?? []
         for (key, value) in changes {
             let index = members.firstIndex { $0.key == key }
