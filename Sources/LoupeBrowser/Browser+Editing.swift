@@ -25,7 +25,7 @@ extension Browser {
 
     /// A question over the screen: the commit preview, the quit guard.
     struct Dialog {
-        enum Purpose { case commit, quit }
+        enum Purpose { case commit, quit, value }
         let purpose: Purpose
         let title: String
         let lines: [String]
@@ -339,7 +339,7 @@ extension Browser {
     func handleDialogKey(_ key: Key) {
         guard var dialog else { return }
         switch (dialog.purpose, key) {
-        case (_, .escape), (_, .control("c")), (.quit, .character("s")):
+        case (_, .escape), (_, .control("c")), (.quit, .character("s")), (.value, .enter), (.value, .character("q")), (.value, .character("V")):
             self.dialog = nil
         case (_, .pageDown), (_, .down), (_, .character("j")):
             dialog.top = min(max(0, dialog.lines.count - 1), dialog.top + (key == .pageDown ? 10 : 1))

@@ -14,22 +14,40 @@ extension Browser {
             return nil
         }
         // Room for a caret error (five lines) when the screen allows.
-        let replHeight = h >= 30 ? 9 : h >= 24 ? 7 : 4
+        var replHeight = h >= 30 ? 9 : h >= 24 ? 7 : 4
+        // The types pane as wide as its longest name and count (within a sixth to a third of the screen).
+        let typesNatural = (graph?.types.map { DisplayText.width(of: DisplayText.fit($0.name.rawValue, width: 40)) + String($0.count).count + 3 }.max() ?? 16)
+        var typesWidth = w >= 100 ? min(28, max(16, w / 6, min(typesNatural, w / 4))) : w >= 60 ? min(max(16, typesNatural), w / 3) : 0
+        var detailWidth = w >= 100 ? max(30, w * 3 / 10) : w >= 60 ? max(26, w * 2 / 5) : 0
+        if w < 100, w >= 60 {
+            // Two panes side by side below 100 columns: the focused one and its neighbour, so that
+            // the records keep room (at 80×24: types + records, or records + detail).
+            if focus == .detail { typesWidth = 0 } else { detailWidth = 0 }
+        }
+        if zoomed {
+            // `z`: the focused pane alone (the REPL with its whole height for scrollback).
+            switch focus {
+            case .repl: replHeight = h - 2
+            case .types: detailWidth = 0; typesWidth = w
+            case .records: typesWidth = 0; detailWidth = 0
+            case .detail: typesWidth = 0; detailWidth = w
+            }
+            if focus != .repl { replHeight = min(replHeight, 4) }
+        }
         let mainTop = 1, mainBottom = h - 1 - replHeight
-        let typesWidth = w >= 80 ? min(28, max(16, w / 6)) : 0
-        let detailWidth = w >= 60 ? max(30, w * 3 / 10) : 0
-        let recordsWidth = w - typesWidth - detailWidth
+        let recordsWidth = max(0, w - typesWidth - detailWidth)
         layout.types = Rect(x: 0, y: mainTop, width: typesWidth, height: mainBottom - mainTop)
         layout.records = Rect(x: typesWidth, y: mainTop, width: recordsWidth, height: mainBottom - mainTop)
         layout.detail = Rect(x: typesWidth + recordsWidth, y: mainTop, width: detailWidth, height: mainBottom - mainTop)
         layout.repl = Rect(x: 0, y: mainBottom, width: w, height: replHeight)
 
         renderBreadcrumb(&buffer, width: w)
-        if typesWidth > 0 { renderTypes(&buffer, layout.types) }
-        if showsGraph, graph != nil {
+        let hasMain = mainBottom - mainTop >= 3
+        if typesWidth > 0, hasMain { renderTypes(&buffer, layout.types) }
+        if showsGraph, graph != nil, hasMain {
             renderGraph(&buffer, Rect(x: layout.records.x, y: mainTop, width: recordsWidth + detailWidth, height: mainBottom - mainTop))
-        } else {
-            renderRecords(&buffer, layout.records)
+        } else if hasMain {
+            if recordsWidth > 0 { renderRecords(&buffer, layout.records) }
             if detailWidth > 0 { renderDetail(&buffer, layout.detail) }
         }
         let cursor = renderRepl(&buffer, layout.repl)
@@ -41,10 +59,12 @@ extension Browser {
     }
 
     private func renderBreadcrumb(_ buffer: inout Buffer, width: Int) {
-        var parts = stack.map(\.crumb)
-        if let graph, let ref = selectedObject { parts.append(graph.label(of: ref)) }
+        // Each step shortened (a query's statement to 40 cells), then cut from the left: the
+        // current place always shows.
+        var parts = stack.map { DisplayText.fit($0.crumb, width: 40) }
+        if let graph, let ref = selectedObject { parts.append(DisplayText.fit(graph.label(of: ref), width: 40)) }
         let text = parts.isEmpty ? "Loupe" : parts.joined(separator: " › ")
-        buffer.put(" " + DisplayText.fit(text, width: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)
+        buffer.put(" " + DisplayText.fitFromEnd(text, width: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)
     }
 
     private func paneBlock(_ buffer: inout Buffer, _ area: Rect, _ title: String, _ pane: Pane) -> Rect {
@@ -136,10 +156,24 @@ extension Browser {
         let changes = pendingChanges?.changes
         let markerWidth = changes == nil ? 0 : 2
         // Widths from the header and the visible rows only.
+        // The natural width of each column (header and visible cells, measured up to the pane's
+        // width); the default caps it at 40 cells, unless every column fits at its natural width
+        // or the column is toggled wide (`_`).
+        var natural: [Int: Int] = [:]
+        func naturalWidth(of column: Int) -> Int {
+            if let w = natural[column] { return w }
+            var w = DisplayText.width(of: DisplayText.fit(columns[column], width: inner.width))
+            for row in visibleRows {
+                w = max(w, DisplayText.width(of: DisplayText.fit(cellText(sheet.value(row: row, column: column, graph: graph)), width: inner.width)))
+            }
+            natural[column] = max(w, 2)
+            return max(w, 2)
+        }
+        let allFit = columns.count <= 64 && (0..<columns.count).reduce(markerWidth) { $0 + naturalWidth(of: $1) + 1 } <= inner.width + 1
         func width(of column: Int) -> Int {
-            var w = DisplayText.width(of: columns[column])
-            for row in visibleRows { w = max(w, DisplayText.width(of: cellText(sheet.value(row: row, column: column, graph: graph)))) }
-            return min(max(w, 2), max(8, inner.width / 2), 40)
+            let w = naturalWidth(of: column)
+            if allFit || sheet.wideColumns.contains(column) { return min(w, inner.width - markerWidth) }
+            return min(w, max(8, inner.width / 2), 40)
         }
         // Scroll right until the current column is visible.
         sheet.column = max(0, min(sheet.column, columns.count - 1))
@@ -269,7 +303,13 @@ extension Browser {
         let inner = paneBlock(&buffer, area, title, .repl)
         guard inner.height >= 1 else { return nil }
         let outputHeight = inner.height - 1
-        for (i, line) in replOutput.suffix(outputHeight).enumerated() {
+        let scroll = min(replScroll, max(0, replOutput.count - outputHeight))
+        let shownOutput = replOutput.dropLast(scroll).suffix(outputHeight)
+        if scroll > 0 {
+            buffer.put(" ↑ \(replOutput.count - shownOutput.count - scroll) more · ↓ \(scroll) more (PgUp/PgDn) ", x: area.x + 2, y: area.maxY - 1,
+                       style: theme.header, maxWidth: max(0, area.width - 4))
+        }
+        for (i, line) in shownOutput.enumerated() {
             let isError = line.hasPrefix("error:") || line.contains("^")
             buffer.put(DisplayText.fit(line, width: inner.width), x: inner.x, y: inner.y + i, style: isError ? theme.error : .plain, maxWidth: inner.width)
         }
@@ -339,33 +379,50 @@ extension Browser {
         }
     }
 
+    /// The status line: parts joined by `·`, the message or key hint on the right. When the line
+    /// is too narrow, whole parts are left out, least useful first (format, type and object
+    /// counts, file, hints), never cut mid-word: the row, running work and pending counts stay.
     private func renderStatus(_ buffer: inout Buffer, y: Int, width: Int) {
         buffer.fill(Rect(x: 0, y: y, width: width, height: 1), style: theme.status)
-        var parts = [fileLabel, formatName]
+        // (text, priority): higher stays longer.
+        var parts: [(text: String, keep: Int)] = [(fileLabel, 3), (formatName, 0)]
         if let graph {
-            parts.append("\(graph.types.count) types")
-            parts.append("\(graph.objectCount) objects")
-            if let sheet = current { parts.append("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)") }
+            parts.append(("\(graph.types.count) types", 1))
+            parts.append(("\(graph.objectCount) objects", 2))
+            if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
         } else if let progress {
-            parts.append("loading \(progress.total > 0 ? progress.done * 100 / progress.total : 0)%")
+            parts.append(("loading \(progress.total > 0 ? progress.done * 100 / progress.total : 0)%", 9))
         }
         if let running {
             if running.isLoad {
                 let p = running.progress
-                parts.append("loading \(p.map { $0.1 > 0 ? "\($0.0 * 100 / $0.1)%" : "…" } ?? "…") (Ctrl-C cancels)")
+                parts.append(("loading \(p.map { $0.1 > 0 ? "\($0.0 * 100 / $0.1)%" : "…" } ?? "…") (Ctrl-C cancels)", 9))
             } else {
-                parts.append(String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed))
+                parts.append((String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed), 9))
             }
         }
+        var pendingHint: String?
         if let changes = pendingChanges {
             let c = changes.changes.counts
-            parts.append("pending +\(c.added) ~\(c.changed) -\(c.deleted) (Ctrl-S commits, U undoes)")
+            parts.append(("pending +\(c.added) ~\(c.changed) -\(c.deleted)", 8))
+            pendingHint = "(Ctrl-S commits, U undoes)"
         } else {
-            parts.append("no pending changes")
+            parts.append(("no pending changes", 4))
         }
-        let left = " " + parts.joined(separator: " · ")
-        let used = buffer.put(left, x: 0, y: y, style: theme.status, maxWidth: width)
         let right = message.isEmpty ? "? help  q quit " : DisplayText.escaped(message) + " "
+        // The message gets at least half the line; the hint only what is left.
+        let rightRoom = message.isEmpty ? min(DisplayText.width(of: right), 16) : min(DisplayText.width(of: right), width / 2)
+        func text() -> String {
+            var t = " " + parts.map(\.text).joined(separator: " · ")
+            if let pendingHint { t += " " + pendingHint }
+            return t
+        }
+        while DisplayText.width(of: text()) > width - rightRoom - 1 {
+            if pendingHint != nil { pendingHint = nil; continue }
+            guard let lowest = parts.indices.filter({ parts[$0].keep < 6 }).min(by: { parts[$0].keep < parts[$1].keep }) else { break }
+            parts.remove(at: lowest)
+        }
+        let used = buffer.put(text(), x: 0, y: y, style: theme.status, maxWidth: width)
         let rw = min(DisplayText.width(of: right), max(0, width - used - 2))
         if rw > 0 { buffer.put(DisplayText.fit(right, width: rw), x: width - rw, y: y, style: theme.status, maxWidth: rw) }
     }
@@ -424,8 +481,12 @@ extension Browser {
         let h = min(buffer.height - 2, lines.count + 2)
         let area = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
         buffer.fill(area)
-        let inner = drawBlock(&buffer, area, title: "Help — any key closes", style: theme.focusedBorder, titleStyle: theme.header)
-        for (i, line) in lines.prefix(inner.height).enumerated() {
+        let scrolls = lines.count > h - 2
+        helpTop = max(0, min(helpTop, lines.count - (h - 2)))
+        let title = scrolls ? "Help \(helpTop + 1)–\(min(lines.count, helpTop + h - 2)) of \(lines.count) — j/k PgUp/PgDn scroll, any other key closes"
+                            : "Help — any key closes"
+        let inner = drawBlock(&buffer, area, title: title, style: theme.focusedBorder, titleStyle: theme.header)
+        for (i, line) in lines.dropFirst(helpTop).prefix(inner.height).enumerated() {
             buffer.put(" " + line, x: inner.x, y: inner.y + i, maxWidth: inner.width)
         }
     }

@@ -55,6 +55,12 @@ public final class Browser {
     public var background: BackgroundRunner?
     /// The statement or load running now, if any.
     var running: RunningTask?
+    /// The first line of help shown (help scrolls on small screens).
+    var helpTop = 0
+    /// The focused pane fills the screen (`z`).
+    public var zoomed = false
+    /// How many lines the REPL's output is scrolled back (PgUp/PgDn at the REPL); 0 follows the end.
+    var replScroll = 0
     /// Statements typed while one ran, run next in order.
     var queued: [String] = []
 
@@ -221,7 +227,15 @@ public final class Browser {
             if dialog != nil { handleDialogKey(key) }
             else if picker != nil { handlePickerKey(key) }
             else if focus == .repl { handleInputKey(key) }
-            else if showsHelp { showsHelp = false }
+            else if showsHelp {
+                switch key {
+                case .character("j"), .down: helpTop += 1
+                case .character("k"), .up: helpTop = max(0, helpTop - 1)
+                case .pageDown, .character(" "): helpTop += 10
+                case .pageUp: helpTop = max(0, helpTop - 10)
+                default: showsHelp = false; helpTop = 0
+                }
+            }
             else if let command = KeyMap.command(for: key) { perform(command) }
             else if case .character(let c) = key { message = "no command on '\(c)' (? for help)" }
         }
@@ -271,6 +285,12 @@ public final class Browser {
             graphSelection = 0
         case .graphMoreHops: if showsGraph { graphHops = min(3, graphHops + 1) }
         case .graphFewerHops: if showsGraph { graphHops = max(1, graphHops - 1) }
+        case .viewValue: viewSelectedValue()
+        case .toggleColumnWidth:
+            updateCurrent { sheet in
+                if sheet.wideColumns.contains(sheet.column) { sheet.wideColumns.remove(sheet.column) } else { sheet.wideColumns.insert(sheet.column) }
+            }
+        case .zoomPane: zoomed.toggle()
         case .showHelp: showsHelp = true
         case .redraw: break
         }
@@ -441,6 +461,8 @@ public final class Browser {
         case .up: editor.historyBack()
         case .down: editor.historyForward()
         case .tab: completeInput()
+        case .pageUp: replScroll = min(max(0, replOutput.count - 1), replScroll + max(1, layout.repl.height - 3))
+        case .pageDown: replScroll = max(0, replScroll - max(1, layout.repl.height - 3))
         case .control("c"), .control("g"): editor.set(""); focus = .records
         default: break
         }
@@ -642,7 +664,11 @@ public final class Browser {
         replOutput.append(contentsOf: reply.output.split(separator: "\n").map(String.init))
     }
 
-    func trimOutput() { if replOutput.count > 500 { replOutput.removeFirst(replOutput.count - 500) } }
+    /// Keeps the REPL's scrollback to 2,000 lines, and follows the end after new output.
+    func trimOutput() {
+        if replOutput.count > 2_000 { replOutput.removeFirst(replOutput.count - 2_000) }
+        replScroll = 0
+    }
 
     /// Completes the word before the cursor from types, attributes, relations, keywords and dot-commands.
     func completeInput() {

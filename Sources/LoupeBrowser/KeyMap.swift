@@ -18,6 +18,7 @@ public enum Command: String, CaseIterable, Sendable {
     case toggleGraph = "toggle-graph", graphMoreHops = "graph-more-hops", graphFewerHops = "graph-fewer-hops"
     case editValue = "edit-value", addObject = "add-object", deleteObject = "delete-object"
     case undoEdit = "undo-edit", redoEdit = "redo-edit", commitChanges = "commit-changes"
+    case viewValue = "view-value", toggleColumnWidth = "toggle-column-width", zoomPane = "zoom-pane"
     case showHelp = "show-help", redraw = "redraw"
 
     /// What the command does, for help.
@@ -52,6 +53,9 @@ public enum Command: String, CaseIterable, Sendable {
         case .undoEdit: return "undo the last staged change"
         case .redoEdit: return "redo the change undone last"
         case .commitChanges: return "show the pending changes and their writes; Enter commits"
+        case .viewValue: return "the whole value of the cell or attribute: wrapped, nested values indented, data as hex"
+        case .toggleColumnWidth: return "current column: full width or the default"
+        case .zoomPane: return "the focused pane fills the screen, or back (REPL: its whole scrollback)"
         case .showHelp: return "this help"
         case .redraw: return "redraw the screen"
         }
@@ -81,6 +85,7 @@ public enum KeyMap {
         (.character("v"), "v", .toggleGraph), (.character("+"), "+", .graphMoreHops), (.character("-"), "-", .graphFewerHops),
         (.character("e"), "e", .editValue), (.character("a"), "a", .addObject), (.character("d"), "d", .deleteObject),
         (.character("U"), "U", .undoEdit), (.character("R"), "R", .redoEdit), (.control("s"), "Ctrl-S", .commitChanges),
+        (.character("V"), "V", .viewValue), (.character("_"), "_", .toggleColumnWidth), (.character("z"), "z", .zoomPane),
         (.character("?"), "?", .showHelp),
         (.control("l"), "Ctrl-L", .redraw),
     ]
@@ -93,10 +98,10 @@ public enum KeyMap {
         var lines: [String] = []
         for command in Command.allCases {
             let keys = bindings.filter { $0.command == command }.map(\.name).joined(separator: " ")
-            lines.append(DisplayText.pad(keys, to: 16) + DisplayText.pad(command.rawValue, to: 18) + command.summary)
+            lines.append(DisplayText.pad(keys, to: 16) + DisplayText.pad(command.rawValue, to: 21) + command.summary)
         }
         lines.append("")
-        lines.append("In the REPL (:): Enter runs, Esc leaves, Up/Down history, Tab completes,")
+        lines.append("In the REPL (:): Enter runs, Esc leaves, Up/Down history, Tab completes, PgUp/PgDn scroll,")
         lines.append("Ctrl-A/E start/end, Ctrl-K/U kill to end/start, Ctrl-W kill word.")
         lines.append("Mouse: click selects, wheel scrolls. Statements: see README (.help in the REPL).")
         return lines

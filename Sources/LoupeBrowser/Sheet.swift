@@ -23,6 +23,8 @@ public struct Sheet {
     /// The first column shown (horizontal scroll) and the current column.
     public var firstColumn = 0
     public var column = 0
+    /// Columns shown at full width (`_`), by index.
+    public var wideColumns: Set<Int> = []
 
     public init(content: Content, crumb: String) {
         self.content = content

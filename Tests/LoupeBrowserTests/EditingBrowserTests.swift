@@ -43,7 +43,7 @@ extension BrowserTests {
         XCTAssertTrue(line(s, containing: "Movies").contains("│-  2"), "a row marked for deletion: \(s.text)")
         XCTAssertTrue(line(s, containing: "3 Renamed").contains("│~  3"), "a changed row: \(s.text)")
         XCTAssertTrue(s.text.contains("pending +0 ~1 -1"), s.text)
-        XCTAssertTrue(s.text.contains("│Playlist    17│"), "the types pane counts what the commit would leave")
+        XCTAssertTrue(s.text.contains("│Playlist        17│"), "the types pane counts what the commit would leave: \(s.text)")
         try assertGolden(s, "chinook-pending")
 
         let undone = b.play(try PlayScript.parse("U"), width: 100, height: 30)

@@ -1,0 +1,109 @@
+import DisplayText
+import Foundation
+import LoupeModel
+
+/// `V`: the whole value of the selected cell (records) or attribute (detail) in a scrollable
+/// view — text wrapped as it is (line breaks kept), nested objects and arrays indented one level
+/// per line, data as a hex dump with its size. The cost is paid once when the view opens, and
+/// bounded: a 50 MB value shows its first 20,000 lines and says how much more there is.
+extension Browser {
+    /// The most lines the value view builds.
+    static let valueViewLineLimit = 20_000
+
+    func viewSelectedValue() {
+        guard let graph else { return }
+        var title = "", value: Value?
+        if focus == .detail, let ref = selectedObject {
+            let items = detailItems()
+            guard detailSelection < items.count, case .attribute(let a) = items[detailSelection] else {
+                message = "V shows an attribute's value: select one"
+                return
+            }
+            let table = graph.table(ref)
+            title = "\(graph.label(of: ref)).\(table.attributes[a].name)"
+            value = table.value(row: Int(ref.row), attribute: a)
+        } else if let sheet = current, sheet.count > 0 {
+            let columns = sheet.columns(graph: graph)
+            guard sheet.column < columns.count else { return }
+            value = sheet.value(row: sheet.selection, column: sheet.column, graph: graph)
+            title = "\(sheet.ref(at: sheet.selection).map { graph.label(of: $0) } ?? "row \(sheet.selection + 1)").\(columns[sheet.column])"
+        }
+        guard let value else { message = "no value selected"; return }
+        var lines: [String] = []
+        Browser.valueLines(value, indent: "", into: &lines)
+        if lines.count > Browser.valueViewLineLimit {
+            let more = lines.count - Browser.valueViewLineLimit
+            lines.removeLast(more)
+            lines.append("… \(more) more lines")
+        }
+        dialog = Dialog(purpose: .value, title: DisplayText.fit(title, width: 80) + " — " + Browser.valueSummary(value),
+                        lines: lines, choices: "Esc closes · PgUp/PgDn scroll")
+    }
+
+    /// The kind and size of a value, for the view's title.
+    static func valueSummary(_ value: Value) -> String {
+        switch value {
+        case .string(let s): return "text, \(s.unicodeScalars.count) characters"
+        case .data(let d): return "data, \(d.count) bytes"
+        case .array(let items): return "array of \(items.count)"
+        case .object(let o): return "object of \(o.members.count) members"
+        case .null: return "null"
+        case .bool: return "bool"
+        case .int: return "integer"
+        case .double: return "double"
+        case .date: return "date"
+        case .reference: return "reference"
+        }
+    }
+
+    /// Appends a value's lines: text split at its line breaks, members and items one per line
+    /// with nested ones indented, data as hex, 16 bytes a line. Stops adding once past the limit.
+    static func valueLines(_ value: Value, indent: String, into lines: inout [String]) {
+        guard lines.count <= valueViewLineLimit else { return }
+        switch value {
+        case .string(let s):
+            for line in s.split(separator: "\n", omittingEmptySubsequences: false) {
+                lines.append(indent + line)
+                if lines.count > valueViewLineLimit { return }
+            }
+        case .data(let d):
+            var offset = 0
+            for chunk in d.prefix(16 * valueViewLineLimit).chunked(16) {
+                let hex = chunk.map { String(format: "%02x", $0) }.joined(separator: " ")
+                let ascii = String(chunk.map { $0 >= 0x20 && $0 < 0x7F ? Character(UnicodeScalar($0)) : "." })
+                lines.append(indent + String(format: "%08x  ", offset) + hex.padding(toLength: 48, withPad: " ", startingAt: 0) + " " + ascii)
+                offset += 16
+            }
+            if d.count > 16 * valueViewLineLimit { lines.append(indent + "… \(d.count - 16 * valueViewLineLimit) more bytes") }
+        case .array(let items):
+            if items.isEmpty { lines.append(indent + "[]"); return }
+            for (i, item) in items.enumerated() {
+                if case .array = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", into: &lines) }
+                else if case .object = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", into: &lines) }
+                else { lines.append(indent + "[\(i)] " + ValueFormatter.plain(item)) }
+                if lines.count > valueViewLineLimit { return }
+            }
+        case .object(let o):
+            if o.members.isEmpty { lines.append(indent + "{}"); return }
+            for m in o.members {
+                switch m.value {
+                case .array, .object:
+                    lines.append(indent + m.key + ":")
+                    valueLines(m.value, indent: indent + "  ", into: &lines)
+                default:
+                    lines.append(indent + m.key + ": " + ValueFormatter.plain(m.value))
+                }
+                if lines.count > valueViewLineLimit { return }
+            }
+        default:
+            lines.append(indent + ValueFormatter.plain(value))
+        }
+    }
+}
+
+extension Data {
+    /// The bytes in slices of `size`.
+    fileprivate func chunked(_ size: Int) -> [Data] {
+        stride(from: startIndex, to: endIndex, by: size).map { self[$0..<Swift.min($0 + size, endIndex)] }
+    }
+}

@@ -1,0 +1,95 @@
+import DisplayText
+import Foundation
+import LoupeBrowser
+import LoupeModel
+import LoupeTestSupport
+import TerminalKit
+import XCTest
+
+/// The browser as a daily tool: small terminals, long values, the REPL's scrollback, breadcrumbs.
+extension BrowserTests {
+    func testGoldenScreensAt80x24And120x40() throws {
+        try assertGolden(try screen(try Self.chinook, "", width: 80, height: 24), "chinook-80x24")
+        try assertGolden(try screen(try Self.chinook, "<Tab>", width: 80, height: 24), "chinook-80x24-detail")
+        try assertGolden(try screen(try Self.sample, "<S-Tab> j j j <Tab> j", width: 120, height: 40), "sample-120x40")
+    }
+
+    func testAt80x24TwoPanesKeepTheRecordsReadable() throws {
+        let s = try screen(try Self.chinook, "", width: 80, height: 24)
+        XCTAssertTrue(s.text.contains("PlaylistTrack 8715") || s.text.contains("PlaylistTr… 8715"), s.text)
+        XCTAssertTrue(s.text.contains("For Those About To Rock We Salute You"), "titles are not squeezed: \(s.text)")
+        let detail = try screen(try Self.chinook, "<Tab>", width: 80, height: 24)
+        XCTAssertTrue(detail.text.contains("Album #1 ─"), "focusing the detail pane shows it: \(detail.text)")
+        for line in s.lines { XCTAssertLessThanOrEqual(DisplayText.width(of: line), 80, line) }
+    }
+
+    func testHelpScrollsOnASmallScreen() throws {
+        let b = browser(try Self.chinook)
+        let first = b.play(try PlayScript.parse("?"), width: 80, height: 24)
+        XCTAssertTrue(first.text.contains("j/k PgUp/PgDn scroll"), first.text)
+        XCTAssertFalse(first.text.contains("redraw the screen"), "the end is below: \(first.text)")
+        let end = b.play(try PlayScript.parse("<PgDn> <PgDn> <PgDn> <PgDn>"), width: 80, height: 24)
+        XCTAssertTrue(end.text.contains("redraw the screen"), end.text)
+        let closed = b.play(try PlayScript.parse("x"), width: 80, height: 24)
+        XCTAssertFalse(closed.text.contains("Help"), closed.text)
+    }
+
+    func testTheWholeValueOfACellOrAttribute() throws {
+        let builder = GraphBuilder(formatName: "test")
+        let t = builder.type("Note")
+        let body = builder.attribute("body", of: t), meta = builder.attribute("meta", of: t), blob = builder.attribute("blob", of: t)
+        let ref = builder.addObject(type: t, id: .int(1))
+        let long = (1...60).map { "line \($0) of a long note, \(String(repeating: "word ", count: 12))" }.joined(separator: "\n")
+        builder.set(.string(long), type: t, row: Int(ref.row), attribute: body)
+        builder.set(.object(NestedObject([("author", .string("Zoë")), ("tags", .array([.string("a"), .string("b\u{1B}[31m")]))])),
+                    type: t, row: Int(ref.row), attribute: meta)
+        builder.set(.data(Data((0..<40).map { UInt8($0) })), type: t, row: Int(ref.row), attribute: blob)
+        let b = browser(builder.finish())
+        let text = b.play(try PlayScript.parse("l V"), width: 100, height: 30)
+        XCTAssertTrue(text.text.contains("Note #1.body — text,"), text.text)
+        XCTAssertTrue(text.text.contains("line 1 of a long note"), text.text)
+        let scrolled = b.play(try PlayScript.parse("<PgDn> <PgDn>"), width: 100, height: 30)
+        XCTAssertTrue(scrolled.text.contains("line 21 of a long note"), scrolled.text)
+        _ = b.play(try PlayScript.parse("<Esc>"), width: 100, height: 30)
+        let nested = b.play(try PlayScript.parse("l V"), width: 100, height: 30)
+        XCTAssertTrue(nested.text.contains("author: Zoë"), nested.text)
+        XCTAssertTrue(nested.text.contains("  [1] b\\u{1B}[31m"), "nested values indented, escapes shown: \(nested.text)")
+        XCTAssertFalse(nested.text.hasTerminalControl)
+        _ = b.play(try PlayScript.parse("<Esc>"), width: 100, height: 30)
+        let data = b.play(try PlayScript.parse("l V"), width: 100, height: 30)
+        XCTAssertTrue(data.text.contains("data, 40 bytes"), data.text)
+        XCTAssertTrue(data.text.contains("00000010  10 11 12 13"), data.text)
+    }
+
+    func testAColumnToggledWideShowsItsWholeText() throws {
+        let b = browser(try Self.chinook)
+        let capped = b.play(try PlayScript.parse("<S-Tab> G <Tab>\nl l l l l l"), width: 140, height: 30)
+        XCTAssertFalse(capped.text.contains("Angus Young, Malcolm Young, Brian Johnson "), capped.text)
+        let wide = b.play(try PlayScript.parse("_"), width: 140, height: 30)
+        XCTAssertTrue(wide.text.contains("Angus Young, Malcolm Young, Brian Johnson"), wide.text)
+        let back = b.play(try PlayScript.parse("_"), width: 140, height: 30)
+        XCTAssertFalse(back.text.contains("Angus Young, Malcolm Young, Brian Johnson "), "back to the default width: \(back.text)")
+    }
+
+    func testTheReplScrollsBackAndZooms() throws {
+        let b = browser(try Self.chinook)
+        let help = b.play(try PlayScript.parse(":.help"), width: 100, height: 30)
+        XCTAssertFalse(help.text.contains(".changes"), "the top of .help is above the pane: \(help.text)")
+        let back = b.play(try PlayScript.parse("<PgUp> <PgUp> <PgUp> <PgUp> <PgUp> <PgUp> <PgUp> <PgUp>"), width: 100, height: 30)
+        XCTAssertTrue(back.text.contains("more (PgUp/PgDn)"), back.text)
+        XCTAssertTrue(back.text.contains("loupe> .help"), back.text)
+        // `z` on the REPL (reached with Tab from the detail pane) gives it the whole screen.
+        b.perform(.focusRepl)
+        b.perform(.zoomPane)
+        var buffer = Buffer(width: 100, height: 30)
+        b.render(into: &buffer)
+        XCTAssertFalse(buffer.text.contains("Types"), "the REPL alone: \(buffer.text)")
+        XCTAssertTrue(buffer.text.contains(".changes"), "the whole of .help fits: \(buffer.text)")
+    }
+
+    func testBreadcrumbsKeepTheCurrentPlace() throws {
+        let s = try screen(try Self.chinook, ":Track where Album.Artist.Name == \"AC/DC\" AND Milliseconds > 100000 AND Name CONTAINS \"a\"\n<Esc>\nj j <Enter>", width: 80, height: 24)
+        let crumb = s.lines[0]
+        XCTAssertTrue(crumb.contains("Track where Album.Artist.Name == \"AC/DC… › Track #"), "long steps are shortened, the current place shows: \(crumb)")
+    }
+}
