@@ -191,6 +191,14 @@ extension Browser {
             if shown.contains(where: { $0.column == sheet.column }) || sheet.firstColumn >= sheet.column { break }
             sheet.firstColumn += 1
         }
+        // Room left over on the right goes to the columns shown cut, left to right.
+        if shown.last.map({ $0.column == columns.count - 1 }) ?? false {
+            var spare = inner.width - markerWidth - shown.reduce(0) { $0 + $1.width + 1 } + 1
+            for i in shown.indices where spare > 0 {
+                let grow = min(spare, naturalWidth(of: shown[i].column) - shown[i].width)
+                if grow > 0 { shown[i].width += grow; spare -= grow }
+            }
+        }
         var x = inner.x + markerWidth
         for (c, cw) in shown {
             var style = theme.header

@@ -1,3 +1,4 @@
+import DisplayText
 import Foundation
 import Synchronization
 import LoupeModel
@@ -55,6 +56,10 @@ public final class Browser {
     public var background: BackgroundRunner?
     /// The statement or load running now, if any.
     var running: RunningTask?
+    /// The pane a search (`/`, `n`, `N`) looks in: the one focused when it began.
+    var searchPane: Pane = .records
+    /// Stacks left by choosing another type, most recent last (Backspace at the root returns).
+    var earlierStacks: [[Sheet]] = []
     /// The first line of help shown (help scrolls on small screens).
     var helpTop = 0
     /// The focused pane fills the screen (`z`).
@@ -177,6 +182,9 @@ public final class Browser {
         let refs = (0..<table.count).map { ObjectRef(type: table.index, row: $0) }
         var sheet = Sheet(content: .objects(type: table, refs: refs), crumb: table.name.rawValue)
         sheet.showsWholeType = true
+        // The views left (query results, followed relations) stay reachable: Backspace at the
+        // root goes back to them.
+        if stack.count > 1 { earlierStacks.append(stack); if earlierStacks.count > 20 { earlierStacks.removeFirst() } }
         stack = [sheet]
         session?.currentType = table
         detailSelection = initialDetailSelection()
@@ -193,8 +201,16 @@ public final class Browser {
     func pop() {
         if stack.count > 1 {
             stack.removeLast()
-            detailSelection = initialDetailSelection()
-            if case .objects(let type?, _)? = current?.content { session?.currentType = type }
+        } else if let earlier = earlierStacks.popLast() {
+            stack = earlier
+            message = "back to \(DisplayText.fit(earlier.last?.crumb ?? "", width: 40))"
+        } else {
+            return
+        }
+        detailSelection = initialDetailSelection()
+        if case .objects(let type?, _)? = current?.content {
+            session?.currentType = type
+            if let index = graph?.types.firstIndex(where: { $0.name == type.name }) { typeSelection = index }
         }
     }
 
@@ -269,6 +285,7 @@ public final class Browser {
         case .redoEdit: if !isBusy { undoOrRedo(false) }
         case .commitChanges: if !isBusy { showCommitPreview() }
         case .searchForward:
+            searchPane = focus == .types ? .types : .records
             inputMode = .search
             editor.set("")
             focus = .repl
@@ -419,6 +436,22 @@ public final class Browser {
 
     /// Finds the next row (wrapping) where some cell contains `term`, case-insensitively.
     func search(_ term: String?, forward: Bool) {
+        if searchPane == .types, let graph, let term, !term.isEmpty {
+            // The types pane searches type names.
+            lastSearch = term
+            let count = graph.types.count
+            var index = typeSelection
+            for _ in 0..<count {
+                index = (index + (forward ? 1 : -1) + count) % count
+                if graph.types[index].name.rawValue.lowercased().contains(term.lowercased()) {
+                    openType(index)
+                    message = "/\(term): \(graph.types[index].name.rawValue)"
+                    return
+                }
+            }
+            message = "/\(term): no type matches"
+            return
+        }
         guard let graph, let term, !term.isEmpty, let sheet = current, sheet.count > 0 else {
             message = "no search yet: / to search"
             return
@@ -477,7 +510,7 @@ public final class Browser {
         }
         let line = editor.submit()
         if inputMode == .search {
-            focus = .records
+            focus = searchPane
             inputMode = .statement
             search(line, forward: true)
             return

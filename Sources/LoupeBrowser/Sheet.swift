@@ -51,10 +51,17 @@ public struct Sheet {
     }
 
     /// The column names.
+    /// True when a type's key is one of its own columns (`AlbumId`): the records show that
+    /// column and no separate `id` beside it.
+    static func keyIsAnAttribute(_ type: TypeTable) -> Bool {
+        if case .column(let name, _) = type.keyPolicy { return type.attributeIndex[name] != nil }
+        return false
+    }
+
     public func columns(graph: ObjectGraph) -> [String] {
         switch content {
         case .objects(let type, let refs):
-            if let type { return ["id"] + type.attributes.map(\.name) }
+            if let type { return (Sheet.keyIsAnAttribute(type) ? [] : ["id"]) + type.attributes.map(\.name) }
             // Several types: id, type, and the attributes of the first one seen.
             let first = refs.first.map { graph.table($0) }
             return ["id", "@type"] + (first?.attributes.map(\.name) ?? [])
@@ -69,6 +76,7 @@ public struct Sheet {
         case .objects(let type, let refs):
             let ref = refs[row]
             let table = graph.table(ref)
+            if let type, Sheet.keyIsAnAttribute(type) { return table.value(row: Int(ref.row), attribute: column) }
             if column == 0 { return graph.id(of: ref).value }
             if type == nil {
                 if column == 1 { return .string(table.name.rawValue) }

@@ -63,11 +63,11 @@ extension BrowserTests {
 
     func testAColumnToggledWideShowsItsWholeText() throws {
         let b = browser(try Self.chinook)
-        let capped = b.play(try PlayScript.parse("<S-Tab> G <Tab>\nl l l l l l"), width: 140, height: 30)
+        let capped = b.play(try PlayScript.parse("<S-Tab> G <Tab>\nl l l l l"), width: 100, height: 30)
         XCTAssertFalse(capped.text.contains("Angus Young, Malcolm Young, Brian Johnson "), capped.text)
-        let wide = b.play(try PlayScript.parse("_"), width: 140, height: 30)
+        let wide = b.play(try PlayScript.parse("_"), width: 100, height: 30)
         XCTAssertTrue(wide.text.contains("Angus Young, Malcolm Young, Brian Johnson"), wide.text)
-        let back = b.play(try PlayScript.parse("_"), width: 140, height: 30)
+        let back = b.play(try PlayScript.parse("_"), width: 100, height: 30)
         XCTAssertFalse(back.text.contains("Angus Young, Malcolm Young, Brian Johnson "), "back to the default width: \(back.text)")
     }
 
@@ -91,5 +91,24 @@ extension BrowserTests {
         let s = try screen(try Self.chinook, ":Track where Album.Artist.Name == \"AC/DC\" AND Milliseconds > 100000 AND Name CONTAINS \"a\"\n<Esc>\nj j <Enter>", width: 80, height: 24)
         let crumb = s.lines[0]
         XCTAssertTrue(crumb.contains("Track where Album.Artist.Name == \"AC/DC… › Track #"), "long steps are shortened, the current place shows: \(crumb)")
+    }
+}
+
+extension BrowserTests {
+    /// Choosing another type keeps the views left behind: Backspace at the root returns to them.
+    func testChoosingATypeKeepsEarlierViewsForBackspace() throws {
+        let b = browser(try Self.chinook)
+        _ = b.play(try PlayScript.parse(":Track where Milliseconds > 1500000\n<Esc>"), width: 100, height: 30)
+        let other = b.play(try PlayScript.parse("<S-Tab> j j <Tab>"), width: 100, height: 30)
+        XCTAssertTrue(other.lines[0].hasPrefix(" Customer"), other.lines[0])
+        let back = b.play(try PlayScript.parse("<Backspace>"), width: 100, height: 30)
+        XCTAssertTrue(back.text.contains("Track where Milliseconds > 1500000"), back.text)
+    }
+
+    /// `/` searches the focused pane: in the types pane, type names.
+    func testSearchInTheTypesPane() throws {
+        let s = try screen(try Self.chinook, "<S-Tab>\n/invoicel", width: 100, height: 30)
+        XCTAssertTrue(s.lines[0].hasPrefix(" InvoiceLine"), s.lines[0])
+        XCTAssertTrue(s.text.contains("InvoiceLine (2240)"), s.text)
     }
 }
