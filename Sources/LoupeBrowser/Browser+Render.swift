@@ -276,17 +276,20 @@ extension Browser {
         if relationCount > 0 { lines.append(("", .plain, nil)); lines.append(("relations", theme.header, nil)) }
         for (i, link) in links.enumerated() {
             if i == relationCount { lines.append(("", .plain, nil)); lines.append(("backlinks", theme.header, nil)) }
-            let target: String
-            if !link.toMany {
-                target = link.targets.first.map { objectLabel($0) } ?? "∅"
-            } else {
-                let types = Set(link.targets.map { graph.table($0).name.rawValue }).sorted().joined(separator: "|")
-                target = "[\(link.targets.count)] \(types)"
-            }
             let arrow = i < relationCount ? (link.toMany ? "⇉ " : "→ ") : "← "
+            let text: String
+            if !link.toMany {
+                text = arrow + link.label + "  " + (link.targets.first.map { objectLabel($0) } ?? "∅")
+            } else if i < relationCount {
+                // The count first, so that cutting a long name never hides it.
+                let types = Set(link.targets.map { graph.table($0).name.rawValue }).sorted().joined(separator: "|")
+                text = arrow + "[\(link.targets.count)] " + link.label + (types.isEmpty ? "" : "  " + types)
+            } else {
+                text = arrow + "[\(link.targets.count)] " + link.label   // the label names the type
+            }
             let relinked = i < relationCount && (changes?.isRelinked(ref, relation: link.label) ?? false
                 || table.relations[i].foreignKey.map { changes?.isChanged(ref, attribute: $0.attribute) ?? false } ?? false)
-            lines.append((arrow + link.label + "  " + target, relinked ? theme.pendingChanged : theme.relation, first + i))
+            lines.append((text, relinked ? theme.pendingChanged : theme.relation, first + i))
         }
         // Keep the selected item in view.
         if let selectedLine = lines.firstIndex(where: { $0.item == detailSelection }) {

@@ -112,3 +112,11 @@ extension BrowserTests {
         XCTAssertTrue(s.text.contains("InvoiceLine (2240)"), s.text)
     }
 }
+
+extension BrowserTests {
+    /// A long backlink name is cut, never its count.
+    func testBacklinkCountsSurviveANarrowDetailPane() throws {
+        let s = try screen(try Self.chinook, "<S-Tab> G <Tab>", width: 100, height: 30)
+        XCTAssertTrue(s.text.contains("← [1] @links.InvoiceLine.Tr…"), s.text)
+    }
+}
