@@ -706,46 +706,35 @@ public final class Browser {
     /// Completes the word before the cursor from types, attributes, relations, keywords and dot-commands.
     func completeInput() {
         guard let graph else { return }
-        let (word, _) = editor.currentWord
-        var candidates: [String] = []
-        if editor.text.hasPrefix(".") && !editor.text.contains(" ") {
-            candidates = ReplSession.commands.map { "." + $0.name }
-            let matches = candidates.filter { $0.hasPrefix(word.isEmpty ? "." : word) }
-            apply(matches, prefix: word, replaceWhole: true)
-            return
-        }
-        let last = word.split(separator: ".", omittingEmptySubsequences: false).last.map(String.init) ?? word
-        candidates += graph.types.map(\.name.rawValue)
-        // The statement's own type when it starts with one (`Track where Mil…`), else the view's.
-        let firstWord = editor.text.split(separator: " ").first.map(String.init) ?? ""
-        let statementType = editor.text.contains(" ") ? graph.type(named: firstWord) : nil
-        let type = statementType ?? session?.currentType ?? current.flatMap { if case .objects(let t?, _) = $0.content { return t } else { return nil } }
-        if let type {
-            candidates += type.attributes.map(\.name) + type.relations.map(\.name) + type.relations.flatMap(\.aliases)
-        }
-        if word.contains(".") {
-            // After a dot: names of every type (paths may cross relations).
-            candidates += graph.types.flatMap { $0.attributes.map(\.name) + $0.relations.map(\.name) }
-        }
-        candidates += Keywords.all
-        let matches = Array(Set(candidates.filter { $0.lowercased().hasPrefix(last.lowercased()) && $0 != last })).sorted()
-        apply(matches, prefix: last, replaceWhole: false)
+        let type = session?.currentType ?? current.flatMap { if case .objects(let t?, _) = $0.content { return t } else { return nil } }
+        let result = Completion.complete(editor.text, cursor: editor.cursor, graph: graph, currentType: type)
+        apply(result.candidates, prefix: result.prefix)
     }
 
-    private func apply(_ matches: [String], prefix: String, replaceWhole: Bool) {
-        guard !matches.isEmpty else { message = "no completion"; return }
+    /// Completes with the candidates: one is taken; several complete to their common part and
+    /// are listed on the status line (as many as fit). What the user typed is kept as typed.
+    private func apply(_ matches: [String], prefix: String) {
+        guard !matches.isEmpty else { message = "no completion here"; return }
+        func keepingTyped(_ candidate: String) -> String { prefix + candidate.dropFirst(prefix.count) }
+        let isDotCommand = prefix.hasPrefix(".")   // the whole line is the command's name
         if matches.count == 1 {
-            if replaceWhole { editor.set(matches[0] + " ") } else { editor.complete(matches[0]) }
+            if isDotCommand { editor.set(keepingTyped(matches[0]) + " ") } else { editor.complete(keepingTyped(matches[0])) }
+            message = ""
             return
         }
         var common = matches[0]
         for m in matches.dropFirst() {
             while !m.lowercased().hasPrefix(common.lowercased()) { common.removeLast() }
         }
-        if common.count > prefix.count {
-            if replaceWhole { editor.set(common) } else { editor.complete(common) }
+        if common.count > prefix.count { if isDotCommand { editor.set(keepingTyped(common)) } else { editor.complete(keepingTyped(common)) } }
+        let width = max(20, layout.repl.width - 20)
+        var listed = ""
+        for (i, m) in matches.enumerated() {
+            let next = listed.isEmpty ? m : listed + "  " + m
+            if DisplayText.width(of: next) > width { listed += "  … \(matches.count - i) more"; break }
+            listed = next
         }
-        message = matches.prefix(12).joined(separator: "  ") + (matches.count > 12 ? "  …" : "")
+        message = listed
     }
 
     // MARK: Mouse

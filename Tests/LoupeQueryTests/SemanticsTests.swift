@@ -1,6 +1,8 @@
 import Foundation
 import LoupeModel
 import LoupeQuery
+import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 /// Every operator, modifier, quantifier and aggregate on a small graph with nulls, missing
@@ -219,5 +221,43 @@ final class SemanticsTests: XCTestCase {
         XCTAssertEqual(try engine.run("Book where id == 11 select title, pages").render(.line, graph: Self.graph), "title = Lathe\npages = 184\n")
         let objects = try engine.run("Book where id == 12").render(.json, graph: Self.graph)
         XCTAssertEqual(objects, "[{\"id\": 12, \"type\": \"Book\", \"title\": \"Nana\", \"pages\": null, \"price\": 12.5, \"published\": null, \"tags\": [\"classic\"], \"edition\": null}]\n")
+    }
+}
+
+/// Completion from the schema at the cursor's place.
+final class CompletionTests: XCTestCase {
+    static let sample = Result { () throws -> ObjectGraph in
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 300, seed: 2)
+        return try LoadedStore.open(path).graph
+    }
+
+    func complete(_ text: String) throws -> Completion.Result {
+        Completion.complete(text, cursor: text.count, graph: try Self.sample.get(), currentType: nil)
+    }
+
+    func testCompletionFollowsTheStatement() throws {
+        XCTAssertEqual(try complete("Bo").candidates, ["Book"])
+        XCTAssertEqual(try complete("count Au").candidates, ["Author"])
+        // Attributes of the statement's type, never type names, and the typed case is the prefix.
+        let published = try complete("Book where pu")
+        XCTAssertEqual(published.prefix, "pu")
+        XCTAssertEqual(published.candidates, ["published", "publisher"])
+        XCTAssertEqual(try complete("Book where PU").candidates, ["published", "publisher"])
+        // After a dot: the names of the type the path reaches.
+        let author = try complete("Book where author.")
+        XCTAssertTrue(author.candidates.contains("name") && author.candidates.contains("born"), "\(author.candidates)")
+        XCTAssertFalse(author.candidates.contains("title"), "Book's own names are not Author's: \(author.candidates)")
+        XCTAssertEqual(try complete("Book where author.c").candidates, ["country"])
+        XCTAssertEqual(try complete("Loan where book.author.na").candidates, ["name"])
+        // After an attribute, operators; after a value, connectives and clauses.
+        XCTAssertTrue(try complete("Book where pages ").candidates.contains("BETWEEN"))
+        XCTAssertEqual(try complete("Book where pages > 3 A").candidates, ["AND"])
+        XCTAssertTrue(try complete("Book where pages > 3 ").candidates.contains("sort by"))
+        XCTAssertEqual(try complete("Book sort by ti").candidates, ["title"])
+        XCTAssertEqual(try complete("Book where nosuch.x").candidates, [])
+        XCTAssertEqual(try complete(".sch").candidates, [".schema"])
+        // A to-many path offers the aggregates too.
+        XCTAssertTrue(try complete("Book where tags.@c").candidates.contains("@count"))
     }
 }
