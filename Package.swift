@@ -36,7 +36,7 @@ let package = Package(
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .target(name: "NcursesBackend", dependencies: ["CNcurses", "CSignalSafety", "TerminalKit"]),
         .executableTarget(name: "loupe", dependencies: [
-            "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeHost", "LoupeBrowser", "NcursesBackend",
+            "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeHost", "LoupeBrowser", "NcursesBackend", "CSignalSafety", "TerminalKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Helpers every test target shares (the shared/ folder, temp files).

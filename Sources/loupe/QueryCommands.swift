@@ -99,9 +99,17 @@ struct Repl: ParsableCommand {
         interrupts.resume()
         defer { interrupts.cancel() }
         var failures = 0
+        // On a terminal: line editing, history and completion; else lines as they come.
+        let reader = interactive && isatty(1) == 1 ? LineReader(completion: { text, cursor in
+            Completion.complete(text, cursor: cursor, graph: session.engine.graph, currentType: session.currentType)
+        }) : nil
         while !session.wantsQuit {
-            if interactive { print("loupe> ", terminator: ""); fflush(nil) }
-            guard let line = readLine(strippingNewline: true) else { break }
+            let next: String?
+            if let reader { next = reader.readLine() } else {
+                if interactive { print("loupe> ", terminator: ""); fflush(nil) }
+                next = readLine(strippingNewline: true)
+            }
+            guard let line = next else { break }
             let cancellation = Cancellation()
             running.withLock { $0 = cancellation }
             let reply = session.execute(line, cancellation: cancellation)

@@ -175,6 +175,29 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
     }
 
+    /// `loupe repl` on a terminal edits its line: Tab completes from the schema, Up recalls,
+    /// Ctrl-C clears the line, Ctrl-D leaves with the terminal as it was.
+    func testLoupeReplEditsItsLineOnATerminal() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let command = "TERM=tmux-256color \(LoupeBinary.url.path) repl '\(path)'; echo LOUPE-EXIT=$?; "
+            + "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo TTY-END; sleep 60"
+        try tmux(["new-session", "-d", "-s", "main", "-x", "100", "-y", "20", command])
+        try waitFor(".quit to leave")
+        try keys("count Tra", "Tab")
+        try waitFor("loupe> count Track")
+        try keys(" where Mil", "Tab")
+        try waitFor("loupe> count Track where Milliseconds")
+        try keys(" > 1500000", "Enter")
+        try waitFor("170")
+        try keys("Up")
+        let recalled = try waitFor("loupe> count Track where Milliseconds > 1500000\n170\nloupe> count Track where Milliseconds > 1500000")
+        XCTAssertFalse(recalled.contains("^[[A"), recalled)
+        try keys("C-c", "C-d")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        XCTAssertTrue(end.contains("icanon echo") && !end.contains("-icanon"), end)
+    }
+
     /// Editing in the real terminal: a statement at the REPL and a cell edit are staged and marked,
     /// `q` asks before dropping them, Esc stays, `q` `c` commits and quits; the file holds exactly
     /// those changes.
