@@ -13,4 +13,12 @@ if ((${#need[@]})); then
   $sudo apt-get install -y "${need[@]}"
 fi
 swift build -c release --product loupe
+# `loupe` by name from now on: a link in ~/.local/bin (on PATH in Debian's default profile once
+# the folder exists; the message says so when this shell does not have it yet).
+mkdir -p "$HOME/.local/bin"
+ln -sf "$PWD/.build/release/loupe" "$HOME/.local/bin/loupe"
+case ":$PATH:" in
+  *":$HOME/.local/bin:"*) ;;
+  *) echo "loupe is linked in ~/.local/bin; add it to PATH (export PATH=\"\$HOME/.local/bin:\$PATH\") to run it by name" >&2 ;;
+esac
 exec .build/release/loupe "$@"

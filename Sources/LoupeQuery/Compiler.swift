@@ -98,9 +98,23 @@ final class Compiler {
         }
     }
 
+    /// `pages > "abc"`: an attribute that holds only numbers compared with text is an error (as
+    /// in RQL, "unsupported comparison"; NSPredicate raises), not a silent no-match.
+    private func checkNumberAgainstText(_ c: Comparison, on types: [Int]?) throws {
+        guard [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(c.op),
+              case .path(let path) = c.lhs, path.aggregate == nil, path.steps.count == 1, case .name(let name) = path.steps[0],
+              case .literal(.string(let text), let range) = c.rhs, let types, !types.isEmpty else { return }
+        let numeric: ValueKind = [.integer, .double, .null]
+        let columns = types.compactMap { t in graph.types[t].attribute(named: name.text).map { graph.types[t].attributes[$0] } }
+        guard columns.count == types.count, columns.allSatisfy({ $0.kinds.subtracting(numeric).isEmpty && !$0.kinds.subtracting([.null]).isEmpty }) else { return }
+        let hint = Double(text) != nil ? "write the number without quotes: \(text)" : "`\(name.text)` holds numbers"
+        throw QueryError("cannot compare a number with text", at: range, hint: hint)
+    }
+
     private func comparison(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate {
         let lhs = try expression(c.lhs, on: types)
         let rhs = try expression(c.rhs, on: types)
+        try checkNumberAgainstText(c, on: types)
         try checkQuantifier(c.quantifier, lhs, at: c.lhs.range)
         let options = c.options
         let graph = self.graph

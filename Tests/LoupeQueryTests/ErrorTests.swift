@@ -28,6 +28,18 @@ final class ErrorTests: XCTestCase {
         XCTAssertTrue(render("Genre sort by nope").contains("did you mean 'Name'?"))
     }
 
+    func testANumberComparedWithTextIsAnError() {
+        XCTAssertEqual(render("count Track where Milliseconds > \"abc\""), """
+            error: cannot compare a number with text
+             --> 1:34
+              |
+            1 | count Track where Milliseconds > "abc"
+              |                                  ^^^^^ `Milliseconds` holds numbers
+            """)
+        XCTAssertTrue(render("Track where Milliseconds == \"300\"").contains("write the number without quotes: 300"))
+        XCTAssertEqual(render("count Track where Name > \"M\""), "no error", "text with text compares")
+    }
+
     func testUnknownNamesSuggest() {
         XCTAssertEqual(render("Track where Nmae BEGINSWITH \"Harry\""), """
             error: unknown attribute 'Nmae' on Track
