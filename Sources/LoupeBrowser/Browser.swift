@@ -200,7 +200,8 @@ public final class Browser {
 
     func pop() {
         if stack.count > 1 {
-            stack.removeLast()
+            // Back from an object opened in the graph: the graph again, as it was.
+            if let node = stack.removeLast().openedFromGraphNode { showsGraph = true; graphSelection = node }
         } else if let earlier = earlierStacks.popLast() {
             stack = earlier
             message = "back to \(DisplayText.fit(earlier.last?.crumb ?? "", width: 40))"
@@ -345,6 +346,8 @@ public final class Browser {
 
     func moveColumn(by delta: Int) {
         guard let graph else { return }
+        // In the graph, h/l move between its nodes (the hidden view's column stays).
+        if showsGraph { move(by: delta); return }
         updateCurrent { sheet in
             let count = sheet.columns(graph: graph).count
             sheet.column = max(0, min(count - 1, sheet.column + delta))
@@ -358,8 +361,11 @@ public final class Browser {
             let nodes = graphNodes()
             guard graphSelection < nodes.count else { return }
             let node = nodes[graphSelection]
+            guard let link = node.link else { return }
+            let depth = stack.count, selectedNode = graphSelection
             showsGraph = false
-            if let link = node.link { follow(link) }
+            follow(link)
+            if stack.count > depth { stack[stack.count - 1].openedFromGraphNode = selectedNode } else { showsGraph = true }
             return
         }
         switch focus {

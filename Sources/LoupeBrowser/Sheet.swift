@@ -18,6 +18,8 @@ public struct Sheet {
     /// True for the view of a whole type: its rows follow the type's (objects inserted appear,
     /// deleted ones stay marked until committed).
     public var showsWholeType = false
+    /// Opened from the relation graph: going back returns to the graph, at this node.
+    public var openedFromGraphNode: Int?
     public var selection = 0
     public var top = 0
     /// The first column shown (horizontal scroll) and the current column.

@@ -120,3 +120,21 @@ extension BrowserTests {
         XCTAssertTrue(s.text.contains("← [1] @links.InvoiceLine.Tr…"), s.text)
     }
 }
+
+extension BrowserTests {
+    /// Backspace after opening an object from the graph returns to the graph; h/l move in it.
+    func testBackFromTheGraphReturnsToIt() throws {
+        let b = browser(try Self.chinook)
+        let graphScreen = b.play(try PlayScript.parse("j j v j"), width: 120, height: 30)
+        let opened = b.play(try PlayScript.parse("<Enter>"), width: 120, height: 30)
+        XCTAssertNotEqual(opened.text, graphScreen.text)
+        let back = b.play(try PlayScript.parse("<Backspace>"), width: 120, height: 30)
+        let diff = zip(Self.golden(back).split(separator: "\n"), Self.golden(graphScreen).split(separator: "\n")).filter { $0 != $1 }.prefix(6).map { "\($0)\n\($1)" }.joined(separator: "\n--\n")
+        XCTAssertEqual(Self.golden(back), Self.golden(graphScreen), "the graph as it was: \(diff)")
+        let moved = b.play(try PlayScript.parse("h"), width: 120, height: 30)
+        XCTAssertNotEqual(Self.golden(moved), Self.golden(graphScreen), "h moves the graph's selection (styles differ)")
+        XCTAssertTrue(moved.text.contains("Graph of Album #3"), moved.text)
+        let right = b.play(try PlayScript.parse("l"), width: 120, height: 30)
+        XCTAssertEqual(Self.golden(right), Self.golden(graphScreen))
+    }
+}
