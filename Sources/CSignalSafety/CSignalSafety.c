@@ -44,7 +44,10 @@ static void handler(int sig, siginfo_t *info, void *context) {
     // reporter) gets it when the faulting instruction runs again. A signal another process sent
     // (kill) would not come again, and a crash reporter returns from it: the default action
     // then ends the process as that signal should.
-    int fromKernel = info != NULL && info->si_code > 0;
+    // Only the synchronous faults come again: a hang-up or Ctrl-C the kernel sends (si_code
+    // SI_KERNEL) must end the process now, like a kill.
+    int isFault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP;
+    int fromKernel = isFault && info != NULL && info->si_code > 0;
     for (unsigned i = 0; i < HANDLED; i++) {
         if (handled[i] != sig) continue;
         if (fromKernel) {

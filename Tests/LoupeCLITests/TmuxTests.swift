@@ -175,6 +175,24 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
     }
 
+    /// Closing the terminal (the kernel's hang-up, not a kill) ends Loupe: nothing stays behind
+    /// spinning on a terminal that is gone.
+    func testLoupeEndsWhenItsTerminalCloses() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try start(path)
+        try waitFor("Album (347)")
+        let pid = try loupePID(path)
+        try tmux(["kill-server"])
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, kill(pid, 0) == 0 {
+            // A zombie has ended (its parent, the shell, is gone too or has not reaped it yet).
+            if let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), status.contains(") Z ") { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        XCTAssertTrue(status.isEmpty || status.contains(") Z "), "Loupe still runs after its terminal closed: \(status)")
+    }
+
     /// `loupe repl` on a terminal edits its line: Tab completes from the schema, Up recalls,
     /// Ctrl-C clears the line, Ctrl-D leaves with the terminal as it was.
     func testLoupeReplEditsItsLineOnATerminal() throws {
