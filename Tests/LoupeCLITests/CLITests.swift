@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeStore
 import LoupeTestSupport
 import XCTest
 
@@ -79,6 +80,23 @@ final class CLITests: XCTestCase {
         let persistRun = try loupe(["types", persist, "--format", "json"])
         let persistItems = try JSONSerialization.jsonObject(with: Data(persistRun.stdout.utf8)) as! [[String: Any]]
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: persistItems.map { ($0["name"] as! String, $0["count"] as! Int) }), persistExpected)
+    }
+
+    /// `loupe types` reads the catalog without loading the graph: it must list what a load
+    /// finds, in the same order, on every kind of store.
+    func testTypesFromTheCatalogEqualTheLoadedGraph() throws {
+        let sample = try Shared.temporaryPath("indexed.sqlite")
+        try SampleGenerator.generate(path: sample, objects: 500, seed: 4)   // with Loupe's type_name index
+        let files = [sample, try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), try Shared.copy("realdata/northwind/northwind_w3schools.db3"),
+                     try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite"), try Shared.copy("fixtures/seed-formats/persist.sqlite"),
+                     try Shared.copy("fixtures/seed-formats/swiftserialization.sqlite"), try HostileFiles.oddTypeNames()]
+        for file in files {
+            let graph = try LoadedStore.open(file).graph
+            let run = try loupe(["types", file, "--format", "json"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let items = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as! [[String: Any]]
+            XCTAssertEqual(items.map { "\($0["name"]!) \($0["count"]!)" }, graph.types.map { "\($0.name.rawValue) \($0.count)" }, file)
+        }
     }
 
     func testBadInputIsOneLineAndNonZero() throws {
