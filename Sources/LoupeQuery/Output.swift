@@ -142,7 +142,7 @@ extension ResultTable {
 extension QueryResult {
     /// The result as a table: objects as `id`, `type` and every attribute of their type (see
     /// ``ResultTable/objectColumns(attributes:keyColumn:includeType:)`` for names that clash).
-    public func table(graph: ObjectGraph, includeType: Bool) -> ResultTable {
+    public func table(graph: ObjectGraph, includeType: Bool, forHumans: Bool = false) -> ResultTable {
         switch self {
         case .objects(let type, let refs):
             // One type: its attributes; several: every attribute of any, in order of first appearance.
@@ -176,8 +176,10 @@ extension QueryResult {
             return ResultTable(columns: columns, rows: rows.map { $0.map { keys($0, graph) } })
         case .count(let n):
             return ResultTable(columns: ["count"], rows: [[.int(Int64(n))]])
-        case .groups(_, let rows, _):
-            return ResultTable(columns: ["key", "count"], rows: rows.map { [keys($0.key, graph), .int(Int64($0.count))] })
+        case .groups(let key, let rows, _):
+            // Headed by the grouped path, as the browser's frequency table is; JSON, NDJSON and
+            // CSV keep QUERY.md's `key` (machine-read formats have one fixed shape).
+            return ResultTable(columns: [forHumans ? key : "key", "count"], rows: rows.map { [keys($0.key, graph), .int(Int64($0.count))] })
         case .message(let text):
             return ResultTable(columns: ["message"], rows: [[.string(text)]])
         }
@@ -192,7 +194,8 @@ extension QueryResult {
         case .objects where mode == .json || mode == .ndjson:
             return table(graph: graph, includeType: true).render(mode, toTerminal: toTerminal)
         default:
-            return table(graph: graph, includeType: false).render(mode, toTerminal: toTerminal)
+            let forHumans = mode == .table || mode == .line || mode == .markdown
+            return table(graph: graph, includeType: false, forHumans: forHumans).render(mode, toTerminal: toTerminal)
         }
     }
 
