@@ -41,6 +41,8 @@ public struct WritePlan: Sendable {
     }
 
     public internal(set) var units: [Unit] = []
+    /// The statement that rewrites one Persist document: `json` then `id`.
+    static let documentUpdate = #"UPDATE "by_type" SET "json" = ? WHERE "id" = ?"#
     /// Objects whose rows no longer hold what was loaded (another process wrote them), in words.
     public internal(set) var conflicts: [String] = []
     /// Tables whose foreign keys are checked before the commit ends (relational files).
@@ -249,7 +251,11 @@ enum PersistEditWriter: ChangeWriter {
         var fileStyle = sample.contains { $0.contains("\n") } || sample.isEmpty && plan.recordsHistory ? PersistJSON.Style.persist : PersistJSON.Style.compact
         if let offset = sample.lazy.compactMap(PersistJSON.dateOffset).first { fileStyle.dateOffsetMinutes = offset }
 
-        for ref in changes.touched {
+        let touched = changes.touched
+        // Many objects: their stored rows in one statement (SQLite does the look-ups) rather than
+        // one query each.
+        let stored = try storedRows(of: touched.filter { !changes.isInserted($0) }.map { databaseValue(staged.id(of: $0)) }, in: db)
+        for ref in touched {
             let table = staged.table(ref)
             let row = Int(ref.row)
             let isNew = changes.isInserted(ref), isGone = changes.isRemoved(ref)
@@ -270,12 +276,16 @@ enum PersistEditWriter: ChangeWriter {
                 continue
             }
             // An existing object: its document as stored, checked against what was loaded.
-            guard let stored = try Row.fetchOne(db.cachedStatement(sql: "SELECT type_name, json FROM by_type WHERE id = ?"), arguments: [id]) else {
+            let storedRow: (typeName: DatabaseValue, json: DatabaseValue)?
+            if let stored { storedRow = stored[id] } else {
+                storedRow = try Row.fetchOne(db.cachedStatement(sql: "SELECT type_name, json FROM by_type WHERE id = ?"), arguments: [id]).map { ($0[0], $0[1]) }
+            }
+            guard let found = storedRow else {
                 plan.conflicts.append("\(identity) was deleted by another process")
                 continue
             }
-            let original = (stored[1] as DatabaseValue).lenientText ?? ""
-            let storedTypeName = (stored[0] as DatabaseValue).lenientText ?? table.name.rawValue
+            let original = found.json.lenientText ?? ""
+            let storedTypeName = found.typeName.lenientText ?? table.name.rawValue
             let baseTable = base.types[table.index]
             if verify, let conflict = documentConflict(original, loaded: baseTable, row: row) { plan.conflicts.append("\(identity)\(conflict)") }
             let changedRelations = changes.relinkedRelations(of: ref).sorted { (table.relation(named: $0) ?? 0) < (table.relation(named: $1) ?? 0) }
@@ -296,9 +306,18 @@ enum PersistEditWriter: ChangeWriter {
             var statements: [WritePlan.Statement] = []
             var after = original
             if !edited.isEmpty {
-                let style = PersistJSON.style(of: original, fallback: fileStyle)
-                after = PersistJSON.rewrite(original, changes: edited.map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }, style: style)
-                statements.append(WritePlan.Statement(sql: #"UPDATE "by_type" SET "json" = ? WHERE "id" = ?"#, arguments: [after.databaseValue, id]))
+                let values = edited.map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }
+                // A number or a bool is written alike in every style; only text, dates, nested
+                // values and removals need the document's own style read first.
+                let styleFree = values.allSatisfy { v in
+                    switch v.1 { case .int, .double, .bool: return true; default: return false }
+                }
+                if styleFree, let spliced = PersistJSON.splicingValues(original, changes: values, style: fileStyle) {
+                    after = spliced
+                } else {
+                    after = PersistJSON.rewrite(original, changes: values, style: PersistJSON.style(of: original, fallback: fileStyle))
+                }
+                statements.append(WritePlan.Statement(sql: WritePlan.documentUpdate, arguments: [after.databaseValue, id]))
             }
             for name in changedRelations {
                 statements.append(WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? AND "relation" = ?"#, arguments: [id, name.databaseValue]))
@@ -310,6 +329,28 @@ enum PersistEditWriter: ChangeWriter {
             }
         }
         return plan
+    }
+
+    /// The stored `type_name` and `json` of many objects by id, read in one statement (the ids
+    /// passed as one JSON array); nil for a few objects (one query each is as fast) or keys that
+    /// are neither integers nor text.
+    private static func storedRows(of ids: [DatabaseValue], in db: Database) throws -> [DatabaseValue: (typeName: DatabaseValue, json: DatabaseValue)]? {
+        guard ids.count >= 64 else { return nil }
+        var list: [String] = []
+        list.reserveCapacity(ids.count)
+        for id in ids {
+            switch id.storage {
+            case .int64(let i): list.append(String(i))
+            case .string(let text): list.append(ValueFormatter.json(.string(text)))
+            default: return nil
+            }
+        }
+        var out: [DatabaseValue: (typeName: DatabaseValue, json: DatabaseValue)] = [:]
+        out.reserveCapacity(ids.count)
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
+                                       arguments: ["[" + list.joined(separator: ",") + "]"])
+        while let row = try rows.next() { out[row[0]] = (row[1], row[2]) }
+        return out
     }
 
     /// `INSERT INTO relations` rows for an object's targets in the named relations, in order.

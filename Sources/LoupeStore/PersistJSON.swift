@@ -152,7 +152,7 @@ enum PersistJSON {
 
     /// `original` with the values of members it has replaced in place, every other byte kept;
     /// nil when that is not the whole change (a member removed or added, an escaped key).
-    private static func splicingValues(_ original: String, changes: [(key: String, value: Value)], style: Style) -> String? {
+    static func splicingValues(_ original: String, changes: [(key: String, value: Value)], style: Style) -> String? {
         guard !changes.contains(where: { $0.value.isNull }) else { return nil }
         var text = original
         return text.withUTF8 { b -> String? in

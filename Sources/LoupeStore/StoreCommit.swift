@@ -76,7 +76,20 @@ public enum StoreCommit {
                 }
                 let violationsBefore = try foreignKeyViolations(db, plan.checkedTables)
                 let history = plan.recordsHistory ? try PersistHistory(db) : nil
-                for unit in plan.units {
+                // Many documents rewritten and nothing else done to them (no history to record):
+                // one UPDATE over their ids, the new text handed to SQLite by a function — the
+                // same rows and bytes as the statements the preview lists, without a round trip
+                // through the statement API per row.
+                var remaining = plan.units
+                if history == nil {
+                    let bulk = plan.units.filter { $0.kind == .update && $0.statements.count == 1 && $0.statements[0].sql == WritePlan.documentUpdate }
+                    if bulk.count >= 64 {
+                        statements += try rewriteDocuments(bulk.map { ($0.statements[0].arguments[1], $0.statements[0].arguments[0]) }, in: db, path: path)
+                        let done = Set(bulk.map(\.object))
+                        remaining = plan.units.filter { !($0.kind == .update && done.contains($0.object)) }
+                    }
+                }
+                for unit in remaining {
                     try history?.begin(unit, db)
                     for statement in unit.statements {
                         try db.cachedStatement(sql: statement.sql).execute(arguments: StatementArguments(statement.arguments))
@@ -198,6 +211,39 @@ final class PersistHistory {
         let tx = db.lastInsertedRowID
         try db.execute(sql: #"UPDATE "undo_transactions" SET "current" = 0, "next_undo_transaction" = ? WHERE "current""#, arguments: [tx])
         try db.execute(sql: #"UPDATE "undo_transactions" SET "current" = 1 WHERE "id" = ?"#, arguments: [tx])
+    }
+}
+
+extension StoreCommit {
+    /// Writes each `(id, json)` pair's document with one UPDATE; returns how many rows it wrote,
+    /// which must be every pair (else a row went missing and the transaction rolls back).
+    static func rewriteDocuments(_ pairs: [(id: DatabaseValue, json: DatabaseValue)], in db: Database, path: String) throws -> Int {
+        var documents: [Int64: DatabaseValue] = [:]
+        documents.reserveCapacity(pairs.count)
+        var ids: [String] = []
+        ids.reserveCapacity(pairs.count)
+        for (id, json) in pairs {
+            guard case .int64(let i) = id.storage else {
+                // Text ids: the statements one by one.
+                for (id, json) in pairs { try db.cachedStatement(sql: WritePlan.documentUpdate).execute(arguments: [json, id]) }
+                return pairs.count
+            }
+            documents[i] = json
+            ids.append(String(i))
+        }
+        let byID = documents
+        let function = DatabaseFunction("loupe_document", argumentCount: 1, pure: true) { values in
+            guard let id = Int64.fromDatabaseValue(values[0]) else { return nil }
+            return byID[id]
+        }
+        db.add(function: function)
+        defer { db.remove(function: function) }
+        try db.execute(sql: #"UPDATE "by_type" SET "json" = loupe_document("id") WHERE "id" IN (SELECT value FROM json_each(?))"#,
+                       arguments: ["[" + ids.joined(separator: ",") + "]"])
+        guard db.changesCount == pairs.count else {
+            throw StoreError(.conflict, path: path, reason: "\(pairs.count - db.changesCount) of the objects to update are gone from the file; nothing was written")
+        }
+        return pairs.count
     }
 }
 
