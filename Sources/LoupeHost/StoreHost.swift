@@ -33,14 +33,21 @@ public final class StoreHost: SessionHost {
         return store
     }
 
+    /// The last preview's plan: a commit of the same revision of the changes reuses it.
+    private let lastPlan = Mutex<(path: String, plan: WritePlan)?>(nil)
+
     public func preview(_ pending: PendingChanges) throws -> String {
         let store = try current()
-        return try StoreCommit.preview(pending, path: store.path, format: store.format).description
+        let plan = try StoreCommit.preview(pending, path: store.path, format: store.format)
+        lastPlan.withLock { $0 = (store.path, plan) }
+        return plan.description
     }
 
     public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
         let store = try current()
-        let report = try StoreCommit.commit(pending, path: store.path, format: store.format, loadedStamp: store.stamp)
+        let planned = lastPlan.withLock { last in last.flatMap { $0.path == store.path ? $0.plan : nil } }
+        lastPlan.withLock { $0 = nil }
+        let report = try StoreCommit.commit(pending, path: store.path, format: store.format, loadedStamp: store.stamp, planned: planned)
         let graph = try load(path: store.path, progress: progress)
         return (graph, report.summary)
     }

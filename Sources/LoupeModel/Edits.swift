@@ -62,6 +62,9 @@ public struct PendingChanges: Sendable {
     public private(set) var changes: ChangeSet
     /// The base with the active steps applied.
     public private(set) var graph: ObjectGraph
+    /// A new value at every change of the staged state: what was planned for one revision
+    /// (the writes a preview read from the file) holds for it and for no other.
+    public private(set) var revision = UUID()
 
     public init(base: ObjectGraph) {
         self.base = base
@@ -85,6 +88,7 @@ public struct PendingChanges: Sendable {
         cursor = steps.count
         changes = next
         graph = base.applying(changes)
+        revision = UUID()
     }
 
     /// Unstages the last active step; returns it.
@@ -113,6 +117,7 @@ public struct PendingChanges: Sendable {
     }
 
     private mutating func refold() {
+        revision = UUID()
         var folded = ChangeSet(base: base)
         for step in active { for edit in step.edits { try? folded.apply(edit) } }   // each applied once already
         changes = folded

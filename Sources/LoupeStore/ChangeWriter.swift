@@ -41,6 +41,8 @@ public struct WritePlan: Sendable {
     }
 
     public internal(set) var units: [Unit] = []
+    /// The revision of the pending changes the plan was made for (a preview's), if any.
+    public internal(set) var revision: UUID?
     /// The statement that rewrites one Persist document: `json` then `id`.
     static let documentUpdate = #"UPDATE "by_type" SET "json" = ? WHERE "id" = ?"#
     /// Objects whose rows no longer hold what was loaded (another process wrote them), in words.

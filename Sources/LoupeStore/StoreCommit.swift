@@ -38,11 +38,16 @@ public enum StoreCommit {
     public static func preview(_ pending: PendingChanges, path: String, format: any StoreFormat.Type) throws -> WritePlan {
         let writer = try writer(for: format)
         let file = try StoreFile.openForReading(path)
-        return try file.read { db in try writer.plan(pending, in: db, verify: false) }
+        var plan = try file.read { db in try writer.plan(pending, in: db, verify: false) }
+        plan.revision = pending.revision
+        return plan
     }
 
     /// Writes `pending` into the file at `path` (of `format`, loaded when the file had `stamp`).
-    public static func commit(_ pending: PendingChanges, path: String, format: any StoreFormat.Type, loadedStamp stamp: FileStamp) throws -> Report {
+    /// `planned` is the plan a preview made for this same revision of the changes: when the file
+    /// is still as loaded, it is what the writes would be read again to be, and is used as is.
+    public static func commit(_ pending: PendingChanges, path: String, format: any StoreFormat.Type, loadedStamp stamp: FileStamp,
+                              planned: WritePlan? = nil) throws -> Report {
         _ = StoreFile.configured
         let started = DispatchTime.now()
         let writer = try writer(for: format)
@@ -65,7 +70,8 @@ public enum StoreCommit {
             try queue.inTransaction(.immediate) { db in
                 // Holding the write lock: nobody else commits until this transaction ends.
                 let changedSinceLoad = !FileStamp(path: absolute, watch: watch).sameContent(as: stamp)
-                let plan = try writer.plan(pending, in: db, verify: changedSinceLoad)
+                let reusable = planned.flatMap { $0.revision == pending.revision && !changedSinceLoad ? $0 : nil }
+                let plan = try reusable ?? writer.plan(pending, in: db, verify: changedSinceLoad)
                 if !plan.conflicts.isEmpty {
                     throw StoreError(.conflict, path: path, reason: "the file changed since it was loaded; nothing was written. Changed: "
                                      + plan.conflicts.prefix(8).joined(separator: "; ") + (plan.conflicts.count > 8 ? "; …" : "")

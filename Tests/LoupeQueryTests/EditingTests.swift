@@ -316,6 +316,33 @@ final class EditingTests: XCTestCase {
         XCTAssertEqual(try integrity(path).ok, "ok")
     }
 
+    /// A commit after `.changes` writes the preview's plan when the changes are the ones it
+    /// planned; a step staged after the preview makes the commit plan again (both steps land).
+    func testACommitReusesThePreviewOnlyForTheSameChanges() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 800, seed: 9)
+        let session = try open(path)
+        ok(session, "update Book set price = 10")
+        ok(session, ".changes")
+        ok(session, "update Book where id == 196 set pages = 4321")
+        ok(session, ".commit")
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        try queue.read { db in
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE type_name = 'Book' AND json_extract(json, '$.price') != 10"), 0)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT json_extract(json, '$.pages') FROM by_type WHERE id = 196"), 4321)
+        }
+        // And the plain case: preview, commit, the same result.
+        let again = try open(path)
+        ok(again, "update Book set price = 12")
+        ok(again, ".changes")
+        ok(again, ".commit")
+        try queue.read { db in
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE type_name = 'Book' AND json_extract(json, '$.price') != 12"), 0)
+            XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA integrity_check"), "ok")
+        }
+    }
+
     func testSampleStoreEditsRoundTrip() throws {
         let path = try Shared.copyFromCheckout("sample-data/library.sqlite")
         func prices() throws -> [Int64: Double] {
