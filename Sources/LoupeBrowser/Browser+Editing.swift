@@ -119,6 +119,10 @@ extension Browser {
             guard sheet.column < columns.count else { return }
             let name = columns[sheet.column]
             if name == "id" || name == "@type" { message = "the key cannot be edited: it is the object's identity"; return }
+            if table.attributeIndex[name] == nil, let r = table.relation(named: name) {
+                openPicker(ref, table.relations[r])   // a relation column: choose its target
+                return
+            }
             attribute = name
         } else {
             message = "e edits the cells of objects"
@@ -225,11 +229,7 @@ extension Browser {
     /// `Author #89 Zoë Ito`: an object's label with its first text attribute.
     func objectLabel(_ ref: ObjectRef) -> String {
         guard let graph else { return "" }
-        let table = graph.table(ref)
-        let text = table.attributes.indices.lazy.map { table.value(row: Int(ref.row), attribute: $0) }
-            .first { if case .string(let s) = $0 { return !s.isEmpty } else { return false } }
-        if case .string(let s)? = text { return graph.label(of: ref) + " " + DisplayText.fit(s, width: 40) }
-        return graph.label(of: ref)
+        return Sheet.label(ref, in: graph)
     }
 
     func handlePickerKey(_ key: Key) {

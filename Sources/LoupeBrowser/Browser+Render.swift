@@ -232,7 +232,7 @@ extension Browser {
                 if !selected {
                     if rowState == "-" { style = theme.pendingDeleted }
                     else if rowState == "+" { style = theme.pendingAdded }
-                    else if let changes, let ref, c < columns.count, changes.isChanged(ref, attribute: columns[c]) { style = theme.pendingChanged }
+                    else if let changes, let ref, c < columns.count, (changes.isChanged(ref, attribute: columns[c]) || changes.isRelinked(ref, relation: columns[c])) { style = theme.pendingChanged }
                 }
                 if selected && c == sheet.column { style.bold = true }
                 buffer.put(padded, x: x, y: y, style: style, maxWidth: cw)

@@ -1,3 +1,4 @@
+import DisplayText
 import LoupeModel
 
 /// One view on the browser's stack (VisiData's sheet): rows, columns, and where the cursor is.
@@ -60,10 +61,32 @@ public struct Sheet {
         return false
     }
 
+    /// The to-one relations a type's records show as columns, after its attributes: those that
+    /// are not a foreign-key column already shown (Persist's `author`, not Chinook's `ArtistId`).
+    static func relationColumns(_ type: TypeTable) -> [Int] {
+        type.relations.indices.filter { r in
+            let relation = type.relations[r]
+            return relation.foreignKey == nil && !relation.isToMany && type.attributeIndex[relation.name] == nil
+        }
+    }
+
+    /// An object as a cell shows a relation's target: its label and its first text attribute
+    /// (`Author #89 Zoë Ito`).
+    public static func label(_ ref: ObjectRef, in graph: ObjectGraph) -> String {
+        let table = graph.table(ref)
+        let text = table.attributes.indices.lazy.map { table.value(row: Int(ref.row), attribute: $0) }
+            .first { if case .string(let s) = $0 { return !s.isEmpty } else { return false } }
+        if case .string(let s)? = text { return graph.label(of: ref) + " " + DisplayText.fit(s, width: 40) }
+        return graph.label(of: ref)
+    }
+
     public func columns(graph: ObjectGraph) -> [String] {
         switch content {
         case .objects(let type, let refs):
-            if let type { return (Sheet.keyIsAnAttribute(type) ? [] : ["id"]) + type.attributes.map(\.name) }
+            if let type {
+                return (Sheet.keyIsAnAttribute(type) ? [] : ["id"]) + type.attributes.map(\.name)
+                    + Sheet.relationColumns(type).map { type.relations[$0].name }
+            }
             // Several types: id, type, and the attributes of the first one seen.
             let first = refs.first.map { graph.table($0) }
             return ["id", "@type"] + (first?.attributes.map(\.name) ?? [])
@@ -78,14 +101,21 @@ public struct Sheet {
         case .objects(let type, let refs):
             let ref = refs[row]
             let table = graph.table(ref)
-            if let type, Sheet.keyIsAnAttribute(type) { return table.value(row: Int(ref.row), attribute: column) }
-            if column == 0 { return graph.id(of: ref).value }
-            if type == nil {
-                if column == 1 { return .string(table.name.rawValue) }
-                let names = columns(graph: graph)
-                return table.attribute(named: names[column]).map { table.value(row: Int(ref.row), attribute: $0) } ?? .null
+            if let type {
+                let attribute = Sheet.keyIsAnAttribute(type) ? column : column - 1
+                if attribute == -1 { return graph.id(of: ref).value }
+                if attribute < table.attributes.count { return table.value(row: Int(ref.row), attribute: attribute) }
+                // A relation column: its target's label.
+                let shown = Sheet.relationColumns(table)
+                guard attribute - table.attributes.count < shown.count else { return .null }
+                let relation = table.relations[shown[attribute - table.attributes.count]]
+                return relation.targets(of: Int(ref.row)).first.map { .string(Sheet.label($0, in: graph)) } ?? .null
             }
-            return table.value(row: Int(ref.row), attribute: column - 1)
+            // Several types: id, type, then the attributes named by the first type's columns.
+            if column == 0 { return graph.id(of: ref).value }
+            if column == 1 { return .string(table.name.rawValue) }
+            let names = columns(graph: graph)
+            return table.attribute(named: names[column]).map { table.value(row: Int(ref.row), attribute: $0) } ?? .null
         case .projection(_, let rows, _):
             let v = rows[row][column]
             if case .reference(let r) = v { return graph.id(of: r).value }

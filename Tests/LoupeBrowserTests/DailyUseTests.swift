@@ -138,3 +138,16 @@ extension BrowserTests {
         XCTAssertEqual(Self.golden(right), Self.golden(graphScreen))
     }
 }
+
+extension BrowserTests {
+    /// A to-one relation is a column of the records, showing its target's label; `e` there
+    /// opens the picker.
+    func testRelationColumnsShowTheirTargetsLabel() throws {
+        let b = browser(try Self.sample)
+        let s = b.play(try PlayScript.parse("<S-Tab> j j j <Tab>\nG l l l l l l l l l l l l"), width: 140, height: 20)
+        XCTAssertTrue(s.text.contains("author") && s.text.contains("publisher"), s.text)
+        XCTAssertTrue(s.text.range(of: #"Author #\d+ \S"#, options: .regularExpression) != nil, "a label, not only an id: \(s.text)")
+        let picker = b.play(try PlayScript.parse("h e"), width: 140, height: 20)
+        XCTAssertTrue(picker.text.contains(".author — Enter sets"), picker.text)
+    }
+}
