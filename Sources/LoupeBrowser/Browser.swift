@@ -487,23 +487,11 @@ public final class Browser {
             editor.set("")
         case .character(":") where editor.text.isEmpty && inputMode == .statement:
             break   // `:` out of habit at an empty prompt: the REPL already has the keyboard
-        case .character(let c): editor.insert(c)
-        case .backspace: editor.backspace()
-        case .delete: editor.delete()
-        case .left: editor.left()
-        case .right: editor.right()
-        case .home, .control("a"): editor.home()
-        case .end, .control("e"): editor.end()
-        case .control("k"): editor.killToEnd()
-        case .control("u"): editor.killToStart()
-        case .control("w"): editor.killWord()
-        case .up: editor.historyBack()
-        case .down: editor.historyForward()
         case .tab: completeInput()
         case .pageUp: replScroll = min(max(0, replOutput.count - 1), replScroll + max(1, layout.repl.height - 3))
         case .pageDown: replScroll = max(0, replScroll - max(1, layout.repl.height - 3))
         case .control("c"), .control("g"): editor.set(""); focus = .records
-        default: break
+        default: _ = editor.handle(key)
         }
     }
 
@@ -714,30 +702,19 @@ public final class Browser {
         guard let graph else { return }
         let type = session?.currentType ?? current.flatMap { if case .objects(let t?, _) = $0.content { return t } else { return nil } }
         let result = Completion.complete(editor.text, cursor: editor.cursor, graph: graph, currentType: type)
-        apply(result.candidates, prefix: result.prefix)
+        apply(result)
     }
 
-    /// Completes with the candidates: one is taken; several complete to their common part and
-    /// are listed on the status line (as many as fit). What the user typed is kept as typed.
-    private func apply(_ matches: [String], prefix: String) {
-        guard !matches.isEmpty else { message = "no completion here"; return }
-        func keepingTyped(_ candidate: String) -> String { prefix + candidate.dropFirst(prefix.count) }
-        let isDotCommand = prefix.hasPrefix(".")   // the whole line is the command's name
-        if matches.count == 1 {
-            if isDotCommand { editor.set(keepingTyped(matches[0]) + " ") } else { editor.complete(keepingTyped(matches[0])) }
-            message = ""
-            return
-        }
-        var common = matches[0]
-        for m in matches.dropFirst() {
-            while !m.lowercased().hasPrefix(common.lowercased()) { common.removeLast() }
-        }
-        if common.count > prefix.count { if isDotCommand { editor.set(keepingTyped(common)) } else { editor.complete(keepingTyped(common)) } }
+    /// Completes with the candidates (see ``LineEditor/take(_:)``) and lists those left on the
+    /// status line, as many as fit.
+    private func apply(_ result: Completion.Result) {
+        guard !result.candidates.isEmpty else { message = "no completion here"; return }
+        let left = editor.take(result)
         let width = max(20, layout.repl.width - 20)
         var listed = ""
-        for (i, m) in matches.enumerated() {
+        for (i, m) in left.enumerated() {
             let next = listed.isEmpty ? m : listed + "  " + m
-            if DisplayText.width(of: next) > width { listed += "  … \(matches.count - i) more"; break }
+            if DisplayText.width(of: next) > width { listed += "  … \(left.count - i) more"; break }
             listed = next
         }
         message = listed

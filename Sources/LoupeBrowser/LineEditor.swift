@@ -1,4 +1,6 @@
 import Foundation
+import LoupeQuery
+import TerminalKit
 
 /// The REPL's input line: text, cursor, readline-style editing, and history.
 public struct LineEditor: Equatable {
@@ -69,6 +71,45 @@ public struct LineEditor: Equatable {
             start -= 1
         }
         return (String(characters[start..<cursor]), start)
+    }
+
+    /// Applies an editing key: a character, deletion, movement, the readline kills (Ctrl-K/U/W),
+    /// Home/End (Ctrl-A/E), history (Up/Down). False for any other key, which is the caller's.
+    public mutating func handle(_ key: Key) -> Bool {
+        switch key {
+        case .character(let c): insert(c)
+        case .backspace: backspace()
+        case .delete: delete()
+        case .left: left()
+        case .right: right()
+        case .home, .control("a"): home()
+        case .end, .control("e"): end()
+        case .control("k"): killToEnd()
+        case .control("u"): killToStart()
+        case .control("w"): killWord()
+        case .up: historyBack()
+        case .down: historyForward()
+        default: return false
+        }
+        return true
+    }
+
+    /// Takes a completion at the cursor: the one candidate, else the candidates' common start,
+    /// keeping what the user typed as typed (only the rest is added). Returns the candidates
+    /// still to choose from (empty when one was taken or there were none).
+    public mutating func take(_ result: Completion.Result) -> [String] {
+        let prefix = result.prefix, matches = result.candidates
+        guard !matches.isEmpty else { return [] }
+        func keepingTyped(_ candidate: String) -> String { prefix + candidate.dropFirst(prefix.count) }
+        let isDotCommand = prefix.hasPrefix(".")   // the whole line is the command's name
+        if matches.count == 1 {
+            if isDotCommand { set(keepingTyped(matches[0]) + " ") } else { complete(keepingTyped(matches[0])) }
+            return []
+        }
+        var common = matches[0]
+        for m in matches.dropFirst() { while !m.lowercased().hasPrefix(common.lowercased()) { common.removeLast() } }
+        if common.count > prefix.count { if isDotCommand { set(keepingTyped(common)) } else { complete(keepingTyped(common)) } }
+        return matches
     }
 
     /// Replaces the current word's last component (after its last `.`) with `completion`.

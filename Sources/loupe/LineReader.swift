@@ -48,45 +48,16 @@ final class LineReader {
                 let line = editor.submit()
                 if !line.trimmingCharacters(in: .whitespaces).isEmpty { HistoryFile.append(line) }
                 return line
-            case .character(let c): editor.insert(c)
-            case .backspace: editor.backspace()
-            case .delete: editor.delete()
-            case .left: editor.left()
-            case .right: editor.right()
-            case .home, .control("a"): editor.home()
-            case .end, .control("e"): editor.end()
-            case .control("k"): editor.killToEnd()
-            case .control("u"): editor.killToStart()
-            case .control("w"): editor.killWord()
-            case .up: editor.historyBack()
-            case .down: editor.historyForward()
             case .control("c"): write("^C\r\n"); editor.set("")
             case .control("d"):
                 if editor.text.isEmpty { write("\r\n"); return nil }
                 editor.delete()
             case .control("l"): write("\u{1B}[H\u{1B}[2J")
-            case .tab: hint = complete()
-            default: break
+            case .tab: hint = editor.take(completion(editor.text, editor.cursor)).prefix(40).joined(separator: "  ")
+            default: _ = editor.handle(key)
             }
             draw(hint)
         }
-    }
-
-    /// Completes at the cursor; returns the candidates to list under the line, if several.
-    private func complete() -> String {
-        let result = completion(editor.text, editor.cursor)
-        guard !result.candidates.isEmpty else { return "" }
-        let prefix = result.prefix
-        func keepingTyped(_ candidate: String) -> String { prefix + candidate.dropFirst(prefix.count) }
-        let isDotCommand = prefix.hasPrefix(".")
-        if result.candidates.count == 1 {
-            if isDotCommand { editor.set(keepingTyped(result.candidates[0]) + " ") } else { editor.complete(keepingTyped(result.candidates[0])) }
-            return ""
-        }
-        var common = result.candidates[0]
-        for m in result.candidates.dropFirst() { while !m.lowercased().hasPrefix(common.lowercased()) { common.removeLast() } }
-        if common.count > prefix.count { if isDotCommand { editor.set(keepingTyped(common)) } else { editor.complete(keepingTyped(common)) } }
-        return result.candidates.prefix(40).joined(separator: "  ") + (result.candidates.count > 40 ? "  …" : "")
     }
 
     /// Redraws the line (and a line of candidates under it), the cursor where the editor has it.
