@@ -71,8 +71,9 @@ public final class QueryEngine: Sendable {
             }
             return .groups(key: by.description, rows: rows, objects: refs)
         case .mutation(let m):
-            throw QueryError("changing data is not available yet", at: mutationRange(m),
-                             hint: "edits (update, insert, delete) are staged by the editing layer, which is not built yet")
+            // The engine only reads: a session stages mutations (``Editor``, ``PendingChanges``).
+            throw QueryError("a mutation is not a query", at: mutationRange(m),
+                             hint: "update, insert and delete are staged by a session: `loupe repl`, the browser's REPL, or `loupe query … --commit`")
         case .dotCommand(let name, _, let range):
             throw QueryError("'.\(name)' is not a query", at: range, hint: "dot-commands run in the REPL")
         }

@@ -97,7 +97,7 @@ final class ErrorTests: XCTestCase {
 
     func testBarePredicateWithoutTypeAndMutations() {
         XCTAssertTrue(render("Milliseconds > 1").contains("a bare predicate needs a type"))
-        XCTAssertTrue(render("delete Track where TrackId == 1").contains("changing data is not available yet"))
+        XCTAssertTrue(render("delete Track where TrackId == 1").contains("a mutation is not a query"))
     }
 
     func testDeepNestingIsAnErrorNotACrash() {
