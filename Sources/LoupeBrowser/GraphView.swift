@@ -28,6 +28,8 @@ extension Browser {
                     let t = graph.table(target)
                     for relation in t.relations {
                         let n = relation.count(of: Int(target.row))
+                        // Not back to the object the graph is of: that is where this branch came from.
+                        if n == 1, relation.targets(of: Int(target.row)).first == origin { continue }
                         if n > 0 { nodes.append(GraphNode(text: "\(relation.name) (\(n))", depth: depth + 1, isBacklink: backlink,
                                                           link: DetailLink(label: relation.name, targets: Array(relation.targets(of: Int(target.row))),
                                                                            toMany: relation.isToMany, crumb: graph.label(of: target) + " › " + relation.name, relation: nil))) }
@@ -95,16 +97,47 @@ extension Browser {
                     if item.node.depth == 0 { buffer.put("─", x: stemX + 1, y: y, style: theme.border) }
                 }
             }
-            // The stem joining the groups to the box.
-            let lastTop = top, lastBottom = top + shown.count - 1
-            for y in min(lastTop, centerY + 1)...max(lastBottom, centerY + 1) {
-                buffer.put(y == centerY + 1 ? (left ? "├" : "┤") : "│", x: stemX, y: y, style: theme.border)
+            // The stem joining the branches (depth-0 rows) to the box's middle row: each cell of
+            // it drawn with the glyph of the lines that meet there.
+            let branchRows = Set(shown.enumerated().filter { $0.element.node.depth == 0 }.map { top + $0.offset })
+            let joinY = centerY + 1
+            let rows = branchRows.union([joinY])
+            let stemTop = rows.min()!, stemBottom = rows.max()!
+            for y in stemTop...stemBottom {
+                let branch = branchRows.contains(y), join = y == joinY
+                // Towards the branches (outwards) and towards the box (inwards).
+                let outward = branch, inward = join
+                let glyph = GraphView.junction(up: y > stemTop, down: y < stemBottom,
+                                               left: left ? outward : inward, right: left ? inward : outward)
+                buffer.put(glyph, x: stemX, y: y, style: theme.border)
             }
-            buffer.put("─", x: left ? stemX + 1 : stemX - 1, y: centerY + 1, style: theme.border)
+            buffer.put("─", x: left ? stemX + 1 : stemX - 1, y: joinY, style: theme.border)
         }
         let indexed = nodes.enumerated().map { (offset: $0.offset, node: $0.element) }
         place(indexed.filter { !$0.node.isBacklink }, left: false)
         place(indexed.filter { $0.node.isBacklink }, left: true)
         if nodes.isEmpty { buffer.put("no relations and no backlinks", x: inner.x + 1, y: inner.maxY - 1, style: theme.dim) }
+    }
+}
+
+/// Box-drawing for the graph's stems.
+enum GraphView {
+    /// The glyph where lines meet: up, down, left, right.
+    static func junction(up: Bool, down: Bool, left: Bool, right: Bool) -> String {
+        switch (up, down, left, right) {
+        case (true, true, true, true): return "┼"
+        case (true, true, true, false): return "┤"
+        case (true, true, false, true): return "├"
+        case (true, false, true, true): return "┴"
+        case (false, true, true, true): return "┬"
+        case (true, true, false, false): return "│"
+        case (false, false, true, true): return "─"
+        case (false, true, false, true): return "┌"
+        case (false, true, true, false): return "┐"
+        case (true, false, false, true): return "└"
+        case (true, false, true, false): return "┘"
+        case (_, _, true, false), (_, _, false, true): return "─"
+        default: return "│"
+        }
     }
 }

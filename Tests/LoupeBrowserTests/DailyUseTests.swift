@@ -151,3 +151,15 @@ extension BrowserTests {
         XCTAssertTrue(picker.text.contains(".author — Enter sets"), picker.text)
     }
 }
+
+extension BrowserTests {
+    /// The graph's stems end in corners and join the box with a proper junction; at 3 hops a
+    /// branch does not lead back to the object the graph is of.
+    func testGraphJunctionsAndNoWayBack() throws {
+        let s = try screen(try Self.chinook, "j j v + +", width: 120, height: 30)
+        XCTAssertTrue(s.text.contains("Track.Album (3) ─────────────────────────┐"), "the top branch turns down: \(s.text)")
+        XCTAssertTrue(s.text.contains("└─│ Album #3 │─┘"), s.text)
+        XCTAssertFalse(s.text.contains("    Album (1)"), "Track #3's way back to Album #3 is not a branch: \(s.text)")
+        XCTAssertFalse(s.text.contains("├─│") || s.text.contains("│─┤"), s.text)
+    }
+}
