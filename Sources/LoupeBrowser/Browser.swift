@@ -646,6 +646,9 @@ public final class Browser {
         return true
     }
 
+    /// The number of rows in the current view.
+    public var currentCount: Int { current?.count ?? 0 }
+
     /// True while a statement or a load runs.
     public var isBusy: Bool { running != nil }
 

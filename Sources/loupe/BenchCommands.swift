@@ -139,10 +139,23 @@ struct BenchRender: ParsableCommand {
                 terminal.draw { browser.render(into: &$0) }
             }
         }
+        // A query with a large result, typed at the REPL, to the frame that shows it (the
+        // statement runs here on this thread: no background runner in the bench).
+        var resultLine = ""
+        if let largest = loaded.graph.types.max(by: { $0.count < $1.count }) {
+            let statement = "\(largest.name.rawValue) where TRUEPREDICATE"
+            let (_, querySeconds) = timed {
+                browser.run(statement)
+                terminal.draw { browser.render(into: &$0) }
+            }
+            resultLine = String(format: "query to its frame:    %.1f ms (%@: %d results shown as a view)", querySeconds * 1000,
+                                statement, browser.currentCount)
+        }
         print(String(format: "start to first frame:  %.1f ms (types and a progress bar, before the graph loads)", firstFrame * 1000))
         print(String(format: "graph load:            %.3f s", loadSeconds))
         print(String(format: "frames:                %d at %@ (records and detail panes, selection moving)", frames, size))
         print(String(format: "time per frame:        %.2f ms", seconds * 1000 / Double(max(frames, 1))))
+        if !resultLine.isEmpty { print(resultLine) }
     }
 }
 
