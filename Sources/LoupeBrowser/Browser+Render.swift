@@ -178,10 +178,18 @@ extension Browser {
         // Scroll right until the current column is visible.
         sheet.column = max(0, min(sheet.column, columns.count - 1))
         if sheet.column < sheet.firstColumn { sheet.firstColumn = sheet.column }
+        // Scrolled sideways, an object's key column (`id`, or its own key column) stays fixed on
+        // the left, so that every row still says which object it is.
+        var frozen: (column: Int, width: Int)?
+        if case .objects = sheet.content, columns.count > 1, sheet.column > 0, sheet.firstColumn > 0 || sheet.column > 0 {
+            frozen = (0, min(width(of: 0), inner.width / 3))
+        }
+        if frozen != nil, sheet.firstColumn == 0 { sheet.firstColumn = 1 }
+        let frozenWidth = frozen.map { $0.width + 1 } ?? 0
         var shown: [(column: Int, width: Int)] = []
         while true {
             shown = []
-            var used = markerWidth
+            var used = markerWidth + frozenWidth
             for c in sheet.firstColumn..<columns.count {
                 let cw = width(of: c)
                 if used + cw > inner.width && !shown.isEmpty { break }
@@ -191,6 +199,7 @@ extension Browser {
             if shown.contains(where: { $0.column == sheet.column }) || sheet.firstColumn >= sheet.column { break }
             sheet.firstColumn += 1
         }
+        if let frozen { shown.insert(frozen, at: 0) }
         // Room left over on the right goes to the columns shown cut, left to right.
         if shown.last.map({ $0.column == columns.count - 1 }) ?? false {
             var spare = inner.width - markerWidth - shown.reduce(0) { $0 + $1.width + 1 } + 1
@@ -206,7 +215,10 @@ extension Browser {
             buffer.put(DisplayText.pad(columns[c], to: cw), x: x, y: inner.y, style: style, maxWidth: cw)
             x += cw + 1
         }
-        if sheet.firstColumn > 0 { buffer.put("<", x: inner.x, y: inner.y, style: theme.dim) }
+        // More columns to the left: `<` before the first scrolled one (after the fixed key column).
+        if sheet.firstColumn > (frozen == nil ? 0 : 1) {
+            buffer.put("<", x: frozen == nil ? inner.x : inner.x + markerWidth + frozenWidth - 1, y: inner.y, style: theme.dim)
+        }
         if let last = shown.last, last.column < columns.count - 1 { buffer.put(">", x: inner.maxX - 1, y: inner.y, style: theme.dim) }
         for (i, row) in visibleRows.enumerated() {
             let y = inner.y + 1 + i

@@ -81,7 +81,7 @@ extension Browser {
                 let y = top + i
                 let indent = item.node.depth * 2
                 let textWidth = columnWidth - 4 - indent
-                let text = DisplayText.fit(item.node.text, width: max(4, textWidth))
+                let text = GraphView.fitKeepingCount(item.node.text, width: max(4, textWidth))
                 let selected = item.offset == graphSelection
                 let style = selected ? theme.selection : (item.node.depth == 0 ? theme.relation : Style.plain)
                 if left {
@@ -120,8 +120,20 @@ extension Browser {
     }
 }
 
-/// Box-drawing for the graph's stems.
-enum GraphView {
+/// Box-drawing and text for the graph.
+public enum GraphView {
+    /// A node's text in `width` cells: a group's name is cut before its count (`Track.Album (3)`
+    /// becomes `Track.Alb… (3)`), never the count.
+    public static func fitKeepingCount(_ text: String, width: Int) -> String {
+        guard DisplayText.width(of: DisplayText.fit(text, width: width + 1)) > width,
+              text.hasSuffix(")"), let open = text.lastIndex(of: "("), text[text.index(after: open)..<text.index(before: text.endIndex)].allSatisfy(\.isNumber)
+        else { return DisplayText.fit(text, width: width) }
+        let count = " " + String(text[open...])
+        let room = width - DisplayText.width(of: count)
+        guard room >= 2 else { return DisplayText.fit(text, width: width) }
+        return DisplayText.fit(String(text[..<open]).trimmingCharacters(in: .whitespaces), width: room) + count
+    }
+
     /// The glyph where lines meet: up, down, left, right.
     static func junction(up: Bool, down: Bool, left: Bool, right: Bool) -> String {
         switch (up, down, left, right) {

@@ -63,11 +63,11 @@ extension BrowserTests {
 
     func testAColumnToggledWideShowsItsWholeText() throws {
         let b = browser(try Self.chinook)
-        let capped = b.play(try PlayScript.parse("<S-Tab> G <Tab>\nl l l l l"), width: 100, height: 30)
+        let capped = b.play(try PlayScript.parse("<S-Tab> G <Tab>\nl l l l l"), width: 120, height: 30)
         XCTAssertFalse(capped.text.contains("Angus Young, Malcolm Young, Brian Johnson "), capped.text)
-        let wide = b.play(try PlayScript.parse("_"), width: 100, height: 30)
+        let wide = b.play(try PlayScript.parse("_"), width: 120, height: 30)
         XCTAssertTrue(wide.text.contains("Angus Young, Malcolm Young, Brian Johnson"), wide.text)
-        let back = b.play(try PlayScript.parse("_"), width: 100, height: 30)
+        let back = b.play(try PlayScript.parse("_"), width: 120, height: 30)
         XCTAssertFalse(back.text.contains("Angus Young, Malcolm Young, Brian Johnson "), "back to the default width: \(back.text)")
     }
 
@@ -161,5 +161,15 @@ extension BrowserTests {
         XCTAssertTrue(s.text.contains("└─│ Album #3 │─┘"), s.text)
         XCTAssertFalse(s.text.contains("    Album (1)"), "Track #3's way back to Album #3 is not a branch: \(s.text)")
         XCTAssertFalse(s.text.contains("├─│") || s.text.contains("│─┤"), s.text)
+    }
+}
+
+extension BrowserTests {
+    /// Scrolled sideways, the key column stays; a graph group's count survives a narrow column.
+    func testTheKeyColumnStaysAndGraphCountsSurvive() throws {
+        let s = try screen(try Self.sample, "<S-Tab> j j j <Tab>\nl l l l l l l l l l l l", width: 140, height: 20)
+        XCTAssertTrue(s.text.range(of: #"│\d+ +Author #\d+"#, options: .regularExpression) != nil, "the id beside the last columns: \(s.text)")
+        XCTAssertEqual(GraphView.fitKeepingCount("@links.PlaylistTrack.Track (3290)", width: 20), "@links.Playl… (3290)")
+        XCTAssertEqual(GraphView.fitKeepingCount("Artist (1)", width: 20), "Artist (1)")
     }
 }
