@@ -491,7 +491,9 @@ public final class Browser {
         case .pageUp: replScroll = min(max(0, replOutput.count - 1), replScroll + max(1, layout.repl.height - 3))
         case .pageDown: replScroll = max(0, replScroll - max(1, layout.repl.height - 3))
         case .control("c"), .control("g"): editor.set(""); focus = .records
-        default: _ = editor.handle(key)
+        default:
+            // Typing on after a completion: its list of candidates has served.
+            if editor.handle(key), case .character = key, !message.isEmpty, !isBusy { message = "" }
         }
     }
 

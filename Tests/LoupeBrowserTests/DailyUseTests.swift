@@ -173,3 +173,15 @@ extension BrowserTests {
         XCTAssertEqual(GraphView.fitKeepingCount("Artist (1)", width: 20), "Artist (1)")
     }
 }
+
+extension BrowserTests {
+    /// Several candidates are listed on the status line and the list goes once typing goes on.
+    func testCompletionListsCandidatesThenClears() throws {
+        let b = browser(try Self.chinook)
+        let listed = b.play(try PlayScript.parse("<Colon> T r a c k <Space> w h e r e <Space> A l <Tab>"), width: 120, height: 30)
+        XCTAssertTrue(listed.lines.last!.contains("AlbumId") && listed.lines.last!.contains("Album"), listed.lines.last!)
+        XCTAssertTrue(listed.text.contains("loupe> Track where Al"), listed.text)
+        let typed = b.play(try PlayScript.parse("b"), width: 120, height: 30)
+        XCTAssertFalse(typed.lines.last!.contains("AlbumId"), typed.lines.last!)
+    }
+}
