@@ -185,3 +185,12 @@ extension BrowserTests {
         XCTAssertFalse(typed.lines.last!.contains("AlbumId"), typed.lines.last!)
     }
 }
+
+extension BrowserTests {
+    /// `.timer on` shows each statement's time in the browser's REPL too.
+    func testTimerShowsQueryTimesInTheBrowser() throws {
+        let s = try screen(try Self.chinook, ":.timer on\n> Genre where GenreId < 5", width: 100, height: 30)
+        XCTAssertTrue(s.text.contains("4 objects"), s.text)
+        XCTAssertTrue(s.text.range(of: #"Run Time: \d+\.\d{3} ms"#, options: .regularExpression) != nil, s.text)
+    }
+}
