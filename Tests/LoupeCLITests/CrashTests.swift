@@ -121,4 +121,56 @@ final class CrashTests: XCTestCase {
             }
         }
     }
+
+    /// The same for a Persist store, through the path that rewrites many documents in one
+    /// statement: every book's price set, a relation added, a loan deleted; killed at random
+    /// moments (a third of CI's runs); each file holds all of it or none of it.
+    func testKillDuringAPersistCommitLeavesAllOrNothing() throws {
+        let runs = max(4, (Int(ProcessInfo.processInfo.environment["LOUPE_CRASH_RUNS"] ?? "") ?? 24) / 3)
+        let master = try Shared.temporaryPath("persist-master.sqlite")
+        try LoupeBinary.run(["sample", master, "--objects", "20000", "--seed", "7"])
+        let path = URL(fileURLWithPath: master).deletingLastPathComponent().appendingPathComponent("persist.sqlite").path
+        let loanID = try DatabaseQueue(path: master).read { try Int.fetchOne($0, sql: "SELECT max(id) FROM by_type WHERE type_name = 'Loan'") } ?? 0
+        let script = "update Book set price = 1.5\ndelete Loan where id == \(loanID)\n.commit\n"
+        func state(_ run: Int) throws -> Outcome? {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            return try queue.read { db -> Outcome? in
+                XCTAssertEqual(try String.fetchAll(db, sql: "PRAGMA integrity_check"), ["ok"], "run \(run): integrity")
+                let books = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE type_name = 'Book'")!
+                let priced = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE type_name = 'Book' AND json_extract(json, '$.price') = 1.5")!
+                let loan = try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE id = ?", arguments: [loanID])!
+                if priced == 0, loan == 1 { return Outcome.none }
+                if priced == books, loan == 0 { return .all }
+                XCTFail("run \(run): a state no commit made: \(priced) of \(books) books priced, loan present \(loan)")
+                return nil
+            }
+        }
+        try copyStore(master, to: path)
+        let started = Date()
+        let full = try LoupeBinary.run(["repl", path], stdin: script)
+        XCTAssertEqual(full.status, 0, full.description)
+        let whole = Date().timeIntervalSince(started)
+        XCTAssertEqual(try state(0), .all)
+        var generator = SystemRandomNumberGenerator()
+        var seen: [Outcome: Int] = [:]
+        for run in 1...runs {
+            try copyStore(master, to: path)
+            let process = Process()
+            process.executableURL = LoupeBinary.url
+            process.arguments = ["repl", path]
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data(script.utf8))
+            try input.fileHandleForWriting.close()
+            usleep(UInt32(Double.random(in: (whole * 0.5)...(whole * 1.05), using: &generator) * 1_000_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if let outcome = try state(run) { seen[outcome, default: 0] += 1 }
+        }
+        print("persist crash test: \(runs) runs; none \(seen[.none] ?? 0), all \(seen[.all] ?? 0)")
+    }
 }
