@@ -83,22 +83,56 @@ struct BenchQuery: ParsableCommand {
              JOIN by_type l ON l.id = r.from_id AND l.type_name = 'Loan'
              WHERE b.type_name = 'Book' GROUP BY b.id HAVING count(*) >= 3)
              """),
-            ("sort all of a type", "Book sort by price desc, title",
-             "SELECT id FROM by_type WHERE type_name = 'Book' ORDER BY json_extract(json, '$.price') DESC, json_extract(json, '$.title')"),
+            ("sort all of a type", "Book sort by price desc, title, id",
+             "SELECT id FROM by_type WHERE type_name = 'Book' ORDER BY json_extract(json, '$.price') DESC, json_extract(json, '$.title'), id"),
             ("group by", "Book group by language",
              "SELECT json_extract(json, '$.language') k, count(*) c FROM by_type WHERE type_name = 'Book' GROUP BY k ORDER BY c DESC"),
         ]
-        print("case                   loupe (ms)   sqlite (ms)   speed-up")
+        print("case                   loupe (ms)   sqlite (ms)   speed-up   same answer")
+        var disagreements = 0
         for (name, statement, sql) in cases {
             var best = Double.infinity, bestSQL = Double.infinity
+            var answer: QueryResult?, rows: [Row] = []
             for _ in 0..<max(1, runs) {
-                let (_, t) = try timed { try engine.run(statement) }
+                let (result, t) = try timed { try engine.run(statement) }
                 best = min(best, t)
-                let (_, s) = try timed { try loaded.file.read { db in _ = try Row.fetchAll(db, sql: sql).count } }
+                answer = result
+                let (fetched, s) = try timed { try loaded.file.read { db in try Row.fetchAll(db, sql: sql) } }
                 bestSQL = min(bestSQL, s)
+                rows = fetched
             }
+            let same = answer.map { BenchQuery.agrees($0, rows, graph: loaded.graph) } ?? false
+            if !same { disagreements += 1 }
             let label = name.padding(toLength: 22, withPad: " ", startingAt: 0)
-            print(label + String(format: " %10.1f   %11.1f   %7.1f×", best * 1000, bestSQL * 1000, bestSQL / best))
+            print(label + String(format: " %10.1f   %11.1f   %7.1f×   %@", best * 1000, bestSQL * 1000, bestSQL / best, same ? "yes" : "NO"))
+        }
+        if disagreements > 0 { throw ExitCode(1) }
+    }
+
+    /// True when Loupe's answer and SQLite's rows say the same: a count equals the count; a
+    /// sorted list has the same objects in the same order (ids); a frequency table the same keys
+    /// with the same counts.
+    static func agrees(_ result: QueryResult, _ rows: [Row], graph: ObjectGraph) -> Bool {
+        switch result {
+        case .count(let n):
+            return rows.count == 1 && (rows[0][0] as Int?) == n
+        case .objects(_, let refs):
+            let ids = refs.map { graph.id(of: $0) }
+            return ids.count == rows.count && zip(ids, rows).allSatisfy { id, row in
+                if case .int(let i) = id { return (row[0] as Int64?) == i }
+                return false
+            }
+        case .groups(_, let groups, _):
+            var mine: [String: Int] = [:]
+            for g in groups { mine[ValueFormatter.plain(g.key)] = g.count }
+            var theirs: [String: Int] = [:]
+            for row in rows {
+                let key = (row[0] as DatabaseValue).isNull ? ValueFormatter.plain(.null) : ((row[0] as String?) ?? "\(row[0] as DatabaseValue)")
+                theirs[key] = row[1]
+            }
+            return mine == theirs
+        default:
+            return false
         }
     }
 }

@@ -99,6 +99,20 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// The benches check that Loupe and SQLite gave one answer before they print a ratio.
+    func testBenchesCompareAnswersWithSQLite() throws {
+        let sample = try Shared.temporaryPath("bench.sqlite")
+        try SampleGenerator.generate(path: sample, objects: 2_000, seed: 11)
+        let query = try loupe(["bench", "query", sample, "--runs", "1"])
+        XCTAssertEqual(query.status, 0, query.stdout + query.stderr)
+        XCTAssertEqual(query.stdout.components(separatedBy: "   yes").count - 1, 5, query.stdout)
+        let before = Shared.fingerprint(sample)
+        let edit = try loupe(["bench", "edit", sample])
+        XCTAssertEqual(edit.status, 0, edit.stdout + edit.stderr)
+        XCTAssertTrue(edit.stdout.contains("same values in both:    yes"), edit.stdout)
+        XCTAssertEqual(Shared.fingerprint(sample), before, "the bench edits copies, never the store")
+    }
+
     func testBadInputIsOneLineAndNonZero() throws {
         let missing = try loupe(["types", "/nonexistent/file.sqlite"])
         XCTAssertNotEqual(missing.status, 0)
