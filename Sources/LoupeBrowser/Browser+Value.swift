@@ -30,11 +30,13 @@ extension Browser {
         }
         guard let value else { message = "no value selected"; return }
         var lines: [String] = []
-        Browser.valueLines(value, indent: "", into: &lines)
+        // Text is wrapped here at the view's width, so that a line of any length reads to its end
+        // (the dialog itself shows at most a few rows of one line).
+        let wrapWidth = max(20, min(112, layout.repl.width - 6))
+        Browser.valueLines(value, indent: "", width: wrapWidth, into: &lines)
         if lines.count > Browser.valueViewLineLimit {
-            let more = lines.count - Browser.valueViewLineLimit
-            lines.removeLast(more)
-            lines.append("… \(more) more lines")
+            lines.removeLast(lines.count - Browser.valueViewLineLimit)
+            lines.append("… the rest is not shown (\(Browser.valueViewLineLimit) lines at most; the title gives the whole size)")
         }
         dialog = Dialog(purpose: .value, title: DisplayText.fit(title, width: 80) + " — " + Browser.valueSummary(value),
                         lines: lines, choices: "Esc closes · PgUp/PgDn scroll")
@@ -58,13 +60,15 @@ extension Browser {
 
     /// Appends a value's lines: text split at its line breaks, members and items one per line
     /// with nested ones indented, data as hex, 16 bytes a line. Stops adding once past the limit.
-    static func valueLines(_ value: Value, indent: String, into lines: inout [String]) {
+    static func valueLines(_ value: Value, indent: String, width: Int, into lines: inout [String]) {
         guard lines.count <= valueViewLineLimit else { return }
         switch value {
         case .string(let s):
             for line in s.split(separator: "\n", omittingEmptySubsequences: false) {
-                lines.append(indent + line)
-                if lines.count > valueViewLineLimit { return }
+                let room = valueViewLineLimit + 1 - lines.count
+                guard room > 0 else { return }
+                let rows = line.isEmpty ? [""] : DisplayText.wrap(String(line), width: max(8, width - indent.count), maxRows: room)
+                lines.append(contentsOf: rows.map { indent + $0 })
             }
         case .data(let d):
             var offset = 0
@@ -78,8 +82,8 @@ extension Browser {
         case .array(let items):
             if items.isEmpty { lines.append(indent + "[]"); return }
             for (i, item) in items.enumerated() {
-                if case .array = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", into: &lines) }
-                else if case .object = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", into: &lines) }
+                if case .array = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", width: width, into: &lines) }
+                else if case .object = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", width: width, into: &lines) }
                 else { lines.append(indent + "[\(i)] " + ValueFormatter.plain(item)) }
                 if lines.count > valueViewLineLimit { return }
             }
@@ -89,7 +93,7 @@ extension Browser {
                 switch m.value {
                 case .array, .object:
                     lines.append(indent + m.key + ":")
-                    valueLines(m.value, indent: indent + "  ", into: &lines)
+                    valueLines(m.value, indent: indent + "  ", width: width, into: &lines)
                 default:
                     lines.append(indent + m.key + ": " + ValueFormatter.plain(m.value))
                 }

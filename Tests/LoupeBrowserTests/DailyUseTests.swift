@@ -194,3 +194,19 @@ extension BrowserTests {
         XCTAssertTrue(s.text.range(of: #"Run Time: \d+\.\d{3} ms"#, options: .regularExpression) != nil, s.text)
     }
 }
+
+extension BrowserTests {
+    /// A value of one long line reads to its end in the value view: it is wrapped there.
+    func testALongSingleLineValueReadsToItsEnd() throws {
+        let builder = GraphBuilder(formatName: "test")
+        let t = builder.type("Note")
+        let body = builder.attribute("body", of: t)
+        let ref = builder.addObject(type: t, id: .int(1))
+        let text = (1...400).map { "w\($0)" }.joined(separator: " ") + " THE-END"
+        builder.set(.string(text), type: t, row: Int(ref.row), attribute: body)
+        let b = browser(builder.finish())
+        _ = b.play(try PlayScript.parse("l V"), width: 100, height: 30)
+        let end = b.play(try PlayScript.parse("<PgDn> <PgDn> <PgDn>"), width: 100, height: 30)
+        XCTAssertTrue(end.text.contains("THE-END"), end.text)
+    }
+}
