@@ -36,11 +36,11 @@ public final class StoreHost: SessionHost {
     /// The last preview's plan: a commit of the same revision of the changes reuses it.
     private let lastPlan = Mutex<(path: String, plan: WritePlan)?>(nil)
 
-    public func preview(_ pending: PendingChanges) throws -> String {
+    public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
         let store = try current()
         let plan = try StoreCommit.preview(pending, path: store.path, format: store.format)
         lastPlan.withLock { $0 = (store.path, plan) }
-        return plan.description
+        return plan.description(maxLines: maxLines)
     }
 
     public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {

@@ -10,8 +10,9 @@ public protocol SessionHost: AnyObject, Sendable {
     /// Opens and loads the store at `path` (for `.open`, and `.reload` of the current path).
     func load(path: String, progress: ProgressReport?) throws -> ObjectGraph
     /// The writes committing `pending` would make, as text: SQL with its values, or Persist's
-    /// documents before and after (read from the file, nothing written).
-    func preview(_ pending: PendingChanges) throws -> String
+    /// documents before and after (read from the file, nothing written), in about `maxLines`
+    /// lines at most (then a line says how much more).
+    func preview(_ pending: PendingChanges, maxLines: Int) throws -> String
     /// Writes `pending` into the store's file in one transaction, then reads the file again;
     /// returns the new graph and what was written. Throws, having written nothing, when the
     /// file changed since it was loaded or a write is refused.
@@ -225,9 +226,8 @@ public final class ReplSession {
         if let host {
             lines.append("")
             lines.append(".commit writes, in one transaction:")
-            let writes = try host.preview(pending).split(separator: "\n", omittingEmptySubsequences: false)
-            lines.append(contentsOf: writes.prefix(400).map { "  " + $0 })
-            if writes.count > 400 { lines.append("  … and \(writes.count - 400) more lines") }
+            let writes = try host.preview(pending, maxLines: 400).split(separator: "\n", omittingEmptySubsequences: false)
+            lines.append(contentsOf: writes.map { "  " + $0 })
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -65,9 +65,20 @@ public struct WritePlan: Sendable {
 
     /// The plan as text: every statement with its values; for Persist documents, the JSON before
     /// and after; and what the undo history gains.
-    public var description: String {
+    public var description: String { description(maxLines: .max) }
+
+    /// The plan as text, at most about `maxLines` lines: after them, one line says how many
+    /// objects and statements are left out. Only the lines kept are built (a plan of 250k
+    /// documents would be hundreds of megabytes of text).
+    public func description(maxLines: Int) -> String {
         var lines: [String] = []
-        for unit in units {
+        for (index, unit) in units.enumerated() {
+            if lines.count >= maxLines {
+                let rest = units[index...]
+                let statements = rest.reduce(0) { $0 + $1.statements.count }
+                lines.append("… and \(rest.count) more object\(rest.count == 1 ? "" : "s") (\(statements) statement\(statements == 1 ? "" : "s")), written the same way")
+                break
+            }
             if let before = unit.before, let after = unit.after {
                 lines.append("\(unit.object) (\(unit.kind.rawValue))")
                 if before == after {

@@ -343,6 +343,18 @@ final class EditingTests: XCTestCase {
         }
     }
 
+    /// A preview of many objects shows the first ones and says how many more: its text stays
+    /// small whatever the size of the change.
+    func testAPreviewOfManyObjectsIsBounded() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 4000, seed: 3)
+        let session = try open(path)
+        ok(session, "update Book set price = 3")
+        let text = try session.changesText()
+        XCTAssertLessThan(text.split(separator: "\n").count, 420, "about 400 lines of writes at most")
+        XCTAssertTrue(text.range(of: #"… and \d+ more objects \(\d+ statements\), written the same way"#, options: .regularExpression) != nil, text.suffix(300).description)
+    }
+
     func testSampleStoreEditsRoundTrip() throws {
         let path = try Shared.copyFromCheckout("sample-data/library.sqlite")
         func prices() throws -> [Int64: Double] {
