@@ -314,13 +314,28 @@ extension Browser {
     // MARK: Commit and quit
 
     /// `Ctrl-S`: the pending steps and their exact writes, then Enter commits.
+    /// The preview reads the file (250k documents take about a second): it runs off the UI
+    /// thread like a statement, and the dialog opens when it is ready.
     func showCommitPreview() {
         guard let session else { return }
         guard !session.pending.isEmpty else { message = "no pending changes"; return }
-        let text: String
-        do { text = try session.changesText() } catch { message = "cannot preview: \(error)"; return }
-        dialog = Dialog(purpose: .commit, title: "Commit — \(session.pendingSummary)",
-                        lines: text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
+        let summary = session.changesSummaryLines()
+        guard let host else {
+            showPreviewDialog(summary)
+            return
+        }
+        let pending = session.pending
+        let task = RunningTask(line: "preview", isLoad: false)
+        start(task) {
+            task.finish(.previewed(summary, Result { try host.preview(pending, maxLines: ReplSession.previewLines) }))
+        }
+    }
+
+    /// Opens the commit dialog on the steps and, when a host previewed them, their writes.
+    func showPreviewDialog(_ summary: [String], writes: String? = nil) {
+        guard let session else { return }
+        let lines = summary + (writes.map(ReplSession.writesLines) ?? [])
+        dialog = Dialog(purpose: .commit, title: "Commit — \(session.pendingSummary)", lines: lines,
                         choices: "Enter commits · Esc returns · PgUp/PgDn scroll")
     }
 

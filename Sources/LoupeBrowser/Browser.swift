@@ -580,7 +580,7 @@ public final class Browser {
     }
 
     /// Starts a task: on the background runner, or here and now.
-    private func start(_ task: RunningTask, _ work: @escaping @Sendable () -> Void) {
+    func start(_ task: RunningTask, _ work: @escaping @Sendable () -> Void) {
         running = task
         if let background {
             background.start(work)
@@ -621,6 +621,12 @@ public final class Browser {
                     storePath = path
                     attach(session.engine.graph)
                 }
+            }
+        case .previewed(let summary, let result):
+            if task.cancellation.isCancelled { message = "preview cancelled"; break }
+            switch result {
+            case .success(let writes): showPreviewDialog(summary, writes: writes)
+            case .failure(let error): message = "cannot preview: \(error)"
             }
         case .committed(let result):
             let reply = session.finishCommit(result)
@@ -766,6 +772,7 @@ final class RunningTask: Sendable {
         case evaluated(ReplSession.Evaluation, Result<ReplSession.Evaluation.Outcome, QueryError>, Double)
         case loaded(String, Result<ObjectGraph, any Error>)
         case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
+        case previewed([String], Result<String, any Error>)
     }
 
     let line: String

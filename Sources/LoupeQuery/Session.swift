@@ -218,18 +218,27 @@ public final class ReplSession {
     /// `.changes`: the steps staged, and the writes the commit will make.
     public func changesText() throws -> String {
         guard !pending.isEmpty else { return "no pending changes\n" }
+        var lines = changesSummaryLines()
+        if let host { lines += ReplSession.writesLines(try host.preview(pending, maxLines: ReplSession.previewLines)) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// How many lines of writes a preview shows (then a line says how many more).
+    public static let previewLines = 400
+
+    /// The first part of `.changes`: the pending counts and every active step.
+    public func changesSummaryLines() -> [String] {
         var lines = [pendingSummary + ":"]
         for (i, step) in pending.active.enumerated() {
             lines.append("  \(i + 1). \(step.label)  (\(step.objectCount) object\(step.objectCount == 1 ? "" : "s"))")
         }
         if pending.canRedo { lines.append("  (\(pending.steps.count - pending.cursor) undone step\(pending.steps.count - pending.cursor == 1 ? "" : "s") can be redone)") }
-        if let host {
-            lines.append("")
-            lines.append(".commit writes, in one transaction:")
-            let writes = try host.preview(pending, maxLines: 400).split(separator: "\n", omittingEmptySubsequences: false)
-            lines.append(contentsOf: writes.map { "  " + $0 })
-        }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
+    }
+
+    /// The second part of `.changes`: the writes a host previewed, indented under their heading.
+    public static func writesLines(_ preview: String) -> [String] {
+        ["", ".commit writes, in one transaction:"] + preview.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
     }
 
     /// Runs one line to the end on this thread: `loupe repl`, scripts and tests.
