@@ -99,6 +99,7 @@ struct Repl: ParsableCommand {
         interrupts.resume()
         defer { interrupts.cancel() }
         var failures = 0
+        var warnedAtEnd = false
         // On a terminal: line editing, history and completion; else lines as they come.
         let reader = interactive && isatty(1) == 1 ? LineReader(completion: { text, cursor in
             Completion.complete(text, cursor: cursor, graph: session.engine.graph, currentType: session.currentType)
@@ -109,7 +110,19 @@ struct Repl: ParsableCommand {
                 if interactive { print("loupe> ", terminator: ""); fflush(nil) }
                 next = readLine(strippingNewline: true)
             }
-            guard let line = next else { break }
+            guard let line = next else {
+                // End of input (Ctrl-D) with changes not written: on a terminal, ask as `.quit`
+                // does (a second Ctrl-D leaves); from a script, say they were not written.
+                if !session.pending.isEmpty {
+                    if reader != nil && !warnedAtEnd {
+                        warnedAtEnd = true
+                        printError("\(session.pendingSummary) not written: .commit writes them, .rollback drops them; Ctrl-D again leaves without writing them")
+                        continue
+                    }
+                    if reader == nil { printError("note: \(session.pendingSummary) not written (the input ended without .commit)") }
+                }
+                break
+            }
             let cancellation = Cancellation()
             running.withLock { $0 = cancellation }
             let reply = session.execute(line, cancellation: cancellation)

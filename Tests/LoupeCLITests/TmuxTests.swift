@@ -210,10 +210,18 @@ final class TmuxTests: XCTestCase {
         try keys("Up")
         let recalled = try waitFor("loupe> count Track where Milliseconds > 1500000\n170\nloupe> count Track where Milliseconds > 1500000")
         XCTAssertFalse(recalled.contains("^[[A"), recalled)
-        try keys("C-c", "C-d")
+        // Ctrl-D with changes not written asks first; a second one leaves without writing.
+        try keys("C-c", "update Genre where GenreId == 1 set Name = \"Rock!\"", "Enter")
+        try waitFor("staged: 1 object")
+        try keys("C-d")
+        try waitFor("Ctrl-D again leaves without writing them")
+        try keys("C-d")
         let end = try waitFor("TTY-END")
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
         XCTAssertTrue(end.contains("icanon echo") && !end.contains("-icanon"), end)
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        XCTAssertEqual(try queue.read { try String.fetchOne($0, sql: "SELECT Name FROM Genre WHERE GenreId = 1") }, "Rock")
     }
 
     /// Editing in the real terminal: a statement at the REPL and a cell edit are staged and marked,
