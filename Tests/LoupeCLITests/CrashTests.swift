@@ -83,16 +83,7 @@ final class CrashTests: XCTestCase {
         for run in 1...runs {
             let wal = run % 2 == 0
             try copyStore(masters[wal]!, to: path)
-            let process = Process()
-            process.executableURL = LoupeBinary.url
-            process.arguments = ["repl", path]
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data(Self.script.utf8))
-            try input.fileHandleForWriting.close()
+            let process = try LoupeBinary.start(["repl", path], stdin: Self.script)
             if run % 4 < 2 {
                 // Wait for the write to begin (the journal or WAL appears), then a random moment
                 // of the commit's length.
@@ -156,16 +147,7 @@ final class CrashTests: XCTestCase {
         var seen: [Outcome: Int] = [:]
         for run in 1...runs {
             try copyStore(master, to: path)
-            let process = Process()
-            process.executableURL = LoupeBinary.url
-            process.arguments = ["repl", path]
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data(script.utf8))
-            try input.fileHandleForWriting.close()
+            let process = try LoupeBinary.start(["repl", path], stdin: script)
             usleep(UInt32(Double.random(in: (whole * 0.5)...(whole * 1.05), using: &generator) * 1_000_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -230,14 +230,7 @@ final class HostileInputTests: XCTestCase {
     func testTheCopyIsRemovedWhenTheProcessIsTerminated() throws {
         // A large WAL file without -shm: read from a private copy while it loads; SIGTERM then.
         let path = try HostileFiles.walWithoutSharedMemory(rows: 400_000)
-        let process = Process()
-        process.executableURL = LoupeBinary.url
-        process.arguments = ["repl", path]
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try LoupeBinary.start(["repl", path])
         let mine = "loupe-copy-\(process.processIdentifier)-"
         let temp = FileManager.default.temporaryDirectory.path
         let deadline = Date().addingTimeInterval(20)

@@ -52,10 +52,11 @@ final class TmuxTests: XCTestCase {
 
     private func keys(_ keys: String...) throws { try tmux(["send-keys", "-t", "main"] + keys) }
 
-    private func start(_ path: String, width: Int = 120, height: Int = 35) throws {
+    /// Runs `loupe [subcommand] FILE` in a tmux session (`subcommand` e.g. `repl`).
+    private func start(_ path: String, subcommand: String? = nil, width: Int = 120, height: Int = 35) throws {
         // After Loupe ends, the shell reports its exit status and whether the terminal is back in
         // canonical mode with echo (what a crashed full-screen program leaves off).
-        let command = "echo SHELL-BEFORE; TERM=tmux-256color SWIFT_BACKTRACE=interactive=no \(LoupeBinary.url.path) '\(path)'; echo LOUPE-EXIT=$?; "
+        let command = "echo SHELL-BEFORE; TERM=tmux-256color SWIFT_BACKTRACE=interactive=no \(LoupeBinary.url.path) \(subcommand.map { $0 + " " } ?? "")'\(path)'; echo LOUPE-EXIT=$?; "
             + "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo TTY-END; sleep 60"
         try tmux(["new-session", "-d", "-s", "main", "-x", "\(width)", "-y", "\(height)", command])
     }
@@ -197,9 +198,7 @@ final class TmuxTests: XCTestCase {
     /// Ctrl-C clears the line, Ctrl-D leaves with the terminal as it was.
     func testLoupeReplEditsItsLineOnATerminal() throws {
         let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
-        let command = "TERM=tmux-256color \(LoupeBinary.url.path) repl '\(path)'; echo LOUPE-EXIT=$?; "
-            + "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo TTY-END; sleep 60"
-        try tmux(["new-session", "-d", "-s", "main", "-x", "100", "-y", "20", command])
+        try start(path, subcommand: "repl", width: 100, height: 20)
         try waitFor(".quit to leave")
         try keys("count Tra", "Tab")
         try waitFor("loupe> count Track")

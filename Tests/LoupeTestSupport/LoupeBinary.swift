@@ -28,6 +28,24 @@ public enum LoupeBinary {
         }
     }
 
+    /// Starts `loupe` with `arguments` and returns at once (for tests that signal or kill it):
+    /// output discarded; `stdin` written and closed, or, when nil, the input left open.
+    public static func start(_ arguments: [String], stdin: String? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try input.fileHandleForWriting.close()
+        }
+        return process
+    }
+
     /// Runs `loupe` with `arguments`, writing `stdin` to it, killing it after `timeout` seconds.
     @discardableResult
     public static func run(_ arguments: [String], stdin: String? = nil, timeout: Double = 60,
