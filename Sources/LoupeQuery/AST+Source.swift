@@ -42,7 +42,13 @@ private struct SourcePrinter {
             parts.append(name(t.text))
             if let p = q.predicate { parts.append("where \(predicate(p))") }
         } else if let p = q.predicate {
-            parts.append("(\(predicate(p)))")   // in parentheses: a bare name is not read as a type
+            // A lone word (a boolean attribute, TRUEPREDICATE) would be read as a type: only that
+            // goes in parentheses. Any other predicate is written bare, so that printing never
+            // adds a level of nesting the parser counts (a statement at the depth limit reparses).
+            switch p {
+            case .truthy, .constant: parts.append("(\(predicate(p)))")
+            default: parts.append(predicate(p))
+            }
         }
         for c in q.clauses { parts.append(clause(c)) }
         if let columns = q.projection {

@@ -12,6 +12,23 @@ final class ParserTests: XCTestCase {
         }
     }
 
+    /// Every statement that parses prints to text that reparses to the same tree, up to the
+    /// depth limit (a fuzz finding: 198 nested `!` parsed, and printing wrapped the bare
+    /// predicate in one more pair of parentheses than the limit allows).
+    func testPrintedStatementsReparseUpToTheDepthLimit() throws {
+        for n in stride(from: 1, through: Parser.maximumDepth + 5, by: 1) {
+            let nots = String(repeating: "!", count: n)
+            for source in [nots + "EATCHES", "Book where " + nots + "flag", nots + "(a == 1)", "(" + nots + "flag)"] {
+                guard let statement = try? Parser.parse(source) else { continue }
+                let text = try XCTUnwrap(statement.sourceText, source)
+                XCTAssertEqual(try? Parser.parse(text).description, statement.description, "n = \(n): \(source) printed as \(text)")
+            }
+        }
+        // A lone word stays in parentheses: without them it would be read as a type.
+        XCTAssertEqual(try Parser.parse("(flag)").sourceText, "(flag)")
+        XCTAssertEqual(try Parser.parse("(TRUEPREDICATE)").sourceText, "(TRUEPREDICATE)")
+    }
+
     func testStatements() {
         assertTree("Book", "(query Book)")
         assertTree("Book where pages > 10", "(query Book where (pages > 10))")
