@@ -104,6 +104,15 @@ public struct Sheet {
             if let type {
                 let attribute = Sheet.keyIsAnAttribute(type) ? column : column - 1
                 if attribute == -1 { return graph.id(of: ref).value }
+                if table.index != type.index {
+                    // A subtype's object among its supertype's (a query on a parent entity): by name.
+                    let names = columns(graph: graph)
+                    if let a = table.attribute(named: names[column]) { return table.value(row: Int(ref.row), attribute: a) }
+                    if let r = table.relation(named: names[column]) {
+                        return table.relations[r].targets(of: Int(ref.row)).first.map { .string(Sheet.label($0, in: graph)) } ?? .null
+                    }
+                    return .null
+                }
                 if attribute < table.attributes.count { return table.value(row: Int(ref.row), attribute: attribute) }
                 // A relation column: its target's label.
                 let shown = Sheet.relationColumns(table)

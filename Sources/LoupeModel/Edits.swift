@@ -358,7 +358,8 @@ extension ObjectGraph {
                         if let targetRow = index.row(for: v) { from.append(Int32(row)); to.append(ObjectRef(type: target, row: targetRow)) }
                     }
                     relations[t][r] = RelationColumn.build(name: relation.name, aliases: relation.aliases, foreignKey: fk, rowCount: ids[t].count,
-                                                           from: from, to: to, declaredTargets: relation.targetTypes, declaredToMany: relation.isToMany)
+                                                           from: from, to: to, declaredTargets: relation.targetTypes, declaredToMany: relation.isToMany,
+                                    isInferred: relation.isInferred)
                     relationChanged.insert([t, r])
                 } else {
                     let edits = changes.links[t]?[relation.name]
@@ -393,7 +394,8 @@ extension ObjectGraph {
                 || changes.cells[t] != nil || relationChanged.contains { $0[0] == t } || affected.contains(t)
             guard touched else { continue }
             tables[t] = TypeTable(name: types[t].name, index: t, readOnlyReason: types[t].readOnlyReason, keyPolicy: types[t].keyPolicy,
-                                  ids: ids[t], attributes: attributes[t], relations: relations[t], backlinks: backlinks[t], removed: removed[t])
+                                  ids: ids[t], attributes: attributes[t], relations: relations[t], backlinks: backlinks[t], removed: removed[t],
+                                  lineage: types[t].lineage)
         }
         return ObjectGraph(types: tables, formatName: formatName)
     }
@@ -413,6 +415,7 @@ extension ObjectGraph {
             }
         }
         return RelationColumn.build(name: relation.name, aliases: relation.aliases, foreignKey: relation.foreignKey, rowCount: n,
-                                    from: from, to: to, declaredTargets: relation.targetTypes, declaredToMany: relation.isToMany)
+                                    from: from, to: to, declaredTargets: relation.targetTypes, declaredToMany: relation.isToMany,
+                                    isInferred: relation.isInferred)
     }
 }

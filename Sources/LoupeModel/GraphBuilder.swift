@@ -19,6 +19,8 @@ public final class GraphBuilder {
         var attributes: [AttributeColumn] = []
         var attributeIndex: [String: Int] = [:]
         var relations: [RelationDraft] = []
+        var supertype: Int?
+        var notes: [String] = []
     }
 
     /// A relation under construction: its description and its edges in the order added.
@@ -28,6 +30,7 @@ public final class GraphBuilder {
         var foreignKey: ForeignKey?
         var declaredToMany: Bool
         var declaredTargets: [Int]
+        var isInferred = false
         var from: [Int32] = []
         var to: [ObjectRef] = []
     }
@@ -45,6 +48,18 @@ public final class GraphBuilder {
         tableIndexByName[name] = i
         return i
     }
+
+    /// Makes `type` inherit from `supertype`: a query on the supertype then includes its objects.
+    public func setSupertype(_ supertype: Int, of type: Int) {
+        precondition(supertype != type, "a type cannot inherit from itself")
+        drafts[type].supertype = supertype
+    }
+
+    /// Adds a note on how `type` was read (`schema` shows it).
+    public func note(_ text: String, type: Int) { drafts[type].notes.append(text) }
+
+    /// Marks a relation as found from names and values rather than declared by the store.
+    public func markInferred(relation: Int, of type: Int) { drafts[type].relations[relation].isInferred = true }
 
     /// The number of types so far.
     public var typeCount: Int { drafts.count }
@@ -100,6 +115,9 @@ public final class GraphBuilder {
     public func setStorage(_ storage: ColumnStorage?, type: Int, attribute: Int) {
         drafts[type].attributes[attribute].storage = storage
     }
+
+    /// The names of `type`'s attributes so far, in order.
+    public func attributeNames(of type: Int) -> [String] { drafts[type].attributes.map(\.name) }
 
     /// The position of an existing attribute, or nil.
     public func existingAttribute(_ name: String, of type: Int) -> Int? { drafts[type].attributeIndex[name] }
@@ -172,17 +190,37 @@ public final class GraphBuilder {
             let n = draft.ids.count
             relationsByType.append(draft.relations.map { r in
                 RelationColumn.build(name: r.name, aliases: r.aliases, foreignKey: r.foreignKey, rowCount: n,
-                                     from: r.from, to: r.to, declaredTargets: r.declaredTargets, declaredToMany: r.declaredToMany)
+                                     from: r.from, to: r.to, declaredTargets: r.declaredTargets, declaredToMany: r.declaredToMany,
+                                     isInferred: r.isInferred)
             })
         }
         drafts = drafts.map { var d = $0; d.relations = []; return d }   // the edges are in the columns now
         let backlinks = GraphBuilder.backlinks(relationsByType: relationsByType, rowCounts: drafts.map(\.ids.count))
+        let lineages = self.lineages()
         let tables = drafts.enumerated().map { i, d in
             TypeTable(name: TypeName(d.name), index: i, readOnlyReason: d.readOnlyReason, keyPolicy: d.keyPolicy, ids: d.ids,
-                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i])
+                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i], lineage: lineages[i])
         }
         drafts = []
         return ObjectGraph(types: tables, formatName: formatName)
+    }
+
+    /// Each type's supertype, descendants (parents before children, a cycle cut where it closes) and notes.
+    private func lineages() -> [TypeLineage] {
+        var children: [[Int]] = Array(repeating: [], count: drafts.count)
+        for (i, d) in drafts.enumerated() { if let s = d.supertype { children[s].append(i) } }
+        return drafts.enumerated().map { i, d in
+            var descendants: [Int] = []
+            var seen: Set<Int> = [i]
+            var queue = children[i]
+            while !queue.isEmpty {
+                let c = queue.removeFirst()
+                guard seen.insert(c).inserted else { continue }
+                descendants.append(c)
+                queue.append(contentsOf: children[c])
+            }
+            return TypeLineage(supertype: d.supertype, descendants: descendants, notes: d.notes)
+        }
     }
 
     /// The backlink indexes of every type: one per (source type, relation) whose targets include it,

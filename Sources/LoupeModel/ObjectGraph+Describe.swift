@@ -8,7 +8,13 @@ extension ObjectGraph {
     /// (``DisplayText``): a name is data from the file.
     public func schemaText(of table: TypeTable) -> String {
         let e = DisplayText.escaped
-        var lines = ["\(e(table.name.rawValue))\(table.isReadOnly ? " (read-only view)" : "") — \(table.count) objects"]
+        let readOnly = !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only view)" : " (read-only)"
+        var lines = ["\(e(table.name.rawValue))\(readOnly) — \(table.count) objects"]
+        if let s = table.lineage.supertype { lines.append("  inherits from \(e(types[s].name.rawValue)) (a query on \(e(types[s].name.rawValue)) includes this type's objects)") }
+        if !table.lineage.descendants.isEmpty {
+            lines.append("  subtypes: \(table.lineage.descendants.map { e(types[$0].name.rawValue) }.joined(separator: ", ")) (a query on \(e(table.name.rawValue)) includes their objects)")
+        }
+        for note in table.lineage.notes { lines.append("  note: \(e(note))") }
         let names = table.attributes.map { e($0.name) } + table.relations.map { e($0.name) }
         let width = max(4, names.map { DisplayText.width(of: $0) }.max() ?? 4)
         func pad(_ s: String) -> String { s + String(repeating: " ", count: max(0, width - DisplayText.width(of: s))) }
@@ -26,6 +32,7 @@ extension ObjectGraph {
             let targets = r.targetTypes.map { e(types[$0].name.rawValue) }.joined(separator: "|")
             var line = "    \(pad(e(r.name)))  → \(targets.isEmpty ? "?" : targets)  \(r.isToMany ? "to-many" : "to-one")"
             if !r.aliases.isEmpty { line += "  (also \(r.aliases.map(e).joined(separator: ", ")))" }
+            if r.isInferred { line += "  (inferred)" }
             lines.append(line)
         }
         lines.append("  backlinks:")

@@ -32,6 +32,14 @@ public final class ObjectGraph: Sendable {
         return matches.count == 1 ? matches[0] : nil
     }
 
+    /// The indexes of `type` and every type that inherits from it: what a query on `type` reads.
+    public func family(of type: TypeTable) -> [Int] { [type.index] + type.lineage.descendants }
+
+    /// The live objects of `type` and of every type that inherits from it, in type then store order.
+    public func liveRefs(of type: TypeTable) -> [ObjectRef] {
+        family(of: type).flatMap { t in types[t].liveRows.map { ObjectRef(type: Int32(t), row: Int32($0)) } }
+    }
+
     /// The table of the type a handle points into.
     @inlinable public func table(_ ref: ObjectRef) -> TypeTable { types[Int(ref.type)] }
 
@@ -127,6 +135,8 @@ public final class TypeTable: Sendable {
     public let backlinks: [BacklinkIndex]
     /// Rows staged for deletion (still here, so handles stay valid; not live).
     public let removed: RowSet
+    /// Where the type sits in an entity hierarchy, and how its names were read.
+    public let lineage: TypeLineage
 
     /// Attribute positions by exact name.
     public let attributeIndex: [String: Int]
@@ -135,7 +145,9 @@ public final class TypeTable: Sendable {
     private let idIndex = Mutex<[ObjectID: Int32]?>(nil)
 
     init(name: TypeName, index: Int, readOnlyReason: String?, keyPolicy: KeyPolicy, ids: [ObjectID],
-         attributes: [AttributeColumn], relations: [RelationColumn], backlinks: [BacklinkIndex], removed: RowSet = RowSet()) {
+         attributes: [AttributeColumn], relations: [RelationColumn], backlinks: [BacklinkIndex], removed: RowSet = RowSet(),
+         lineage: TypeLineage = TypeLineage()) {
+        self.lineage = lineage
         self.name = name
         self.index = index
         self.readOnlyReason = readOnlyReason
@@ -212,6 +224,24 @@ public final class TypeTable: Sendable {
     public var liveRows: [Int] {
         if removed.isEmpty { return Array(0..<count) }
         return (0..<count).filter { !removed.contains($0) }
+    }
+}
+
+/// Where a type sits in an entity hierarchy (Core Data's subentities share their parent's table),
+/// and notes on how its names were read.
+public struct TypeLineage: Hashable, Sendable {
+    /// The type it inherits from, if any.
+    public var supertype: Int?
+    /// Every type that inherits from it, directly or not, parents before children. A query on
+    /// the type includes their objects, as a Core Data fetch request on a parent entity does.
+    public var descendants: [Int]
+    /// How the type's names were read when the store did not say (inferred from columns), for `schema`.
+    public var notes: [String]
+
+    public init(supertype: Int? = nil, descendants: [Int] = [], notes: [String] = []) {
+        self.supertype = supertype
+        self.descendants = descendants
+        self.notes = notes
     }
 }
 
@@ -327,6 +357,9 @@ public struct RelationColumn: Sendable {
     public let targetTypes: [Int]
     /// True when some object has more than one target, or the store declared the relation to-many.
     public let isToMany: Bool
+    /// True when the store does not declare the relation: Loupe found it from names and values
+    /// (a column named `CustomerId` whose values are all `Customer` keys).
+    public var isInferred: Bool = false
 
     /// The attribute holding the foreign key this relation comes from, for relational files.
     public var foreignKeyAttribute: String? { foreignKey?.attribute }
@@ -342,7 +375,7 @@ public struct RelationColumn: Sendable {
     /// A relation over `rowCount` source rows from edges given as (source row, target) pairs; each
     /// row's targets keep the order given (a counting sort by source row).
     static func build(name: String, aliases: [String], foreignKey: ForeignKey?, rowCount n: Int,
-                      from: [Int32], to: [ObjectRef], declaredTargets: [Int], declaredToMany: Bool) -> RelationColumn {
+                      from: [Int32], to: [ObjectRef], declaredTargets: [Int], declaredToMany: Bool, isInferred: Bool = false) -> RelationColumn {
         var offsets = [Int32](repeating: 0, count: n + 1)
         for f in from { offsets[Int(f) + 1] += 1 }
         var maxPerRow: Int32 = 0
@@ -359,7 +392,7 @@ public struct RelationColumn: Sendable {
             targetTypes.insert(Int(target.type))
         }
         return RelationColumn(name: name, aliases: aliases, foreignKey: foreignKey, offsets: offsets, targets: targets,
-                              targetTypes: targetTypes.sorted(), isToMany: declaredToMany || maxPerRow > 1)
+                              targetTypes: targetTypes.sorted(), isToMany: declaredToMany || maxPerRow > 1, isInferred: isInferred)
     }
 }
 

@@ -38,7 +38,7 @@ public final class QueryEngine: Sendable {
         case .query(let query):
             let (type, refs) = try select(query, currentType: currentType, run)
             guard let projection = query.projection else { return .objects(type: type, refs: refs) }
-            let columns = try projection.map { try compiler.expression($0.expression, on: [type.index]) }
+            let columns = try projection.map { try compiler.expression($0.expression, on: graph.family(of: type)) }
             let env = run.environment()
             var rows: [[Value]] = []
             rows.reserveCapacity(refs.count)
@@ -52,7 +52,7 @@ public final class QueryEngine: Sendable {
             var base = query
             base.clauses = []
             let (type, refs) = try select(base, currentType: currentType, run)
-            let key = try compiler.compilePath(by, on: [type.index])
+            let key = try compiler.compilePath(by, on: graph.family(of: type))
             var rows = try frequencyTable(refs, key: key, env: run.environment(), eachElement: true)
             for clause in query.clauses {
                 switch clause {
@@ -132,7 +132,7 @@ public final class QueryEngine: Sendable {
             switch clause {
             case .sort(let keys): refs = try sort(refs, keys, type: type, run)
             case .distinct(let paths):
-                let compiled = try paths.map { try compiler.compilePath($0, on: [type.index]) }
+                let compiled = try paths.map { try compiler.compilePath($0, on: graph.family(of: type)) }
                 let env = run.environment()
                 var seen = Set<[Value]>()
                 refs = refs.filter { ref in seen.insert(compiled.map { $0.evaluate(.reference(ref), env).value }).inserted }
@@ -146,18 +146,23 @@ public final class QueryEngine: Sendable {
 
     /// The live objects of `type`, in store order, that satisfy `predicate`. Stops with an error
     /// when the user cancels or a compiled function failed (a regular expression that gave up).
+    /// A type with subtypes (Core Data's subentities) includes their objects, after its own.
     func filter(_ type: TypeTable, _ predicate: Predicate?, _ run: Run) throws -> [ObjectRef] {
-        let t = Int32(type.index)
-        guard let predicate else { return type.liveRows.map { ObjectRef(type: t, row: Int32($0)) } }
-        let test = try run.compiler.predicate(predicate, on: [type.index])
+        guard let predicate else { return graph.liveRefs(of: type) }
+        let family = graph.family(of: type)
+        let test = try run.compiler.predicate(predicate, on: family)
         let env = run.environment()
         var out: [ObjectRef] = []
-        let removed = type.removed
-        for row in 0..<type.count {
-            if row & 255 == 0, env.shouldStop { break }
-            if !removed.isEmpty, removed.contains(row) { continue }
-            let ref = ObjectRef(type: t, row: Int32(row))
-            if test(.reference(ref), env) { out.append(ref) }
+        for member in family {
+            let table = graph.types[member]
+            let t = Int32(member)
+            let removed = table.removed
+            for row in 0..<table.count {
+                if row & 255 == 0, env.shouldStop { break }
+                if !removed.isEmpty, removed.contains(row) { continue }
+                let ref = ObjectRef(type: t, row: Int32(row))
+                if test(.reference(ref), env) { out.append(ref) }
+            }
         }
         try env.check()
         return out
@@ -165,7 +170,7 @@ public final class QueryEngine: Sendable {
 
     /// Sorts stably by several keys; null first ascending.
     private func sort(_ refs: [ObjectRef], _ keys: [SortKey], type: TypeTable, _ run: Run) throws -> [ObjectRef] {
-        let compiled = try keys.map { try run.compiler.compilePath($0.path, on: [type.index]) }
+        let compiled = try keys.map { try run.compiler.compilePath($0.path, on: graph.family(of: type)) }
         let env = run.environment()
         let columns: [[Value]] = compiled.map { key in refs.map { key.evaluate(.reference($0), env).value } }
         try env.check()
