@@ -23,7 +23,9 @@ let package = Package(
         // The one escaping and width rule for text on a terminal (depends on nothing).
         .target(name: "DisplayText"),
         .target(name: "LoupeModel", dependencies: ["DisplayText"]),
-        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
+        // zlib, to inflate a Core Data store's compressed model cache.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Process-wide SQLite settings that GRDB does not expose (see its header).
         .target(name: "CSQLiteTuning", linkerSettings: [.linkedLibrary("sqlite3")]),
         // What a signal handler must do (restore the terminal, remove private copies), in C.

@@ -8,6 +8,7 @@ if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 need=()
 dpkg -s libncurses-dev >/dev/null 2>&1 || need+=(libncurses-dev)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
+dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 if ((${#need[@]})); then
   $sudo apt-get update
   $sudo apt-get install -y "${need[@]}"

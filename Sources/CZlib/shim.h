@@ -1,0 +1,2 @@
+// zlib for Swift: LoupeStore inflates Core Data's raw-DEFLATE model cache with it.
+#include <zlib.h>
