@@ -289,7 +289,7 @@ extension Browser {
         for (i, link) in links.enumerated() {
             if i == relationCount { lines.append(("", .plain, nil)); lines.append(("backlinks", theme.header, nil)) }
             let arrow = i < relationCount ? (link.toMany ? "⇉ " : "→ ") : "← "
-            let text: String
+            var text: String
             if !link.toMany {
                 text = arrow + link.label + "  " + (link.targets.first.map { objectLabel($0) } ?? "∅")
             } else if i < relationCount {
@@ -299,6 +299,7 @@ extension Browser {
             } else {
                 text = arrow + "[\(link.targets.count)] " + link.label   // the label names the type
             }
+            if i < relationCount, table.relations[i].isInferred { text += "  (inferred)" }
             let relinked = i < relationCount && (changes?.isRelinked(ref, relation: link.label) ?? false
                 || table.relations[i].foreignKey.map { changes?.isChanged(ref, attribute: $0.attribute) ?? false } ?? false)
             lines.append((text, relinked ? theme.pendingChanged : theme.relation, first + i))

@@ -166,7 +166,71 @@ public enum RelationalFormat: StoreFormat {
                 if unresolved > 0 { warnings.append("\(source.name).\(fk.column): \(unresolved) values match no \(target.name)") }
             }
         }
+        if ReadOptions.current.infersRelations {
+            inferRelations(builder, loaded: loaded) { column, source in
+                guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name] else { return [] }
+                return targetNames(forKeyColumn: column.name)
+            }
+        }
         return LoadedGraph(graph: builder.finish(), warnings: warnings)
+    }
+
+    /// `CustomerId`, `customer_id`, `CUSTOMERID` → the tables it may name: `Customer`,
+    /// `Customers`, `Customeres`, (`Category` →) `Categories`; empty when the column is not named
+    /// like a key.
+    static func targetNames(forKeyColumn column: String) -> [String] {
+        var base: String?
+        for suffix in ["_id", "_ID", "Id", "ID", "_Id"] where column.hasSuffix(suffix) && column.count > suffix.count {
+            base = String(column.dropLast(suffix.count))
+            break
+        }
+        guard var stem = base else { return [] }
+        if stem.hasSuffix("_") { stem.removeLast() }
+        guard !stem.isEmpty else { return [] }
+        var names = [stem, stem + "s", stem + "es"]
+        if stem.lowercased().hasSuffix("y") { names.append(String(stem.dropLast()) + "ies") }
+        if stem.contains("_") { names += names.map { $0.replacingOccurrences(of: "_", with: "") } }
+        return names
+    }
+
+    /// Adds the relations a file does not declare: for each column `candidates` names target
+    /// tables for (in order of preference), the first such table (matched case-insensitively)
+    /// whose key holds every non-null value of the column becomes a to-one relation, marked
+    /// inferred, named by `relationName`. When `uniqueOnly` says so for a column, it must be the
+    /// only candidate that holds them all. A column with no values is left alone.
+    static func inferRelations(_ builder: GraphBuilder, loaded: [(Source, Int)],
+                               relationName: (_ column: String, _ otherColumns: Set<String>) -> String = relationName(for:otherColumns:),
+                               candidates: (_ column: ColumnInfo, _ source: Source) -> [String],
+                               uniqueOnly: (_ column: ColumnInfo, _ source: Source) -> Bool = { _, _ in false }) {
+        let typeByLowerName = Dictionary(loaded.map { ($0.0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        var keyIndexes: [Int: KeyIndex] = [:]
+        for (source, t) in loaded where !source.isView {
+            let columnNames = Set(source.columns.map(\.name))
+            for column in source.columns {
+                let names = candidates(column, source)
+                guard !names.isEmpty, let a = builder.existingAttribute(column.name, of: t) else { continue }
+                let values = builder.column(type: t, attribute: a)
+                guard values.contains(where: { !$0.isNull }) else { continue }
+                var holding: [(Int, KeyIndex)] = []
+                for name in names {
+                    guard let (target, tt) = typeByLowerName[name.lowercased()], !target.isView,
+                          builder.keyPolicy(of: tt) != .rowNumber, target.keyColumns.count <= 1 else { continue }
+                    let index = keyIndexes[tt] ?? builder.keyIndex(type: tt, attribute: nil)
+                    keyIndexes[tt] = index
+                    guard values.allSatisfy({ $0.isNull || index.row(for: $0) != nil }) else { continue }
+                    holding.append((tt, index))
+                    if !uniqueOnly(column, source) || holding.count > 1 { break }
+                }
+                guard let (tt, index) = holding.first, holding.count == 1 || !uniqueOnly(column, source) else { continue }
+                let name = relationName(column.name, columnNames)
+                let foreignKey = ForeignKey(attribute: column.name, targetType: tt, targetAttribute: nil, onDelete: .noAction, isInferred: true)
+                let r = builder.relation(name, of: t, aliases: name == column.name ? [] : [column.name], foreignKey: foreignKey, declaredTargets: [tt])
+                builder.markInferred(relation: r, of: t)
+                for (row, v) in values.enumerated() where !v.isNull {
+                    if let to = index.row(for: v) { builder.addEdge(from: ObjectRef(type: t, row: row), relation: r, to: ObjectRef(type: tt, row: to)) }
+                }
+            }
+        }
     }
 
     /// `AlbumId` → `Album` when the rest is not empty and names no other column; else the column's name.
@@ -194,8 +258,8 @@ public enum RelationalFormat: StoreFormat {
         return nil
     }
 
-    private static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double, readOnlyReason: String?,
-                                 warnings: inout [String]) throws -> Int {
+    static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double, readOnlyReason: String?,
+                         dateColumns: Set<String>? = nil, warnings: inout [String]) throws -> Int {
         var keyColumns = source.keyColumns
         var policy: KeyPolicy
         if source.isView {
@@ -233,7 +297,7 @@ public enum RelationalFormat: StoreFormat {
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
         let offset = selectRowID ? 1 : 0
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
-        let dates = source.columns.map(\.isDate)
+        let dates = source.columns.map { dateColumns?.contains($0.name) ?? $0.isDate }
         var numericDates = Array(repeating: false, count: dates.count)
         let cursor = try Row.fetchCursor(db, sql: sql)
         var ordinal: Int64 = 0

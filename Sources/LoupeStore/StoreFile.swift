@@ -203,9 +203,11 @@ public final class StoreFile: Sendable {
 
     /// Opens `path` for reading only. Fails with a ``StoreError`` for a missing, unreadable,
     /// non-SQLite or locked file; never creates or changes a file at `path` or beside it.
+    ///
+    /// A Couchbase Lite bundle (a `NAME.cblite2` folder) is read through its `db.sqlite3`.
     public static func openForReading(_ path: String) throws -> StoreFile {
         _ = configured
-        let (absolute, header) = try checkedHeader(path)
+        let (absolute, header) = try checkedHeader(CouchbaseLiteFormat.databasePath(inBundle: path) ?? path)
         let isWAL = header[18] == 2 || header[19] == 2
         let manager = FileManager.default
         do {

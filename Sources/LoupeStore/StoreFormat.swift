@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRDB
 import LoupeModel
 
@@ -52,12 +53,45 @@ struct PhaseClock {
 /// The formats Loupe knows, most specific first: the first whose ``StoreFormat/matches(_:)`` says
 /// yes reads the file. Plain relational SQLite matches every file, so it comes last.
 public enum StoreFormats {
-    public static let all: [any StoreFormat.Type] = [PersistFormat.self, RelationalFormat.self]
+    public static let all: [any StoreFormat.Type] = [PersistFormat.self, CoreDataFormat.self, CouchbaseLiteFormat.self,
+                                                     SwiftSerializationFormat.self, PersistDBFormat.self, RelationalFormat.self]
 
-    /// The format of an open file.
-    public static func detect(_ db: Database) throws -> any StoreFormat.Type {
+    /// The names `--as` accepts, each with its format (`sqlite` reads any file as raw tables).
+    public static let byOptionName: [(name: String, format: any StoreFormat.Type)] = [
+        ("persist", PersistFormat.self), ("coredata", CoreDataFormat.self), ("couchbase", CouchbaseLiteFormat.self),
+        ("swiftserialization", SwiftSerializationFormat.self), ("persistdb", PersistDBFormat.self), ("sqlite", RelationalFormat.self),
+    ]
+
+    /// The format of an open file: the one ``ReadOptions/format`` forces, else the first that matches.
+    public static func detect(_ db: Database, path: String? = nil) throws -> any StoreFormat.Type {
+        if let forced = ReadOptions.current.format {
+            guard try forced.matches(db) else {
+                throw StoreError(.unreadable, path: path, reason: "not laid out as a \(forced.name) store (try without --as, or --as sqlite for the raw tables)")
+            }
+            return forced
+        }
         for format in all where try format.matches(db) { return format }
         return RelationalFormat.self
+    }
+}
+
+/// How this process reads stores, set once by the command line before anything is opened.
+public struct ReadOptions: Sendable {
+    /// Read every file as this format instead of detecting it (`--as sqlite` shows the raw tables).
+    public var format: (any StoreFormat.Type)?
+    /// Infer relations from column names and values in files that declare no foreign keys.
+    public var infersRelations = true
+
+    public init(format: (any StoreFormat.Type)? = nil, infersRelations: Bool = true) {
+        self.format = format
+        self.infersRelations = infersRelations
+    }
+
+    private static let shared = Mutex(ReadOptions())
+    /// The options in force.
+    public static var current: ReadOptions {
+        get { shared.withLock { $0 } }
+        set { shared.withLock { $0 = newValue } }
     }
 }
 
@@ -89,7 +123,7 @@ public final class LoadedStore: Sendable {
     /// (a BLOB and a text `type_name` of the same bytes are one type).
     public static func catalog(_ file: StoreFile, counted: Bool = false) throws -> (format: any StoreFormat.Type, types: [(name: String, count: Int)]) {
         try file.read { db in
-            let format = try StoreFormats.detect(db)
+            let format = try StoreFormats.detect(db, path: file.path)
             var merged: [(name: String, count: Int)] = []
             var position: [String: Int] = [:]
             for (name, count) in try counted ? format.countedCatalog(db) : format.catalog(db) {
@@ -109,7 +143,7 @@ public final class LoadedStore: Sendable {
     /// ``StoreFile/snapshotReaders(_:)``).
     public static func load(_ file: StoreFile, progress: LoadProgress? = nil) throws -> LoadedStore {
         do {
-            let format = try file.read { try StoreFormats.detect($0) }
+            let format = try file.read { try StoreFormats.detect($0, path: file.path) }
             let loaded = try format.load(file, progress: progress)
             return LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
         } catch { throw StoreError.from(error, path: file.path) }

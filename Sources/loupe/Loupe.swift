@@ -44,14 +44,38 @@ struct Loupe: ParsableCommand {
 
 /// The argument every inspecting command takes.
 struct StoreArgument: ParsableArguments {
-    @Argument(help: "The SQLite file to read (opened read-only).")
+    @Argument(help: "The SQLite file (or Couchbase Lite .cblite2 folder) to read, opened read-only.")
     var file: String
+
+    @OptionGroup var reading: ReadArguments
 
     /// Opens and loads the file, or throws a one-line error; what the load noticed goes to stderr.
     func load() throws -> LoadedStore {
         let store = try LoadedStore.open(file)
         for warning in store.warnings { printError("warning: \(warning)") }
         return store
+    }
+}
+
+/// How a store is read: its format forced, relation inference off (every command that opens one).
+struct ReadArguments: ParsableArguments {
+    @Option(name: .customLong("as"),
+            help: "Read the file as this format instead of detecting it: \(StoreFormats.byOptionName.map(\.name).joined(separator: ", ")) (sqlite: the raw tables).")
+    var readAs: String?
+
+    @Flag(help: "Do not infer relations from column names and values in files that declare no foreign keys.")
+    var noInferredRelations = false
+
+    /// Checks `--as` and sets the process's ``ReadOptions`` before anything is opened.
+    mutating func validate() throws {
+        var options = ReadOptions(infersRelations: !noInferredRelations)
+        if let readAs {
+            guard let match = StoreFormats.byOptionName.first(where: { $0.name.caseInsensitiveCompare(readAs) == .orderedSame }) else {
+                throw ValidationError("unknown format '\(readAs)' for --as; one of: \(StoreFormats.byOptionName.map(\.name).joined(separator: ", "))")
+            }
+            options.format = match.format
+        }
+        ReadOptions.current = options
     }
 }
 

@@ -154,7 +154,8 @@ struct Sample: ParsableCommand {
 
 struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Browse a store (the bundled sample when no file is given).")
-    @Argument(help: "The SQLite file to browse (opened read-only).") var file: String?
+    @Argument(help: "The SQLite file (or Couchbase Lite .cblite2 folder) to browse, opened read-only.") var file: String?
+    @OptionGroup var reading: ReadArguments
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
