@@ -449,7 +449,9 @@ final class EditingTests: XCTestCase {
     }
 
     func testFrameworkStoresAreReadOnlyAndSayWhy() throws {
-        for file in ["fixtures/seed-formats/swiftserialization.sqlite"] {
+        for file in ["fixtures/seed-formats/swiftserialization.sqlite", "fixtures/seed-formats/persistdb.sqlite",
+                     "realdata/coredata/apple_recipes/Recipes.sqlite", "realdata/coredata/plaso/Accounts3.sqlite",
+                     "realdata/couchbase/ios140_iosdb.cblite2"] {
             let session = try open(try Shared.copy(file))
             guard let type = session.engine.graph.types.first else { continue }
             let message = refused(session, "delete \(type.name.rawValue)")

@@ -103,8 +103,8 @@ final class FormatTests: XCTestCase {
     func testCoreDataTimestampsAreDatesSince2001() throws {
         let path = try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite")
         let graph = try LoadedStore.open(path).graph
-        let entries = try XCTUnwrap(graph.type(named: "ZJOURNALENTRY"))
-        let date = try XCTUnwrap(entries.attribute(named: "ZDATE"))
+        let entries = try XCTUnwrap(graph.type(named: "JournalEntry"))
+        let date = try XCTUnwrap(entries.attribute(named: "date"))
         XCTAssertEqual(entries.attributes[date].kinds.subtracting(.null), .date)
         let seconds = try DatabaseQueue(path: try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite"))
             .read { try Double.fetchOne($0, sql: "SELECT ZDATE FROM ZJOURNALENTRY ORDER BY Z_PK LIMIT 1") } ?? 0
@@ -116,7 +116,7 @@ final class FormatTests: XCTestCase {
         let viaSQLite = try DatabaseQueue(path: try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite"))
         let expected = try viaSQLite.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM ZJOURNALENTRY") }
         let store = try LoadedStore.open(path)
-        XCTAssertEqual(store.graph.type(named: "ZJOURNALENTRY")?.count, expected)
+        XCTAssertEqual(store.graph.type(named: "JournalEntry")?.count, expected)
         XCTAssertGreaterThan(expected ?? 0, 0)
     }
 
