@@ -75,7 +75,9 @@ extension Browser {
     private func renderTypes(_ buffer: inout Buffer, _ area: Rect) {
         let inner = paneBlock(&buffer, area, "Types", .types)
         layout.typesBody = inner
-        let rows: [(String, Int)] = graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
+        // When every type is read-only (a framework store) the status line says so once instead.
+        let allReadOnly = graph?.types.allSatisfy(\.isReadOnly) ?? false
+        let rows: [(String, Int)] = graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly && !allReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
         if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }
@@ -430,6 +432,8 @@ extension Browser {
             let c = changes.changes.counts
             parts.append(("pending +\(c.added) ~\(c.changed) -\(c.deleted)", 8))
             pendingHint = "(Ctrl-S commits, U undoes)"
+        } else if let graph, !graph.types.isEmpty, graph.types.allSatisfy(\.isReadOnly) {
+            parts.append(("read-only", 4))
         } else {
             parts.append(("no pending changes", 4))
         }

@@ -76,7 +76,9 @@ public enum CoreDataFormat: StoreFormat {
             guard let t = typeOf[entity.number] else { continue }
             for a in schema.allAttributes(of: entity) { _ = builder.attribute(a.name, of: t, storage: ColumnStorage(declaredType: a.declaredType)) }
             for r in schema.allToOnes(of: entity) {
-                let rel = builder.relation(r.name, of: t, declaredTargets: schema.family(of: r.destination).compactMap { typeOf[$0] })
+                // The stored column's name (`ZUSER`) reaches the relation too.
+                let rel = builder.relation(r.name, of: t, aliases: r.column.caseInsensitiveCompare(r.name) == .orderedSame ? [] : [r.column],
+                                           declaredTargets: schema.family(of: r.destination).compactMap { typeOf[$0] })
                 if r.inferred { builder.markInferred(relation: rel, of: t) }
             }
             for r in schema.allToManys(of: entity) {
@@ -136,6 +138,9 @@ public enum CoreDataFormat: StoreFormat {
                 }
                 if unresolved > 0 { warnings.append("\(entity.name).\(r.name): \(unresolved) values match no \(target.name)") }
             }
+            // A relationship that is its own inverse (`friends`) is read from both columns of its
+            // join table; an edge read twice counts once.
+            var seen: [String: Set<[Int32]>] = [:]
             for r in entity.toManys {
                 guard let target = schema.entity(r.destination), let targets = rowOf[target.table], let sources = rowOf[entity.table] else { continue }
                 let sql: String
@@ -143,12 +148,13 @@ public enum CoreDataFormat: StoreFormat {
                 case .inverse(let column, let order):
                     sql = "SELECT \(SQL.identifier(column)), Z_PK FROM \(SQL.identifier(target.table)) WHERE \(SQL.identifier(column)) IS NOT NULL ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")Z_PK"
                 case .join(let table, let source, let destination, let order):
-                    sql = "SELECT \(SQL.identifier(source)), \(SQL.identifier(destination)) FROM \(SQL.identifier(table)) ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")rowid"
+                    sql = "SELECT \(SQL.identifier(source)), \(SQL.identifier(destination)) FROM \(SQL.identifier(table)) ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")2"
                 }
                 for row in try Row.fetchAll(db, sql: sql) {
                     guard let a = (row[0] as DatabaseValue).lenientInt, let from = sources[a],
                           let b = (row[1] as DatabaseValue).lenientInt, let to = targets[b],
-                          let e = entityOfType[Int(from.type)], family.contains(e) else { continue }
+                          let e = entityOfType[Int(from.type)], family.contains(e),
+                          seen[r.name, default: []].insert([from.type, from.row, to.type, to.row]).inserted else { continue }
                     builder.addEdge(from: from, relation: builder.relation(r.name, of: Int(from.type)), to: to)
                 }
             }
@@ -258,7 +264,7 @@ struct CoreDataSchema {
     static func isBookkeeping(_ table: String) -> Bool {
         let upper = table.uppercased()
         return upper.hasPrefix("Z_") || ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING", "ACHANGEDATA"].contains(upper)
-            || upper.hasPrefix("Y_")
+            || upper.hasPrefix("ANSCK") || upper.hasPrefix("Y_")
     }
 
     /// Columns that are Core Data's bookkeeping: `Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`, `Z<n>_…`.
@@ -298,6 +304,9 @@ struct CoreDataSchema {
         for ent in order {
             let (name, sup) = names[ent]!
             guard let rootName = names[root(ent)]?.0, let table = tableByUpper["Z" + rootName.uppercased()] else {
+                // Core Data's own entities (persistent history, CloudKit mirroring) live in
+                // `A`-prefixed tables and are not the app's.
+                if let rootName = names[root(ent)]?.0, tableByUpper["A" + rootName.uppercased()] != nil { continue }
                 schema.warnings.append("\(name): no table Z\(names[root(ent)]?.0.uppercased() ?? ""); left out")
                 continue
             }
@@ -306,7 +315,8 @@ struct CoreDataSchema {
         }
         for table in schema.tables { schema.columns[table] = try db.columns(in: table).map(\.name) }
         let entityTables = Set(schema.tables)
-        schema.otherTables = tableNames.filter { !entityTables.contains($0) && !isBookkeeping($0) }
+        let ownTables = Set(names.values.map { "A" + $0.0.uppercased() })
+        schema.otherTables = tableNames.filter { !entityTables.contains($0) && !isBookkeeping($0) && !ownTables.contains($0.uppercased()) }
         let joins = try JoinTable.all(db, tables: tableNames)
         if let model = schema.model {
             try schema.assignFromModel(model, db: db, joins: joins, evidence: evidence)
@@ -391,6 +401,10 @@ struct CoreDataSchema {
                 } else if let join = Self.joinTable(joins, relationship: name, inverse: r.inverse, destinationLineage: lineage(of: self.entity(destination)!).map(\.number),
                                                    sourceLineage: lineage(of: entity).map(\.number)) {
                     entities[i].toManys.append(ToMany(name: name, destination: destination, storage: join, inferred: false))
+                    if r.inverse == name, case .join(let table, let source, let target, let order) = join {
+                        entities[i].toManys.append(ToMany(name: name, destination: destination,
+                                                          storage: .join(table: table, source: target, destination: source, order: order), inferred: false))
+                    }
                 } else {
                     warnings.append("\(entity.name).\(name): no column or join table holds it; left out")
                 }
@@ -452,8 +466,11 @@ struct CoreDataSchema {
                 let dest = join.keys[d], source = join.keys[s]
                 guard dest.relationship.uppercased() == relationship.uppercased(), destinationLineage.contains(dest.entity),
                       sourceLineage.contains(source.entity) else { continue }
-                if let inverse, source.relationship.uppercased() != inverse.uppercased(),
-                   !(source.relationship.uppercased().hasPrefix(inverse.uppercased())) { continue }
+                // The other column is named after the inverse (`Z_7RELATED1` when that name is taken).
+                if let inverse {
+                    let other = source.relationship.uppercased(), expected = inverse.uppercased()
+                    guard other == expected || (other.hasPrefix(expected) && other.dropFirst(expected.count).allSatisfy(\.isNumber)) else { continue }
+                }
                 return .join(table: join.table, source: source.name, destination: dest.name, order: join.order(for: dest.name))
             }
         }
@@ -497,7 +514,7 @@ struct CoreDataSchema {
             for (d, s) in [(1, 0), (0, 1)] {
                 let dest = join.keys[d], source = join.keys[s]
                 guard let i = indexByNumber[source.entity], indexByNumber[dest.entity] != nil else { continue }
-                entities[i].toManys.append(ToMany(name: dest.relationship.lowercased(), destination: dest.entity,
+                entities[i].toManys.append(ToMany(name: Self.propertyName("Z" + dest.relationship), destination: dest.entity,
                                                   storage: .join(table: join.table, source: source.name, destination: dest.name, order: join.order(for: dest.name)),
                                                   inferred: true))
             }

@@ -112,9 +112,9 @@ final class FrameworkFormatTests: XCTestCase {
         XCTAssertEqual(nonEmpty(try targets(graph, "AccountType", "accounts")),
                        try pairs(path, "SELECT ZACCOUNTTYPE, Z_PK FROM ZACCOUNT WHERE ZACCOUNTTYPE IS NOT NULL ORDER BY ZACCOUNTTYPE, Z_PK"))
         XCTAssertEqual(nonEmpty(try targets(graph, "Account", "enabledDataclasses")),
-                       try pairs(path, "SELECT Z_2ENABLEDACCOUNTS, Z_7ENABLEDDATACLASSES FROM Z_2ENABLEDDATACLASSES ORDER BY 1, rowid"))
+                       try pairs(path, "SELECT Z_2ENABLEDACCOUNTS, Z_7ENABLEDDATACLASSES FROM Z_2ENABLEDDATACLASSES ORDER BY 1, 2"))
         XCTAssertEqual(nonEmpty(try targets(graph, "Dataclass", "enabledAccounts")),
-                       try pairs(path, "SELECT Z_7ENABLEDDATACLASSES, Z_2ENABLEDACCOUNTS FROM Z_2ENABLEDDATACLASSES ORDER BY 1, rowid"))
+                       try pairs(path, "SELECT Z_7ENABLEDDATACLASSES, Z_2ENABLEDACCOUNTS FROM Z_2ENABLEDDATACLASSES ORDER BY 1, 2"))
         XCTAssertEqual(nonEmpty(try targets(graph, "Account", "childAccounts")),
                        try pairs(path, "SELECT ZPARENTACCOUNT, Z_PK FROM ZACCOUNT WHERE ZPARENTACCOUNT IS NOT NULL ORDER BY 1, 2"))
         let active = try XCTUnwrap(account.attribute(named: "active"))
@@ -177,11 +177,15 @@ final class FrameworkFormatTests: XCTestCase {
         XCTAssertEqual(try targets(graph, "Note", "attachments")[.int(3)], [.int(3), .int(2), .int(4)])
         XCTAssertEqual(nonEmpty(try targets(graph, "Item", "folder")), try pairs(path, "SELECT Z_PK, ZFOLDER FROM ZITEM WHERE ZFOLDER IS NOT NULL"))
         XCTAssertEqual(nonEmpty(try targets(graph, "Folder", "items")), try pairs(path, "SELECT ZFOLDER, Z_PK FROM ZITEM WHERE ZFOLDER IS NOT NULL ORDER BY 1, 2"))
-        XCTAssertEqual(nonEmpty(try targets(graph, "Item", "tags")), try pairs(path, "SELECT Z_3ITEMS, Z_7TAGS FROM Z_3TAGS ORDER BY 1, rowid"))
-        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "items")), try pairs(path, "SELECT Z_7TAGS, Z_3ITEMS FROM Z_3TAGS ORDER BY 1, rowid"))
-        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "broader")), try pairs(path, "SELECT Z_7NARROWER, Z_7BROADER FROM Z_7BROADER ORDER BY 1, rowid"))
-        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "narrower")), try pairs(path, "SELECT Z_7BROADER, Z_7NARROWER FROM Z_7BROADER ORDER BY 1, rowid"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Item", "tags")), try pairs(path, "SELECT Z_3ITEMS, Z_7TAGS FROM Z_3TAGS ORDER BY 1, 2"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "items")), try pairs(path, "SELECT Z_7TAGS, Z_3ITEMS FROM Z_3TAGS ORDER BY 1, 2"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "broader")), try pairs(path, "SELECT Z_7NARROWER, Z_7BROADER FROM Z_7BROADER ORDER BY 1, 2"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "narrower")), try pairs(path, "SELECT Z_7BROADER, Z_7NARROWER FROM Z_7BROADER ORDER BY 1, 2"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "related")), [.int(1): [.int(2)], .int(2): [.int(1)], .int(3): [.int(5)], .int(5): [.int(3)]],
+                       "a relationship that is its own inverse reads both ways")
         XCTAssertFalse(graph.types.contains { ["ATRANSACTION", "ACHANGE", "Z_3TAGS", "Z_PRIMARYKEY", "Z_MODELCACHE"].contains($0.name.rawValue) })
+        let tweet = try LoadedStore.open(try Shared.copy("realdata/coredata/restkit_twitter/RKSeedDatabase.sqlite")).graph.type(named: "Tweet")
+        XCTAssertEqual(tweet?.relation(named: "ZUSER"), tweet?.relation(named: "user"), "the stored column's name reaches the relation")
     }
 
     /// Without the model cache, the same fixture still splits by entity and finds the join tables.
@@ -190,9 +194,10 @@ final class FrameworkFormatTests: XCTestCase {
         let graph = try LoadedStore.open(path).graph
         XCTAssertEqual(graph.type(named: "ChecklistNote")?.attributes.map(\.name), ["createdat", "title", "identifier", "ispinned", "body", "donecount"])
         XCTAssertEqual(try value(graph, "Item", .int(1), "identifier"), .string("00001234-5678-0000-4000-800000000001"), "a 16-byte identifier is a UUID")
-        XCTAssertEqual(nonEmpty(try targets(graph, "Item", "tags")), try pairs(path, "SELECT Z_3ITEMS, Z_7TAGS FROM Z_3TAGS ORDER BY 1, rowid"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Item", "tags")), try pairs(path, "SELECT Z_3ITEMS, Z_7TAGS FROM Z_3TAGS ORDER BY 1, 2"))
         XCTAssertEqual(nonEmpty(try targets(graph, "Item", "folder")), try pairs(path, "SELECT Z_PK, ZFOLDER FROM ZITEM WHERE ZFOLDER IS NOT NULL"))
         XCTAssertEqual(nonEmpty(try targets(graph, "Attachment", "note")), try pairs(path, "SELECT Z_PK, ZNOTE FROM ZATTACHMENT WHERE ZNOTE IS NOT NULL"))
+        XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "related")), [.int(1): [.int(2)], .int(2): [.int(1)], .int(3): [.int(5)], .int(5): [.int(3)]])
     }
 
     /// `--as sqlite` shows the raw tables of a framework store; forcing a format a file is not in is refused.
