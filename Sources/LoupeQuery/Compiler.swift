@@ -374,15 +374,23 @@ final class Compiler {
                     throw QueryError("unknown relation '\(relationName.text)' on \(source.name)", at: relationName.range,
                                      hint: suggestion(relationName.text, among: source.relations.flatMap { [$0.name] + $0.aliases }))
                 }
-                var indexByType: [BacklinkIndex?] = []
-                for t in tables { indexByType.append(t.backlinkIndex(sourceType: source.index, relation: r)) }
-                let sourceIndex = Int32(source.index)
+                // The relation of the type and of every type that inherits it (a parent entity's
+                // backlinks include its subentities', as its fetch does).
+                let name = source.relations[r].name
+                let members = graph.family(of: source).compactMap { m in tables[m].relation(named: name).map { (m, $0) } }
+                var indexesByType: [[(BacklinkIndex, Int32)]] = []
+                for t in tables { indexesByType.append(members.compactMap { m, rm in t.backlinkIndex(sourceType: m, relation: rm).map { ($0, Int32(m)) } }) }
                 stepFunctions.append { v in
-                    guard case .reference(let ref) = v, let idx = indexByType[Int(ref.type)] else { return .many([]) }
-                    return .many(idx.sources(of: Int(ref.row)).map { .reference(ObjectRef(type: sourceIndex, row: $0)) })
+                    guard case .reference(let ref) = v else { return .many([]) }
+                    let indexes = indexesByType[Int(ref.type)]
+                    if indexes.count == 1 {
+                        let (idx, sourceIndex) = indexes[0]
+                        return .many(idx.sources(of: Int(ref.row)).map { .reference(ObjectRef(type: sourceIndex, row: $0)) })
+                    }
+                    return .many(indexes.flatMap { idx, sourceIndex in idx.sources(of: Int(ref.row)).map { .reference(ObjectRef(type: sourceIndex, row: $0)) } })
                 }
                 isCollection = true
-                candidates = [source.index]
+                candidates = members.map(\.0)
             case .name(let name):
                 var resolutions: [Resolution] = []
                 for t in tables {

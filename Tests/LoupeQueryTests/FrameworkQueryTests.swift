@@ -58,6 +58,9 @@ final class FrameworkQueryTests: XCTestCase {
             ("count Tag where broader.@count > 0 and related.@count > 0",
              "SELECT count(*) FROM ZTAG t WHERE EXISTS (SELECT 1 FROM Z_7BROADER b WHERE b.Z_7NARROWER = t.Z_PK) AND EXISTS (SELECT 1 FROM Z_7RELATED r WHERE t.Z_PK IN (r.Z_7RELATED, r.Z_7RELATED1))"),
             ("count Item", "SELECT count(*) FROM ZITEM"),
+            // A parent entity's backlinks include its subentities' (`Item.tags` is inherited by notes and sketches).
+            ("count Tag where @links.Item.tags.@count > 0", "SELECT count(DISTINCT Z_7TAGS) FROM Z_3TAGS"),
+            ("count Tag where @links.Note.tags.@count > 0", "SELECT count(DISTINCT j.Z_7TAGS) FROM Z_3TAGS j JOIN ZITEM i ON i.Z_PK = j.Z_3ITEMS WHERE i.Z_ENT IN (4, 5)"),
             ("count Note", "SELECT count(*) FROM ZITEM WHERE Z_ENT IN (4, 5)"),
         ])
     }
