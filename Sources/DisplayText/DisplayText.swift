@@ -101,7 +101,15 @@ public enum DisplayText {
     /// True when every byte is printable ASCII: one cell per byte, nothing to escape.
     @inlinable
     public static func isPlainASCII(_ s: String) -> Bool {
-        s.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        if let plain = s.utf8.withContiguousStorageIfAvailable({ bytes in bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }) { return plain }
+        return s.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
+    /// A cell's text cut to `width` and its width, in one pass for plain ASCII (the common case).
+    public static func fitted(_ s: String, width: Int) -> (text: String, width: Int) {
+        if s.utf8.count <= width, isPlainASCII(s) { return (s, s.utf8.count) }
+        let t = fit(s, width: width)
+        return (t, Self.width(of: t))
     }
 
     /// The cells a whole text takes once escaped (O(n); see ``fit(_:width:)`` for bounded cost).

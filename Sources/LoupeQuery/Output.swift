@@ -1,5 +1,6 @@
 import DisplayText
 import Foundation
+import Glibc
 import LoupeModel
 
 /// How results print: sqlite3's `.mode` names.
@@ -24,29 +25,55 @@ public struct ResultTable: Equatable {
     /// is data for other programs and is written as stored, unless `toTerminal` says it is going
     /// to a terminal, where it is escaped like everything else.
     public func render(_ mode: OutputMode, toTerminal: Bool = false) -> String {
+        let sink = OutputSink()
+        write(mode, toTerminal: toTerminal, to: sink)
+        return sink.text
+    }
+
+    /// Writes the table in `mode` to `sink`, row by row (a sink on a file descriptor streams it).
+    public func write(_ mode: OutputMode, toTerminal: Bool = false, to sink: OutputSink) {
         switch mode {
-        case .json: return "[" + rows.map(jsonObject).joined(separator: ",\n ") + "]\n"
-        case .ndjson: return rows.map { jsonObject($0) + "\n" }.joined()
+        case .json:
+            sink.write("[")
+            for (i, row) in rows.enumerated() {
+                if i > 0 { sink.write(",\n ") }
+                sink.write(jsonObject(row))
+            }
+            sink.write("]\n")
+        case .ndjson:
+            for row in rows { sink.write(jsonObject(row)); sink.write("\n") }
         case .csv:
-            func field(_ s: String) -> String { csvField(toTerminal ? DisplayText.escaped(s) : s) }
-            var out = columns.map(field).joined(separator: ",") + "\r\n"
-            for row in rows { out += row.map { field($0.isNull ? "" : ValueFormatter.plain($0)) }.joined(separator: ",") + "\r\n" }
-            return out
+            func field(_ s: String) { csvField(toTerminal ? DisplayText.escaped(s) : s, to: sink) }
+            for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; field(c) }
+            sink.write("\r\n")
+            for row in rows {
+                for (i, v) in row.enumerated() {
+                    if i > 0 { sink.write(",") }
+                    if !v.isNull { field(ValueFormatter.plain(v)) }
+                }
+                sink.write("\r\n")
+            }
         case .markdown:
             func cell(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
-            var out = "| " + columns.map(cell).joined(separator: " | ") + " |\n"
-            out += "|" + columns.map { _ in " --- |" }.joined() + "\n"
-            for row in rows { out += "| " + row.map { cell(ValueFormatter.plain($0)) }.joined(separator: " | ") + " |\n" }
-            return out
+            sink.write("| " + columns.map(cell).joined(separator: " | ") + " |\n")
+            sink.write("|" + columns.map { _ in " --- |" }.joined() + "\n")
+            for row in rows { sink.write("| " + row.map { cell(ValueFormatter.plain($0)) }.joined(separator: " | ") + " |\n") }
         case .line:
             let names = columns.map(DisplayText.escaped)
             let width = names.map { DisplayText.width(of: $0) }.max() ?? 0
-            return rows.map { row in
-                zip(names, row).map { String(repeating: " ", count: width - DisplayText.width(of: $0.0)) + $0.0 + " = " + DisplayText.escaped(ValueFormatter.plain($0.1)) }
-                    .joined(separator: "\n") + "\n"
-            }.joined(separator: "\n")
+            for (r, row) in rows.enumerated() {
+                if r > 0 { sink.write("\n") }
+                for (name, v) in zip(names, row) {
+                    sink.spaces(width - DisplayText.width(of: name))
+                    sink.write(name)
+                    sink.write(" = ")
+                    sink.write(DisplayText.escaped(ValueFormatter.plain(v)))
+                    sink.write("\n")
+                }
+            }
         case .table:
-            return TextTable.render(columns: columns, rows: rows.map { $0.map { ValueFormatter.plain($0) } })
+            let rows = self.rows
+            TextTable.write(columns: columns, rowCount: rows.count, cell: { r, c in c < rows[r].count ? ValueFormatter.plain(rows[r][c]) : "" }, to: sink)
         }
     }
 
@@ -62,9 +89,16 @@ public struct ResultTable: Equatable {
     }
 
     /// RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
-    private func csvField(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }) else { return s }
-        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    private func csvField(_ s: String, to sink: OutputSink) {
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }) else { return sink.write(s) }
+        var quoted: [UInt8] = [UInt8(ascii: "\"")]
+        quoted.reserveCapacity(s.utf8.count + 8)
+        for b in s.utf8 {
+            quoted.append(b)
+            if b == UInt8(ascii: "\"") { quoted.append(b) }
+        }
+        quoted.append(UInt8(ascii: "\""))
+        sink.write(bytes: quoted)
     }
 }
 
@@ -74,38 +108,145 @@ public enum TextTable {
     public static let maximumCellWidth = 60
 
     public static func render(columns: [String], rows: [[String]]) -> String {
-        let header = columns.map { DisplayText.fit($0, width: maximumCellWidth) }
-        let cut = rows.map { $0.map { DisplayText.fit($0, width: maximumCellWidth) } }
-        var widths = header.map { DisplayText.width(of: $0) }
-        var cellWidths: [[Int]] = []
-        cellWidths.reserveCapacity(cut.count)
-        for row in cut {
-            var ws: [Int] = []
-            ws.reserveCapacity(row.count)
-            for (i, c) in row.enumerated() {
-                let w = DisplayText.width(of: c)
-                ws.append(w)
-                if i < widths.count { widths[i] = max(widths[i], w) }
-            }
-            cellWidths.append(ws)
-        }
-        var out = ""
-        func line(_ cells: [String], _ ws: [Int]) {
-            var text = ""
-            for (i, c) in cells.enumerated() where i < widths.count {
-                if i > 0 { text += "  " }
-                text += c
-                if i < cells.count - 1 { text += String(repeating: " ", count: max(0, widths[i] - ws[i])) }
-            }
-            while text.utf8.last == UInt8(ascii: " ") { text.removeLast() }
-            out += text
-            out += "\n"
-        }
-        line(header, header.map { DisplayText.width(of: $0) })
-        out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
-        for (row, ws) in zip(cut, cellWidths) { line(row, ws) }
-        return out
+        let sink = OutputSink()
+        write(columns: columns, rowCount: rows.count, cell: { r, c in c < rows[r].count ? rows[r][c] : "" }, to: sink)
+        return sink.text
     }
+
+    /// The cut cells of a run of rows: their bytes in one arena (no string per cell kept), where
+    /// each ends, its width, and each column's widest cell.
+    private struct Block {
+        var arena: [UInt8] = []
+        var ends: [Int] = []
+        var widths: [Int32] = []
+        var columnWidths: [Int]
+    }
+
+    /// Writes the table: the cells (`cell(row, column)`, called from several threads at once,
+    /// so it must only read) are cut and measured once, in blocks formatted in parallel, then
+    /// written line by line with trailing spaces left out.
+    public static func write(columns: [String], rowCount: Int, cell: @escaping @Sendable (Int, Int) -> String, to sink: OutputSink) {
+        let header = columns.map { DisplayText.fit($0, width: maximumCellWidth) }
+        var widths = header.map { DisplayText.width(of: $0) }
+        let n = columns.count
+        let blockCount = rowCount < 4096 ? 1 : min(64, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let perBlock = (rowCount + blockCount - 1) / max(blockCount, 1)
+        var blocks = [Block](repeating: Block(columnWidths: Array(repeating: 0, count: n)), count: blockCount)
+        blocks.withUnsafeMutableBufferPointer { out in
+            nonisolated(unsafe) let base = out.baseAddress!
+            DispatchQueue.concurrentPerform(iterations: blockCount) { b in
+                var block = Block(columnWidths: Array(repeating: 0, count: n))
+                let rows = (b * perBlock) ..< min(rowCount, (b + 1) * perBlock)
+                block.arena.reserveCapacity(rows.count * n * 12)
+                block.ends.reserveCapacity(rows.count * n)
+                block.widths.reserveCapacity(rows.count * n)
+                for r in rows {
+                    for c in 0..<n {
+                        var (text, w) = DisplayText.fitted(cell(r, c), width: maximumCellWidth)
+                        text.withUTF8 { block.arena.append(contentsOf: $0) }
+                        block.ends.append(block.arena.count)
+                        block.widths.append(Int32(w))
+                        if w > block.columnWidths[c] { block.columnWidths[c] = w }
+                    }
+                }
+                (base + b).initialize(to: block)   // each iteration writes only its own slot
+            }
+        }
+        for block in blocks { for c in 0..<n { widths[c] = max(widths[c], block.columnWidths[c]) } }
+        var pending = 0   // spaces owed before the next non-empty cell (none at the end of a line)
+        func put(_ bytes: UnsafeBufferPointer<UInt8>, width w: Int, column i: Int) {
+            if i > 0 { pending += 2 }
+            if !bytes.isEmpty {
+                sink.spaces(pending)
+                pending = 0
+                sink.write(bytes: bytes)
+            }
+            pending += widths[i] - w
+        }
+        for (i, h) in header.enumerated() {
+            let w = DisplayText.width(of: h)
+            var h = h
+            h.withUTF8 { put($0, width: w, column: i) }
+        }
+        pending = 0
+        sink.write("\n")
+        sink.write(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
+        guard n > 0 else { return }
+        for block in blocks {
+            block.arena.withUnsafeBufferPointer { all in
+                var start = 0
+                for k in 0..<block.ends.count {
+                    let i = k % n
+                    put(UnsafeBufferPointer(rebasing: all[start..<block.ends[k]]), width: Int(block.widths[k]), column: i)
+                    start = block.ends[k]
+                    if i == n - 1 { pending = 0; sink.write("\n") }
+                }
+            }
+        }
+    }
+}
+
+/// Bytes on their way out: appended in place, and written to a file descriptor a megabyte at a
+/// time when it has one (`loupe query` streams its output), else kept for ``text``.
+public final class OutputSink {
+    private var buffer: [UInt8] = []
+    private let fd: Int32?
+    /// Set when the descriptor refused a write (a closed pipe): later writes are dropped.
+    public private(set) var failed = false
+    private static let chunk = 1 << 20
+
+    public init(fd: Int32? = nil) {
+        self.fd = fd
+        buffer.reserveCapacity(fd == nil ? 4096 : OutputSink.chunk + 4096)
+    }
+
+    @inline(__always)
+    public func write(_ s: String) {
+        var s = s
+        s.withUTF8 { buffer.append(contentsOf: $0) }
+        if fd != nil, buffer.count >= OutputSink.chunk { flush() }
+    }
+
+    /// Raw UTF-8 bytes.
+    public func write(bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        if fd != nil, buffer.count >= OutputSink.chunk { flush() }
+    }
+
+    /// Raw UTF-8 bytes.
+    @inline(__always)
+    public func write(bytes: UnsafeBufferPointer<UInt8>) {
+        buffer.append(contentsOf: bytes)
+        if fd != nil, buffer.count >= OutputSink.chunk { flush() }
+    }
+
+    /// `n` spaces (none when `n` ≤ 0).
+    @inline(__always)
+    public func spaces(_ n: Int) {
+        if n > 0 { buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: n)) }
+    }
+
+    /// Writes what is buffered to the descriptor (nothing without one).
+    public func flush() {
+        guard let fd, !buffer.isEmpty else { return }
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard !failed else { return }
+        buffer.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    return
+                }
+                offset += n
+            }
+        }
+    }
+
+    /// Everything written, as text (for a sink without a descriptor).
+    public var text: String { String(decoding: buffer, as: UTF8.self) }
 }
 
 extension ResultTable {
@@ -188,14 +329,21 @@ extension QueryResult {
     /// The result printed in `mode`, as `loupe query` and the REPL print it: a count as a bare
     /// number in JSON, groups as `{"key": …, "count": n}` objects.
     public func render(_ mode: OutputMode, graph: ObjectGraph, toTerminal: Bool = false) -> String {
+        let sink = OutputSink()
+        write(mode, graph: graph, toTerminal: toTerminal, to: sink)
+        return sink.text
+    }
+
+    /// Writes the result as ``render(_:graph:toTerminal:)`` prints it, to `sink`.
+    public func write(_ mode: OutputMode, graph: ObjectGraph, toTerminal: Bool = false, to sink: OutputSink) {
         switch self {
-        case .count(let n) where mode == .json || mode == .ndjson || mode == .table || mode == .line: return "\(n)\n"
-        case .message(let text): return text.hasSuffix("\n") || text.isEmpty ? text : text + "\n"
+        case .count(let n) where mode == .json || mode == .ndjson || mode == .table || mode == .line: sink.write("\(n)\n")
+        case .message(let text): sink.write(text.hasSuffix("\n") || text.isEmpty ? text : text + "\n")
         case .objects where mode == .json || mode == .ndjson:
-            return table(graph: graph, includeType: true).render(mode, toTerminal: toTerminal)
+            table(graph: graph, includeType: true).write(mode, toTerminal: toTerminal, to: sink)
         default:
             let forHumans = mode == .table || mode == .line || mode == .markdown
-            return table(graph: graph, includeType: false, forHumans: forHumans).render(mode, toTerminal: toTerminal)
+            table(graph: graph, includeType: false, forHumans: forHumans).write(mode, toTerminal: toTerminal, to: sink)
         }
     }
 

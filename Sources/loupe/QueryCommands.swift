@@ -45,7 +45,11 @@ struct Query: ParsableCommand {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
             case .success(.result(let result)):
-                FileHandle.standardOutput.write(Data(result.render(format, graph: graph, toTerminal: toTerminal).utf8))
+                let sink = OutputSink(fd: 1)
+                result.write(format, graph: graph, toTerminal: toTerminal, to: sink)
+                sink.flush()
+                // Nothing is left to write: leave without tearing the graph down object by object.
+                Glibc.exit(0)
             case .success(let staged):
                 let reply = session.finish(evaluation, .success(staged), seconds: 0)
                 FileHandle.standardOutput.write(Data(reply.output.utf8))
