@@ -16,12 +16,11 @@ import Synchronization
 ///   `loupe_relation_kinds` table, which records which relations are to-many (Persist cannot tell
 ///   a to-many of one target from a to-one).
 ///
-/// Loading leaves JSON parsing to SQLite, which splits documents several times faster than
-/// Foundation parses them. For each type, one statement extracts every scalar key seen in a sample
-/// of its documents (`json -> '$."key"'`, one parse per document) and `json_remove` of the sampled
-/// keys returns whatever else a document holds, so no key is ever missed; keys that hold arrays or
-/// objects are split by `json_tree` and assembled here. Two connections read in parallel, the
-/// types' documents and the relations shared between them by estimated cost.
+/// Loading reads each document's JSON text in place and parses it once with ``JSONReader``
+/// (iterative, so any nesting costs heap, not stack); a sample of each type's documents, split by
+/// SQLite's `json_each`, gives the columns their order (a type's usual keys first, as stored), and
+/// keys the sample missed get columns as they appear. Two connections read in parallel, the types'
+/// documents and the relations shared between them by estimated cost.
 public enum PersistFormat: StoreFormat {
     public static let name = "Persist"
 
@@ -178,13 +177,8 @@ public enum PersistFormat: StoreFormat {
                     }
                 }
             }
-            for (row, text) in result.leftovers {
-                guard case .object(let members)? = try? JSONReader.parse(text) else { notObjects += 1; continue }
-                for (key, value) in members.members {
-                    builder.set(value, type: type, row: firstRow + row, attribute: builder.attribute(key, of: type))
-                }
-            }
             invalid += result.invalid
+            notObjects += result.notObjects
         }
         documents.removeAll()
         if notObjects > 0 { warnings.append("\(notObjects) documents are not JSON objects; they show no attributes") }
@@ -308,47 +302,31 @@ public enum PersistFormat: StoreFormat {
     /// One type's documents, split into columns, read by one thread.
     private struct TypeDocuments: Sendable {
         var ids: [ObjectID] = []
-        let keys: [String]
+        private(set) var keys: [String]
         var columns: [[Value]]
         var kinds: [ValueKind]
         var present: [Int]
-        /// Rows whose documents hold more than the sampled keys (or are not objects), with that rest.
-        var leftovers: [(row: Int, json: String)] = []
         /// Documents whose JSON does not parse.
         var invalid = 0
+        /// Documents that parse but are not JSON objects (or are NULL).
+        var notObjects = 0
+        private let capacity: Int
 
         init(keys: [String], capacity: Int) {
             self.keys = keys
+            self.capacity = capacity
             columns = keys.map { _ in Array(repeating: .null, count: capacity) }
             kinds = Array(repeating: [], count: keys.count)
             present = Array(repeating: 0, count: keys.count)
         }
 
-        /// Merges the documents SQLite's JSON functions refused into the rows, keeping id order:
-        /// those the iterative reader parses as objects (nested deeper than SQLite's limit) are
-        /// read through the leftover path; the others are objects without attributes.
-        mutating func insertRefusedRows(_ extra: [(id: ObjectID, json: String?)]) {
-            guard !extra.isEmpty else { return }
-            var merged: [ObjectID] = [], sources: [Int?] = []
-            var refusedRows: [(row: Int, json: String?)] = []
-            var i = 0, j = 0
-            while i < ids.count || j < extra.count {
-                if j == extra.count || (i < ids.count && ids[i] < extra[j].id) { merged.append(ids[i]); sources.append(i); i += 1 }
-                else { refusedRows.append((merged.count, extra[j].json)); merged.append(extra[j].id); sources.append(nil); j += 1 }
-            }
-            var newRow = Array(repeating: 0, count: ids.count)
-            for (row, source) in sources.enumerated() { if let source { newRow[source] = row } }
-            let oldCount = ids.count
-            columns = columns.map { old in
-                var column = [Value](repeating: .null, count: merged.count)
-                for (source, row) in newRow.enumerated() where source < oldCount && source < old.count { column[row] = old[source] }
-                return column
-            }
-            leftovers = leftovers.map { (newRow[$0.row], $0.json) }
-            ids = merged
-            for (row, json) in refusedRows {
-                if let json, case .object? = try? JSONReader.parse(json) { leftovers.append((row, json)) } else { invalid += 1 }
-            }
+        /// A column for a key the sample did not see; returns its slot.
+        mutating func addKey(_ key: String) -> Int {
+            keys.append(key)
+            columns.append(Array(repeating: .null, count: capacity))
+            kinds.append([])
+            present.append(0)
+            return keys.count - 1
         }
 
         /// Sets one value and counts it for schema inference.
@@ -360,130 +338,48 @@ public enum PersistFormat: StoreFormat {
         }
     }
 
-    /// `$."key"`: a JSON path to one top-level key (bound as an argument, never spliced).
-    private static func path(_ key: String) -> String { "$.\"" + key + "\"" }
-
-    /// `json_remove(json, ?, …)`, nested so that no call takes more than SQLite's argument limit.
-    private static func removal(_ count: Int) -> String {
-        var expression = "json"
-        var rest = count
-        while rest > 0 {
-            let chunk = min(rest, 100)
-            rest -= chunk
-            expression = "json_remove(\(expression), \(Array(repeating: "?", count: chunk).joined(separator: ", ")))"
-        }
-        return expression
-    }
-
+    /// One type's documents, in id order: each JSON text is read in place (no copy) and parsed
+    /// once by ``JSONReader``, its members going to the columns of the sampled keys, or to new
+    /// columns for keys the sample did not see. A document that does not parse, or is not an
+    /// object, is an object without attributes (counted for the load's warnings).
     private static func readDocuments(_ db: Database, type info: TypeInfo, counter: ProgressCounter) throws -> TypeDocuments {
-        let keys = info.scalarKeys + info.nestedKeys
-        var result = TypeDocuments(keys: keys, capacity: info.count)
-        // Every sampled key and the rest, one statement, one parse per document. (Guarding each
-        // extraction with the validity test instead of filtering made SQLite three times slower.)
-        let paths = keys.map(path)
-        let extracts = paths.map { _ in "json -> ?" }
-        let rest = "nullif(\(paths.isEmpty ? "json_remove(json)" : removal(paths.count)), '{}')"
-        let sql = "SELECT id, \((extracts + [rest]).joined(separator: ", ")) FROM by_type WHERE type_name IS ? AND json_valid(json) ORDER BY id"
-        let statement = try db.makeStatement(sql: sql)
-        let arguments = StatementArguments(paths + paths) + StatementArguments([info.stored])
-        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        var result = TypeDocuments(keys: info.scalarKeys + info.nestedKeys, capacity: info.count)
+        var slotByKey = Dictionary(result.keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE type_name IS ? ORDER BY id")
+        let cursor = try Row.fetchCursor(statement, arguments: [info.stored])
         let columns = ColumnReader(statement)
         result.ids.reserveCapacity(info.count)
-        // Arrays and objects are gathered as JSON texts and split by SQLite in one go afterwards.
-        var nested = NestedBatch()
-        let restColumn = Int32(keys.count + 1)
-        while try cursor.next() != nil {
-            let row = result.ids.count
-            guard row < info.count else { break }   // rows added since the count: read next time
+        while let row = try cursor.next() {
+            let r = result.ids.count
+            guard r < info.count else { break }   // rows added since the count: read next time
             result.ids.append(columns.value(0).objectID ?? .int(0))
-            for slot in 0..<keys.count {
-                guard let text = columns.string(Int32(slot + 1)) else { continue }   // the key is missing
-                if let first = text.utf8.first, first == UInt8(ascii: "[") || first == UInt8(ascii: "{") {
-                    nested.add(text, row: row, slot: slot)
-                } else {
-                    result.set(JSONText.value(text), row: row, slot: slot)
-                }
+            let parsed: Value? = try row.withUnsafeData(atIndex: 1) { data in
+                guard let data else { return nil }
+                return data.withUnsafeBytes { raw in try? JSONReader.parse(bytes: raw.bindMemory(to: UInt8.self)) }
             }
-            if let leftover = columns.string(restColumn) { result.leftovers.append((row, leftover)) }
+            switch parsed {
+            case .object(let object)?:
+                // Members usually come in the sampled order: try the next slot before hashing.
+                var expected = 0
+                for (key, value) in object.members {
+                    let slot: Int
+                    if expected < result.keys.count, result.keys[expected] == key { slot = expected }
+                    else if let known = slotByKey[key] { slot = known }
+                    else {
+                        slot = result.addKey(key)
+                        slotByKey[key] = slot
+                    }
+                    expected = slot + 1
+                    result.set(value, row: r, slot: slot)
+                }
+            case nil:
+                if columns.value(1).isNull { result.notObjects += 1 } else { result.invalid += 1 }
+            default:
+                result.notObjects += 1
+            }
             if result.ids.count & 0x3FFF == 0 { counter.add(0x4000) }
         }
-        try nested.split(db) { row, slot, value in result.set(value, row: row, slot: slot) }
-        if result.ids.count < info.count {
-            // Documents SQLite's JSON functions refuse are objects too, in their id order.
-            let refused = try Row.fetchAll(db, sql: "SELECT id, json FROM by_type WHERE type_name IS ? AND NOT json_valid(json) ORDER BY id",
-                                           arguments: [info.stored])
-            result.insertRefusedRows(refused.prefix(info.count - result.ids.count).map {
-                (($0[0] as DatabaseValue).objectID ?? .int(0), ($0[1] as DatabaseValue).lenientText)
-            })
-        }
         return result
-    }
-
-    /// Nested JSON values waiting to be split: all of them become one JSON array, which one
-    /// `json_tree` call splits, so each is parsed by SQLite once and never by Foundation.
-    private struct NestedBatch {
-        private var text = "["
-        private var places: [(row: Int, slot: Int)] = []
-
-        mutating func add(_ json: String, row: Int, slot: Int) {
-            if !places.isEmpty { text += "," }
-            text += json
-            places.append((row, slot))
-        }
-
-        func split(_ db: Database, store: (Int, Int, Value) -> Void) throws {
-            guard !places.isEmpty else { return }
-            let statement = try db.makeStatement(sql: "SELECT id, parent, key, type, atom FROM json_tree(?) ORDER BY id")
-            let cursor = try Row.fetchCursor(statement, arguments: [text + "]"])
-            let columns = ColumnReader(statement)
-            guard try cursor.next() != nil, let root = columns.int64(0) else { return }   // the outer array itself
-            var index = -1
-            var stack: [NestedContainer] = []
-            func finish(downTo parent: Int64) {
-                while let top = stack.last, top.node != parent {
-                    stack.removeLast()
-                    if stack.isEmpty { store(places[index].row, places[index].slot, top.value) }
-                    else { stack[stack.count - 1].append(key: top.key, top.value) }
-                }
-            }
-            while try cursor.next() != nil {
-                let node = columns.int64(0) ?? 0
-                let parent = columns.int64(1) ?? root
-                finish(downTo: parent)
-                if parent == root { index += 1; guard index < places.count else { return } }
-                let key = columns.string(2)
-                let kind = columns.string(3) ?? ""
-                if kind == "array" || kind == "object" {
-                    stack.append(NestedContainer(node: node, key: parent == root ? nil : key, isArray: kind == "array"))
-                } else {
-                    let value = JSONText.scalar(type: kind, atom: columns.value(4))
-                    if stack.isEmpty { store(places[index].row, places[index].slot, value) }
-                    else { stack[stack.count - 1].append(key: key, value) }
-                }
-            }
-            finish(downTo: root)
-        }
-    }
-
-    /// A JSON array or object under construction while its nodes arrive.
-    private struct NestedContainer {
-        let node: Int64
-        let key: String?
-        let isArray: Bool
-        var items: [Value] = []
-        var members: [(key: String, value: Value)] = []
-
-        init(node: Int64, key: String?, isArray: Bool) {
-            self.node = node
-            self.key = key
-            self.isArray = isArray
-        }
-
-        mutating func append(key: String?, _ value: Value) {
-            if isArray { items.append(value) } else { members.append((key ?? "", value)) }
-        }
-
-        var value: Value { isArray ? .array(items) : .object(NestedObject(members)) }
     }
 
     /// Every relation row, in rowid order, as stored keys.
@@ -626,68 +522,6 @@ final class ProgressCounter: Sendable {
 
 /// JSON text as SQLite returns it, read into model values.
 enum JSONText {
-    /// The value of the JSON text of a scalar (what `->` returns): read directly; strings with
-    /// escapes, and any array or object, go through ``JSONReader``. Strings in Persist's date form
-    /// become dates.
-    static func value(_ text: String) -> Value {
-        var text = text
-        return text.withUTF8 { bytes -> Value in
-            guard let first = bytes.first else { return .null }
-            switch first {
-            case UInt8(ascii: "\""):
-                guard bytes.count >= 2 else { return .string(String(decoding: bytes, as: UTF8.self)) }
-                let inner = UnsafeBufferPointer(rebasing: bytes[1..<(bytes.count - 1)])
-                // Dates are read from the bytes, without making a string first.
-                if PersistDates.isPersistDate(inner), let date = DateText.parse(bytes: inner) { return .date(date) }
-                if inner.contains(UInt8(ascii: "\\")) {
-                    return (try? JSONReader.parse(bytes: bytes)) ?? .string(String(decoding: inner, as: UTF8.self))
-                }
-                return .string(String(decoding: inner, as: UTF8.self))
-            case UInt8(ascii: "t"): return .bool(true)
-            case UInt8(ascii: "f"): return .bool(false)
-            case UInt8(ascii: "n"): return .null
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                return (try? JSONReader.parse(bytes: bytes)) ?? .string(String(decoding: bytes, as: UTF8.self))
-            default:
-                if let i = integer(bytes) { return .int(i) }
-                let s = String(decoding: bytes, as: UTF8.self)
-                return Double(s).map(Value.double) ?? .string(s)
-            }
-        }
-    }
-
-    /// A JSON integer read from its digits (nil when it is not one or does not fit), as SQLite's
-    /// JSON functions and ``JSONReader`` read it.
-    @inline(__always)
-    private static func integer(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
-        var i = 0, negative = false
-        if b.first == UInt8(ascii: "-") { negative = true; i = 1 }
-        guard i < b.count else { return nil }
-        if b.count - i > 18 { return Int64(String(decoding: b, as: UTF8.self)) }   // 19 digits: may still fit
-        var v: Int64 = 0
-        while i < b.count {
-            let c = b[i]
-            guard c >= 48, c <= 57 else { return nil }
-            v = v * 10 + Int64(c - 48)
-            i += 1
-        }
-        return negative ? -v : v
-    }
-
-    /// A JSON scalar as `json_tree` reports it: its type name and its SQL atom.
-    static func scalar(type: String, atom: DatabaseValue) -> Value {
-        switch atom.storage {
-        case .null: return .null
-        case .int64(let i):
-            if type == "true" { return .bool(true) }
-            if type == "false" { return .bool(false) }
-            return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return JSONText.text(s)
-        case .blob(let b): return .data(b)
-        }
-    }
-
     /// A string, or a date when it is in Persist's date form.
     @inline(__always)
     static func text(_ s: String) -> Value {
