@@ -107,27 +107,39 @@ public enum PersistFormat: StoreFormat {
                         let perDocument = types[t].scalarKeys.count + types[t].nestedKeys.count * 3 + 1
                         return (t, types[t].count * perDocument)
                     }
-                    items.append((-1, relationRows))   // -1: the relations
-                    var groups: [[Int]] = Array(repeating: [], count: plan.readers)
-                    var weight = Array(repeating: 0, count: plan.readers)
-                    for item in items.sorted(by: { $0.weight > $1.weight }) {
-                        let g = weight.indices.min { weight[$0] < weight[$1] }!
-                        groups[g].append(item.work)
-                        weight[g] += item.weight
-                    }
+                    // The relations in halves by rowid (-1: the first, -2: the second), so that
+                    // each reader can take one and the two stay balanced.
+                    items.append((-1, relationRows / 2))
+                    if plan.readers == 1 { items.append((-2, relationRows - relationRows / 2)) }   // else the second reader's first
+                    // Largest first; each reader takes the next item when it is free (estimates
+                    // of the cost differ by type; taking turns balances whatever they are).
+                    let order = items.sorted(by: { $0.weight > $1.weight }).map(\.work)
                     let total = types.reduce(0) { $0 + $1.count }
                     progress?(0, total)
-                    return Plan.Work(types: types, kinds: kinds, groups: groups, warnings: warnings,
+                    return Plan.Work(types: types, kinds: kinds, order: order, warnings: warnings,
                                      counter: ProgressCounter(total: total, report: progress),
-                                     catalogSeconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+                                     catalogSeconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
+                                     relationMidpoint: Int64(relationRows / 2))
                 }
-            } else {
-                work = try plan.wait()
+                var done: [(Int, ReaderOutput)] = []
+                while let item = work.take() { done.append(try readItem(item, work: work, db: db)) }
+                return done
             }
-            return try work.groups[worker].map { item in
-                item < 0 ? (item, .relations(try readRelations(db)))
-                    : (item, .documents(try readDocuments(db, type: work.types[item], counter: work.counter)))
+            // The other readers start on the second half of the relations (which needs no
+            // catalog) while the first reads the catalog, then take turns with it.
+            var done: [(Int, ReaderOutput)] = []
+            if worker == 1 {
+                let midpoint = Int64((try Int.fetchOne(db, sql: "SELECT max(rowid) FROM relations") ?? 0) / 2)
+                done.append((-2, .relations(try readRelations(db, half: 1, of: midpoint))))
             }
+            work = try plan.wait()
+            while let item = work.take() { done.append(try readItem(item, work: work, db: db)) }
+            return done
+        }
+        /// One item of the plan: a type's documents, or a half of the relations.
+        @Sendable func readItem(_ item: Int, work: Plan.Work, db: Database) throws -> (Int, ReaderOutput) {
+            item < 0 ? (item, .relations(try readRelations(db, half: -item - 1, of: work.relationMidpoint)))
+                : (item, .documents(try readDocuments(db, type: work.types[item], counter: work.counter)))
         }
         var snapshot: (results: [[(Int, ReaderOutput)]], stamp: FileStamp)
         do {
@@ -145,10 +157,10 @@ public enum PersistFormat: StoreFormat {
         var warnings = work.warnings
         clock.lap("types, sampled keys, documents and relations (\(plan.readers) readers; catalog \(String(format: "%.3f", work.catalogSeconds)) s)")
         var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
-        var edges = RawEdges()
+        var halves: [RawEdges?] = [nil, nil]
         for (item, output) in results.joined() {
             switch output {
-            case .relations(let list): edges = list
+            case .relations(let list): halves[-item - 1] = list
             case .documents(let d): documents[item] = d
             }
         }
@@ -188,17 +200,31 @@ public enum PersistFormat: StoreFormat {
         // Relations, in rowid order, under the kinds Loupe recorded.
         let lookup = IDLookup(builder: builder)
         var perRelation: [[Int32: (relation: Int, from: [Int32], to: [ObjectRef])]] = Array(repeating: [:], count: builder.typeCount)
-        for i in 0..<edges.from.count {
-            let (fromKey, toKey) = edges.keys(i)
-            guard let from = lookup.ref(fromKey), let to = lookup.ref(toKey) else { edges.dangling += 1; continue }
-            let t = Int(from.type), n = edges.name[i]
-            if perRelation[t][n] == nil {
-                let relation = edges.names[Int(n)]
-                let r = builder.relation(relation, of: t, foreignKey: nil, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
-                perRelation[t][n] = (r, [], [])
+        var names: [String] = [], nameIndex: [String: Int32] = [:]
+        var dangling = 0
+        for h in halves.indices {
+            guard let edges = halves[h] else { continue }
+            halves[h] = nil
+            // Each half numbers its relation names itself: one numbering for both.
+            let global: [Int32] = edges.names.map { name in
+                if let known = nameIndex[name] { return known }
+                names.append(name)
+                nameIndex[name] = Int32(names.count - 1)
+                return Int32(names.count - 1)
             }
-            perRelation[t][n]!.from.append(from.row)
-            perRelation[t][n]!.to.append(to)
+            dangling += edges.dangling
+            for i in 0..<edges.from.count {
+                let (fromKey, toKey) = edges.keys(i)
+                guard let from = lookup.ref(fromKey), let to = lookup.ref(toKey) else { dangling += 1; continue }
+                let t = Int(from.type), n = global[Int(edges.name[i])]
+                if perRelation[t][n] == nil {
+                    let relation = names[Int(n)]
+                    let r = builder.relation(relation, of: t, foreignKey: nil, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
+                    perRelation[t][n] = (r, [], [])
+                }
+                perRelation[t][n]!.from.append(from.row)
+                perRelation[t][n]!.to.append(to)
+            }
         }
         for (t, relations) in perRelation.enumerated() {
             for (_, list) in relations { builder.addEdges(type: t, relation: list.relation, fromRows: list.from, to: list.to) }
@@ -209,7 +235,7 @@ public enum PersistFormat: StoreFormat {
             guard parts.count == 2, let t = builder.existingType(parts[0]) else { continue }
             builder.relation(parts[1], of: t, toMany: toMany)
         }
-        if edges.dangling > 0 { warnings.append("\(edges.dangling) relation rows point at objects that do not exist; they were skipped") }
+        if dangling > 0 { warnings.append("\(dangling) relation rows point at objects that do not exist; they were skipped") }
         clock.lap("edges into the graph")
         let graph = builder.finish()
         clock.lap("adjacency and backlink tables")
@@ -226,13 +252,39 @@ public enum PersistFormat: StoreFormat {
         let readers: Int
         init(readers: Int) { self.readers = readers }
 
-        struct Work: Sendable {
+        final class Work: Sendable {
             let types: [TypeInfo]
             let kinds: [String: Bool]
-            let groups: [[Int]]
+            /// The items (a type's index, or -1/-2 for a half of the relations), largest first.
+            let order: [Int]
+            /// The next item not yet taken.
+            let next: Mutex<Int>
             let warnings: [String]
             let counter: ProgressCounter
             let catalogSeconds: Double
+            /// The last rowid of the first half of the relations.
+            let relationMidpoint: Int64
+
+            init(types: [TypeInfo], kinds: [String: Bool], order: [Int], warnings: [String],
+                 counter: ProgressCounter, catalogSeconds: Double, relationMidpoint: Int64) {
+                self.types = types
+                self.kinds = kinds
+                self.order = order
+                self.next = Mutex(0)
+                self.warnings = warnings
+                self.counter = counter
+                self.catalogSeconds = catalogSeconds
+                self.relationMidpoint = relationMidpoint
+            }
+
+            /// The next item for a free reader, or nil when all are taken.
+            func take() -> Int? {
+                next.withLock { i in
+                    guard i < order.count else { return nil }
+                    defer { i += 1 }
+                    return order[i]
+                }
+            }
         }
         private let result = Mutex<Result<Work, any Error>?>(nil)
         private let ready = DispatchSemaphore(value: 0)
@@ -345,37 +397,44 @@ public enum PersistFormat: StoreFormat {
     private static func readDocuments(_ db: Database, type info: TypeInfo, counter: ProgressCounter) throws -> TypeDocuments {
         var result = TypeDocuments(keys: info.scalarKeys + info.nestedKeys, capacity: info.count)
         var slotByKey = Dictionary(result.keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        var keyBytes = result.keys.map { Array($0.utf8) }
         let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE type_name IS ? ORDER BY id")
         let cursor = try Row.fetchCursor(statement, arguments: [info.stored])
         let columns = ColumnReader(statement)
         result.ids.reserveCapacity(info.count)
+        // A document's members wait here until the whole document has parsed.
+        var pending: [(slot: Int, value: Value)] = []
         while let row = try cursor.next() {
             let r = result.ids.count
             guard r < info.count else { break }   // rows added since the count: read next time
             result.ids.append(columns.value(0).objectID ?? .int(0))
-            let parsed: Value? = try row.withUnsafeData(atIndex: 1) { data in
-                guard let data else { return nil }
-                return data.withUnsafeBytes { raw in try? JSONReader.parse(bytes: raw.bindMemory(to: UInt8.self)) }
-            }
-            switch parsed {
-            case .object(let object)?:
-                // Members usually come in the sampled order: try the next slot before hashing.
-                var expected = 0
-                for (key, value) in object.members {
-                    let slot: Int
-                    if expected < result.keys.count, result.keys[expected] == key { slot = expected }
-                    else if let known = slotByKey[key] { slot = known }
-                    else {
-                        slot = result.addKey(key)
-                        slotByKey[key] = slot
+            pending.removeAll(keepingCapacity: true)
+            let outcome: Bool? = try row.withUnsafeData(atIndex: 1) { data in
+                guard let data else { return false }
+                return data.withUnsafeBytes { raw in
+                    var expected = 0
+                    return try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self)) { key, decoded, value in
+                        // Members usually come in the sampled order: compare bytes with the next
+                        // slot's key before hashing.
+                        let slot: Int
+                        if decoded == nil, expected < keyBytes.count, keyBytes[expected].elementsEqual(key) { slot = expected }
+                        else {
+                            let text = decoded ?? String(decoding: key, as: UTF8.self)
+                            if let known = slotByKey[text] { slot = known } else {
+                                slot = result.addKey(text)
+                                slotByKey[text] = slot
+                                keyBytes.append(Array(text.utf8))
+                            }
+                        }
+                        expected = slot + 1
+                        pending.append((slot, value))
                     }
-                    expected = slot + 1
-                    result.set(value, row: r, slot: slot)
                 }
-            case nil:
-                if columns.value(1).isNull { result.notObjects += 1 } else { result.invalid += 1 }
-            default:
-                result.notObjects += 1
+            }
+            switch outcome {
+            case true?: for (slot, value) in pending { result.set(value, row: r, slot: slot) }
+            case false?: result.notObjects += 1
+            case nil: result.invalid += 1
             }
             if result.ids.count & 0x3FFF == 0 { counter.add(0x4000) }
         }
@@ -401,11 +460,12 @@ public enum PersistFormat: StoreFormat {
         }
     }
 
-    private static func readRelations(_ db: Database) throws -> RawEdges {
+    /// One half of the relation rows (`half` 0: rowids up to `midpoint`; 1: the rest), in rowid order.
+    private static func readRelations(_ db: Database, half: Int, of midpoint: Int64) throws -> RawEdges {
         var list = RawEdges()
         var nameIndex: [String: Int32] = [:]
-        let statement = try db.makeStatement(sql: "SELECT from_id, to_id, relation FROM relations ORDER BY rowid")
-        let cursor = try Row.fetchCursor(statement)
+        let statement = try db.makeStatement(sql: "SELECT from_id, to_id, relation FROM relations WHERE \(half == 0 ? "rowid <= ?" : "rowid > ?") ORDER BY rowid")
+        let cursor = try Row.fetchCursor(statement, arguments: [midpoint])
         let columns = ColumnReader(statement)
         var lastName = "", lastIndex: Int32 = -1
         while try cursor.next() != nil {
