@@ -199,7 +199,8 @@ public enum PersistFormat: StoreFormat {
 
         // Relations, in rowid order, under the kinds Loupe recorded.
         let lookup = IDLookup(builder: builder)
-        var perRelation: [[Int32: (relation: Int, from: [Int32], to: [ObjectRef])]] = Array(repeating: [:], count: builder.typeCount)
+        // Per type, per relation name (its global number): the builder's relation and its edges.
+        var perRelation: [[(relation: Int, from: [Int32], to: [ObjectRef])?]] = Array(repeating: [], count: builder.typeCount)
         var names: [String] = [], nameIndex: [String: Int32] = [:]
         var dangling = 0
         for h in halves.indices {
@@ -216,9 +217,10 @@ public enum PersistFormat: StoreFormat {
             for i in 0..<edges.from.count {
                 let (fromKey, toKey) = edges.keys(i)
                 guard let from = lookup.ref(fromKey), let to = lookup.ref(toKey) else { dangling += 1; continue }
-                let t = Int(from.type), n = global[Int(edges.name[i])]
+                let t = Int(from.type), n = Int(global[Int(edges.name[i])])
+                if n >= perRelation[t].count { perRelation[t].append(contentsOf: repeatElement(nil, count: n + 1 - perRelation[t].count)) }
                 if perRelation[t][n] == nil {
-                    let relation = names[Int(n)]
+                    let relation = names[n]
                     let r = builder.relation(relation, of: t, foreignKey: nil, toMany: declaredKinds[builder.typeName(t) + "\u{0}" + relation] ?? false)
                     perRelation[t][n] = (r, [], [])
                 }
@@ -227,7 +229,7 @@ public enum PersistFormat: StoreFormat {
             }
         }
         for (t, relations) in perRelation.enumerated() {
-            for (_, list) in relations { builder.addEdges(type: t, relation: list.relation, fromRows: list.from, to: list.to) }
+            for case let list? in relations { builder.addEdges(type: t, relation: list.relation, fromRows: list.from, to: list.to) }
         }
         // Relations Loupe declared but with no edges yet still belong to the schema.
         for (key, toMany) in declaredKinds.sorted(by: { $0.key < $1.key }) {
