@@ -47,12 +47,22 @@ struct BenchLoad: ParsableCommand {
                 return n
             }
         }
+        // The floor: the same rows read, and every document parsed once, on one thread.
+        let floor = try LoadFloor.persist(file)
         let (loaded, loadSeconds) = try timed { try LoadedStore.open(store.file) }
         let relations = loaded.graph.types.reduce(0) { $0 + $1.relations.reduce(0) { $0 + $1.targets.count } }
         print("objects:          \(loaded.graph.objectCount)")
         print("relations:        \(relations)")
         print(String(format: "sqlite read rows: %.3f s (baseline)", sqliteSeconds))
-        print(String(format: "loupe load:       %.3f s (%.2f× the baseline)", loadSeconds, loadSeconds / max(sqliteSeconds, 1e-9)))
+        if floor.objects > 0 {
+            print(String(format: "read + parse:     %.3f s (the floor: every row read, every document parsed once, one thread)", floor.seconds))
+        }
+        print(String(format: "loupe load:       %.3f s (%.2f× the baseline%@)", loadSeconds, loadSeconds / max(sqliteSeconds, 1e-9),
+                     floor.objects > 0 ? String(format: ", %.2f× the floor", loadSeconds / max(floor.seconds, 1e-9)) : ""))
+        if floor.objects > 0 {
+            print(String(format: "per object:       %.2f µs, %.0f bytes", loadSeconds * 1e6 / Double(max(loaded.graph.objectCount, 1)),
+                         peakMemoryMB() * 1_048_576 / Double(max(loaded.graph.objectCount, 1))))
+        }
         print(String(format: "peak memory:      %.0f MB", peakMemoryMB()))
         for (phase, seconds) in loaded.timings { print(String(format: "  %6.3f s  %@", seconds, phase as NSString)) }
     }
