@@ -88,7 +88,24 @@ public enum PersistFormat: StoreFormat {
     /// and comparing a 2,000-level value recurses, and a dispatch worker's 512 KB is not enough.
     static let loaderStackSize = 64 << 20
 
+    /// Types with at least this many objects are read in two halves by id, one per reader.
+    static let splitSize = 50_000
+
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
+        try load(file, progress: progress, only: nil)
+    }
+
+    public static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph {
+        try load(file, progress: progress, only: onlyTypes)
+    }
+
+    /// Every relation name: one pass over the relation rows' names (0.16 s at two million rows).
+    public static func relationNames(_ db: Database) throws -> Set<String>? {
+        Set(try DatabaseValue.fetchAll(db, sql: "SELECT DISTINCT relation FROM relations").compactMap(\.lenientText))
+    }
+
+    /// Loads every type, or only those named in `only` (then no relation is read).
+    private static func load(_ file: StoreFile, progress: LoadProgress?, only: Set<String>?) throws -> LoadedGraph {
         var clock = PhaseClock()
         // Two connections on one snapshot of the file. The first reads the catalog and plans the
         // work: each type's documents, and the relations, largest first to the less busy reader
@@ -101,22 +118,40 @@ public enum PersistFormat: StoreFormat {
                 work = try plan.publish {
                     let started = DispatchTime.now()
                     var warnings: [String] = []
-                    let (types, kinds) = try readCatalog(db, warnings: &warnings)
+                    let (types, kinds) = try readCatalog(db, only: only, warnings: &warnings)
                     let relationRows = try Int.fetchOne(db, sql: "SELECT max(rowid) FROM relations") ?? 0
-                    var items: [(work: Int, weight: Int)] = types.indices.map { t in
-                        let perDocument = types[t].scalarKeys.count + types[t].nestedKeys.count * 3 + 1
-                        return (t, types[t].count * perDocument)
+                    // Items: a type's documents (2t), or its two halves by id (2t, 2t + 1) when
+                    // it is large enough for two readers to share.
+                    var items: [(work: Int, weight: Int)] = []
+                    var boundaries: [DatabaseValue?] = Array(repeating: nil, count: types.count)
+                    let perDocument = types.map { $0.scalarKeys.count + $0.nestedKeys.count * 3 + 1 }
+                    let totalWeight = types.indices.reduce(only == nil ? relationRows : 0) { $0 + types[$1].count * perDocument[$1] }
+                    for t in types.indices {
+                        let perDocument = perDocument[t]
+                        // Only a type that would leave the other reader idle is split (splitting
+                        // costs a seek for the middle id and a merge of the halves).
+                        if plan.readers > 1, types[t].count >= splitSize, types[t].count * perDocument * plan.readers > totalWeight,
+                           let middle = try DatabaseValue.fetchOne(db, sql: "SELECT id FROM by_type WHERE type_name IS ? ORDER BY id LIMIT 1 OFFSET ?",
+                                                                   arguments: [types[t].stored, types[t].count / 2]) {
+                            boundaries[t] = middle
+                            items.append((2 * t, types[t].count / 2 * perDocument))
+                            items.append((2 * t + 1, (types[t].count - types[t].count / 2) * perDocument))
+                        } else {
+                            items.append((2 * t, types[t].count * perDocument))
+                        }
                     }
                     // The relations in halves by rowid (-1: the first, -2: the second), so that
                     // each reader can take one and the two stay balanced.
-                    items.append((-1, relationRows / 2))
-                    if plan.readers == 1 { items.append((-2, relationRows - relationRows / 2)) }   // else the second reader's first
+                    if only == nil {
+                        items.append((-1, relationRows / 2))
+                        if plan.readers == 1 { items.append((-2, relationRows - relationRows / 2)) }   // else the second reader's first
+                    }
                     // Largest first; each reader takes the next item when it is free (estimates
                     // of the cost differ by type; taking turns balances whatever they are).
                     let order = items.sorted(by: { $0.weight > $1.weight }).map(\.work)
                     let total = types.reduce(0) { $0 + $1.count }
                     progress?(0, total)
-                    return Plan.Work(types: types, kinds: kinds, order: order, warnings: warnings,
+                    return Plan.Work(types: types, kinds: kinds, order: order, boundaries: boundaries, warnings: warnings,
                                      counter: ProgressCounter(total: total, report: progress),
                                      catalogSeconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
                                      relationMidpoint: Int64(relationRows / 2))
@@ -128,7 +163,7 @@ public enum PersistFormat: StoreFormat {
             // The other readers start on the second half of the relations (which needs no
             // catalog) while the first reads the catalog, then take turns with it.
             var done: [(Int, ReaderOutput)] = []
-            if worker == 1 {
+            if worker == 1, only == nil {
                 let midpoint = Int64((try Int.fetchOne(db, sql: "SELECT max(rowid) FROM relations") ?? 0) / 2)
                 done.append((-2, .relations(try readRelations(db, half: 1, of: midpoint))))
             }
@@ -136,10 +171,12 @@ public enum PersistFormat: StoreFormat {
             while let item = work.take() { done.append(try readItem(item, work: work, db: db)) }
             return done
         }
-        /// One item of the plan: a type's documents, or a half of the relations.
+        /// One item of the plan: a type's documents (or one half of them), or a half of the relations.
         @Sendable func readItem(_ item: Int, work: Plan.Work, db: Database) throws -> (Int, ReaderOutput) {
-            item < 0 ? (item, .relations(try readRelations(db, half: -item - 1, of: work.relationMidpoint)))
-                : (item, .documents(try readDocuments(db, type: work.types[item], counter: work.counter)))
+            if item < 0 { return (item, .relations(try readRelations(db, half: -item - 1, of: work.relationMidpoint))) }
+            let t = item / 2
+            return (item, .documents(try readDocuments(db, type: work.types[t], half: work.boundaries[t].map { (item % 2, $0) },
+                                                       counter: work.counter)))
         }
         var snapshot: (results: [[(Int, ReaderOutput)]], stamp: FileStamp)
         do {
@@ -156,14 +193,20 @@ public enum PersistFormat: StoreFormat {
         let types = work.types, declaredKinds = work.kinds, total = work.counter.total
         var warnings = work.warnings
         clock.lap("types, sampled keys, documents and relations (\(plan.readers) readers; catalog \(String(format: "%.3f", work.catalogSeconds)) s)")
-        var documents: [TypeDocuments?] = Array(repeating: nil, count: types.count)
+        var parts: [[TypeDocuments?]] = Array(repeating: [nil, nil], count: types.count)
         var halves: [RawEdges?] = [nil, nil]
         for (item, output) in results.joined() {
             switch output {
             case .relations(let list): halves[-item - 1] = list
-            case .documents(let d): documents[item] = d
+            case .documents(let d): parts[item / 2][item % 2] = d
             }
         }
+        var documents: [TypeDocuments?] = parts.map { halves in
+            guard var first = halves[0] else { return nil }
+            if let second = halves[1] { first.append(second) }
+            return first
+        }
+        parts.removeAll()
 
         // Objects and columns into the graph; then the keys the sample did not cover.
         let builder = GraphBuilder(formatName: name)
@@ -261,18 +304,21 @@ public enum PersistFormat: StoreFormat {
             let order: [Int]
             /// The next item not yet taken.
             let next: Mutex<Int>
+            /// For each type read in two halves, the first id of the second.
+            let boundaries: [DatabaseValue?]
             let warnings: [String]
             let counter: ProgressCounter
             let catalogSeconds: Double
             /// The last rowid of the first half of the relations.
             let relationMidpoint: Int64
 
-            init(types: [TypeInfo], kinds: [String: Bool], order: [Int], warnings: [String],
+            init(types: [TypeInfo], kinds: [String: Bool], order: [Int], boundaries: [DatabaseValue?], warnings: [String],
                  counter: ProgressCounter, catalogSeconds: Double, relationMidpoint: Int64) {
                 self.types = types
                 self.kinds = kinds
                 self.order = order
                 self.next = Mutex(0)
+                self.boundaries = boundaries
                 self.warnings = warnings
                 self.counter = counter
                 self.catalogSeconds = catalogSeconds
@@ -315,8 +361,9 @@ public enum PersistFormat: StoreFormat {
     }
 
     /// Types in order of their first object, a sample of each type's keys, and Loupe's relation kinds.
-    private static func readCatalog(_ db: Database, warnings: inout [String]) throws -> ([TypeInfo], [String: Bool]) {
+    private static func readCatalog(_ db: Database, only: Set<String>?, warnings: inout [String]) throws -> ([TypeInfo], [String: Bool]) {
         var types = try storedTypes(db)
+        if let only { types = types.filter { only.contains($0.name) } }
         for t in types.indices {
             // A sample of the type's documents that are JSON objects, split one by one (a
             // malformed document never reaches json_each).
@@ -383,6 +430,34 @@ public enum PersistFormat: StoreFormat {
             return keys.count - 1
         }
 
+        /// Appends the rows of `other` (the documents after these), its keys merged into these.
+        mutating func append(_ other: TypeDocuments) {
+            let n = ids.count, m = other.ids.count
+            for slot in columns.indices where columns[slot].count > n { columns[slot].removeLast(columns[slot].count - n) }
+            var slotOf = Dictionary(keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            var extended = Array(repeating: false, count: keys.count)
+            for (o, key) in other.keys.enumerated() {
+                let slot: Int
+                if let known = slotOf[key] { slot = known } else {
+                    keys.append(key)
+                    columns.append(Array(repeating: .null, count: n))
+                    kinds.append([])
+                    present.append(0)
+                    extended.append(false)
+                    slot = keys.count - 1
+                    slotOf[key] = slot
+                }
+                columns[slot].append(contentsOf: other.columns[o].prefix(m))
+                kinds[slot].formUnion(other.kinds[o])
+                present[slot] += other.present[o]
+                extended[slot] = true
+            }
+            for slot in columns.indices where !extended[slot] { columns[slot].append(contentsOf: repeatElement(.null, count: m)) }
+            ids.append(contentsOf: other.ids)
+            invalid += other.invalid
+            notObjects += other.notObjects
+        }
+
         /// Sets one value and counts it for schema inference.
         @inline(__always)
         mutating func set(_ value: Value, row: Int, slot: Int) {
@@ -396,19 +471,22 @@ public enum PersistFormat: StoreFormat {
     /// once by ``JSONReader``, its members going to the columns of the sampled keys, or to new
     /// columns for keys the sample did not see. A document that does not parse, or is not an
     /// object, is an object without attributes (counted for the load's warnings).
-    private static func readDocuments(_ db: Database, type info: TypeInfo, counter: ProgressCounter) throws -> TypeDocuments {
-        var result = TypeDocuments(keys: info.scalarKeys + info.nestedKeys, capacity: info.count)
+    private static func readDocuments(_ db: Database, type info: TypeInfo, half: (part: Int, boundary: DatabaseValue)?,
+                                      counter: ProgressCounter) throws -> TypeDocuments {
+        let capacity = half.map { $0.part == 0 ? info.count / 2 : info.count - info.count / 2 } ?? info.count
+        var result = TypeDocuments(keys: info.scalarKeys + info.nestedKeys, capacity: capacity)
         var slotByKey = Dictionary(result.keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var keyBytes = result.keys.map { Array($0.utf8) }
-        let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE type_name IS ? ORDER BY id")
-        let cursor = try Row.fetchCursor(statement, arguments: [info.stored])
+        let range = half.map { $0.part == 0 ? " AND id < ?" : " AND id >= ?" } ?? ""
+        let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE type_name IS ?\(range) ORDER BY id")
+        let cursor = try Row.fetchCursor(statement, arguments: [info.stored] + (half.map { [$0.boundary] } ?? []))
         let columns = ColumnReader(statement)
-        result.ids.reserveCapacity(info.count)
+        result.ids.reserveCapacity(capacity)
         // A document's members wait here until the whole document has parsed.
         var pending: [(slot: Int, value: Value)] = []
         while let row = try cursor.next() {
             let r = result.ids.count
-            guard r < info.count else { break }   // rows added since the count: read next time
+            guard r < capacity else { break }   // rows added since the count: read next time
             result.ids.append(columns.value(0).objectID ?? .int(0))
             pending.removeAll(keepingCapacity: true)
             let outcome: Bool? = try row.withUnsafeData(atIndex: 1) { data in

@@ -98,17 +98,41 @@ public enum RelationalFormat: StoreFormat {
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
-        let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db in try load(db, progress: progress) }
+        try load(file, progress: progress, only: nil)
+    }
+
+    public static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph {
+        try load(file, progress: progress, only: onlyTypes)
+    }
+
+    /// The names a relation may have: each declared foreign key's relation and column, and for
+    /// every column named like a key (`CustomerId`), the relation inference could make of it.
+    public static func relationNames(_ db: Database) throws -> Set<String>? {
+        var names = Set<String>()
+        for entry in try sourceNames(db) where !entry.isView {
+            let source = try describe(db, name: entry.name, isView: false)
+            let columns = Set(source.columns.map(\.name))
+            for column in source.columns where source.foreignKeys.contains(where: { $0.column == column.name }) || !targetNames(forKeyColumn: column.name).isEmpty {
+                names.insert(column.name)
+                names.insert(relationName(for: column.name, otherColumns: columns))
+            }
+        }
+        return names
+    }
+
+    private static func load(_ file: StoreFile, progress: LoadProgress?, only: Set<String>?) throws -> LoadedGraph {
+        let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db in try load(db, progress: progress, only: only) }
         var loaded = results[0]
         loaded.stamp = stamp
         return loaded
     }
 
-    private static func load(_ db: Database, progress: LoadProgress?) throws -> LoadedGraph {
+    /// Loads every table and view, or only those named in `only` (then without relations).
+    private static func load(_ db: Database, progress: LoadProgress?, only: Set<String>?) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         var sources: [Source] = []
-        for entry in try sourceNames(db) {
+        for entry in try sourceNames(db) where only?.contains(entry.name) ?? true {
             do {
                 sources.append(try describe(db, name: entry.name, isView: entry.isView))
             } catch {
@@ -134,6 +158,7 @@ public enum RelationalFormat: StoreFormat {
             progress?(done, total)
         }
 
+        if only != nil { return LoadedGraph(graph: builder.finish(), warnings: warnings) }
         // Foreign keys become relations once every table is loaded.
         let typeByName = Dictionary(loaded.map { ($0.0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let typeByLowerName = Dictionary(loaded.map { ($0.0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })

@@ -16,10 +16,20 @@ public protocol StoreFormat {
     static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)]
     /// Reads every object and relation of the file (an adapter may open more readers on it).
     static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph
+    /// The names of every relation of every type (and the other names that reach one, such as a
+    /// foreign key's own), read without loading; nil when the format cannot tell without loading.
+    static func relationNames(_ db: Database) throws -> Set<String>?
+    /// Reads only the objects and attributes of the named types, without relations (a one-shot
+    /// statement that reads nothing else); a format that cannot loads everything.
+    static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph
 }
 
 extension StoreFormat {
     public static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)] { try catalog(db) }
+    public static func relationNames(_ db: Database) throws -> Set<String>? { nil }
+    public static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph {
+        try load(file, progress: progress)
+    }
 }
 
 /// Reports how far a load has got: `(objects read, objects in all)`, called now and then from the
@@ -145,6 +155,28 @@ public final class LoadedStore: Sendable {
         do {
             let format = try file.read { try StoreFormats.detect($0, path: file.path) }
             let loaded = try format.load(file, progress: progress)
+            return LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
+        } catch { throw StoreError.from(error, path: file.path) }
+    }
+
+    /// Opens `path` read-only and loads what a statement reaching only `type`'s attributes needs:
+    /// that type alone, when the format can read one type and no relation of the file is named
+    /// like one of `names` (else, to stay exact, the whole graph). `type` is resolved against the
+    /// catalog as a loaded graph resolves it (exact, else the unique case-insensitive match).
+    public static func open(_ path: String, reaching type: String, names: Set<String>) throws -> LoadedStore {
+        let file = try StoreFile.openForReading(path)
+        do {
+            let (format, catalog, relations) = try file.read { db in
+                let format = try StoreFormats.detect(db, path: file.path)
+                return (format, try format.catalog(db).map(\.name), try format.relationNames(db))
+            }
+            let matches = Set(catalog.filter { $0.caseInsensitiveCompare(type) == .orderedSame })
+            let exact: String? = catalog.contains(type) ? type : matches.count == 1 ? matches.first : nil
+            let lowered = Set((relations ?? []).map { $0.lowercased() })
+            guard let exact, relations != nil, !names.contains(where: { lowered.contains($0.lowercased()) }) else {
+                return try load(file)
+            }
+            let loaded = try format.load(file, progress: nil, onlyTypes: [exact])
             return LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
         } catch { throw StoreError.from(error, path: file.path) }
     }

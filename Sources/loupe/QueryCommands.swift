@@ -25,7 +25,14 @@ struct Query: ParsableCommand {
         let host = StoreHost()
         let graph: ObjectGraph
         do {
-            let loaded = try store.load()
+            // A statement that reads only one type's attributes loads that type alone.
+            let loaded: LoadedStore
+            if !commit, let reach = (try? Parser.parse(statement))?.singleTypeReach {
+                loaded = try LoadedStore.open(store.file, reaching: reach.type.text, names: reach.firstNames)
+                for warning in loaded.warnings { printError("warning: \(warning)") }
+            } else {
+                loaded = try store.load()
+            }
             host.adopt(loaded)
             graph = loaded.graph
         }

@@ -34,6 +34,39 @@ final class ConformanceTests: XCTestCase {
         }
     }
 
+    /// Every case again the way a one-shot `loupe query` runs it: a statement that reaches only
+    /// one type's attributes loads that type alone (``LoadedStore/open(_:reaching:names:)``), and
+    /// must answer exactly as over the whole graph. Some cases must take that path.
+    func testEveryChinookCaseThroughTheOneShotPath() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        var partial = 0
+        for c in try Self.cases().cases {
+            guard let reach = try Parser.parse(c.query).singleTypeReach else { continue }
+            let store = try LoadedStore.open(path, reaching: reach.type.text, names: reach.firstNames)
+            if store.graph.types.count == 1 { partial += 1 }
+            let output = try QueryEngine(graph: store.graph).run(c.query).render(.json, graph: store.graph)
+            XCTAssertEqual(try Self.normalised(output, kind: c.kind), try Self.normalised(c.expected, kind: c.kind, isExpected: true), c.query)
+        }
+        XCTAssertGreaterThan(partial, 3, "attribute-only cases load one type")
+    }
+
+    /// The same on a Persist file: one-shot answers equal the whole graph's, for statements that
+    /// reach one type and for ones that must not (a relation named like an attribute path).
+    func testOneShotPathOnPersist() throws {
+        let path = try Shared.copyFromCheckout("sample-data/library.sqlite")
+        let full = try LoadedStore.open(path).graph
+        for statement in ["count Book where pages > 300", "Book sort by price desc, title limit 5 select title, price", "Book group by language",
+                          "count Book where author.name BEGINSWITH \"A\"", "Loan where book == nil", "count Member where favorites.@count > 1",
+                          "Book where title CONTAINS[c] \"the\" sort by id select id, title, @type"] {
+            let reach = try XCTUnwrap(try Parser.parse(statement).singleTypeReach, statement)
+            let store = try LoadedStore.open(path, reaching: reach.type.text, names: reach.firstNames)
+            let relational = ["author", "book", "favorites"].contains { reach.firstNames.contains($0) }
+            XCTAssertEqual(store.graph.types.count == 1, !relational, statement)
+            XCTAssertEqual(try QueryEngine(graph: store.graph).run(statement).render(.json, graph: store.graph),
+                           try QueryEngine(graph: full).run(statement).render(.json, graph: full), statement)
+        }
+    }
+
     /// The comparable form of an answer: ids in order, ids as a set, or the JSON value itself.
     static func normalised(_ json: String, kind: String, isExpected: Bool = false) throws -> NSObject {
         let value = try JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]) as! NSObject

@@ -1,0 +1,81 @@
+import Foundation
+
+/// What a statement can reach in a graph, read from its tree before any store is loaded: a
+/// one-shot `loupe query` loads only the type a statement reads when that is all it can reach.
+extension Statement {
+    /// The type a query, count or group reads and the names its paths start with, when every
+    /// path stays inside that type's objects: each starts with a name (an attribute, unless the
+    /// store has a relation of that name, which the caller checks), `id` or `@type`, and nothing
+    /// reaches other objects (no `@links`, `SUBQUERY`, `#id` literal). Nil otherwise, and for
+    /// mutations, dot-commands and bare predicates (whose type is the REPL's current one).
+    public var singleTypeReach: (type: Name, firstNames: Set<String>)? {
+        var reach = Reach()
+        switch self {
+        case .count(let type, let predicate):
+            if let predicate { reach.visit(predicate) }
+            return reach.result(type)
+        case .query(let query):
+            reach.visit(query)
+            return query.type.flatMap(reach.result)
+        case .group(let query, let by):
+            reach.visit(query)
+            reach.visit(by)
+            return query.type.flatMap(reach.result)
+        case .mutation, .dotCommand:
+            return nil
+        }
+    }
+}
+
+/// Walks a statement's paths and literals, noting the names paths start with and whether
+/// anything reaches outside the statement's type.
+private struct Reach {
+    var names = Set<String>()
+    var leavesType = false
+
+    func result(_ type: Name) -> (type: Name, firstNames: Set<String>)? { leavesType ? nil : (type, names) }
+
+    mutating func visit(_ query: Query) {
+        if let predicate = query.predicate { visit(predicate) }
+        for clause in query.clauses {
+            switch clause {
+            case .sort(let keys): keys.forEach { visit($0.path) }
+            case .distinct(let paths): paths.forEach { visit($0) }
+            case .limit: break
+            }
+        }
+        for column in query.projection ?? [] { visit(column.expression) }
+    }
+
+    mutating func visit(_ predicate: Predicate) {
+        switch predicate {
+        case .constant: break
+        case .and(let ps), .or(let ps): ps.forEach { visit($0) }
+        case .not(let p): visit(p)
+        case .comparison(let c): visit(c.lhs); visit(c.rhs)
+        case .between(_, let e, let low, let high, _): visit(e); visit(low); visit(high)
+        case .truthy(let e): visit(e)
+        }
+    }
+
+    mutating func visit(_ expression: Expression) {
+        switch expression {
+        case .literal(let literal, _):
+            if case .reference = literal { leavesType = true }
+        case .path(let path): visit(path)
+        case .list(let items, _): items.forEach { visit($0) }
+        case .arithmetic(_, let a, let b, _): visit(a); visit(b)
+        case .negate(let e, _): visit(e)
+        case .subqueryCount: leavesType = true
+        }
+    }
+
+    mutating func visit(_ path: Path) {
+        switch path.steps.first {
+        case .name(let n)?: names.insert(n.text)
+        case .id?, .type?: break
+        case .links?, .variable?: leavesType = true
+        case nil: break
+        }
+    }
+}
