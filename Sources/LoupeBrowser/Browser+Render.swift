@@ -77,7 +77,8 @@ extension Browser {
         layout.typesBody = inner
         // When every type is read-only (a framework store) the status line says so once instead.
         let allReadOnly = graph?.types.allSatisfy(\.isReadOnly) ?? false
-        let rows: [(String, Int)] = graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly && !allReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
+        let rows: [(String, Int)] = isPreview ? pendingTypes
+            : graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly && !allReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
         if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }
@@ -144,7 +145,9 @@ extension Browser {
             }
             return
         }
-        let title = "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.count))"
+        let whole = pendingTypes.first.map(\.count) ?? -1
+        let title = isPreview ? "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 34))) (first \(sheet.count)\(whole > sheet.count ? " of \(whole)" : ""), loading)"
+            : "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.count))"
         let inner = paneBlock(&buffer, area, title, .records)
         guard inner.height >= 2, inner.width >= 4 else { return }
         let bodyHeight = inner.height - 1

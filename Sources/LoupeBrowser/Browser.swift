@@ -21,6 +21,9 @@ public final class Browser {
     public var pendingTypes: [(name: String, count: Int)] = []
     /// Load progress, `(done, total)`, while loading.
     public var progress: (done: Int, total: Int)?
+    /// True while ``graph`` is only the first page of the first type, shown while the whole
+    /// graph loads (``attachPreview(_:)``): its rows can be browsed; nothing else runs yet.
+    public private(set) var isPreview = false
 
     public internal(set) var stack: [Sheet] = []
     public internal(set) var focus: Pane = .records
@@ -101,7 +104,21 @@ public final class Browser {
     }
 
     /// Shows a loaded graph: the first type's records.
+    /// Shows the first page of the first type while the whole graph loads: the types pane keeps
+    /// the catalog, the page's rows and attributes can be browsed; statements, edits and other
+    /// types wait for ``attach(_:)``, which keeps the row the user is on.
+    public func attachPreview(_ page: ObjectGraph) {
+        guard graph == nil, !page.types.isEmpty else { return }
+        graph = page
+        isPreview = true
+        typeSelection = 0
+        openType(0)
+    }
+
     public func attach(_ graph: ObjectGraph) {
+        // Leaving the preview: the same type's rows, in the same order, with the same row selected.
+        let kept = isPreview && stack.count == 1 && typeSelection == 0 ? current.map { ($0.selection, $0.top) } : nil
+        isPreview = false
         self.graph = graph
         self.formatName = graph.formatName
         if session == nil || session!.engine.graph !== graph {
@@ -114,6 +131,9 @@ public final class Browser {
         pendingTypes = []
         typeSelection = 0
         openType(0)
+        if let (selection, top) = kept, let sheet = current, selection < sheet.count {
+            updateCurrent { $0.selection = selection; $0.top = top }
+        }
     }
 
     // MARK: Helpers
@@ -176,6 +196,10 @@ public final class Browser {
     }
 
     func openType(_ index: Int) {
+        if isPreview, index != 0 {
+            message = "loading: the other types open when the whole store is read"
+            return
+        }
         guard let graph, index >= 0, index < graph.types.count else { return }
         let table = graph.types[index]
         typeSelection = index
@@ -520,6 +544,7 @@ public final class Browser {
     /// load of `.open`/`.reload`, run through ``background`` when there is one (the UI keeps
     /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
+        if isPreview { message = "loading: statements run when the whole store is read"; return }
         guard let session, graph != nil else { return }
         guard running == nil else {
             // Typed ahead while a statement runs: it runs next, in order (Ctrl-C cancels all).

@@ -120,6 +120,18 @@ public enum RelationalFormat: StoreFormat {
         return names
     }
 
+    /// The first rows of one table or view, with their columns (no relations).
+    public static func firstPage(_ file: StoreFile, type: String, limit: Int) throws -> ObjectGraph? {
+        try file.read { db in
+            guard let entry = try sourceNames(db).first(where: { $0.name == type }) else { return nil }
+            let builder = GraphBuilder(formatName: name)
+            var warnings: [String] = []
+            _ = try loadRows(db, source: try describe(db, name: entry.name, isView: entry.isView), builder: builder, epoch: 0,
+                             readOnlyReason: try frameworkReadOnlyReason(db), limit: limit, warnings: &warnings)
+            return builder.finish()
+        }
+    }
+
     private static func load(_ file: StoreFile, progress: LoadProgress?, only: Set<String>?) throws -> LoadedGraph {
         let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db in try load(db, progress: progress, only: only) }
         var loaded = results[0]
@@ -284,7 +296,7 @@ public enum RelationalFormat: StoreFormat {
     }
 
     static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double, readOnlyReason: String?,
-                         dateColumns: Set<String>? = nil, warnings: inout [String]) throws -> Int {
+                         dateColumns: Set<String>? = nil, limit: Int? = nil, warnings: inout [String]) throws -> Int {
         var keyColumns = source.keyColumns
         var policy: KeyPolicy
         if source.isView {
@@ -318,7 +330,7 @@ public enum RelationalFormat: StoreFormat {
         let selectRowID = rowidName != nil && keyColumns.isEmpty
         let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
         let sql = "SELECT \(selectRowID ? rowidName! + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
-            + (rowidName.map { " ORDER BY \($0)" } ?? "")
+            + (rowidName.map { " ORDER BY \($0)" } ?? "") + (limit.map { " LIMIT \($0)" } ?? "")
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
         let offset = selectRowID ? 1 : 0
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }

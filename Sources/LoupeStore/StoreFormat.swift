@@ -22,11 +22,15 @@ public protocol StoreFormat {
     /// Reads only the objects and attributes of the named types, without relations (a one-shot
     /// statement that reads nothing else); a format that cannot loads everything.
     static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph
+    /// The first `limit` objects of one type with their attributes, read quickly while the whole
+    /// graph loads (a browser shows them at once); nil when the format has no quick way.
+    static func firstPage(_ file: StoreFile, type: String, limit: Int) throws -> ObjectGraph?
 }
 
 extension StoreFormat {
     public static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)] { try catalog(db) }
     public static func relationNames(_ db: Database) throws -> Set<String>? { nil }
+    public static func firstPage(_ file: StoreFile, type: String, limit: Int) throws -> ObjectGraph? { nil }
     public static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph {
         try load(file, progress: progress)
     }
@@ -156,6 +160,19 @@ public final class LoadedStore: Sendable {
             let format = try file.read { try StoreFormats.detect($0, path: file.path) }
             let loaded = try format.load(file, progress: progress)
             return LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
+        } catch { throw StoreError.from(error, path: file.path) }
+    }
+
+    /// The first `limit` objects of the first type, for a browser to show while the whole graph
+    /// loads; nil when there is no type or the format has no quick way to read a page.
+    public static func firstPage(_ file: StoreFile, limit: Int = 200) throws -> ObjectGraph? {
+        do {
+            let (format, first) = try file.read { db in
+                let format = try StoreFormats.detect(db, path: file.path)
+                return (format, try format.catalog(db).first?.name)
+            }
+            guard let first else { return nil }
+            return try format.firstPage(file, type: first, limit: limit)
         } catch { throw StoreError.from(error, path: file.path) }
     }
 

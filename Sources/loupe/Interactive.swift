@@ -41,6 +41,8 @@ enum Interactive {
                 box.set(result: .success(loaded))
             } catch { box.set(result: .failure(error)) }
         }
+        // The first rows of the first type, read on their own while the graph loads.
+        if let page = try? LoadedStore.firstPage(file) { browser.attachPreview(page) }
 
         let backend: NcursesBackend
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }

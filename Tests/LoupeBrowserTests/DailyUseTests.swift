@@ -2,6 +2,7 @@ import DisplayText
 import Foundation
 import LoupeBrowser
 import LoupeModel
+import LoupeStore
 import LoupeTestSupport
 import TerminalKit
 import XCTest
@@ -208,5 +209,44 @@ extension BrowserTests {
         _ = b.play(try PlayScript.parse("l V"), width: 100, height: 30)
         let end = b.play(try PlayScript.parse("<PgDn> <PgDn> <PgDn>"), width: 100, height: 30)
         XCTAssertTrue(end.text.contains("THE-END"), end.text)
+    }
+}
+
+/// The first rows on screen while the whole graph loads.
+final class FirstPageTests: XCTestCase {
+    /// A page of the first type is shown and browsable before the load ends; the whole graph then
+    /// replaces it on the same row; other types, statements and edits wait for it, saying so.
+    func testFirstPageIsBrowsableWhileLoadingAndTheLoadKeepsTheRow() throws {
+        for path in [try Shared.copyFromCheckout("sample-data/library.sqlite"), try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")] {
+            let file = try StoreFile.openForReading(path)
+            let (format, types) = try LoadedStore.catalog(file)
+            let page = try XCTUnwrap(try LoadedStore.firstPage(file, limit: 40), path)
+            let full = try LoadedStore.open(path).graph
+            let first = full.types[0]
+            XCTAssertEqual(page.types.map(\.name), [first.name])
+            XCTAssertEqual(page.types[0].ids, Array(first.ids.prefix(40)), "the page is the type's first rows in load order")
+            XCTAssertEqual(page.types[0].attributes.map(\.name), first.attributes.map(\.name), "and has its columns in load order")
+            for a in page.types[0].attributes.indices {
+                XCTAssertEqual(page.types[0].attributes[a].values, Array(first.attributes[a].values.prefix(40)), "\(path) \(first.attributes[a].name)")
+            }
+
+            let browser = Browser(fileLabel: "f.sqlite", formatName: format.name, theme: .monochrome)
+            browser.pendingTypes = types
+            browser.progress = (0, 1000)
+            browser.attachPreview(page)
+            var screen = browser.play(try PlayScript.parse("j j j"), width: 120, height: 30).text
+            XCTAssertTrue(screen.contains("(first \(min(40, first.count))"), screen)
+            XCTAssertTrue(screen.contains("loading)"), screen)
+            XCTAssertEqual(browser.stack.last?.selection, 3)
+            browser.run("count \(first.name.rawValue)")
+            XCTAssertTrue(browser.message.contains("statements run when the whole store is read"), browser.message)
+            browser.attach(full)
+            XCTAssertFalse(browser.isPreview)
+            XCTAssertEqual(browser.stack.last?.selection, 3, "the row the user is on is kept")
+            XCTAssertEqual(browser.stack.last?.count, first.count)
+            screen = browser.play(try PlayScript.parse(""), width: 120, height: 30).text
+            XCTAssertFalse(screen.contains("loading)"), screen)
+            XCTAssertTrue(screen.contains("(\(first.count))"), screen)
+        }
     }
 }
