@@ -22,6 +22,13 @@ struct Query: ParsableCommand {
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
 
     func run() throws {
+        // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
+        if !commit, let parsed = try? Parser.parse(statement), let n = try? CountPushdown.count(parsed, path: store.file) {
+            let sink = OutputSink(fd: 1)
+            QueryResult.count(n).write(format, graph: GraphBuilder(formatName: "").finish(), toTerminal: isatty(1) == 1, to: sink)
+            sink.flush()
+            return
+        }
         let host = StoreHost()
         let graph: ObjectGraph
         do {
