@@ -53,6 +53,22 @@ enum DocumentGraph {
         return builder
     }
 
+    /// Reads a document store on one snapshot: `read` lists its documents (and notes problems),
+    /// then the graph is built from them.
+    static func load(_ file: StoreFile, formatName: String, readOnlyReason: String, references: Bool, progress: LoadProgress?,
+                     _ read: @escaping @Sendable (Database, inout [String]) throws -> [StoredDocument]) throws -> LoadedGraph {
+        let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db -> LoadedGraph in
+            var warnings: [String] = []
+            let documents = try read(db, &warnings)
+            progress?(documents.count, documents.count)
+            let builder = build(formatName: formatName, documents: documents, readOnlyReason: readOnlyReason, references: references)
+            return LoadedGraph(graph: builder.finish(), warnings: warnings)
+        }
+        var loaded = results[0]
+        loaded.stamp = stamp
+        return loaded
+    }
+
     /// ISO 8601 timestamps (`2024-03-28T09:00:07.586Z`, `2017-01-31T23:56:31Z`) as dates, at
     /// every depth; everything else unchanged.
     static func datingISOStrings(_ v: Value) -> Value {
@@ -102,8 +118,7 @@ public enum SwiftSerializationFormat: StoreFormat {
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
-        let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db -> LoadedGraph in
-            var warnings: [String] = []
+        try DocumentGraph.load(file, formatName: name, readOnlyReason: readOnlyReason, references: false, progress: progress) { db, warnings in
             var documents: [StoredDocument] = []
             for row in try Row.fetchAll(db, sql: "SELECT id, objectName, createdAt, data FROM record ORDER BY rowid") {
                 guard let id = (row[0] as DatabaseValue).objectID else { continue }
@@ -121,13 +136,8 @@ public enum SwiftSerializationFormat: StoreFormat {
                 }
                 documents.append(StoredDocument(type: className ?? "record", id: id, fields: fields))
             }
-            progress?(documents.count, documents.count)
-            let builder = DocumentGraph.build(formatName: name, documents: documents, readOnlyReason: readOnlyReason, references: false)
-            return LoadedGraph(graph: builder.finish(), warnings: warnings)
+            return documents
         }
-        var loaded = results[0]
-        loaded.stamp = stamp
-        return loaded
     }
 }
 
@@ -171,8 +181,7 @@ public enum CouchbaseLiteFormat: StoreFormat {
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
-        let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db -> LoadedGraph in
-            var warnings: [String] = []
+        try DocumentGraph.load(file, formatName: name, readOnlyReason: readOnlyReason, references: true, progress: progress) { db, warnings in
             // Each document's winning current revision: the highest generation, then the highest revid.
             var winners: [Int64: (docid: String, generation: Int, revid: String, json: String)] = [:]
             var order: [Int64] = []
@@ -217,12 +226,7 @@ public enum CouchbaseLiteFormat: StoreFormat {
                 }
                 documents.append(StoredDocument(type: type, id: .string(w.docid), fields: fields))
             }
-            progress?(documents.count, documents.count)
-            let builder = DocumentGraph.build(formatName: name, documents: documents, readOnlyReason: readOnlyReason, references: true)
-            return LoadedGraph(graph: builder.finish(), warnings: warnings)
+            return documents
         }
-        var loaded = results[0]
-        loaded.stamp = stamp
-        return loaded
     }
 }

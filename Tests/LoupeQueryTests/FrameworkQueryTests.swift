@@ -9,15 +9,6 @@ import XCTest
 /// A query across a relation and one across a backlink (or to-many) per framework store, each
 /// equal to the same question asked in SQL over the raw tables.
 final class FrameworkQueryTests: XCTestCase {
-    private func fixture(_ script: String, _ name: String, _ arguments: [String] = []) throws -> String {
-        let out = try Shared.temporaryPath(name)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Shared.checkout.appendingPathComponent("scripts/fixtures/\(script)").path, out] + arguments
-        try process.run()
-        process.waitUntilExit()
-        return out
-    }
 
     /// Each `(query, SQL)` pair: Loupe's count over the store equals SQL's over the raw file.
     private func check(_ path: String, sqlFile: String? = nil, _ cases: [(String, String)], file: StaticString = #filePath, line: UInt = #line) throws {
@@ -49,7 +40,7 @@ final class FrameworkQueryTests: XCTestCase {
             (#"count Tweet where user.screenName BEGINSWITH "Rest""#, "SELECT count(*) FROM ZTWEET t JOIN ZUSER u ON u.Z_PK = t.ZUSER WHERE substr(u.ZSCREENNAME, 1, 4) = 'Rest'"),
             ("count User where @links.Tweet.user.@count >= 10", "SELECT count(*) FROM ZUSER u WHERE (SELECT count(*) FROM ZTWEET t WHERE t.ZUSER = u.Z_PK) >= 10"),
         ])
-        let notes = try fixture("make_coredata_fixture.py", "notes.sqlite")
+        let notes = try Shared.fixture("make_coredata_fixture.py", "notes.sqlite")
         try check(notes, [
             (#"count Item where tags.name == "work""#, "SELECT count(DISTINCT j.Z_3ITEMS) FROM Z_3TAGS j JOIN ZTAG t ON t.Z_PK = j.Z_7TAGS WHERE t.ZNAME = 'work'"),
             (#"count Note where folder.parent.name == "Projects""#,
@@ -76,7 +67,7 @@ final class FrameworkQueryTests: XCTestCase {
             ("count Person where @links.Homework.student.@count == 0", "SELECT count(*) FROM Person p WHERE NOT EXISTS (SELECT 1 FROM Homework h WHERE h.student = p.id)"),
             ("count Author where @links.Book.author.@count > 0", "SELECT count(DISTINCT author) FROM Book"),
         ])
-        let bundle = try fixture("make_dali_fixture.py", "shapes.cblite2")
+        let bundle = try Shared.fixture("make_dali_fixture.py", "shapes.cblite2")
         let graph = try LoadedStore.open(bundle).graph
         let engine = QueryEngine(graph: graph)
         func count(_ q: String) throws -> Int? { if case .count(let n) = try engine.run(q) { return n } else { return nil } }

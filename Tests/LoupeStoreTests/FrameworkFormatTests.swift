@@ -17,17 +17,6 @@ final class FrameworkFormatTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// Runs a fixture generator of `scripts/fixtures` into a fresh temp path.
-    private func fixture(_ script: String, _ name: String, _ arguments: [String] = []) throws -> String {
-        let out = try Shared.temporaryPath(name)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Shared.checkout.appendingPathComponent("scripts/fixtures/\(script)").path, out] + arguments
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(script) failed")
-        return out
-    }
 
     private func sql<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
         var config = Configuration()
@@ -72,8 +61,8 @@ final class FrameworkFormatTests: XCTestCase {
     func testCoreDataEntitiesCountPerZENTAndHideBookkeeping() throws {
         var stores = try ["apple_recipes/Recipes.sqlite", "bnr_coredatastack/TestModel.sqlite", "plaso/Accounts3.sqlite",
                           "restkit_twitter/RKSeedDatabase.sqlite", "surfjournal/SurfJournalModel.sqlite"].map { try Shared.copy("realdata/coredata/" + $0) }
-        stores += [try fixture("make_coredata_fixture.py", "notes.sqlite"), try fixture("make_coredata_fixture.py", "plain.sqlite", ["--no-model-cache"]),
-                   try fixture("make_coredata_fixture.py", "wal.sqlite", ["--wal"])]
+        stores += [try Shared.fixture("make_coredata_fixture.py", "notes.sqlite"), try Shared.fixture("make_coredata_fixture.py", "plain.sqlite", ["--no-model-cache"]),
+                   try Shared.fixture("make_coredata_fixture.py", "wal.sqlite", ["--wal"])]
         for path in stores {
             let store = try LoadedStore.open(path)
             XCTAssertEqual(store.format.name, "Core Data", path)
@@ -156,7 +145,7 @@ final class FrameworkFormatTests: XCTestCase {
     /// many-to-many and a self-referential many-to-many, UUIDs, booleans, dates; a parent entity's
     /// query includes its subentities.
     func testCoreDataInheritanceOrderedAndManyToMany() throws {
-        let path = try fixture("make_coredata_fixture.py", "notes.sqlite")
+        let path = try Shared.fixture("make_coredata_fixture.py", "notes.sqlite")
         let graph = try LoadedStore.open(path).graph
         let item = try XCTUnwrap(graph.type(named: "Item")), note = try XCTUnwrap(graph.type(named: "Note"))
         let checklist = try XCTUnwrap(graph.type(named: "ChecklistNote")), sketch = try XCTUnwrap(graph.type(named: "Sketch"))
@@ -190,7 +179,7 @@ final class FrameworkFormatTests: XCTestCase {
 
     /// Without the model cache, the same fixture still splits by entity and finds the join tables.
     func testCoreDataFixtureWithoutModelCache() throws {
-        let path = try fixture("make_coredata_fixture.py", "plain.sqlite", ["--no-model-cache"])
+        let path = try Shared.fixture("make_coredata_fixture.py", "plain.sqlite", ["--no-model-cache"])
         let graph = try LoadedStore.open(path).graph
         XCTAssertEqual(graph.type(named: "ChecklistNote")?.attributes.map(\.name), ["createdat", "title", "identifier", "ispinned", "body", "donecount"])
         XCTAssertEqual(try value(graph, "Item", .int(1), "identifier"), .string("00001234-5678-0000-4000-800000000001"), "a 16-byte identifier is a UUID")
@@ -282,7 +271,7 @@ final class FrameworkFormatTests: XCTestCase {
     }
 
     func testDaliLayoutReferencesRevisionsAndAttachments() throws {
-        let bundle = try fixture("make_dali_fixture.py", "shapes.cblite2")
+        let bundle = try Shared.fixture("make_dali_fixture.py", "shapes.cblite2")
         let graph = try LoadedStore.open(bundle).graph
         XCTAssertEqual(graph.types.map(\.name.rawValue), ["Square", "Circle", "VennDiagram", "Node", "Picture"])
         XCTAssertEqual(graph.type(named: "Square")?.count, 2, "the deleted square is hidden")

@@ -34,6 +34,21 @@ public enum Shared {
         return target.path
     }
 
+    /// Runs a fixture generator of `scripts/fixtures` (`make_coredata_fixture.py`) with python3,
+    /// writing `name` in a fresh temp folder; returns its path.
+    public static func fixture(_ script: String, _ name: String, _ arguments: [String] = []) throws -> String {
+        let out = try temporaryPath(name)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", checkout.appendingPathComponent("scripts/fixtures/\(script)").path, out] + arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw NSError(domain: "fixture", code: Int(process.terminationStatus), userInfo: [NSLocalizedDescriptionKey: "\(script) failed"])
+        }
+        return out
+    }
+
     /// A path in a fresh temp folder that does not exist yet.
     public static func temporaryPath(_ name: String = "store.sqlite") throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-test-\(UUID().uuidString)")
