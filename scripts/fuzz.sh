@@ -47,6 +47,20 @@ make('persist-small.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE by_type(id IN
      "INSERT INTO relations VALUES (1,2,'b'),(2,1,'a'),(1,99,'b')")
 PY
 
+# Framework layouts too (Core Data with and without a model cache, a Couchbase Lite database),
+# rewritten with small pages so that they stay under the fuzzer's input size.
+python3 scripts/fixtures/make_coredata_fixture.py "$work/file-seeds/coredata.sqlite" >/dev/null
+python3 scripts/fixtures/make_coredata_fixture.py "$work/file-seeds/coredata-plain.sqlite" --no-model-cache >/dev/null
+python3 scripts/fixtures/make_dali_fixture.py "$work/dali.cblite2" >/dev/null
+cp "$work/dali.cblite2/db.sqlite3" "$work/file-seeds/couchbase.sqlite"
+python3 - "$work/file-seeds" <<'PY'
+import sqlite3, sys, os
+for name in ('coredata.sqlite', 'coredata-plain.sqlite', 'couchbase.sqlite'):
+    c = sqlite3.connect(os.path.join(sys.argv[1], name))
+    c.create_collation('REVID', lambda a, b: (a > b) - (a < b))
+    c.execute('PRAGMA page_size=512'); c.execute('VACUUM'); c.close()
+PY
+
 status=0
 run() {   # name, binary, corpus, seeds, limit, extra options
   local name=$1 binary=$2 corpus=$3 seeds=$4 bound=$5; shift 5
