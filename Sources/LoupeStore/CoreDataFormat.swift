@@ -292,15 +292,30 @@ struct CoreDataSchema {
             schema.model = CoreDataModel.decode(compressed: blob)
             if schema.model == nil { schema.warnings.append("Z_MODELCACHE: cannot read the model cache; names inferred from the tables") }
         }
-        // Each entity's table is its root entity's.
-        func root(_ ent: Int64) -> Int64 {
+        // Each entity's table is its root entity's. A chain of superentities that loops back
+        // has no root: its entities stand alone.
+        func chain(_ ent: Int64) -> (root: Int64, loops: Bool) {
             var e = ent
             var seen: Set<Int64> = [ent]
-            while let s = names[e]?.1, names[s] != nil, seen.insert(s).inserted { e = s }
-            return e
+            while let s = names[e]?.1, names[s] != nil {
+                guard seen.insert(s).inserted else { return (ent, true) }
+                e = s
+            }
+            return (e, false)
         }
+        for ent in order where chain(ent).loops {
+            schema.warnings.append("\(names[ent]!.0): its superentities loop; read as an entity of its own")
+            names[ent]!.1 = nil
+        }
+        func root(_ ent: Int64) -> Int64 { chain(ent).root }
         let tableNames = try RelationalFormat.sourceNames(db).filter { !$0.isView }.map(\.name)
-        let tableByUpper = Dictionary(tableNames.map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        // Entity tables are those with Core Data's key and entity columns; any other table is
+        // read as a plain one.
+        var tableByUpper: [String: String] = [:]
+        for table in tableNames {
+            let columns = Set(try db.columns(in: table).map { $0.name.uppercased() })
+            if columns.isSuperset(of: ["Z_PK", "Z_ENT"]), tableByUpper[table.uppercased()] == nil { tableByUpper[table.uppercased()] = table }
+        }
         for ent in order {
             let (name, sup) = names[ent]!
             guard let rootName = names[root(ent)]?.0, let table = tableByUpper["Z" + rootName.uppercased()] else {

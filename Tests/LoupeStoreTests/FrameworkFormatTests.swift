@@ -189,6 +189,32 @@ final class FrameworkFormatTests: XCTestCase {
         XCTAssertEqual(nonEmpty(try targets(graph, "Tag", "related")), [.int(1): [.int(2)], .int(2): [.int(1)], .int(3): [.int(5)], .int(5): [.int(3)]])
     }
 
+    /// A store shaped like Core Data but damaged: loads with warnings, never an error or a trap.
+    func testDamagedCoreDataStoresLoadWithWarnings() throws {
+        let path = try Shared.temporaryPath("damaged.sqlite")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+                CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+                INSERT INTO Z_PRIMARYKEY VALUES (1, 'Foo', 0, 1), (2, 'Self', 2, 0), (3, NULL, 0, 0), (6, 'Loop', 7, 0), (7, 'Loop2', 6, 0);
+                CREATE TABLE ZFOO (id INTEGER, name TEXT);
+                INSERT INTO ZFOO VALUES (1, 'no Core Data columns');
+                CREATE TABLE ZLOOP (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZX INTEGER, ZOTHER INTEGER);
+                CREATE INDEX ZLOOP_ZOTHER_INDEX ON ZLOOP (ZOTHER);
+                INSERT INTO ZLOOP VALUES (1, 6, 1, 1, 99), (2, 7, 1, 2, NULL), (3, 42, 1, 3, NULL);
+                CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB);
+                INSERT INTO Z_MODELCACHE VALUES (x'0102030405');
+                """)
+        }
+        let store = try LoadedStore.open(path)
+        XCTAssertEqual(store.format.name, "Core Data")
+        XCTAssertEqual(store.graph.type(named: "Loop")?.count, 1)
+        XCTAssertEqual(store.graph.type(named: "Loop2")?.count, 1)
+        XCTAssertEqual(store.graph.type(named: "ZFOO")?.count, 1, "a table without Core Data's columns is read as a plain table")
+        let warnings = store.warnings.joined(separator: "\n")
+        for expected in ["model cache", "loop", "Foo", "name no entity"] { XCTAssertTrue(warnings.contains(expected), warnings) }
+    }
+
     /// `--as sqlite` shows the raw tables of a framework store; forcing a format a file is not in is refused.
     func testForcedFormats() throws {
         let path = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
