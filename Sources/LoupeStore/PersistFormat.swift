@@ -302,9 +302,16 @@ public enum PersistFormat: StoreFormat {
                 return Int32(names.count - 1)
             }
             dangling += edges.dangling
+            let allIntegers = edges.otherKeys.isEmpty
             for i in 0..<edges.from.count {
-                let (fromKey, toKey) = edges.keys(i)
-                guard let from = lookup.ref(fromKey), let to = lookup.ref(toKey) else { dangling += 1; continue }
+                let from: ObjectRef?, to: ObjectRef?
+                if allIntegers {
+                    (from, to) = (lookup.ref(int: edges.from[i]), lookup.ref(int: edges.to[i]))
+                } else {
+                    let (fromKey, toKey) = edges.keys(i)
+                    (from, to) = (lookup.ref(fromKey), lookup.ref(toKey))
+                }
+                guard let from, let to else { dangling += 1; continue }
                 let t = Int(from.type), n = Int(global[Int(edges.name[i])])
                 if n >= perRelation[t].count { perRelation[t].append(contentsOf: repeatElement(nil, count: n + 1 - perRelation[t].count)) }
                 if perRelation[t][n] == nil {
@@ -642,7 +649,9 @@ struct ColumnReader {
 /// dictionary; text keys (and keys that match only with SQLite's affinity leniency) by dictionary.
 private struct IDLookup {
     private var base: Int64 = 0
-    private var dense: [ObjectRef?] = []
+    /// Dense integer keys: `(type + 1) << 32 | row`, 0 for none (8 bytes a key, so that the
+    /// random reads of a large store's edges stay within fewer pages).
+    private var dense: [UInt64] = []
     private var sparse: [ObjectID: ObjectRef] = [:]
 
     init(builder: GraphBuilder) {
@@ -657,25 +666,40 @@ private struct IDLookup {
         let useDense = integers > 0 && !overflow && span < Int64(integers) * 4 + 1024
         if useDense {
             base = minID
-            dense = Array(repeating: nil, count: Int(span) + 1)
+            dense = Array(repeating: 0, count: Int(span) + 1)
         }
         sparse.reserveCapacity(useDense ? others : integers + others)
         for t in 0..<builder.typeCount {
             for (row, id) in builder.ids(of: t).enumerated() {
-                let ref = ObjectRef(type: t, row: row)
                 if useDense, case .int(let i) = id {
-                    if dense[Int(i - base)] == nil { dense[Int(i - base)] = ref }
+                    if dense[Int(i - base)] == 0 { dense[Int(i - base)] = UInt64(t + 1) << 32 | UInt64(row) }
                 } else if sparse[id] == nil {
-                    sparse[id] = ref
+                    sparse[id] = ObjectRef(type: t, row: row)
                 }
             }
         }
     }
 
+    /// The object with the integer key `i`, by the dense table when it covers it.
+    @inline(__always)
+    func ref(int i: Int64) -> ObjectRef? {
+        if !dense.isEmpty {
+            let (offset, overflow) = i.subtractingReportingOverflow(base)
+            if !overflow, offset >= 0, offset < Int64(dense.count) {
+                let packed = dense[Int(offset)]
+                if packed != 0 { return ObjectRef(type: Int32(packed >> 32) - 1, row: Int32(truncatingIfNeeded: packed)) }
+            }
+        }
+        return ref(.int(i))
+    }
+
     private func exact(_ id: ObjectID) -> ObjectRef? {
         if !dense.isEmpty, case .int(let i) = id {
             let (offset, overflow) = i.subtractingReportingOverflow(base)
-            if !overflow, offset >= 0, offset < Int64(dense.count) { return dense[Int(offset)] }
+            if !overflow, offset >= 0, offset < Int64(dense.count) {
+                let packed = dense[Int(offset)]
+                return packed == 0 ? nil : ObjectRef(type: Int32(packed >> 32) - 1, row: Int32(truncatingIfNeeded: packed))
+            }
             return sparse[id]
         }
         return sparse[id]
