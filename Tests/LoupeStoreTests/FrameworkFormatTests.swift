@@ -382,3 +382,28 @@ final class FrameworkFormatTests: XCTestCase {
         XCTAssertTrue(try LoadedStore.open(path).graph.types.allSatisfy { $0.relations.allSatisfy { !$0.isInferred } })
     }
 }
+
+extension FrameworkFormatTests {
+    /// Damaged model caches (bytes flipped, cut, repeated in a real compiled model) decode to a
+    /// model or to nil, never a trap: the archive is walked as plain property lists.
+    func testDamagedModelCachesNeverTrap() throws {
+        let path = try Shared.copy("realdata/coredata/plaso/Accounts3.sqlite")
+        let blob = try XCTUnwrap(try DatabaseQueue(path: path).read { try Data.fetchOne($0, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE") })
+        let archive = try XCTUnwrap(CoreDataModel.inflate(blob, limit: 1 << 24))
+        XCTAssertNotNil(CoreDataModel.decode(archive: archive))
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<1500 {
+            var bytes = [UInt8](archive)
+            switch round % 3 {
+            case 0: for _ in 0..<(1 + round % 8) { bytes[Int.random(in: 8..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            case 1: bytes = Array(bytes.prefix(Int.random(in: 8..<bytes.count, using: &generator)))
+            default:
+                let at = Int.random(in: 8..<bytes.count, using: &generator)
+                bytes.insert(contentsOf: bytes[at..<min(bytes.count, at + 64)], at: at)
+            }
+            // A model that still decodes names entities from the original.
+            if let model = CoreDataModel.decode(archive: Data(bytes)) { XCTAssertFalse(model.entities.isEmpty) }
+            _ = CoreDataModel.inflate(Data(bytes), limit: 1 << 20)
+        }
+    }
+}
