@@ -34,24 +34,24 @@ public struct ResultTable: Equatable {
     public func write(_ mode: OutputMode, toTerminal: Bool = false, to sink: OutputSink) {
         switch mode {
         case .json:
+            let (columns, rows) = (self.columns, self.rows)
             sink.write("[")
-            for (i, row) in rows.enumerated() {
-                if i > 0 { sink.write(",\n ") }
-                sink.write(jsonObject(row))
-            }
+            sink.writeRows(count: rows.count) { i in (i > 0 ? ",\n " : "") + ResultTable.jsonObject(columns, rows[i]) }
             sink.write("]\n")
         case .ndjson:
-            for row in rows { sink.write(jsonObject(row)); sink.write("\n") }
+            let (columns, rows) = (self.columns, self.rows)
+            sink.writeRows(count: rows.count) { i in ResultTable.jsonObject(columns, rows[i]) + "\n" }
         case .csv:
-            func field(_ s: String) { csvField(toTerminal ? DisplayText.escaped(s) : s, to: sink) }
-            for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; field(c) }
+            for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; sink.write(ResultTable.csvField(toTerminal ? DisplayText.escaped(c) : c)) }
             sink.write("\r\n")
-            for row in rows {
-                for (i, v) in row.enumerated() {
-                    if i > 0 { sink.write(",") }
-                    if !v.isNull { field(ValueFormatter.plain(v)) }
+            let rows = self.rows
+            sink.writeRows(count: rows.count) { r in
+                var line = ""
+                for (i, v) in rows[r].enumerated() {
+                    if i > 0 { line += "," }
+                    if !v.isNull { let s = ValueFormatter.plain(v); line += ResultTable.csvField(toTerminal ? DisplayText.escaped(s) : s) }
                 }
-                sink.write("\r\n")
+                return line + "\r\n"
             }
         case .markdown:
             func cell(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
@@ -77,7 +77,7 @@ public struct ResultTable: Equatable {
         }
     }
 
-    private func jsonObject(_ row: [Value]) -> String {
+    private static func jsonObject(_ columns: [String], _ row: [Value]) -> String {
         var s = "{"
         for (i, (c, v)) in zip(columns, row).enumerated() {
             if i > 0 { s += ", " }
@@ -89,8 +89,8 @@ public struct ResultTable: Equatable {
     }
 
     /// RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
-    private func csvField(_ s: String, to sink: OutputSink) {
-        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }) else { return sink.write(s) }
+    private static func csvField(_ s: String) -> String {
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }) else { return s }
         var quoted: [UInt8] = [UInt8(ascii: "\"")]
         quoted.reserveCapacity(s.utf8.count + 8)
         for b in s.utf8 {
@@ -98,7 +98,7 @@ public struct ResultTable: Equatable {
             if b == UInt8(ascii: "\"") { quoted.append(b) }
         }
         quoted.append(UInt8(ascii: "\""))
-        sink.write(bytes: quoted)
+        return String(decoding: quoted, as: UTF8.self)
     }
 }
 
@@ -242,6 +242,34 @@ public final class OutputSink {
                 }
                 offset += n
             }
+        }
+    }
+
+    /// Writes `count` rows in order, row `i` made by `row(i)`. Large results are made in waves of
+    /// blocks formatted in parallel (`row` is called from several threads at once, so it must only
+    /// read), each wave written before the next is made: the output streams and memory stays bounded.
+    public func writeRows(count: Int, _ row: @escaping @Sendable (Int) -> String) {
+        guard count >= 4096 else {
+            for i in 0..<count { write(row(i)) }
+            return
+        }
+        let blocks = ProcessInfo.processInfo.activeProcessorCount * 2
+        let perBlock = 2048
+        var start = 0
+        while start < count {
+            let end = min(count, start + blocks * perBlock)
+            var made = [String](repeating: "", count: (end - start + perBlock - 1) / perBlock)
+            made.withUnsafeMutableBufferPointer { out in
+                nonisolated(unsafe) let base = out.baseAddress!
+                let first = start
+                DispatchQueue.concurrentPerform(iterations: out.count) { b in
+                    var text = ""
+                    for i in (first + b * perBlock) ..< min(end, first + (b + 1) * perBlock) { text += row(i) }
+                    base[b] = text   // each iteration writes only its own slot
+                }
+            }
+            for text in made { write(text) }
+            start = end
         }
     }
 
