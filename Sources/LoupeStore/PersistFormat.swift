@@ -510,6 +510,15 @@ public enum PersistFormat: StoreFormat {
             notObjects += other.notObjects
         }
 
+        /// Takes back what a document that did not parse set, latest first.
+        mutating func undo(row: Int, _ touched: [(slot: Int, kinds: ValueKind)]) {
+            for (slot, kinds) in touched.reversed() {
+                columns[slot][row] = .null
+                self.kinds[slot] = kinds
+                present[slot] -= 1
+            }
+        }
+
         /// Sets one value and counts it for schema inference.
         @inline(__always)
         mutating func set(_ value: Value, row: Int, slot: Int) {
@@ -535,12 +544,14 @@ public enum PersistFormat: StoreFormat {
         let columns = ColumnReader(statement)
         result.ids.reserveCapacity(capacity)
         // A document's members wait here until the whole document has parsed.
-        var pending: [(slot: Int, value: Value)] = []
+        // The columns a document has set so far, with their kinds before it: undone if the
+        // document turns out not to parse (its members are set as they are read, never copied).
+        var touched: [(slot: Int, kinds: ValueKind)] = []
         while let row = try cursor.next() {
             let r = result.ids.count
             guard r < capacity else { break }   // rows added since the count: read next time
             result.ids.append(columns.value(0).objectID ?? .int(0))
-            pending.removeAll(keepingCapacity: true)
+            touched.removeAll(keepingCapacity: true)
             let outcome: Bool? = try row.withUnsafeData(atIndex: 1) { data in
                 guard let data else { return false }
                 return data.withUnsafeBytes { raw in
@@ -559,14 +570,17 @@ public enum PersistFormat: StoreFormat {
                             }
                         }
                         expected = slot + 1
-                        pending.append((slot, value))
+                        touched.append((slot, result.kinds[slot]))
+                        result.set(value, row: r, slot: slot)
                     }
                 }
             }
             switch outcome {
-            case true?: for (slot, value) in pending { result.set(value, row: r, slot: slot) }
+            case true?: break
             case false?: result.notObjects += 1
-            case nil: result.invalid += 1
+            case nil:
+                result.invalid += 1
+                result.undo(row: r, touched)
             }
             if result.ids.count & 0x3FFF == 0 { counter.add(0x4000) }
         }
