@@ -510,6 +510,15 @@ public enum PersistFormat: StoreFormat {
             notObjects += other.notObjects
         }
 
+        /// Removes the columns from `slot` on (keys only a document that did not parse named).
+        mutating func dropKeys(from slot: Int) {
+            guard slot < keys.count else { return }
+            keys.removeLast(keys.count - slot)
+            columns.removeLast(columns.count - slot)
+            kinds.removeLast(kinds.count - slot)
+            present.removeLast(present.count - slot)
+        }
+
         /// Takes back what a document that did not parse set, latest first.
         mutating func undo(row: Int, _ touched: [(slot: Int, kinds: ValueKind)]) {
             for (slot, kinds) in touched.reversed() {
@@ -552,6 +561,7 @@ public enum PersistFormat: StoreFormat {
             guard r < capacity else { break }   // rows added since the count: read next time
             result.ids.append(columns.value(0).objectID ?? .int(0))
             touched.removeAll(keepingCapacity: true)
+            let keysBefore = result.keys.count
             let outcome: Bool? = try row.withUnsafeData(atIndex: 1) { data in
                 guard let data else { return false }
                 return data.withUnsafeBytes { raw in
@@ -581,6 +591,10 @@ public enum PersistFormat: StoreFormat {
             case nil:
                 result.invalid += 1
                 result.undo(row: r, touched)
+                // Keys only that document named are not the type's.
+                for key in result.keys[keysBefore...] { slotByKey[key] = nil }
+                keyBytes.removeLast(keyBytes.count - keysBefore)
+                result.dropKeys(from: keysBefore)
             }
             if result.ids.count & 0x3FFF == 0 { counter.add(0x4000) }
         }

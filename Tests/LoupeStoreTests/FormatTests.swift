@@ -73,7 +73,7 @@ final class FormatTests: XCTestCase {
         try DatabaseQueue(path: path).write { db in
             for sql in PersistWriter.schema.prefix(2) { try db.execute(sql: sql) }
             try db.execute(sql: #"""
-                INSERT INTO by_type VALUES (1, 'A', '{"x": 1}'), (2, 'A', 'not json'), (3, 'A', '{"x": 3, "y": [1, {"z": true}]}'),
+                INSERT INTO by_type VALUES (1, 'A', '{"x": 1}'), (2, 'A', '{"x": "half", "q": 5,'), (3, 'A', '{"x": 3, "y": [1, {"z": true}]}'),
                   (4, 'A', '[1, 2]'), (5, 'B', '{}'), (6, 'A', '{"we\"ird": 2, "x": "a\/b"}');
                 INSERT INTO relations VALUES (1, 3, 'r'), (3, 99, 'r');
                 """#)
@@ -82,7 +82,10 @@ final class FormatTests: XCTestCase {
         let a = try XCTUnwrap(store.graph.type(named: "A"))
         XCTAssertEqual(a.ids, [1, 2, 3, 4, 6].map { ObjectID.int($0) }, "every row is an object, in id order")
         let x = try XCTUnwrap(a.attribute(named: "x")), y = try XCTUnwrap(a.attribute(named: "y"))
-        XCTAssertEqual(a.attributes[x].values, [.int(1), .null, .int(3), .null, .string("a/b")])
+        XCTAssertEqual(a.attributes[x].values, [.int(1), .null, .int(3), .null, .string("a/b")],
+                       "a document cut short shows nothing of what it began with")
+        XCTAssertEqual(a.attributes[x].presentCount, 3)
+        XCTAssertNil(a.attribute(named: "q"), "a key only it named is not an attribute")
         XCTAssertEqual(a.value(row: 2, attribute: y), .array([.int(1), .object(NestedObject([("z", .bool(true))]))]))
         XCTAssertEqual(a.value(row: 4, attribute: try XCTUnwrap(a.attribute(named: "we\"ird"))), .int(2),
                        "keys no JSON path can spell are still read")
