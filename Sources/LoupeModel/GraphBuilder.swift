@@ -185,23 +185,15 @@ public final class GraphBuilder {
 
     /// Turns the collected edges into adjacency and backlink tables and returns the graph.
     public func finish() -> ObjectGraph {
-        // Every relation's adjacency table, built in parallel (each from its own edges).
-        let jobs = drafts.indices.flatMap { t in drafts[t].relations.indices.map { (t, $0) } }
-        var built = [RelationColumn?](repeating: nil, count: jobs.count)
-        let snapshot = drafts
-        built.withUnsafeMutableBufferPointer { out in
-            nonisolated(unsafe) let base = out.baseAddress!
-            DispatchQueue.concurrentPerform(iterations: jobs.count) { j in
-                let (t, i) = jobs[j]
-                let r = snapshot[t].relations[i]
-                base[j] = RelationColumn.build(name: r.name, aliases: r.aliases, foreignKey: r.foreignKey, rowCount: snapshot[t].ids.count,
-                                               from: r.from, to: r.to, declaredTargets: r.declaredTargets, declaredToMany: r.declaredToMany,
-                                               isInferred: r.isInferred)   // each iteration writes only its own slot
-            }
+        var relationsByType: [[RelationColumn]] = []
+        for draft in drafts {
+            let n = draft.ids.count
+            relationsByType.append(draft.relations.map { r in
+                RelationColumn.build(name: r.name, aliases: r.aliases, foreignKey: r.foreignKey, rowCount: n,
+                                     from: r.from, to: r.to, declaredTargets: r.declaredTargets, declaredToMany: r.declaredToMany,
+                                     isInferred: r.isInferred)
+            })
         }
-        var relationsByType: [[RelationColumn]] = drafts.map { _ in [] }
-        for (j, (t, _)) in jobs.enumerated() { relationsByType[t].append(built[j]!) }
-        built.removeAll()
         drafts = drafts.map { var d = $0; d.relations = []; return d }   // the edges are in the columns now
         let backlinks = GraphBuilder.backlinks(relationsByType: relationsByType, rowCounts: drafts.map(\.ids.count))
         let lineages = self.lineages()
@@ -234,26 +226,14 @@ public final class GraphBuilder {
     /// The backlink indexes of every type: one per (source type, relation) whose targets include it,
     /// in the order of the source types and their relations.
     static func backlinks(relationsByType: [[RelationColumn]], rowCounts: [Int]) -> [[BacklinkIndex]] {
-        // One job per (source type, relation, target type), in the order the result lists them;
-        // built in parallel, each from its relation alone.
-        var list: [(source: Int, relation: Int, target: Int)] = []
+        var out: [[BacklinkIndex]] = Array(repeating: [], count: rowCounts.count)
         for (t, relations) in relationsByType.enumerated() {
             for (r, relation) in relations.enumerated() {
-                for tt in relation.targetTypes where tt < rowCounts.count { list.append((t, r, tt)) }
+                for tt in relation.targetTypes where tt < rowCounts.count {
+                    out[tt].append(BacklinkIndex.build(sourceType: t, relationIndex: r, relation: relation, targetType: tt, targetRows: rowCounts[tt]))
+                }
             }
         }
-        let jobs = list
-        var built = [BacklinkIndex?](repeating: nil, count: jobs.count)
-        built.withUnsafeMutableBufferPointer { out in
-            nonisolated(unsafe) let base = out.baseAddress!
-            DispatchQueue.concurrentPerform(iterations: jobs.count) { j in
-                let job = jobs[j]
-                base[j] = BacklinkIndex.build(sourceType: job.source, relationIndex: job.relation, relation: relationsByType[job.source][job.relation],
-                                              targetType: job.target, targetRows: rowCounts[job.target])
-            }
-        }
-        var out: [[BacklinkIndex]] = Array(repeating: [], count: rowCounts.count)
-        for (j, job) in jobs.enumerated() { out[job.target].append(built[j]!) }
         return out
     }
 }
