@@ -103,7 +103,6 @@ public final class Browser {
         self.persistsHistory = persistsHistory
     }
 
-    /// Shows a loaded graph: the first type's records.
     /// Shows the first page of the first type while the whole graph loads: the types pane keeps
     /// the catalog, the page's rows and attributes can be browsed; statements, edits and other
     /// types wait for ``attach(_:)``, which keeps the row the user is on.
@@ -115,6 +114,8 @@ public final class Browser {
         openType(0)
     }
 
+    /// Shows a loaded graph: the first type's records (the same row as the preview's, if one
+    /// was shown), then runs the statements typed while it loaded.
     public func attach(_ graph: ObjectGraph) {
         // Leaving the preview: the same type's rows, in the same order, with the same row selected.
         let kept = isPreview && stack.count == 1 && typeSelection == 0 ? current.map { ($0.selection, $0.top) } : nil
@@ -134,6 +135,7 @@ public final class Browser {
         if let (selection, top) = kept, let sheet = current, selection < sheet.count {
             updateCurrent { $0.selection = selection; $0.top = top }
         }
+        if running == nil, !queued.isEmpty { run(queued.removeFirst()) }
     }
 
     // MARK: Helpers
@@ -544,7 +546,12 @@ public final class Browser {
     /// load of `.open`/`.reload`, run through ``background`` when there is one (the UI keeps
     /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
-        if isPreview { message = "loading: statements run when the whole store is read"; return }
+        if isPreview {
+            // Kept, in order, for when the whole store is read.
+            queued.append(line)
+            message = "queued: \(queued.count) statement\(queued.count == 1 ? "" : "s") run when the whole store is read"
+            return
+        }
         guard let session, graph != nil else { return }
         guard running == nil else {
             // Typed ahead while a statement runs: it runs next, in order (Ctrl-C cancels all).

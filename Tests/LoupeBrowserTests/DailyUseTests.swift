@@ -239,10 +239,13 @@ final class FirstPageTests: XCTestCase {
             XCTAssertTrue(screen.contains("loading)"), screen)
             XCTAssertEqual(browser.stack.last?.selection, 3)
             browser.run("count \(first.name.rawValue)")
-            XCTAssertTrue(browser.message.contains("statements run when the whole store is read"), browser.message)
+            XCTAssertTrue(browser.message.contains("run when the whole store is read"), browser.message)
             browser.attach(full)
             XCTAssertFalse(browser.isPreview)
             XCTAssertEqual(browser.stack.last?.selection, 3, "the row the user is on is kept")
+            // The statement typed while loading runs now (at once without a background runner).
+            let after = browser.play(try PlayScript.parse(""), width: 120, height: 30).text
+            XCTAssertTrue(after.contains("count \(first.name.rawValue)"), after)
             XCTAssertEqual(browser.stack.last?.count, first.count)
             screen = browser.play(try PlayScript.parse(""), width: 120, height: 30).text
             XCTAssertFalse(screen.contains("loading)"), screen)
