@@ -22,8 +22,10 @@ struct Query: ParsableCommand {
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
 
     func run() throws {
+        // Loaded no more than the statement needs (the session parses it again, and reports errors).
+        let parsed = try? Parser.parse(statement)
         // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
-        if !commit, let parsed = try? Parser.parse(statement), let n = try? CountPushdown.count(parsed, path: store.file) {
+        if !commit, let parsed, let n = try? CountPushdown.count(parsed, path: store.file) {
             let sink = OutputSink(fd: 1)
             QueryResult.count(n).write(format, graph: GraphBuilder(formatName: "").finish(), toTerminal: isatty(1) == 1, to: sink)
             sink.flush()
@@ -34,7 +36,7 @@ struct Query: ParsableCommand {
         do {
             // A statement that reads only one type's attributes loads that type alone.
             let loaded: LoadedStore
-            if !commit, let reach = (try? Parser.parse(statement))?.singleTypeReach {
+            if !commit, let reach = parsed?.singleTypeReach {
                 loaded = try LoadedStore.open(store.file, reaching: reach.type.text, names: reach.firstNames)
                 for warning in loaded.warnings { printError("warning: \(warning)") }
             } else {
@@ -46,7 +48,7 @@ struct Query: ParsableCommand {
         let session = ReplSession(graph: graph, mode: format)
         session.storePath = store.file
         session.host = host
-        let isMutation: Bool = { if case .mutation? = try? Parser.parse(statement) { return true }; return false }()
+        let isMutation: Bool = { if case .mutation? = parsed { return true }; return false }()
         if commit && !isMutation { throw ValidationError("--commit goes with update, insert or delete") }
         let toTerminal = isatty(1) == 1
         switch session.begin(statement) {
