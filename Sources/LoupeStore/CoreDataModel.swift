@@ -57,17 +57,13 @@ struct CoreDataModel {
         return decode(archive: plist)
     }
 
-    /// The model in an uncompressed keyed archive.
+    /// The model in an uncompressed keyed archive (a binary property list).
     ///
-    /// Foundation reads the property list; its archive UIDs (opaque on Linux) are made plain by
-    /// writing the list as XML, where each UID is a `CF$UID` dictionary, renaming that key, and
-    /// reading it again. The archive is then walked by hand: nothing in it is instantiated, so a
-    /// damaged or hostile cache can only fail to read, never run code or crash.
+    /// ``BinaryPropertyList`` reads the list, checking every offset and count, and the archive is
+    /// then walked by hand: nothing in it is instantiated, so a damaged or hostile cache can only
+    /// fail to read, never run code or crash.
     static func decode(archive: Data) -> CoreDataModel? {
-        guard let list = try? PropertyListSerialization.propertyList(from: archive, options: [], format: nil),
-              let xml = try? PropertyListSerialization.data(fromPropertyList: list, format: .xml, options: 0) else { return nil }
-        let plain = Data(String(decoding: xml, as: UTF8.self).replacingOccurrences(of: "<key>CF$UID</key>", with: "<key>\(KeyedArchive.uidKey)</key>").utf8)
-        guard let top = (try? PropertyListSerialization.propertyList(from: plain, options: [], format: nil)) as? [String: Any],
+        guard let top = BinaryPropertyList.parse([UInt8](archive)) as? [String: Any],
               let objects = top["$objects"] as? [Any], let roots = top["$top"] as? [String: Any] else { return nil }
         let archive = KeyedArchive(objects: objects)
         guard let root = archive.object(roots["root"]) as? [String: Any] else { return nil }
@@ -131,7 +127,7 @@ struct CoreDataModel {
 
 /// An `NSKeyedArchiver` archive's object table, with UIDs as `[uidKey: n]` dictionaries.
 private struct KeyedArchive {
-    static let uidKey = "LOUPE$UID"
+    static let uidKey = BinaryPropertyList.uidKey
     let objects: [Any]
 
     /// The object a UID points at (a non-UID value is itself); nil for `$null` or a bad index.

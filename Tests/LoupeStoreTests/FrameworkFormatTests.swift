@@ -384,21 +384,38 @@ final class FrameworkFormatTests: XCTestCase {
 }
 
 extension FrameworkFormatTests {
-    /// Damaged model caches (bytes flipped, cut, repeated in a real compiled model) decode to a
-    /// model or to nil, never a trap: the archive is walked as plain property lists.
+    /// Damaged model caches (bytes flipped, cut, repeated in a real compiled model, its trailer
+    /// rewritten) decode to a model or to nil, never a trap (Foundation's own reader trapped on
+    /// some of these; ``BinaryPropertyList`` checks every offset, count and reference).
     func testDamagedModelCachesNeverTrap() throws {
         let path = try Shared.copy("realdata/coredata/plaso/Accounts3.sqlite")
         let blob = try XCTUnwrap(try DatabaseQueue(path: path).read { try Data.fetchOne($0, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE") })
         let archive = try XCTUnwrap(CoreDataModel.inflate(blob, limit: 1 << 24))
         XCTAssertNotNil(CoreDataModel.decode(archive: archive))
-        var generator = SystemRandomNumberGenerator()
-        for round in 0..<1500 {
+        // The reader sees the list Foundation sees, on an intact list.
+        let mine = try XCTUnwrap(BinaryPropertyList.parse([UInt8](archive)) as? [String: Any])
+        let foundation = try XCTUnwrap(try PropertyListSerialization.propertyList(from: archive, format: nil) as? [String: Any])
+        XCTAssertEqual(Set(mine.keys), Set(foundation.keys))
+        XCTAssertEqual((mine["$objects"] as? [Any])?.count, (foundation["$objects"] as? [Any])?.count)
+        XCTAssertEqual(mine["$archiver"] as? String, "NSKeyedArchiver")
+        // A fixed sequence (SplitMix64), so that a failure names its round; the last 32 bytes (the
+        // trailer: sizes, counts, offsets) are hit as often as the rest.
+        var state: UInt64 = 0x5EED_C0DE
+        func next(_ bound: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(bound))
+        }
+        for round in 0..<4000 {
             var bytes = [UInt8](archive)
-            switch round % 3 {
-            case 0: for _ in 0..<(1 + round % 8) { bytes[Int.random(in: 8..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
-            case 1: bytes = Array(bytes.prefix(Int.random(in: 8..<bytes.count, using: &generator)))
+            switch round % 4 {
+            case 0: for _ in 0..<(1 + round % 8) { bytes[8 + next(bytes.count - 8)] = UInt8(next(256)) }
+            case 1: bytes = Array(bytes.prefix(8 + next(bytes.count - 8)))
+            case 2: for _ in 0..<(1 + round % 3) { bytes[bytes.count - 32 + next(32)] = UInt8(next(256)) }
             default:
-                let at = Int.random(in: 8..<bytes.count, using: &generator)
+                let at = 8 + next(bytes.count - 8)
                 bytes.insert(contentsOf: bytes[at..<min(bytes.count, at + 64)], at: at)
             }
             // A model that still decodes names entities from the original.
