@@ -138,6 +138,48 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(unknownType.stderr.contains("did you mean 'Track'?"), unknownType.stderr)
     }
 
+    /// `--as` and `--no-inferred-relations` on the command line: a framework store by model names,
+    /// its raw tables on demand, a forced format refused with one line, inference switched off;
+    /// a Couchbase Lite folder opens as a store.
+    func testReadOptionsOnTheCommandLine() throws {
+        let recipes = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
+        let modelNames = try loupe(["types", recipes])
+        XCTAssertEqual(modelNames.status, 0, modelNames.stderr)
+        XCTAssertTrue(modelNames.stdout.contains("RecipeType"), modelNames.stdout)
+        XCTAssertFalse(modelNames.stdout.contains("ZRECIPE"), modelNames.stdout)
+        let raw = try loupe(["types", recipes, "--as", "sqlite"])
+        XCTAssertTrue(raw.stdout.contains("ZRECIPE") && raw.stdout.contains("Z_PRIMARYKEY"), raw.stdout)
+        let refused = try loupe(["types", try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), "--as", "coredata"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("not laid out as a Core Data store"), refused.stderr)
+        let bad = try loupe(["types", recipes, "--as", "nosuch"])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains("one of: persist, coredata"), bad.stderr)
+
+        let path = try Shared.temporaryPath("undeclared.sqlite")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                CREATE TABLE Customer (Id TEXT PRIMARY KEY, Country TEXT);
+                CREATE TABLE "Order" (Id INTEGER PRIMARY KEY, CustomerId TEXT);
+                INSERT INTO Customer VALUES ('A', 'Germany'), ('B', 'Peru');
+                INSERT INTO "Order" VALUES (1, 'A'), (2, 'B'), (3, 'A');
+                """)
+        }
+        let inferred = try loupe(["query", path, "count Order where Customer.Country == \"Germany\""])
+        XCTAssertEqual(inferred.stdout, "2\n", inferred.stderr)
+        let off = try loupe(["query", path, "count Order where Customer.Country == \"Germany\"", "--no-inferred-relations"])
+        XCTAssertEqual(off.status, 2, "without inference there is no relation named Customer")
+        XCTAssertTrue(off.stderr.contains("Customer"), off.stderr)
+
+        let folder = try Shared.temporaryPath("bundle")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let bundle = folder + "/ios140_iosdb.cblite2"
+        try FileManager.default.copyItem(atPath: Shared.root.appendingPathComponent("realdata/couchbase/ios140_iosdb.cblite2").path, toPath: bundle)
+        let couchbase = try loupe(["query", bundle, "doc select id, number", "--format", "json"])
+        XCTAssertEqual(couchbase.status, 0, couchbase.stderr)
+        XCTAssertTrue(couchbase.stdout.contains("\"doc1\""), couchbase.stdout)
+    }
+
     func testShowSchemaAndFormats() throws {
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let show = try loupe(["show", chinook, "Album", "1"])
