@@ -75,7 +75,10 @@ struct CoreDataModel {
             var relationships: [String: Relationship] = [:]
             for p in archive.collection(e["NSProperties"]) {
                 guard let p = archive.object(p) as? [String: Any], let property = archive.string(p["NSPropertyName"]) else { continue }
-                switch archive.className(p) {
+                // By class, subclasses included (derived and composite attributes are attributes).
+                let classes = archive.classNames(p)
+                switch classes.contains("NSRelationshipDescription") ? "NSRelationshipDescription"
+                    : classes.contains("NSAttributeDescription") ? "NSAttributeDescription" : classes.first {
                 case "NSAttributeDescription":
                     attributes[property] = AttributeType(code: (p["NSAttributeType"] as? Int) ?? 0)
                 case "NSRelationshipDescription":
@@ -145,9 +148,11 @@ private struct KeyedArchive {
         return (o as? [String: Any]).flatMap { $0["NS.string"] as? String }
     }
 
-    /// The class name of an archived object.
-    func className(_ object: [String: Any]) -> String? {
-        (self.object(object["$class"]) as? [String: Any])?["$classname"] as? String
+    /// The class of an archived object and its superclasses (`$classes`), the class first.
+    func classNames(_ object: [String: Any]) -> [String] {
+        guard let description = self.object(object["$class"]) as? [String: Any] else { return [] }
+        if let chain = description["$classes"] as? [Any] { return chain.compactMap { $0 as? String } }
+        return (description["$classname"] as? String).map { [$0] } ?? []
     }
 
     /// The members of an archived array, set or dictionary (its values), or of Core Data's

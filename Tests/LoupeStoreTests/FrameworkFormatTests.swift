@@ -160,6 +160,7 @@ final class FrameworkFormatTests: XCTestCase {
         XCTAssertEqual(try value(graph, "Note", .int(2), "body"), .string("milk, eggs"))
         XCTAssertEqual(try value(graph, "Sketch", .int(6), "body"), .data(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x30, 0x30, 0x30, 0x30])))
         XCTAssertEqual(try value(graph, "Note", .int(2), "isPinned"), .bool(true))
+        XCTAssertEqual(try value(graph, "Folder", .int(1), "itemCount"), .int(3), "a derived attribute is an attribute")
         XCTAssertEqual(try value(graph, "Item", .int(1), "identifier"), .string("00001234-5678-0000-4000-800000000001"))
         XCTAssertEqual(try value(graph, "Item", .int(1), "createdAt"), .date(Date(timeIntervalSinceReferenceDate: 694224000)))
         // Ordered to-many in Z_FOK_ order; to-one to an entity hierarchy; many-to-many both sides.
