@@ -22,6 +22,15 @@ final class Compiler {
     /// Variables in scope: name → (slot, the types its objects may have, nil when unknown).
     private var variables: [String: (slot: Int, types: [Int]?)] = [:]
 
+    /// Puts a variable in scope with no known types (``ValueTest`` supplies its value per call)
+    /// and returns its slot.
+    func bind(variable name: String) -> Int {
+        let slot = slotCount
+        slotCount += 1
+        variables[name] = (slot, nil)
+        return slot
+    }
+
     init(graph: ObjectGraph) { self.graph = graph }
 
     /// The type a statement names, or an error with a suggestion.

@@ -53,22 +53,7 @@ public final class QueryEngine: Sendable {
             base.clauses = []
             let (type, refs) = try select(base, currentType: currentType, run)
             let key = try compiler.compilePath(by, on: graph.family(of: type))
-            var rows = try frequencyTable(refs, key: key, env: run.environment(), eachElement: true)
-            for clause in query.clauses {
-                switch clause {
-                case .limit(let n, let offset): rows = Array(rows.dropFirst(offset).prefix(n))
-                case .sort(let keys):
-                    // Sorting a frequency table: by `key` or `count`.
-                    for k in keys.reversed() {
-                        let byCount = k.path.description.lowercased() == "count"
-                        rows = stableSorted(rows) { a, b in
-                            let o = byCount ? ValueSemantics.sortOrder(.int(Int64(a.count)), .int(Int64(b.count))) : ValueSemantics.sortOrder(a.key, b.key)
-                            return k.ascending ? o == .orderedAscending : o == .orderedDescending
-                        }
-                    }
-                case .distinct: break
-                }
-            }
+            let rows = Self.groupClauses(try frequencyTable(refs, key: key, env: run.environment(), eachElement: true), query.clauses)
             return .groups(key: by.description, rows: rows, objects: refs)
         case .mutation(let m):
             // The engine only reads: a session stages mutations (``Editor``, ``PendingChanges``).
@@ -100,7 +85,12 @@ public final class QueryEngine: Sendable {
             }
         }
         try env.check()
-        return counts.map { (key: $0.key, count: $0.value) }
+        return Self.ranked(counts)
+    }
+
+    /// Counts as frequency table rows: most frequent first, ties by key.
+    static func ranked(_ counts: [Value: Int]) -> [(key: Value, count: Int)] {
+        counts.map { (key: $0.key, count: $0.value) }
             .sorted { $0.count != $1.count ? $0.count > $1.count : ValueSemantics.sortOrder($0.key, $1.key) == .orderedAscending }
     }
 
@@ -174,27 +164,7 @@ public final class QueryEngine: Sendable {
         let env = run.environment()
         let columns: [[Value]] = compiled.map { key in refs.map { key.evaluate(.reference($0), env).value } }
         try env.check()
-        // Each key becomes dense ranks (its distinct values sorted once), folded into one integer
-        // per object when they fit: the sort then compares integers only.
-        let ranked = zip(columns, keys).map { SortKeys.denseRanks($0, ascending: $1.ascending) }
-        var order = Array(0..<refs.count)
-        var width: Double = 1
-        for r in ranked { width *= Double(max(r.distinct, 1)) }
-        if width < 9e18 {
-            var composite = [Int64](repeating: 0, count: refs.count)
-            for r in ranked {
-                let base = Int64(max(r.distinct, 1))
-                for i in composite.indices { composite[i] = composite[i] * base + Int64(r.ranks[i]) }
-            }
-            let key = composite   // a constant: the comparator reads it without a box
-            order.sort { key[$0] != key[$1] ? key[$0] < key[$1] : $0 < $1 }
-        } else {
-            order.sort { a, b in
-                for r in ranked where r.ranks[a] != r.ranks[b] { return r.ranks[a] < r.ranks[b] }
-                return a < b
-            }
-        }
-        return order.map { refs[$0] }
+        return Self.sortOrder(columns: columns, ascending: keys.map(\.ascending)).map { refs[$0] }
     }
 }
 

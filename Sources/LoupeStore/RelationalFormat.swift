@@ -139,8 +139,9 @@ public enum RelationalFormat: StoreFormat {
         return loaded
     }
 
-    /// Loads every table and view, or only those named in `only` (then without relations).
-    private static func load(_ db: Database, progress: LoadProgress?, only: Set<String>?) throws -> LoadedGraph {
+    /// Loads every table and view, or only those named in `only` (then without relations); with
+    /// `schemaOnly`, no row at all: the types, attributes and declared relations a load would make.
+    static func load(_ db: Database, progress: LoadProgress?, only: Set<String>?, schemaOnly: Bool = false) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         var sources: [Source] = []
@@ -154,14 +155,17 @@ public enum RelationalFormat: StoreFormat {
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         let frameworkReason = try frameworkReadOnlyReason(db)
         var total = 0
-        for s in sources { total += (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(s.name))")) ?? 0 }
+        if !schemaOnly {
+            for s in sources { total += (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(s.name))")) ?? 0 }
+        }
         var done = 0
         progress?(0, total)
 
         var loaded: [(Source, Int)] = []
         for source in sources {
             do {
-                let t = try loadRows(db, source: source, builder: builder, epoch: epoch, readOnlyReason: frameworkReason, warnings: &warnings)
+                let t = try loadRows(db, source: source, builder: builder, epoch: epoch, readOnlyReason: frameworkReason,
+                                     limit: schemaOnly ? 0 : nil, warnings: &warnings)
                 loaded.append((source, t))
                 done += builder.count(of: t)
             } catch {
@@ -203,7 +207,7 @@ public enum RelationalFormat: StoreFormat {
                 if unresolved > 0 { warnings.append("\(source.name).\(fk.column): \(unresolved) values match no \(target.name)") }
             }
         }
-        if ReadOptions.current.infersRelations {
+        if ReadOptions.current.infersRelations && !schemaOnly {
             inferRelations(builder, loaded: loaded) { column, source in
                 guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name] else { return [] }
                 return targetNames(forKeyColumn: column.name)
@@ -296,7 +300,7 @@ public enum RelationalFormat: StoreFormat {
     }
 
     static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double, readOnlyReason: String?,
-                         dateColumns: Set<String>? = nil, limit: Int? = nil, warnings: inout [String]) throws -> Int {
+                         dateColumns: Set<String>? = nil, limit: Int? = nil, rowids: [Int64]? = nil, warnings: inout [String]) throws -> Int {
         var keyColumns = source.keyColumns
         var policy: KeyPolicy
         if source.isView {
@@ -329,14 +333,17 @@ public enum RelationalFormat: StoreFormat {
         let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
         let selectRowID = rowidName != nil && keyColumns.isEmpty
         let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
+        // Only the rows with these rowids (bound as one JSON array), when asked.
+        let only = rowids != nil && rowidName != nil ? " WHERE \(rowidName!) IN (SELECT value FROM json_each(?))" : ""
         let sql = "SELECT \(selectRowID ? rowidName! + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
-            + (rowidName.map { " ORDER BY \($0)" } ?? "") + (limit.map { " LIMIT \($0)" } ?? "")
+            + only + (rowidName.map { " ORDER BY \($0)" } ?? "") + (limit.map { " LIMIT \($0)" } ?? "")
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
         let offset = selectRowID ? 1 : 0
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
         let dates = source.columns.map { dateColumns?.contains($0.name) ?? $0.isDate }
         var numericDates = Array(repeating: false, count: dates.count)
-        let cursor = try Row.fetchCursor(db, sql: sql)
+        let arguments: StatementArguments = only.isEmpty ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         var ordinal: Int64 = 0
         while let row = try cursor.next() {
             ordinal += 1
@@ -378,7 +385,7 @@ public enum RelationalFormat: StoreFormat {
 
     /// A SQLite value as a model value; ISO text, and seconds since `epoch` (in Unix time), in a
     /// date column become dates. Never traps, whatever the value.
-    static func value(_ v: DatabaseValue, isDate: Bool, epoch: Double) -> Value {
+    public static func value(_ v: DatabaseValue, isDate: Bool, epoch: Double) -> Value {
         switch v.storage {
         case .null: return .null
         case .int64(let i): return isDate ? (date(seconds: Double(i), epoch: epoch).map(Value.date) ?? .int(i)) : .int(i)

@@ -9,16 +9,16 @@ import LoupeModel
 /// name in quotes, so a name holding `"` could end the identifier and run SQL of its own; Loupe
 /// never uses it, nor GRDB's schema helpers that do, on names read from a file.) Values are never
 /// spliced into SQL: they are bound as arguments.
-enum SQL {
+public enum SQL {
     /// `"name"`, with every `"` in the name doubled.
-    static func identifier(_ name: String) -> String {
+    public static func identifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The name that reaches a table's rowid: `rowid`, `_rowid_` or `oid`, the first that no
     /// column takes (a column named `rowid` hides the rowid behind that name); nil when all three
     /// are columns, and the rowid cannot be reached at all.
-    static func rowidName(columns: [String]) -> String? {
+    public static func rowidName(columns: [String]) -> String? {
         let taken = Set(columns.map { $0.lowercased() })
         return ["rowid", "_rowid_", "oid"].first { !taken.contains($0) }
     }
@@ -45,7 +45,7 @@ extension DatabaseValue {
     }
 
     /// The value as a stored key, exactly (see ``ObjectID``); nil for NULL.
-    var objectID: ObjectID? {
+    public var objectID: ObjectID? {
         switch storage {
         case .null: return nil
         case .int64(let i): return .int(i)

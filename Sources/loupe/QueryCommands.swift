@@ -7,6 +7,7 @@ import LoupeQuery
 import LoupeStore
 import LoupeBrowser
 import LoupeHost
+import LoupeSQL
 
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,10 +21,34 @@ struct Query: ParsableCommand {
     @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
     @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
+    @Option(help: "Which engine answers: auto (SQLite over a relational file when the statement translates exactly, else memory), memory (load the graph), sql (SQLite only: an error when the statement does not translate).")
+    var engine: QueryEngineChoice = .auto
 
     func run() throws {
         // Loaded no more than the statement needs (the session parses it again, and reports errors).
         let parsed = try? Parser.parse(statement)
+        if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
+        // A relational file: SQLite answers over the file, with the engine's semantics, no load.
+        if !commit, engine != .memory, let parsed {
+            let answer: (result: QueryResult, graph: ObjectGraph)?
+            do {
+                answer = try SQLPushdown.run(parsed, file: try StoreFile.openForReading(store.file))
+            } catch let error as QueryError {
+                printError(error.render(source: statement))
+                throw ExitCode(2)
+            }
+            if let answer {
+                let sink = OutputSink(fd: 1)
+                answer.result.write(format, graph: answer.graph, toTerminal: isatty(1) == 1, to: sink)
+                sink.flush()
+                return
+            }
+            if engine == .sql {
+                throw CLIError("SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, and leaves arithmetic, paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
+            }
+        } else if engine == .sql, parsed == nil {
+            throw CLIError("the statement does not parse; run it with --engine auto to see where")
+        }
         // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
         if !commit, let parsed, let n = try? CountPushdown.count(parsed, path: store.file) {
             let sink = OutputSink(fd: 1)
@@ -82,6 +107,11 @@ struct Query: ParsableCommand {
             throw ValidationError("dot-commands run in `loupe repl`")
         }
     }
+}
+
+/// `loupe query --engine`: who answers a statement.
+enum QueryEngineChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, memory, sql
 }
 
 struct Repl: ParsableCommand {

@@ -1,0 +1,198 @@
+import Foundation
+import Synchronization
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+/// Answers a statement with SQLite over a relational file, without loading the graph: the second
+/// engine behind `loupe query` (the in-memory engine is the first), with the same answers.
+///
+/// The filter runs in SQL (``SQLTranslation``: joins along foreign keys, backlinks as correlated
+/// subqueries, the engine's own value tests as SQL functions); `sort`, `distinct`, `limit`,
+/// `select` and `group by` run over the matching rows' values with the engine's orderings; the
+/// result's objects are read by rowid, as a load reads them. Names are checked first by the
+/// engine itself, over the file's schema with no objects, so errors read the same.
+///
+/// `run` returns nil, and the caller loads the graph, whenever the answer could differ: files
+/// other than plain relational ones, tables without a reachable rowid, relations a load would
+/// infer from values, and the constructs ``SQLTranslation`` leaves out.
+public enum SQLPushdown {
+    /// The statement's result and the graph its objects live in, or nil (see above).
+    public static func run(_ statement: LoupeQuery.Statement, file: StoreFile) throws -> (result: QueryResult, graph: ObjectGraph)? {
+        switch statement {
+        case .count, .group: break
+        case .query(let q) where q.type != nil: break
+        default: return nil
+        }
+        // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
+        let outcome = try file.read { db -> Result<(QueryResult, ObjectGraph)?, QueryError> in
+            guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self),
+                  let layout = try RelationalFormat.layout(db) else { return .success(nil) }
+            do {
+                // Every name, kind and quantifier error, exactly as the engine reports them.
+                _ = try QueryEngine(graph: layout.graph).run(statement)
+                let translation = SQLTranslation(layout: layout, db: db)
+                guard let plan = try Plan(statement, translation) else { return .success(nil) }
+                register(translation, in: db)
+                defer { AggregateRegistry.current.withLock { $0 = nil } }
+                let answer = try plan.execute(db)
+                for test in translation.valueTests { try test.check() }
+                return .success(answer)
+            } catch let error as QueryError {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// `loupe_test(k, …)` and `loupe_aggregate(k, v)` on this connection, for this translation.
+    private static func register(_ translation: SQLTranslation, in db: Database) {
+        nonisolated(unsafe) let t = translation
+        db.add(function: DatabaseFunction("loupe_test", argumentCount: nil, pure: true) { values in
+            guard let k = values.first.flatMap(Int.fromDatabaseValue), t.tests.indices.contains(k) else { return false }
+            return t.tests[k](Array(values.dropFirst()))
+        })
+        AggregateRegistry.current.withLock { $0 = AggregateRegistry(translation: t) }
+        db.add(function: DatabaseFunction("loupe_aggregate", argumentCount: 2, pure: true, aggregate: EngineAggregate.self))
+    }
+}
+
+/// The translation whose aggregates `loupe_aggregate` computes (SQLite makes aggregate instances
+/// itself, with no context of ours; one statement runs at a time).
+final class AggregateRegistry: @unchecked Sendable {
+    let translation: SQLTranslation
+    init(translation: SQLTranslation) { self.translation = translation }
+    static let current = Mutex<AggregateRegistry?>(nil)
+}
+
+/// `loupe_aggregate(k, value)`: collects the values (as the engine reads them) and answers with a
+/// handle to the engine's aggregate of them.
+struct EngineAggregate: DatabaseAggregate {
+    private var k = -1
+    private var values: [Value] = []
+
+    init() {}
+
+    mutating func step(_ dbValues: [DatabaseValue]) throws {
+        guard let registry = AggregateRegistry.current.withLock({ $0 }), let k = Int.fromDatabaseValue(dbValues[0]),
+              registry.translation.aggregates.indices.contains(k) else { return }
+        self.k = k
+        values.append(registry.translation.aggregates[k].convert(dbValues[1]))
+    }
+
+    func finalize() throws -> (any DatabaseValueConvertible)? {
+        guard let registry = AggregateRegistry.current.withLock({ $0 }) else { return nil }
+        let t = registry.translation
+        // No row at all: NULL, which the SQL turns into the handle of the empty aggregate.
+        guard t.aggregates.indices.contains(k) else { return nil }
+        t.aggregated.append(ValueTest.aggregate(t.aggregates[k].aggregate, values))
+        return t.aggregated.count - 1
+    }
+}
+
+/// A statement as SQL plus what runs over its rows in Swift.
+struct Plan {
+    let statement: LoupeQuery.Statement
+    let translation: SQLTranslation
+    let root: Int
+    let table: RelationalLayout.Table
+    let condition: String
+    /// Values fetched per row beside the rowid: sort keys, distinct paths, projected columns, or
+    /// the group key, in the order the clauses use them.
+    let operands: [SQLTranslation.Operand]
+
+    init?(_ statement: LoupeQuery.Statement, _ translation: SQLTranslation) throws {
+        self.statement = statement
+        self.translation = translation
+        let graph = translation.graph
+        let name: Name, predicate: LoupeQuery.Predicate?
+        switch statement {
+        case .count(let type, let p): (name, predicate) = (type, p)
+        case .query(let q): (name, predicate) = (q.type!, q.predicate)
+        case .group(let q, _): (name, predicate) = (q.type!, q.predicate)
+        default: return nil
+        }
+        guard let type = graph.type(named: name.text), let root = graph.types.firstIndex(where: { $0.name == type.name }),
+              let table = translation.layout.tables[root] else { return nil }
+        self.root = root
+        self.table = table
+        let scope = SQLTranslation.Scope(alias: "a0", type: root)
+        if let predicate {
+            guard let sql = try translation.predicate(predicate, scope) else { return nil }
+            condition = sql
+        } else {
+            condition = "1"
+        }
+        var operands: [SQLTranslation.Operand] = []
+        func scalar(_ e: LoupeQuery.Expression) throws -> Bool {
+            guard case .scalar(let operand)? = try translation.translate(e, scope) else { return false }
+            operands.append(operand)
+            return true
+        }
+        switch statement {
+        case .query(let q):
+            for clause in q.clauses {
+                switch clause {
+                case .sort(let keys): for k in keys { guard try scalar(.path(k.path)) else { return nil } }
+                case .distinct(let paths): for p in paths { guard try scalar(.path(p)) else { return nil } }
+                case .limit: break
+                }
+            }
+            for column in q.projection ?? [] { guard try scalar(column.expression) else { return nil } }
+        case .group(_, let by):
+            guard try scalar(.path(by)) else { return nil }
+        default: break
+        }
+        self.operands = operands
+    }
+
+    func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
+        let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(condition)"
+        let empty = GraphBuilder(formatName: "").finish()
+        if case .count = statement {
+            return (.count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)") ?? 0), empty)
+        }
+        let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
+        var rowids: [Int64] = []
+        var values: [[Value]] = Array(repeating: [], count: operands.count)
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY a0.\(table.rowid)")
+        while let row = try cursor.next() {
+            rowids.append(row[0])
+            for (i, operand) in operands.enumerated() {
+                values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion))
+            }
+        }
+        if case .group(let q, let by) = statement {
+            let rows = QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses)
+            return (.groups(key: by.description, rows: rows, objects: []), empty)
+        }
+        guard case .query(let q) = statement else { return (.count(0), empty) }
+        // The clauses in order, over row positions.
+        var order = Array(rowids.indices)
+        var next = 0
+        for clause in q.clauses {
+            switch clause {
+            case .sort(let keys):
+                let keyColumns = values[next..<next + keys.count].map { column in order.map { column[$0] } }
+                next += keys.count
+                order = QueryEngine.sortOrder(columns: Array(keyColumns), ascending: keys.map(\.ascending)).map { order[$0] }
+            case .distinct(let paths):
+                let range = next..<next + paths.count
+                next += paths.count
+                var seen = Set<[Value]>()
+                order = order.filter { i in seen.insert(range.map { values[$0][i] }).inserted }
+            case .limit(let n, let offset):
+                order = Array(order.dropFirst(offset).prefix(n))
+            }
+        }
+        if let projection = q.projection {
+            let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
+            return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)
+        }
+        let chosen = order.map { rowids[$0] }
+        let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen)
+        guard let type = graph.types.first else { return (.objects(type: nil, refs: []), graph) }
+        return (.objects(type: type, refs: chosen.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }), graph)
+    }
+}
