@@ -53,6 +53,10 @@ public enum SQLPushdown {
             guard let k = values.first.flatMap(Int.fromDatabaseValue), t.tests.indices.contains(k) else { return false }
             return t.tests[k](Array(values.dropFirst()))
         })
+        // A text as the integer key it spells for the engine (`Int64(text)`), else NULL.
+        db.add(function: DatabaseFunction("loupe_int_key", argumentCount: 1, pure: true) { values in
+            String.fromDatabaseValue(values[0]).flatMap { Int64($0) }
+        })
         AggregateRegistry.current.withLock { $0 = AggregateRegistry(translation: t) }
         db.add(function: DatabaseFunction("loupe_aggregate", argumentCount: 2, pure: true, aggregate: EngineAggregate.self))
     }

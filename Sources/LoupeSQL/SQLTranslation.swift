@@ -103,6 +103,44 @@ final class SQLTranslation {
         }
     }
 
+    // MARK: Keys
+
+    /// SQL true when the foreign key value `f` names the object whose key is `k`, as a load
+    /// decides it (``KeyIndex``): equal numbers (a whole real is its integer), equal text, equal
+    /// blobs, and SQLite's affinity either way (the integer 5 and the text `5`, no spaces or
+    /// other spellings). Each alternative compares the key with `=`, so its index serves.
+    func keyMatch(_ k: String, _ f: String) -> String {
+        "((\(k) = \(f) AND typeof(\(f)) IN ('integer', 'real') AND typeof(\(k)) IN ('integer', 'real'))"
+            + " OR (\(k) = \(f) AND typeof(\(f)) = 'text' AND typeof(\(k)) = 'text')"
+            + " OR (\(k) = \(f) AND typeof(\(f)) = 'blob' AND typeof(\(k)) = 'blob')"
+            + " OR (\(k) = CAST(\(f) AS TEXT) AND typeof(\(f)) = 'integer' AND typeof(\(k)) = 'text')"
+            + " OR (\(k) = CAST(CAST(\(f) AS INTEGER) AS TEXT) AND typeof(\(f)) = 'real' AND \(f) = CAST(\(f) AS INTEGER) AND typeof(\(k)) = 'text')"
+            + " OR (\(k) = loupe_int_key(\(f)) AND typeof(\(f)) = 'text' AND typeof(\(k)) IN ('integer', 'real')))"
+    }
+
+    private var bytewiseChecks: [String: Bool] = [:]
+
+    /// True when text keys of this relation compare in SQL as in the engine: the engine's text
+    /// equality is Unicode canonical equivalence (`é` written two ways is one key), SQL's is by
+    /// bytes, which agree on ASCII. Checked once per relation: the target's key column holds no
+    /// text, or it and the foreign key column hold ASCII text only. A foreign key in a date column
+    /// (its values read as dates, which name no key) never agrees.
+    private func keysCompareBytewise(_ fk: LoupeModel.ForeignKey, source: Int) throws -> Bool {
+        guard let sourceTable = layout.tables[source], let targetTable = layout.tables[fk.targetType],
+              let fkColumn = sourceTable.columns.first(where: { $0.name == fk.attribute }), !fkColumn.isDate else { return false }
+        guard case .column(let keyColumn, _) = graph.types[fk.targetType].keyPolicy else { return true }   // the rowid: integers
+        let id = "\(source)/\(fk.attribute)"
+        if let known = bytewiseChecks[id] { return known }
+        func holds(_ table: String, _ column: String, _ condition: String) throws -> Bool {
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE typeof(\(SQL.identifier(column))) = 'text'\(condition))") ?? true
+        }
+        let ok = try !holds(targetTable.name, keyColumn, "")
+            || (!holds(targetTable.name, keyColumn, " AND \(SQL.identifier(keyColumn)) GLOB '*[^ -~]*'")
+                && !holds(sourceTable.name, fk.attribute, " AND \(SQL.identifier(fk.attribute)) GLOB '*[^ -~]*'"))
+        bytewiseChecks[id] = ok
+        return ok
+    }
+
     // MARK: Predicates
 
     /// The predicate as a SQL condition on `scope`'s row (never NULL), or nil.
@@ -263,10 +301,11 @@ final class SQLTranslation {
                     value = Operand(sql: "\(current.alias).\(SQL.identifier(table.columns[a].name))", conversion: .cell(type: current.type, attribute: a))
                 } else if let r = relation {
                     let column = type.relations[r]
-                    guard !column.isToMany, let fk = column.foreignKey, fk.targetAttribute == nil else { return nil }
+                    guard !column.isToMany, let fk = column.foreignKey, fk.targetAttribute == nil,
+                          try keysCompareBytewise(fk, source: current.type) else { return nil }
                     let from = current
                     guard enter(fk.targetType, on: { alias in
-                        self.key(fk.targetType, alias: alias).map { "\($0) = \(from.alias).\(SQL.identifier(fk.attribute))" }
+                        self.key(fk.targetType, alias: alias).map { self.keyMatch($0, "\(from.alias).\(SQL.identifier(fk.attribute))") }
                     }, toManyStep: false) else { return nil }
                 } else {
                     return nil
@@ -275,8 +314,8 @@ final class SQLTranslation {
                 guard let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
                       let s = graph.types.firstIndex(where: { $0.name == source.name }),
                       let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
-                      let targetKey = key(current.type, alias: current.alias) else { return nil }
-                guard enter(s, on: { alias in "\(alias).\(SQL.identifier(fk.attribute)) = \(targetKey)" }, toManyStep: true) else { return nil }
+                      let targetKey = key(current.type, alias: current.alias), try keysCompareBytewise(fk, source: s) else { return nil }
+                guard enter(s, on: { alias in self.keyMatch(targetKey, "\(alias).\(SQL.identifier(fk.attribute))") }, toManyStep: true) else { return nil }
             case .id:
                 guard isLast, let k = key(current.type, alias: current.alias) else { return nil }
                 value = Operand(sql: k, conversion: .key)
