@@ -33,8 +33,8 @@ public enum SQLPushdown {
                 // Every name, kind and quantifier error, exactly as the engine reports them.
                 _ = try QueryEngine(graph: layout.graph).run(statement)
                 let translation = SQLTranslation(layout: layout, db: db)
-                guard let plan = try Plan(statement, translation) else { return .success(nil) }
                 register(translation, in: db)
+                guard let plan = try Plan(statement, translation) else { return .success(nil) }
                 defer { AggregateRegistry.current.withLock { $0 = nil } }
                 let answer = try plan.execute(db)
                 for test in translation.valueTests { try test.check() }
@@ -154,13 +154,14 @@ struct Plan {
     func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
         let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(condition)"
         let empty = GraphBuilder(formatName: "").finish()
+        let arguments = StatementArguments(translation.arguments)
         if case .count = statement {
-            return (.count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)") ?? 0), empty)
+            return (.count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0), empty)
         }
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
         var rowids: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
-        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY a0.\(table.rowid)")
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY a0.\(table.rowid)", arguments: arguments)
         while let row = try cursor.next() {
             rowids.append(row[0])
             for (i, operand) in operands.enumerated() {

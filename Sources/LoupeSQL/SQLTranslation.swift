@@ -105,39 +105,45 @@ final class SQLTranslation {
 
     // MARK: Keys
 
-    /// SQL true when the foreign key value `f` names the object whose key is `k`, as a load
-    /// decides it (``KeyIndex``): equal numbers (a whole real is its integer), equal text, equal
-    /// blobs, and SQLite's affinity either way (the integer 5 and the text `5`, no spaces or
-    /// other spellings). Each alternative compares the key with `=`, so its index serves.
+    /// SQL true when the foreign key value `f` names the object whose key is `k`, for a relation
+    /// that ``keysCompareBytewise(_:source:)`` cleared: equal numbers (integers and reals by
+    /// value), equal text, equal blobs. One `=` between the two, so an index on either serves.
     func keyMatch(_ k: String, _ f: String) -> String {
-        "((\(k) = \(f) AND typeof(\(f)) IN ('integer', 'real') AND typeof(\(k)) IN ('integer', 'real'))"
-            + " OR (\(k) = \(f) AND typeof(\(f)) = 'text' AND typeof(\(k)) = 'text')"
-            + " OR (\(k) = \(f) AND typeof(\(f)) = 'blob' AND typeof(\(k)) = 'blob')"
-            + " OR (\(k) = CAST(\(f) AS TEXT) AND typeof(\(f)) = 'integer' AND typeof(\(k)) = 'text')"
-            + " OR (\(k) = CAST(CAST(\(f) AS INTEGER) AS TEXT) AND typeof(\(f)) = 'real' AND \(f) = CAST(\(f) AS INTEGER) AND typeof(\(k)) = 'text')"
-            + " OR (\(k) = loupe_int_key(\(f)) AND typeof(\(f)) = 'text' AND typeof(\(k)) IN ('integer', 'real')))"
+        "\(k) = \(f) AND (typeof(\(k)) = typeof(\(f)) OR (typeof(\(k)) IN ('integer', 'real') AND typeof(\(f)) IN ('integer', 'real')))"
     }
 
-    private var bytewiseChecks: [String: Bool] = [:]
+    private var relationChecks: [String: Bool] = [:]
 
-    /// True when text keys of this relation compare in SQL as in the engine: the engine's text
-    /// equality is Unicode canonical equivalence (`é` written two ways is one key), SQL's is by
-    /// bytes, which agree on ASCII. Checked once per relation: the target's key column holds no
-    /// text, or it and the foreign key column hold ASCII text only. A foreign key in a date column
-    /// (its values read as dates, which name no key) never agrees.
+    /// True when every reference of this relation names its object in SQL (``keyMatch(_:_:)``) as
+    /// a load decides it (``KeyIndex``). A load also matches across kinds, as SQLite's affinity
+    /// does (the text `5` names the key 5, the integer 5 the text key `5`), and compares text by
+    /// Unicode canonical equivalence (`é` written two ways is one key) where SQL compares bytes,
+    /// which agree on ASCII. So: the foreign key is no date column (its values read as dates,
+    /// which name nothing); no foreign key text spells an integer while keys are numbers, and no
+    /// foreign key is a whole number while keys are text; and text keys, if any, are ASCII on both
+    /// sides. Checked once per relation, in SQL over the two columns.
     private func keysCompareBytewise(_ fk: LoupeModel.ForeignKey, source: Int) throws -> Bool {
         guard let sourceTable = layout.tables[source], let targetTable = layout.tables[fk.targetType],
               let fkColumn = sourceTable.columns.first(where: { $0.name == fk.attribute }), !fkColumn.isDate else { return false }
-        guard case .column(let keyColumn, _) = graph.types[fk.targetType].keyPolicy else { return true }   // the rowid: integers
         let id = "\(source)/\(fk.attribute)"
-        if let known = bytewiseChecks[id] { return known }
-        func holds(_ table: String, _ column: String, _ condition: String) throws -> Bool {
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE typeof(\(SQL.identifier(column))) = 'text'\(condition))") ?? true
+        if let known = relationChecks[id] { return known }
+        func exists(_ table: String, _ condition: String) throws -> Bool {
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE \(condition))") ?? true
         }
-        let ok = try !holds(targetTable.name, keyColumn, "")
-            || (!holds(targetTable.name, keyColumn, " AND \(SQL.identifier(keyColumn)) GLOB '*[^ -~]*'")
-                && !holds(sourceTable.name, fk.attribute, " AND \(SQL.identifier(fk.attribute)) GLOB '*[^ -~]*'"))
-        bytewiseChecks[id] = ok
+        let f = SQL.identifier(fk.attribute)
+        let k: String
+        switch graph.types[fk.targetType].keyPolicy {
+        case .column(let name, _): k = SQL.identifier(name)
+        default: k = targetTable.rowid
+        }
+        let keysAreNumbers = try exists(targetTable.name, "typeof(\(k)) IN ('integer', 'real')")
+        let keysAreText = try exists(targetTable.name, "typeof(\(k)) = 'text'")
+        var ok = true
+        if keysAreNumbers, try exists(sourceTable.name, "typeof(\(f)) = 'text' AND loupe_int_key(\(f)) IS NOT NULL") { ok = false }
+        if ok, keysAreText, try exists(sourceTable.name, "typeof(\(f)) IN ('integer', 'real') AND \(f) = CAST(\(f) AS INTEGER)") { ok = false }
+        if ok, keysAreText, try exists(targetTable.name, "typeof(\(k)) = 'text' AND \(k) GLOB '*[^ -~]*'")
+            || exists(sourceTable.name, "typeof(\(f)) = 'text' AND \(f) GLOB '*[^ -~]*'") { ok = false }
+        relationChecks[id] = ok
         return ok
     }
 
@@ -179,7 +185,8 @@ final class SQLTranslation {
             }
             return try quantified(c.quantifier, c.lhs, scope,
                                   test: try ValueTest(c, rightIsValue: false, elementOfCollection: false),
-                                  elementTest: try ValueTest(c, rightIsValue: false, elementOfCollection: true), right: nil)
+                                  elementTest: try ValueTest(c, rightIsValue: false, elementOfCollection: true), right: nil,
+                                  plain: c.options.isEmpty ? { self.numericComparison($0, c.op, rightConstant!) } : nil)
         }
         guard c.op != .in, let right = try translate(c.rhs, scope), case .scalar(let r) = right else { return nil }
         if let leftConstant {
@@ -197,11 +204,15 @@ final class SQLTranslation {
     /// A test of `expression`'s value (with `right`'s, when given): on a single value, one call;
     /// on a collection, `EXISTS` for ANY (the default), `NOT EXISTS … NOT` for ALL, `NOT EXISTS`
     /// for NONE.
+    /// `plain`, when given, is the same test in plain SQL for a value when SQL can say it exactly
+    /// (no function call per row, and an index on the column serves).
     private func quantified(_ q: Quantifier?, _ expression: LoupeQuery.Expression, _ scope: Scope,
-                            test: ValueTest, elementTest: ValueTest, right: Operand?) throws -> String? {
+                            test: ValueTest, elementTest: ValueTest, right: Operand?,
+                            plain: ((Operand) -> String?)? = nil) throws -> String? {
         guard let left = try translate(expression, scope) else { return nil }
         valueTests += [test, elementTest]
         func callSQL(_ value: Operand, _ t: ValueTest) -> String {
+            if let sql = plain?(value) { return "(\(sql))" }
             let rightConversion = right?.conversion
             let head = call { [unowned self] cells in
                 t(self.convert(cells[0], value.conversion), rightConversion.map { self.convert(cells[1], $0) } ?? .null)
@@ -221,6 +232,46 @@ final class SQLTranslation {
             case .noneOf: return "NOT EXISTS (SELECT 1 \(collection.from) AND \(each))"
             }
         }
+    }
+
+    /// Values bound to the SQL as `?n` (never spliced into its text).
+    private(set) var arguments: [DatabaseValue] = []
+
+    /// Binds a value and returns its placeholder.
+    func bind(_ value: DatabaseValue) -> String {
+        arguments.append(value)
+        return "?\(arguments.count)"
+    }
+
+    /// `value op number` in plain SQL, exactly as the engine compares: only numbers compare with a
+    /// number (text, blobs and NULL never do, so `!=` holds for them), integers and reals by
+    /// value. Nil unless the value is a plain column (not a date column, whose numbers are
+    /// dates) or a count, and the number is below 2^53 in size (where integer and double
+    /// comparisons agree).
+    func numericComparison(_ value: Operand, _ op: ComparisonOperator, _ constant: Value) -> String? {
+        let number: DatabaseValue
+        switch constant {
+        case .int(let i) where i.magnitude < 1 << 53: number = i.databaseValue
+        case .double(let d) where d.isFinite && d.magnitude < 9_007_199_254_740_992: number = d.databaseValue
+        default: return nil
+        }
+        let sqlOperator: String
+        switch op {
+        case .equal, .notEqual: sqlOperator = "="
+        case .less: sqlOperator = "<"
+        case .lessOrEqual: sqlOperator = "<="
+        case .greater: sqlOperator = ">"
+        case .greaterOrEqual: sqlOperator = ">="
+        default: return nil
+        }
+        let comparison: String
+        switch value.conversion {
+        case .integer: comparison = "\(value.sql) \(sqlOperator) \(bind(number))"
+        case .cell(let type, let attribute) where !(layout.tables[type]?.columns[attribute].isDate ?? true):
+            comparison = "typeof(\(value.sql)) IN ('integer', 'real') AND \(value.sql) \(sqlOperator) \(bind(number))"
+        default: return nil
+        }
+        return op == .notEqual ? "NOT (\(comparison))" : comparison
     }
 
     /// Registers a test and returns the head of its call, `loupe_test(k, ` (the caller appends the
