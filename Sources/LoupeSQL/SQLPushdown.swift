@@ -105,6 +105,10 @@ struct Plan {
     /// Values fetched per row beside the rowid: sort keys, distinct paths, projected columns, or
     /// the group key, in the order the clauses use them.
     let operands: [SQLTranslation.Operand]
+    /// `ORDER BY …` when the first clause sorts by columns SQLite orders as the engine does, and
+    /// `LIMIT …` when a limit follows it directly (then SQL applies both, and an index serves).
+    let sqlOrder: String?
+    let sqlLimit: String?
 
     init?(_ statement: LoupeQuery.Statement, _ translation: SQLTranslation) throws {
         self.statement = statement
@@ -149,6 +153,34 @@ struct Plan {
         default: break
         }
         self.operands = operands
+        // Sorting by plain columns of the row (numbers, ASCII text, no blobs, no dates, or an
+        // integer key): SQLite's order is the engine's (NULL first, numbers by value, text by
+        // bytes), ties by rowid as the engine keeps store order.
+        var order: String?, limit: String?
+        if case .query(let q) = statement, case .sort(let keys)? = q.clauses.first {
+            var terms: [String] = []
+            for (i, k) in keys.enumerated() {
+                let operand = operands[i]
+                switch operand.conversion {
+                case .cell(let t, let a) where t == root && !table.columns[a].isDate && operand.sql == "a0.\(SQL.identifier(table.columns[a].name))":
+                    let column = SQL.identifier(table.columns[a].name)
+                    let awkward = try Bool.fetchOne(translation.db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table.name)) WHERE typeof(\(column)) = 'blob'"
+                                                    + " OR (typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*'))") ?? true
+                    if !awkward { terms.append(operand.sql + (k.ascending ? "" : " DESC")) }
+                case .key where translation.integerKeyed(root):
+                    terms.append(operand.sql + (k.ascending ? "" : " DESC"))
+                default:
+                    break
+                }
+                if terms.count != i + 1 { break }
+            }
+            if terms.count == keys.count {
+                order = "ORDER BY " + (terms + ["a0.\(table.rowid)"]).joined(separator: ", ")
+                if q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1] { limit = "LIMIT \(n) OFFSET \(offset)" }
+            }
+        }
+        sqlOrder = order
+        sqlLimit = limit
     }
 
     func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
@@ -161,7 +193,9 @@ struct Plan {
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
         var rowids: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
-        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY a0.\(table.rowid)", arguments: arguments)
+        let sql = "SELECT \(columns.joined(separator: ", ")) \(from) \(sqlOrder ?? "ORDER BY a0.\(table.rowid)") \(sqlLimit ?? "")"
+        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try cursor.next() {
             rowids.append(row[0])
             for (i, operand) in operands.enumerated() {
@@ -176,8 +210,12 @@ struct Plan {
         // The clauses in order, over row positions.
         var order = Array(rowids.indices)
         var next = 0
-        for clause in q.clauses {
+        for (n, clause) in q.clauses.enumerated() {
             switch clause {
+            case .sort(let keys) where n == 0 && sqlOrder != nil:
+                next += keys.count   // sorted by SQL
+            case .limit where n == 1 && sqlLimit != nil:
+                break                // limited by SQL
             case .sort(let keys):
                 let keyColumns = values[next..<next + keys.count].map { column in order.map { column[$0] } }
                 next += keys.count

@@ -26,7 +26,7 @@ final class SQLTranslation {
     /// Aggregated values, by the handle `loupe_aggregate` answers with.
     var aggregated: [Value] = []
     /// The file, for the checks that read values (the kinds a column holds).
-    private let db: Database
+    let db: Database
     private var aliasCount = 0
     private var variables: [String: Scope] = [:]
 
@@ -57,6 +57,13 @@ final class SQLTranslation {
     struct Operand {
         let sql: String
         let conversion: Conversion
+        /// For a value reached through to-one relations keyed by integers: the value inside the
+        /// last table, and the condition that the outer row reaches a row where a condition on it
+        /// holds, as nested uncorrelated `IN` subqueries (SQLite runs each once, with indexes).
+        var semiJoin: (inner: String, innerConversion: Conversion, condition: (String) -> String)? = nil
+        /// For the count of one backlink into an integer-keyed row: the condition that the row's
+        /// key is among the foreign key values whose group's `count(*)` meets a condition.
+        var countGroups: ((String) -> String)? = nil
     }
 
     /// A path that yields a collection: SQL rows from `from` (which ends in a `WHERE` with the
@@ -113,6 +120,15 @@ final class SQLTranslation {
     }
 
     private var relationChecks: [String: Bool] = [:]
+
+    /// True when a type's key is always an integer: its rowid, or an `INTEGER PRIMARY KEY`.
+    func integerKeyed(_ type: Int) -> Bool {
+        switch graph.types[type].keyPolicy {
+        case .rowid: return true
+        case .column(_, let autoIncrements): return autoIncrements
+        default: return false
+        }
+    }
 
     /// True when every reference of this relation names its object in SQL (``keyMatch(_:_:)``) as
     /// a load decides it (``KeyIndex``). A load also matches across kinds, as SQLite's affinity
@@ -212,6 +228,14 @@ final class SQLTranslation {
         guard let left = try translate(expression, scope) else { return nil }
         valueTests += [test, elementTest]
         func callSQL(_ value: Operand, _ t: ValueTest) -> String {
+            // Through integer-keyed to-one relations, a test false on NULL (a missing target) is
+            // the outer row reaching a row where it holds: a semi-join.
+            if let (inner, conversion, reaches) = value.semiJoin, right == nil, !t(.null), let sql = plain?(Operand(sql: inner, conversion: conversion)) { return "(\(reaches(sql)))" }
+            // The count of one backlink: the keys of the groups whose count meets the test, or,
+            // when a count of zero meets it, every key but those whose count does not.
+            if let groups = value.countGroups, right == nil, let having = plain?(Operand(sql: "count(*)", conversion: .integer)) {
+                return t(.int(0)) ? "(NOT (\(groups("NOT (\(having))"))))" : "(\(groups(having)))"
+            }
             if let sql = plain?(value) { return "(\(sql))" }
             let rightConversion = right?.conversion
             let head = call { [unowned self] cells in
@@ -326,6 +350,10 @@ final class SQLTranslation {
         var joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?
+        // A path that is one backlink into an integer-keyed row: its count as a GROUP BY.
+        var backlinkGroups: ((String) -> String)?
+        // The to-one hops so far, while every one is keyed by integers (nil once one is not).
+        var integerHops: [(from: String, foreignKey: String, table: String, alias: String, key: String)]? = []
 
         func enter(_ type: Int, on condition: (String) -> String?, toManyStep: Bool) -> Bool {
             guard let table = layout.tables[type] else { return false }
@@ -358,6 +386,11 @@ final class SQLTranslation {
                     guard enter(fk.targetType, on: { alias in
                         self.key(fk.targetType, alias: alias).map { self.keyMatch($0, "\(from.alias).\(SQL.identifier(fk.attribute))") }
                     }, toManyStep: false) else { return nil }
+                    if toMany == 0, integerKeyed(fk.targetType), let table = layout.tables[fk.targetType], let k = key(fk.targetType, alias: current.alias) {
+                        integerHops?.append((from.alias, SQL.identifier(fk.attribute), SQL.identifier(table.name), current.alias, k))
+                    } else {
+                        integerHops = nil
+                    }
                 } else {
                     return nil
                 }
@@ -367,6 +400,13 @@ final class SQLTranslation {
                       let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
                       let targetKey = key(current.type, alias: current.alias), try keysCompareBytewise(fk, source: s) else { return nil }
                 guard enter(s, on: { alias in self.keyMatch(targetKey, "\(alias).\(SQL.identifier(fk.attribute))") }, toManyStep: true) else { return nil }
+                if steps.count == 1, integerKeyed(fk.targetType), let table = layout.tables[s] {
+                    let alias = current.alias
+                    let column = "\(alias).\(SQL.identifier(fk.attribute))"
+                    backlinkGroups = { having in
+                        "\(targetKey) IN (SELECT \(column) FROM \(SQL.identifier(table.name)) \(alias) WHERE typeof(\(column)) IN ('integer', 'real') GROUP BY \(column) HAVING \(having))"
+                    }
+                }
             case .id:
                 guard isLast, let k = key(current.type, alias: current.alias) else { return nil }
                 value = Operand(sql: k, conversion: .key)
@@ -382,7 +422,9 @@ final class SQLTranslation {
             switch aggregate {
             case .count:
                 guard exact else { return nil }
-                return .scalar(Operand(sql: "(SELECT count(*) \(from))", conversion: .integer))
+                var operand = Operand(sql: "(SELECT count(*) \(from))", conversion: .integer)
+                operand.countGroups = backlinkGroups
+                return .scalar(operand)
             case .sum, .avg, .min, .max:
                 guard let value, exact || aggregate == .min || aggregate == .max, case .cell = value.conversion else { return nil }
                 let convert = value.conversion
@@ -398,7 +440,17 @@ final class SQLTranslation {
         if toMany == 0 {
             // To-one hops: at most one row; none (a missing target) reads as NULL, as in the engine.
             guard let value else { return nil }
-            return .scalar(Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion))
+            var operand = Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion)
+            if let hops = integerHops, !hops.isEmpty {
+                operand.semiJoin = (value.sql, value.conversion, { condition in
+                    var inner = condition
+                    for hop in hops.reversed() {
+                        inner = "typeof(\(hop.from).\(hop.foreignKey)) IN ('integer', 'real') AND \(hop.from).\(hop.foreignKey) IN (SELECT \(hop.key) FROM \(hop.table) \(hop.alias) WHERE \(inner))"
+                    }
+                    return inner
+                })
+            }
+            return .scalar(operand)
         }
         return .collection(Collection(from: from, value: value, element: value == nil ? current : nil,
                                       exactMultiplicity: toMany == 1 && toOneAfterMany == 0))

@@ -141,6 +141,33 @@ final class CLITests: XCTestCase {
     /// `--as` and `--no-inferred-relations` on the command line: a framework store by model names,
     /// its raw tables on demand, a forced format refused with one line, inference switched off;
     /// a Couchbase Lite folder opens as a store.
+    func testQueryEngines() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        for statement in ["Track where Album.Artist.Name == \"AC/DC\" sort by Name limit 4", "count Track where @links.InvoiceLine.Track.@count == 0",
+                          "Customer group by SupportRep.LastName", "Album where @links.Track.Album.Milliseconds.@sum > 5000000 select Title, Artist.Name"] {
+            for format in ["json", "table", "csv"] {
+                let sql = try loupe(["query", chinook, statement, "--engine", "sql", "--format", format])
+                let memory = try loupe(["query", chinook, statement, "--engine", "memory", "--format", format])
+                XCTAssertEqual(sql.status, 0, sql.stderr)
+                XCTAssertEqual(sql.stdout, memory.stdout, "\(statement) as \(format)")
+            }
+        }
+        // What SQL cannot say exactly: refused with --engine sql, answered in memory by auto.
+        let arithmetic = "count Track where Milliseconds / 1000 > 600"
+        let refused = try loupe(["query", chinook, arithmetic, "--engine", "sql"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("SQL cannot answer this statement exactly"), refused.stderr)
+        XCTAssertEqual(try loupe(["query", chinook, arithmetic]).stdout, "135\n")
+        let persist = try loupe(["query", try Shared.copyFromCheckout("sample-data/library.sqlite"), "count Book", "--engine", "sql"])
+        XCTAssertNotEqual(persist.status, 0)
+        XCTAssertTrue(persist.stderr.contains("plain relational SQLite files"), persist.stderr)
+        // A misspelt name reads the same from either engine.
+        let misspelt = try loupe(["query", chinook, "Track where Nmae == 1", "--engine", "sql"])
+        XCTAssertEqual(misspelt.status, 2)
+        XCTAssertEqual(misspelt.stderr, try loupe(["query", chinook, "Track where Nmae == 1", "--engine", "memory"]).stderr)
+        XCTAssertNotEqual(try loupe(["query", chinook, "delete Track where TrackId == 1", "--engine", "sql", "--commit"]).status, 0)
+    }
+
     func testReadOptionsOnTheCommandLine() throws {
         let recipes = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
         let modelNames = try loupe(["types", recipes])

@@ -145,7 +145,7 @@ final class SQLEngineTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let graph = try LoadedStore.open(path).graph
         let file = try StoreFile.openForReading(path)
-        for statement in ["count loan", "loan sort by due", "loan where book_ref.title BEGINSWITH[c] \"the\"", "count author where @links.book.author_id.@count > 1",
+        for statement in ["count loan", "loan sort by due", "loan sort by member desc, code limit 3", "loan sort by member limit 2 offset 1", "loan where book_ref.title BEGINSWITH[c] \"the\"", "count author where @links.book.author_id.@count > 1",
                           "author where ALL @links.book.author_id.pages > 100 sort by name", "author where NONE @links.book.author_id.title CONTAINS \"e\"",
                           "book where author.@links.book.author_id.@count == 2 sort by id desc select id, author.name",
                           "book where title ==[cd] \"uber\"", "book where title == \"ends in é\"",
