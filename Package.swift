@@ -31,6 +31,10 @@ let package = Package(
         // What a signal handler must do (restore the terminal, remove private copies), in C.
         .target(name: "CSignalSafety"),
         .target(name: "LoupeQuery", dependencies: ["LoupeModel", "DisplayText"]),
+        // libpq, PostgreSQL's C client (Debian's libpq-dev).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // PostgreSQL databases read as object graphs, through libpq.
+        .target(name: "LoupePostgres", dependencies: ["CLibPQ", "LoupeStore", "LoupeModel"]),
         // The query language answered by SQLite over the file, without loading it.
         .target(name: "LoupeSQL", dependencies: ["LoupeStore", "LoupeQuery", "LoupeModel", .product(name: "GRDB", package: "GRDB.swift")]),
         // The store under a REPL session: loads, previews and commits through the storage core.
@@ -40,14 +44,14 @@ let package = Package(
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .target(name: "NcursesBackend", dependencies: ["CNcurses", "CSignalSafety", "TerminalKit"]),
         .executableTarget(name: "loupe", dependencies: [
-            "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeSQL", "LoupeHost", "LoupeBrowser", "NcursesBackend", "CSignalSafety", "TerminalKit",
+            "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeSQL", "LoupePostgres", "LoupeHost", "LoupeBrowser", "NcursesBackend", "CSignalSafety", "TerminalKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Helpers every test target shares (the shared/ folder, temp files).
         .target(name: "LoupeTestSupport", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),
         .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel", "DisplayText"]),
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
-        .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeHost", "LoupeSQL", "LoupeTestSupport",
+        .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeHost", "LoupeSQL", "LoupePostgres", "LoupeTestSupport",
                                                             .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "LoupeHost", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeTestSupport"],
                     exclude: ["Golden"]),

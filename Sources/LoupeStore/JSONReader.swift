@@ -8,7 +8,7 @@ import LoupeModel
 /// Numbers read as SQLite's JSON functions report them: digits without a fraction or exponent
 /// that fit in 64 bits are integers, everything else a double. Object members keep their order.
 /// With `persistDates`, strings in Persist's date forms become dates.
-enum JSONReader {
+public enum JSONReader {
     /// A parse failure: what was wrong and at which byte.
     struct Failure: Error, CustomStringConvertible {
         let offset: Int
@@ -24,7 +24,7 @@ enum JSONReader {
         case object([(key: String, value: Value)], key: String?)
     }
 
-    static func parse(_ text: String, persistDates: Bool = true) throws -> Value {
+    public static func parse(_ text: String, persistDates: Bool = true) throws -> Value {
         var text = text
         return try text.withUTF8 { try parse(bytes: $0, persistDates: persistDates) }
     }

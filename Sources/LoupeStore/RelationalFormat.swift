@@ -2,6 +2,40 @@ import Foundation
 import GRDB
 import LoupeModel
 
+/// A loaded table as its foreign keys see it (a relational file's, a PostgreSQL database's).
+public struct KeyedTable: Sendable {
+    public let name: String
+    /// Its type's index in the builder.
+    public let type: Int
+    public let columns: [String]
+    public let keyColumns: [String]
+    public let foreignKeys: [DeclaredForeignKey]
+
+    public init(name: String, type: Int, columns: [String], keyColumns: [String], foreignKeys: [DeclaredForeignKey]) {
+        self.name = name
+        self.type = type
+        self.columns = columns
+        self.keyColumns = keyColumns
+        self.foreignKeys = foreignKeys
+    }
+}
+
+/// A single-column foreign key as a schema declares it: the column, the table it references and
+/// the referenced column (nil: that table's primary key).
+public struct DeclaredForeignKey: Sendable {
+    public let column: String
+    public let table: String
+    public let target: String?
+    public let onDelete: DeleteAction
+
+    public init(column: String, table: String, target: String?, onDelete: DeleteAction) {
+        self.column = column
+        self.table = table
+        self.target = target
+        self.onDelete = onDelete
+    }
+}
+
 /// Any SQLite file read as an object graph (Chinook, Northwind, an app's GRDB database, a Core Data
 /// store read table by table).
 ///
@@ -176,15 +210,35 @@ public enum RelationalFormat: StoreFormat {
 
         if only != nil { return LoadedGraph(graph: builder.finish(), warnings: warnings) }
         // Foreign keys become relations once every table is loaded.
-        let typeByName = Dictionary(loaded.map { ($0.0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        let typeByLowerName = Dictionary(loaded.map { ($0.0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
-        for (source, t) in loaded {
-            let columnNames = Set(source.columns.map(\.name))
+        linkForeignKeys(builder, loaded.map { source, t in
+            KeyedTable(name: source.name, type: t, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
+                       foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) })
+        }, warnings: &warnings)
+        if ReadOptions.current.infersRelations && !schemaOnly {
+            inferRelations(builder, loaded: loaded) { column, source in
+                guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name] else { return [] }
+                return targetNames(forKeyColumn: column.name)
+            }
+        }
+        return LoadedGraph(graph: builder.finish(), warnings: warnings)
+    }
+
+    /// Makes each declared single-column foreign key a to-one relation (named by
+    /// ``relationName(for:otherColumns:)``, reachable under the column's name too) with an edge
+    /// for every value that names a row of the target (its key, or the referenced column), once
+    /// every table's rows are in `builder`; values that name nothing are counted in a warning.
+    public static func linkForeignKeys(_ builder: GraphBuilder, _ tables: [KeyedTable], warnings: inout [String]) {
+        let typeByName = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let typeByLowerName = Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        for source in tables {
+            let t = source.type
+            let columnNames = Set(source.columns)
             for fk in source.foreignKeys {
-                guard let (target, tt) = typeByName[fk.table] ?? typeByLowerName[fk.table.lowercased()] else {
+                guard let target = typeByName[fk.table] ?? typeByLowerName[fk.table.lowercased()] else {
                     warnings.append("\(source.name).\(fk.column): refers to missing table \(fk.table)")
                     continue
                 }
+                let tt = target.type
                 guard let a = builder.existingAttribute(fk.column, of: t) else { continue }
                 let relationName = relationName(for: fk.column, otherColumns: columnNames)
                 let aliases = relationName == fk.column ? [] : [fk.column]
@@ -207,13 +261,6 @@ public enum RelationalFormat: StoreFormat {
                 if unresolved > 0 { warnings.append("\(source.name).\(fk.column): \(unresolved) values match no \(target.name)") }
             }
         }
-        if ReadOptions.current.infersRelations && !schemaOnly {
-            inferRelations(builder, loaded: loaded) { column, source in
-                guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name] else { return [] }
-                return targetNames(forKeyColumn: column.name)
-            }
-        }
-        return LoadedGraph(graph: builder.finish(), warnings: warnings)
     }
 
     /// `CustomerId`, `customer_id`, `CUSTOMERID` → the tables it may name: `Customer`,

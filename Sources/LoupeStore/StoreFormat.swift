@@ -49,6 +49,13 @@ public struct LoadedGraph: Sendable {
     public var timings: [(phase: String, seconds: Double)] = []
     /// The file's stamp for the snapshot that was read.
     public var stamp: FileStamp?
+
+    public init(graph: ObjectGraph, warnings: [String], timings: [(phase: String, seconds: Double)] = [], stamp: FileStamp? = nil) {
+        self.graph = graph
+        self.warnings = warnings
+        self.timings = timings
+        self.stamp = stamp
+    }
 }
 
 /// Times the phases of a load.

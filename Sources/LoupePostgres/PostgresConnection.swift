@@ -1,0 +1,120 @@
+import Foundation
+import CLibPQ
+
+/// A failure talking to PostgreSQL, with the server or address it concerns (never the password).
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    /// `postgres://user@host:port/db`, without a password.
+    public let server: String
+    /// What libpq or the server said, on one line.
+    public let reason: String
+
+    public var description: String { "cannot read '\(server)': \(reason)" }
+}
+
+/// One connection to a PostgreSQL server through libpq, read-only: every session it opens sets
+/// `default_transaction_read_only`, and reads run in one `REPEATABLE READ READ ONLY` transaction
+/// (one snapshot, whatever other clients commit meanwhile). Values are always bound parameters.
+public final class PostgresConnection {
+    private let connection: OpaquePointer
+    /// The address without its password, for messages.
+    public let server: String
+
+    /// True for what `loupe` opens as a PostgreSQL database: a `postgres://` or `postgresql://` URL.
+    public static func isURL(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
+    }
+
+    /// Connects to `url` (libpq's URI form; `connect_timeout` defaults to 5 seconds so an
+    /// unreachable host fails instead of hanging), or throws with libpq's reason.
+    public init(url: String) throws {
+        server = PostgresConnection.withoutPassword(url)
+        var conninfo = url
+        if !url.contains("connect_timeout=") { conninfo += (url.contains("?") ? "&" : "?") + "connect_timeout=5" }
+        if !url.contains("application_name=") { conninfo += "&application_name=loupe" }
+        guard let c = PQconnectdb(conninfo) else { throw PostgresError(server: server, reason: "libpq could not allocate a connection") }
+        connection = c
+        // (Once `connection` is set, a throw runs `deinit`, which finishes it.)
+        guard PQstatus(c) == CONNECTION_OK else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(c))) }
+        PQsetClientEncoding(c, "UTF8")
+        _ = try query("SET default_transaction_read_only = on")
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// The rows of one statement, every value as text (`nil` for NULL) with its column's type.
+    public struct Rows {
+        public let columns: [String]
+        /// Each column's type OID (`pg_type`).
+        public let types: [UInt32]
+        public let rows: [[String?]]
+    }
+
+    /// Runs one statement with `parameters` bound as `$1, $2, …` (text; nil is NULL).
+    public func query(_ sql: String, _ parameters: [String?] = []) throws -> Rows {
+        let result: OpaquePointer? = withCStrings(parameters) { values in
+            PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        guard let result else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(connection))) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+            let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
+            throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason))
+        }
+        let width = Int(PQnfields(result)), height = Int(PQntuples(result))
+        var columns: [String] = [], types: [UInt32] = []
+        for i in 0..<width {
+            columns.append(PQfname(result, Int32(i)).map { String(cString: $0) } ?? "")
+            types.append(UInt32(PQftype(result, Int32(i))))
+        }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(height)
+        for r in 0..<height {
+            var row: [String?] = []
+            row.reserveCapacity(width)
+            for c in 0..<width {
+                if PQgetisnull(result, Int32(r), Int32(c)) == 1 { row.append(nil); continue }
+                let length = Int(PQgetlength(result, Int32(r), Int32(c)))
+                let bytes = UnsafeRawPointer(PQgetvalue(result, Int32(r), Int32(c))!).assumingMemoryBound(to: UInt8.self)
+                row.append(String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
+            }
+            rows.append(row)
+        }
+        return Rows(columns: columns, types: types, rows: rows)
+    }
+
+    /// Runs `body` inside one read-only `REPEATABLE READ` transaction: one snapshot.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        _ = try query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
+            let value = try body()
+            _ = try query("COMMIT")
+            return value
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.flatMap { strdup($0) } }
+        defer { for p in pointers { free(p) } }
+        return body(pointers.map { $0.map { UnsafePointer($0) } })
+    }
+
+    /// libpq's message, trimmed to one line.
+    private static func message(_ pointer: UnsafePointer<CChar>?, fallback: String = "") -> String {
+        let text = pointer.map { String(cString: $0) } ?? fallback
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return lines.isEmpty ? "the server gave no reason" : lines.joined(separator: "; ")
+    }
+
+    /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
+    static func withoutPassword(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+        let credentials = url[scheme.upperBound..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + String(url[at...])
+    }
+}

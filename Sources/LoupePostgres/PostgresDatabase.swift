@@ -1,0 +1,155 @@
+import Foundation
+import LoupeModel
+import LoupeStore
+
+/// A PostgreSQL database read as an object graph, as a relational SQLite file is
+/// (``RelationalFormat``): each table, view and materialized view the user may read is a type
+/// (named `table` in `public`, `schema.table` elsewhere), each row an object keyed by its primary
+/// key (the values of a composite key in key order; row number when there is none), each column an
+/// attribute, each declared single-column foreign key a to-one relation named as in a SQLite file
+/// (`AlbumId` → `Album`, the column's name reaching it too), with backlinks. Values keep their
+/// kinds: integers, floating and `numeric` as numbers, booleans, `date`/`timestamp[tz]` as dates,
+/// `bytea` as data, `json`/`jsonb` as nested values (paths reach into them), everything else as
+/// text. Everything is read in one read-only snapshot; Loupe does not write to PostgreSQL yet.
+public enum PostgresDatabase {
+    public static let formatName = "PostgreSQL"
+
+    /// Why a PostgreSQL database cannot be edited (shown where an edit is refused).
+    public static let readOnlyReason = "a PostgreSQL database: Loupe reads PostgreSQL but does not write to it yet"
+
+    /// Connects to `url` and reads the whole database.
+    public static func load(url: String) throws -> LoadedGraph {
+        let connection = try PostgresConnection(url: url)
+        return try connection.snapshot { try load(connection) }
+    }
+
+    /// Every readable relation with its object count, without reading rows (`loupe types`).
+    public static func catalog(url: String) throws -> [(name: String, count: Int)] {
+        let connection = try PostgresConnection(url: url)
+        return try connection.snapshot {
+            try relations(connection).map { relation in
+                let n = try connection.query("SELECT count(*) FROM \(relation.sqlName)").rows.first?.first.flatMap { $0.flatMap { Int($0) } }
+                return (relation.name, n ?? 0)
+            }
+        }
+    }
+
+    struct Relation {
+        let oid: String
+        let name: String
+        let sqlName: String
+        let isView: Bool
+    }
+
+    /// Tables, then views, in the order a person would list them: `public` first.
+    static func relations(_ c: PostgresConnection) throws -> [Relation] {
+        try c.query("""
+            SELECT c.oid::text, n.nspname, c.relname, c.relkind IN ('v', 'm')
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relkind IN ('r', 'p', 'v', 'm') AND NOT c.relispartition
+              AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'
+              AND has_table_privilege(c.oid, 'SELECT')
+            ORDER BY c.relkind IN ('v', 'm'), n.nspname <> 'public', n.nspname, c.relname
+            """).rows.compactMap { row in
+            guard let oid = row[0], let schema = row[1], let table = row[2] else { return nil }
+            return Relation(oid: oid, name: schema == "public" ? table : "\(schema).\(table)",
+                            sqlName: SQL.identifier(schema) + "." + SQL.identifier(table), isView: row[3] == "t")
+        }
+    }
+
+    static func load(_ c: PostgresConnection) throws -> LoadedGraph {
+        let builder = GraphBuilder(formatName: formatName)
+        var warnings: [String] = []
+        var tables: [KeyedTable] = []
+        for relation in try relations(c) {
+            let columns = try c.query("""
+                SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute
+                WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped ORDER BY attnum
+                """, [relation.oid]).rows.compactMap { row -> (name: String, type: String, notNull: Bool)? in
+                guard let name = row[0] else { return nil }
+                return (name, row[1] ?? "", row[2] == "t")
+            }
+            let keys = try c.query("""
+                SELECT a.attname FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                WHERE i.indrelid = $1::oid AND i.indisprimary ORDER BY k.ord
+                """, [relation.oid]).rows.compactMap { $0[0] }
+            let foreignKeys = try c.query("""
+                SELECT a.attname, fn.nspname, fc.relname, fa.attname, con.confdeltype
+                FROM pg_constraint con
+                JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[1]
+                JOIN pg_class fc ON fc.oid = con.confrelid JOIN pg_namespace fn ON fn.oid = fc.relnamespace
+                JOIN pg_attribute fa ON fa.attrelid = con.confrelid AND fa.attnum = con.confkey[1]
+                WHERE con.contype = 'f' AND con.conrelid = $1::oid AND array_length(con.conkey, 1) = 1
+                ORDER BY con.conname
+                """, [relation.oid]).rows.compactMap { row -> DeclaredForeignKey? in
+                guard let column = row[0], let schema = row[1], let table = row[2] else { return nil }
+                let action: DeleteAction = ["r": .restrict, "c": .cascade, "n": .setNull, "d": .setDefault][row[4] ?? ""] ?? .noAction
+                return DeclaredForeignKey(column: column, table: schema == "public" ? table : "\(schema).\(table)", target: row[3], onDelete: action)
+            }
+            let policy: KeyPolicy = relation.isView || keys.isEmpty ? .rowNumber : keys.count == 1 ? .column(keys[0], autoIncrements: false) : .columns(keys)
+            let t = builder.type(relation.name, readOnlyReason: readOnlyReason, keyPolicy: policy)
+            let slots = columns.map { builder.attribute($0.name, of: t, storage: ColumnStorage(declaredType: $0.type, isPrimaryKey: keys.contains($0.name), notNull: $0.notNull)) }
+            let order = keys.isEmpty ? "" : " ORDER BY " + keys.map(SQL.identifier).joined(separator: ", ")
+            let list = columns.isEmpty ? "" : columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
+            let result: PostgresConnection.Rows
+            do {
+                result = try c.query("SELECT \(list) FROM \(relation.sqlName)\(order)")
+            } catch let error as PostgresError {
+                warnings.append("\(relation.name): cannot read its rows (\(error.reason))")
+                continue
+            }
+            let keyPositions = keys.compactMap { k in columns.firstIndex { $0.name == k } }
+            for (ordinal, row) in result.rows.enumerated() {
+                let values = row.enumerated().map { value($0.element, type: result.types[$0.offset]) }
+                let id: ObjectID
+                if keyPositions.count == 1, !relation.isView, let key = ObjectID(keyValue: values[keyPositions[0]]) {
+                    id = key
+                } else if keyPositions.count > 1, !relation.isView {
+                    id = .composite(keyPositions.map { ObjectID(keyValue: values[$0]) ?? .string("") })
+                } else {
+                    id = .int(Int64(ordinal + 1))
+                }
+                let ref = builder.addObject(type: t, id: id)
+                for (i, slot) in slots.enumerated() { builder.set(values[i], type: t, row: Int(ref.row), attribute: slot) }
+            }
+            tables.append(KeyedTable(name: relation.name, type: t, columns: columns.map(\.name), keyColumns: relation.isView ? [] : keys,
+                                     foreignKeys: relation.isView ? [] : foreignKeys))
+        }
+        RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+        return LoadedGraph(graph: builder.finish(), warnings: warnings)
+    }
+
+    /// A value in PostgreSQL's text form, by its column's type OID.
+    static func value(_ text: String?, type: UInt32) -> Value {
+        guard let text else { return .null }
+        switch type {
+        case 16: return .bool(text == "t")
+        case 20, 21, 23, 26: return Int64(text).map(Value.int) ?? .string(text)
+        case 700, 701, 1700: return Double(text).map(Value.double) ?? .string(text)
+        case 1082, 1114, 1184: return DateText.parse(text).map(Value.date) ?? .string(text)
+        case 17:
+            // bytea's hex form: `\x0aff…`.
+            guard text.hasPrefix("\\x") else { return .string(text) }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity((text.utf8.count - 2) / 2)
+            var high: UInt8?
+            for c in text.utf8.dropFirst(2) {
+                guard let nibble = hexValue(c) else { return .string(text) }
+                if let h = high { bytes.append(h << 4 | nibble); high = nil } else { high = nibble }
+            }
+            return .data(Data(bytes))
+        case 114, 3802: return (try? JSONReader.parse(text, persistDates: false)) ?? .string(text)
+        default: return .string(text)
+        }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        case 65...70: return c - 55
+        default: return nil
+        }
+    }
+}
