@@ -111,7 +111,7 @@ public final class PostgresConnection {
     }
 
     /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
-    static func withoutPassword(_ url: String) -> String {
+    public static func withoutPassword(_ url: String) -> String {
         guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
         let credentials = url[scheme.upperBound..<at]
         guard let colon = credentials.firstIndex(of: ":") else { return url }

@@ -22,6 +22,20 @@ enum Interactive {
         func set(result: Result<LoadedStore, any Error>) { state.withLock { $0.result = result } }
     }
 
+    /// A store already loaded (a PostgreSQL database): the browser opens on the whole graph.
+    static func run(opened: OpenedStore) throws {
+        let browser = Browser(fileLabel: opened.label, formatName: opened.formatName,
+                              theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
+                              history: HistoryFile.load(), persistsHistory: true)
+        let host = StoreHost()
+        if let loaded = opened.loaded { host.adopt(loaded) }
+        browser.host = host
+        browser.background = ThreadRunner()
+        browser.attach(opened.graph)
+        let box = LoadBox()
+        try loop(browser, box: box, host: host, isLoaded: true)
+    }
+
     static func run(path: String) throws {
         let file = try StoreFile.openForReading(path)
         let (format, types) = try LoadedStore.catalog(file)
@@ -44,11 +58,16 @@ enum Interactive {
         // The first rows of the first type, read on their own while the graph loads.
         if let page = try? LoadedStore.firstPage(file) { browser.attachPreview(page) }
 
+        try loop(browser, box: box, host: host, isLoaded: false)
+    }
+
+    /// Draws and handles keys until the user leaves; adopts the graph from `box` when it arrives.
+    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost, isLoaded loadedAtStart: Bool) throws {
         let backend: NcursesBackend
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }
         defer { backend.restore() }
         let terminal = Terminal(backend: backend)
-        var isLoaded = false
+        var isLoaded = loadedAtStart
         var needsDraw = true
         while true {
             if !isLoaded {

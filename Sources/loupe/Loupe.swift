@@ -4,13 +4,14 @@ import Foundation
 import LoupeModel
 import LoupeStore
 import LoupeQuery
+import LoupePostgres
 
 /// The `loupe` command: browse a store (the default), or inspect, query and benchmark it.
 @main
 struct Loupe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "loupe",
-        abstract: "Browse and query persisted object graphs in SQLite files.",
+        abstract: "Browse and query persisted object graphs in SQLite files and PostgreSQL databases.",
         discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
         subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Sample.self, Bench.self],
         defaultSubcommand: Browse.self)
@@ -20,7 +21,7 @@ struct Loupe: ParsableCommand {
     static func main() {
         // `loupe tpyes FILE`: the first word is neither a command nor a file; name the command meant.
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let first = arguments.first, !first.hasPrefix("-"), !FileManager.default.fileExists(atPath: first) {
+        if let first = arguments.first, !first.hasPrefix("-"), !FileManager.default.fileExists(atPath: first), !PostgresConnection.isURL(first) {
             let names = configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() }
             if !names.contains(first), let meant = NameSuggestion.closest(to: first.lowercased(), in: names) {
                 printError("Error: unknown command '\(first)'; did you mean '\(meant)'? (`loupe --help` lists the commands)")
@@ -36,6 +37,9 @@ struct Loupe: ParsableCommand {
         } catch let error as CLIError {
             printError("Error: \(error)")
             Foundation.exit(1)
+        } catch let error as PostgresError {
+            printError("Error: \(error)")
+            Foundation.exit(1)
         } catch {
             exit(withError: error)
         }
@@ -44,10 +48,13 @@ struct Loupe: ParsableCommand {
 
 /// The argument every inspecting command takes.
 struct StoreArgument: ParsableArguments {
-    @Argument(help: "The SQLite file (or Couchbase Lite .cblite2 folder) to read, opened read-only.")
+    @Argument(help: "The SQLite file (or Couchbase Lite .cblite2 folder) to read, opened read-only; or a PostgreSQL URL, postgres://user@host/db.")
     var file: String
 
     @OptionGroup var reading: ReadArguments
+
+    /// True when the argument is a PostgreSQL URL rather than a file.
+    var isPostgres: Bool { PostgresConnection.isURL(file) }
 
     /// Opens and loads the file, or throws a one-line error; what the load noticed goes to stderr.
     func load() throws -> LoadedStore {
@@ -55,6 +62,9 @@ struct StoreArgument: ParsableArguments {
         for warning in store.warnings { printError("warning: \(warning)") }
         return store
     }
+
+    /// Opens and loads the file or the PostgreSQL database.
+    func open() throws -> OpenedStore { try OpenedStore.open(file) }
 }
 
 /// How a store is read: its format forced, relation inference off (every command that opens one).
@@ -103,11 +113,16 @@ struct Types: ParsableCommand {
 
     func run() throws {
         // The catalog answers without loading the graph (a GROUP BY, not a million documents
-        // parsed); a store whose catalog cannot count its types is loaded.
-        let file = try StoreFile.openForReading(store.file)
-        var types = try LoadedStore.catalog(file, counted: true).types
-        if types.contains(where: { $0.count < 0 }) {
-            types = try store.load().graph.types.map { ($0.name.rawValue, $0.count) }
+        // parsed; `count(*)` per table on PostgreSQL); a store whose catalog cannot count its
+        // types is loaded.
+        var types: [(name: String, count: Int)]
+        if store.isPostgres {
+            types = try PostgresDatabase.catalog(url: store.file)
+        } else {
+            types = try LoadedStore.catalog(try StoreFile.openForReading(store.file), counted: true).types
+            if types.contains(where: { $0.count < 0 }) {
+                types = try store.load().graph.types.map { ($0.name.rawValue, $0.count) }
+            }
         }
         let rows: [[Value]] = types.map { [.string($0.name), .int(Int64($0.count))] }
         // JSON objects are `{"name": …, "count": …}`; tables head the first column `type`.
@@ -122,15 +137,15 @@ struct Schema: ParsableCommand {
     @Argument(help: "A type name.") var type: String?
 
     func run() throws {
-        let loaded = try store.load()
-        let graph = loaded.graph
+        let opened = try store.open()
+        let graph = opened.graph
         if let type {
             guard let table = graph.type(named: type) else {
                 throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
             }
             print(graph.schemaText(of: table))
         } else {
-            print("\(DisplayText.escaped(loaded.path)): \(loaded.format.name) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
+            print("\(DisplayText.escaped(opened.label)): \(opened.formatName) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
             print(graph.types.map { graph.schemaText(of: $0) }.joined(separator: "\n\n"))
         }
     }
@@ -143,8 +158,7 @@ struct Show: ParsableCommand {
     @Argument(help: "The object's key (as `id` shows it).") var id: String
 
     func run() throws {
-        let loaded = try store.load()
-        let graph = loaded.graph
+        let graph = try store.open().graph
         guard let table = graph.type(named: type) else {
             throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
         }

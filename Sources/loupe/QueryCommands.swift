@@ -8,6 +8,7 @@ import LoupeStore
 import LoupeBrowser
 import LoupeHost
 import LoupeSQL
+import LoupePostgres
 
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,8 +29,9 @@ struct Query: ParsableCommand {
         // Loaded no more than the statement needs (the session parses it again, and reports errors).
         let parsed = try? Parser.parse(statement)
         if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
+        if engine == .sql && store.isPostgres { throw CLIError("the SQL engine answers over SQLite files; a PostgreSQL database is answered in memory (--engine auto or memory)") }
         // A relational file: SQLite answers over the file, with the engine's semantics, no load.
-        if !commit, engine != .memory, let parsed {
+        if !commit, engine != .memory, !store.isPostgres, let parsed {
             let answer: (result: QueryResult, graph: ObjectGraph)?
             do {
                 answer = try SQLPushdown.run(parsed, file: try StoreFile.openForReading(store.file))
@@ -50,7 +52,7 @@ struct Query: ParsableCommand {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")
         }
         // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
-        if !commit, let parsed, let n = try? CountPushdown.count(parsed, path: store.file) {
+        if !commit, !store.isPostgres, let parsed, let n = try? CountPushdown.count(parsed, path: store.file) {
             let sink = OutputSink(fd: 1)
             QueryResult.count(n).write(format, graph: GraphBuilder(formatName: "").finish(), toTerminal: isatty(1) == 1, to: sink)
             sink.flush()
@@ -60,18 +62,22 @@ struct Query: ParsableCommand {
         let graph: ObjectGraph
         do {
             // A statement that reads only one type's attributes loads that type alone.
-            let loaded: LoadedStore
-            if !commit, let reach = parsed?.singleTypeReach {
-                loaded = try LoadedStore.open(store.file, reaching: reach.type.text, names: reach.firstNames)
-                for warning in loaded.warnings { printError("warning: \(warning)") }
+            if store.isPostgres {
+                graph = try store.open().graph
             } else {
-                loaded = try store.load()
+                let loaded: LoadedStore
+                if !commit, let reach = parsed?.singleTypeReach {
+                    loaded = try LoadedStore.open(store.file, reaching: reach.type.text, names: reach.firstNames)
+                    for warning in loaded.warnings { printError("warning: \(warning)") }
+                } else {
+                    loaded = try store.load()
+                }
+                host.adopt(loaded)
+                graph = loaded.graph
             }
-            host.adopt(loaded)
-            graph = loaded.graph
         }
         let session = ReplSession(graph: graph, mode: format)
-        session.storePath = store.file
+        session.storePath = store.isPostgres ? nil : store.file
         session.host = host
         let isMutation: Bool = { if case .mutation? = parsed { return true }; return false }()
         if commit && !isMutation { throw ValidationError("--commit goes with update, insert or delete") }
@@ -125,15 +131,15 @@ struct Repl: ParsableCommand {
         let graph: ObjectGraph, banner: String
         do {
             // The loaded store's file is not kept open: a commit writes through its own connection.
-            let loaded = try store.load()
-            host.adopt(loaded)
-            graph = loaded.graph
-            banner = "Loupe \(DisplayText.escaped(loaded.path)) — \(loaded.format.name), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
+            let opened = try store.open()
+            if let loaded = opened.loaded { host.adopt(loaded) }
+            graph = opened.graph
+            banner = "Loupe \(DisplayText.escaped(opened.label)) — \(opened.formatName), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
         }
-        try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
+        try Repl.loop(graph: graph, path: store.isPostgres ? nil : store.file, host: host, banner: banner, mode: format)
     }
 
-    static func loop(graph: ObjectGraph, path: String, host: StoreHost, banner: String, mode: OutputFormat) throws {
+    static func loop(graph: ObjectGraph, path: String?, host: StoreHost, banner: String, mode: OutputFormat) throws {
         let session = ReplSession(graph: graph, mode: mode)
         session.storePath = path
         session.host = host
@@ -204,7 +210,7 @@ struct Sample: ParsableCommand {
 
 struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Browse a store (the bundled sample when no file is given).")
-    @Argument(help: "The SQLite file (or Couchbase Lite .cblite2 folder) to browse, opened read-only.") var file: String?
+    @Argument(help: "The SQLite file (or Couchbase Lite .cblite2 folder) to browse, opened read-only; or a PostgreSQL URL, postgres://user@host/db.") var file: String?
     @OptionGroup var reading: ReadArguments
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
@@ -224,15 +230,14 @@ struct Browse: ParsableCommand {
             let script: String
             do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
             let steps = try PlayScript.parse(script)
-            let loaded = try LoadedStore.open(path)
+            let opened = try OpenedStore.open(path)
             let host = StoreHost()
-            host.adopt(loaded)
-            for warning in loaded.warnings { printError("warning: \(warning)") }
-            let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: loaded.format.name,
+            if let loaded = opened.loaded { host.adopt(loaded) }
+            let browser = Browser(fileLabel: opened.loaded == nil ? opened.label : URL(fileURLWithPath: path).lastPathComponent, formatName: opened.formatName,
                                   theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
-            browser.storePath = path
+            browser.storePath = opened.loaded == nil ? nil : path
             browser.host = host
-            browser.attach(loaded.graph)
+            browser.attach(opened.graph)
             let parts = size.split(separator: "x").compactMap { Int($0) }
             let screen = browser.play(steps, width: parts[0], height: parts[1])
             let text = output?.hasSuffix(".svg") == true ? screen.svg() : screen.text + "\n"
@@ -244,11 +249,13 @@ struct Browse: ParsableCommand {
             return
         }
         guard isatty(0) == 1, isatty(1) == 1 else {
-            _ = try StoreFile.openForReading(path)   // a bad file is reported as such first
+            if PostgresConnection.isURL(path) { _ = try PostgresConnection(url: path) } else {
+                _ = try StoreFile.openForReading(path)   // a bad file is reported as such first
+            }
             printError("loupe: not a terminal; use `loupe query FILE STATEMENT` or `loupe repl FILE` for scripts")
             throw ExitCode(1)
         }
-        try Interactive.run(path: path)
+        if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) } else { try Interactive.run(path: path) }
     }
 
     /// `sample-data/library.sqlite`, looked for beside the executable's checkout and the working folder.

@@ -157,7 +157,7 @@ final class CLITests: XCTestCase {
         let refused = try loupe(["query", chinook, arithmetic, "--engine", "sql"])
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("SQL cannot answer this statement exactly"), refused.stderr)
-        XCTAssertEqual(try loupe(["query", chinook, arithmetic]).stdout, "135\n")
+        XCTAssertEqual(try loupe(["query", chinook, arithmetic]).stdout, "260\n")
         let persist = try loupe(["query", try Shared.copyFromCheckout("sample-data/library.sqlite"), "count Book", "--engine", "sql"])
         XCTAssertNotEqual(persist.status, 0)
         XCTAssertTrue(persist.stderr.contains("plain relational SQLite files"), persist.stderr)
@@ -166,6 +166,34 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(misspelt.status, 2)
         XCTAssertEqual(misspelt.stderr, try loupe(["query", chinook, "Track where Nmae == 1", "--engine", "memory"]).stderr)
         XCTAssertNotEqual(try loupe(["query", chinook, "delete Track where TrackId == 1", "--engine", "sql", "--commit"]).status, 0)
+    }
+
+    /// `loupe … postgres://…`: the same commands on a PostgreSQL database holding Chinook, with the
+    /// SQLite file's answers; edits refused with the reason; a bad address is one line, exit 1.
+    func testPostgresOnTheCommandLine() throws {
+        let sqlite = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let url = try PostgresServer.database(copying: sqlite, named: "cli")
+        for statement in ["Track where Album.Artist.Name == \"AC/DC\" sort by Name limit 3", "Customer group by Country limit 4",
+                          "count Invoice where Customer.Country == \"USA\" AND Total > 10"] {
+            let postgres = try loupe(["query", url, statement, "--format", "json"])
+            XCTAssertEqual(postgres.status, 0, postgres.stderr)
+            XCTAssertEqual(postgres.stdout, try loupe(["query", sqlite, statement, "--format", "json"]).stdout, statement)
+        }
+        let types = try loupe(["types", url, "--format", "json"])
+        XCTAssertTrue(types.stdout.contains("{\"name\": \"Track\", \"count\": 3503}"), types.stdout)
+        let show = try loupe(["show", url, "Album", "1"])
+        XCTAssertTrue(show.stdout.contains("Artist    → Artist #1"), show.stdout)
+        let schema = try loupe(["schema", url])
+        XCTAssertTrue(schema.stdout.hasPrefix("postgresql://") && schema.stdout.contains("PostgreSQL store, 11 types, 15607 objects"), schema.stdout)
+        let repl = try loupe(["repl", url], stdin: "count Genre\n.quit\n")
+        XCTAssertEqual(repl.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "25", repl.stderr)
+        let edit = try loupe(["query", url, "update Genre set Name = \"x\"", "--commit"])
+        XCTAssertEqual(edit.status, 2)
+        XCTAssertTrue(edit.stderr.contains("Loupe reads PostgreSQL but does not write to it yet"), edit.stderr)
+        let unreachable = try loupe(["query", "postgresql://someone:s3cret@127.0.0.1:1/nothing", "count Track"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertTrue(unreachable.stderr.hasPrefix("Error: cannot read 'postgresql://someone@127.0.0.1:1/nothing': "), unreachable.stderr)
+        XCTAssertFalse(unreachable.stderr.contains("s3cret"))
     }
 
     func testReadOptionsOnTheCommandLine() throws {
