@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "LoupeModel", targets: ["LoupeModel"]),
         .library(name: "LoupeStore", targets: ["LoupeStore"]),
         .library(name: "LoupeQuery", targets: ["LoupeQuery"]),
+        .library(name: "LoupeSQL", targets: ["LoupeSQL"]),
         .executable(name: "loupe", targets: ["loupe"]),
     ],
     dependencies: [

@@ -8,12 +8,13 @@ import PackageDescription
 let package = Package(
     name: "LoupeFuzz",
     platforms: [.macOS(.v13)],
-    dependencies: [.package(name: "Loupe", path: "..")],
+    dependencies: [.package(name: "Loupe", path: ".."), .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0")],
     targets: [
         .executableTarget(name: "QueryFuzz", dependencies: [.product(name: "LoupeQuery", package: "Loupe"), .product(name: "LoupeModel", package: "Loupe")],
                           swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(name: "FileFuzz", dependencies: [.product(name: "LoupeStore", package: "Loupe"), .product(name: "LoupeQuery", package: "Loupe"),
-                                                           .product(name: "LoupeModel", package: "Loupe")],
+                                                           .product(name: "LoupeModel", package: "Loupe"), .product(name: "LoupeSQL", package: "Loupe"),
+                                                           .product(name: "GRDB", package: "GRDB.swift")],
                           swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]

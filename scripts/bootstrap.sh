@@ -9,6 +9,8 @@ need=()
 dpkg -s libncurses-dev >/dev/null 2>&1 || need+=(libncurses-dev)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
+dpkg -s libpq-dev >/dev/null 2>&1 || need+=(libpq-dev)
+dpkg -s postgresql >/dev/null 2>&1 || need+=(postgresql)   # a server for the PostgreSQL tests
 if ((${#need[@]})); then
   $sudo apt-get update
   $sudo apt-get install -y "${need[@]}"

@@ -26,24 +26,28 @@ public enum SQLPushdown {
         default: return nil
         }
         // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
-        let outcome = try file.read { db -> Result<(QueryResult, ObjectGraph)?, QueryError> in
-            guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self),
-                  let layout = try RelationalFormat.layout(db) else { return .success(nil) }
-            do {
-                // Every name, kind and quantifier error, exactly as the engine reports them.
-                _ = try QueryEngine(graph: layout.graph).run(statement)
-                let translation = SQLTranslation(layout: layout, db: db)
-                register(translation, in: db)
-                guard let plan = try Plan(statement, translation) else { return .success(nil) }
-                defer { AggregateRegistry.current.withLock { $0 = nil } }
-                let answer = try plan.execute(db)
-                for test in translation.valueTests { try test.check() }
-                return .success(answer)
-            } catch let error as QueryError {
-                return .failure(error)
+        do {
+            let outcome = try file.read { db -> Result<(QueryResult, ObjectGraph)?, QueryError> in
+                guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self),
+                      let layout = try RelationalFormat.layout(db) else { return .success(nil) }
+                do {
+                    // Every name, kind and quantifier error, exactly as the engine reports them.
+                    _ = try QueryEngine(graph: layout.graph).run(statement)
+                    let translation = SQLTranslation(layout: layout, db: db)
+                    register(translation, in: db)
+                    guard let plan = try Plan(statement, translation) else { return .success(nil) }
+                    defer { AggregateRegistry.current.withLock { $0 = nil } }
+                    let answer = try plan.execute(db)
+                    for test in translation.valueTests { try test.check() }
+                    return .success(answer)
+                } catch let error as QueryError {
+                    return .failure(error)
+                }
             }
+            return try outcome.get()
+        } catch let error as StoreError where error.path == nil {
+            throw StoreError(error.kind, path: file.path, typeName: error.typeName, objectID: error.objectID, reason: error.reason)
         }
-        return try outcome.get()
     }
 
     /// `loupe_test(k, …)` and `loupe_aggregate(k, v)` on this connection, for this translation.

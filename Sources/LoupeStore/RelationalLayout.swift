@@ -61,14 +61,29 @@ extension RelationalFormat {
     public static func objects(_ db: Database, table: String, rowids: [Int64]) throws -> (graph: ObjectGraph, rows: [Int64: Int32]) {
         let entry = try sourceNames(db).first { $0.name == table }
         guard let entry else { throw StoreError(.unreadable, path: nil, reason: "no table \(table)") }
+        // The rows a read by rowid gives, checked first: a damaged table can repeat or lose a
+        // rowid, and then no row of the graph could be matched to the rowid asked for.
+        let wanted = Set(rowids).sorted()
+        let source = try describe(db, name: entry.name, isView: entry.isView)
+        guard let rowid = SQL.rowidName(columns: source.columns.map(\.name)) else {
+            throw StoreError(.unreadable, path: nil, reason: "\(table) has no reachable rowid")
+        }
+        let found = try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) WHERE \(rowid) IN (SELECT value FROM json_each(?)) ORDER BY \(rowid)",
+                                       arguments: ["[" + wanted.map(String.init).joined(separator: ",") + "]"])
+        guard found == wanted else {
+            throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) does not give back the rows its rowids name)")
+        }
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
-        _ = try loadRows(db, source: try describe(db, name: entry.name, isView: entry.isView), builder: builder, epoch: epoch,
-                         readOnlyReason: try frameworkReadOnlyReason(db), rowids: rowids, warnings: &warnings)
+        let t = try loadRows(db, source: source, builder: builder, epoch: epoch,
+                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: rowids, warnings: &warnings)
+        guard builder.count(of: t) == wanted.count else {
+            throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) gave \(builder.count(of: t)) rows for \(wanted.count) rowids)")
+        }
         // Rows come in rowid order, one per distinct rowid asked for.
         var rows: [Int64: Int32] = [:]
-        for (i, rowid) in Set(rowids).sorted().enumerated() { rows[rowid] = Int32(i) }
+        for (i, rowid) in wanted.enumerated() { rows[rowid] = Int32(i) }
         return (builder.finish(), rows)
     }
 }

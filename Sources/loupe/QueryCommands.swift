@@ -38,6 +38,9 @@ struct Query: ParsableCommand {
             } catch let error as QueryError {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
+            } catch let error as StoreError where engine == .auto && error.kind != .fileNotFound {
+                // A damaged file: the load reads what it can, with warnings.
+                answer = nil
             }
             if let answer {
                 let sink = OutputSink(fd: 1)

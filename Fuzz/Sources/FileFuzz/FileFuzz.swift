@@ -1,11 +1,15 @@
 import Foundation
+import GRDB
 import LoupeModel
 import LoupeQuery
+import LoupeSQL
 import LoupeStore
 
 /// libFuzzer's entry point for files: any bytes are written to a fresh file and opened as a store
 /// the way `loupe types`, `schema` and `query` open one; every type is described and listed as
-/// JSON. A crash, trap or hang is a finding; refusing the file with an error is expected.
+/// JSON; then statements through relations and backlinks go to both engines, and when SQL
+/// answers (``SQLPushdown``) its JSON must be the in-memory engine's. A crash, trap, hang or
+/// disagreement is a finding; refusing the file with an error is expected.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let path = FileFuzz.folder + "/input.sqlite"
@@ -22,10 +26,53 @@ public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             _ = result.render(.table, graph: graph)
         }
     }
+    // A load that read around damage (warnings) answers from part of the file, and on a file
+    // SQLite itself finds corrupt (rowids out of order, repeated) SQL's order is the damaged
+    // b-tree's: the engines are compared on sound files.
+    if store.warnings.isEmpty, (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA quick_check") }) == "ok" {
+        FileFuzz.compareEngines(graph, file: store.file)
+    }
     return 0
 }
 
 enum FileFuzz {
+    /// A name as the language writes it (nil when it cannot be quoted).
+    static func quoted(_ name: String) -> String? { name.contains("`") || name.isEmpty ? nil : "`\(name)`" }
+
+    /// Statements over each type's attributes, relations and backlinks, through SQL and in memory.
+    static func compareEngines(_ graph: ObjectGraph, file: StoreFile) {
+        var statements: [String] = []
+        for type in graph.types.prefix(4) {
+            guard let t = quoted(type.name.rawValue) else { continue }
+            statements.append("count \(t)")
+            let first = type.attributes.first.flatMap { quoted($0.name) }
+            if let a = first { statements += ["\(t) sort by \(a) desc limit 5", "\(t) where \(a) > 0 OR \(a) BEGINSWITH[c] \"a\" group by \(a)"] }
+            for relation in type.relations.prefix(2) {
+                guard let r = quoted(relation.name), let target = relation.targetTypes.first,
+                      let b = graph.types[target].attributes.first.flatMap({ quoted($0.name) }) else { continue }
+                statements += ["count \(t) where \(r).\(b) != null", "\(t) where \(r).\(b) > 1 sort by \(first ?? "id") limit 3",
+                               "count \(t) where @links.\(t).\(r).@count >= 1", "\(t) where NONE @links.\(t).\(r).\(first ?? "id") == 1 select \(first ?? "id")"]
+            }
+        }
+        for statement in statements {
+            guard let parsed = try? Parser.parse(statement) else { continue }
+            let memory: String
+            do { memory = try QueryEngine(graph: graph).run(parsed).render(.json, graph: graph) } catch { memory = "error: \(error)" }
+            let sql: String
+            do {
+                guard let answer = try SQLPushdown.run(parsed, file: file) else { continue }
+                sql = answer.result.render(.json, graph: answer.graph)
+            } catch is StoreError {
+                continue   // a damaged file SQL refuses; the load reads around it (and `auto` falls back to it)
+            } catch {
+                sql = "error: \(error)"
+            }
+            if sql != memory, !sql.hasPrefix("error: ") || !memory.hasPrefix("error: ") {
+                fatalError("the engines disagree on \(statement)\nSQL:    \(sql)\nmemory: \(memory)")
+            }
+        }
+    }
+
     static let folder: String = {
         let f = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-filefuzz-\(getpid())").path
         try? FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true)
