@@ -105,8 +105,9 @@ final class CLITests: XCTestCase {
         try SampleGenerator.generate(path: sample, objects: 2_000, seed: 11)
         let query = try loupe(["bench", "query", sample, "--runs", "1"])
         XCTAssertEqual(query.status, 0, query.stdout + query.stderr)
-        // Five questions, in memory and one-shot, each answer checked.
-        XCTAssertEqual(query.stdout.components(separatedBy: "   yes").count - 1, 10, query.stdout)
+        // Five questions, in memory, one-shot and through the SQL engine, each answer checked.
+        XCTAssertEqual(query.stdout.components(separatedBy: "   yes").count - 1, 15, query.stdout)
+        XCTAssertTrue(query.stdout.contains("SQL engine (loupe query --engine sql) over the indexed relational copy"), query.stdout)
         XCTAssertFalse(query.stdout.contains(" NO"), query.stdout)
         let before = Shared.fingerprint(sample)
         let edit = try loupe(["bench", "edit", sample])
