@@ -381,7 +381,8 @@ public enum RelationalFormat: StoreFormat {
         let selectRowID = rowidName != nil && keyColumns.isEmpty
         let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
         // Only the rows with these rowids (bound as one JSON array), when asked.
-        let only = rowids != nil && rowidName != nil ? " WHERE \(rowidName!) IN (SELECT value FROM json_each(?))" : ""
+        // (A table whose rowid cannot be reached gives no row when rows are asked for by rowid.)
+        let only = rowids == nil ? "" : rowidName != nil ? " WHERE \(rowidName!) IN (SELECT value FROM json_each(?))" : " WHERE 0"
         let sql = "SELECT \(selectRowID ? rowidName! + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
             + only + (rowidName.map { " ORDER BY \($0)" } ?? "") + (limit.map { " LIMIT \($0)" } ?? "")
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
@@ -389,7 +390,7 @@ public enum RelationalFormat: StoreFormat {
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
         let dates = source.columns.map { dateColumns?.contains($0.name) ?? $0.isDate }
         var numericDates = Array(repeating: false, count: dates.count)
-        let arguments: StatementArguments = only.isEmpty ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
+        let arguments: StatementArguments = rowids == nil || rowidName == nil ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         var ordinal: Int64 = 0
         while let row = try cursor.next() {

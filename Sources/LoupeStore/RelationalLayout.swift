@@ -87,3 +87,155 @@ extension RelationalFormat {
         return (builder.finish(), rows)
     }
 }
+
+extension LoadedStore {
+    /// ``RelationalFormat/neighbourhood(_:type:ids:)`` of a relational file at `path`, read
+    /// without a load; nil for other formats, or when only a load can tell.
+    public static func neighbourhood(_ path: String, type: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
+        let file = try StoreFile.openForReading(path)
+        do {
+            return try file.read { db in
+                guard ObjectIdentifier(try StoreFormats.detect(db, path: path)) == ObjectIdentifier(RelationalFormat.self) else { return nil }
+                return try RelationalFormat.neighbourhood(db, type: type, ids: ids)
+            }
+        } catch { throw StoreError.from(error, path: path) }
+    }
+}
+
+extension RelationalFormat {
+    /// One object with what `loupe show` prints of it, read by indexed lookups instead of a load:
+    /// its row, the rows its foreign keys name, and the rows whose foreign keys name it, in a
+    /// graph with every type of the file (so names, relations and backlink groups come out as a
+    /// whole load gives them). Lookups fetch a superset (every spelling a load would accept:
+    /// the value, its affinity twin, text that reads as the integer); the relations themselves
+    /// are then linked by ``linkForeignKeys(_:_:warnings:)`` exactly as a load links them. `ids`
+    /// are the keys the object may have (``ObjectID/candidates(typed:)``). Nil when only a load
+    /// can tell (see ``layout(_:)``), or when the type is a view or keyed by row number.
+    public static func neighbourhood(_ db: Database, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
+        guard let layout = try layout(db), let type = layout.graph.type(named: name), let root = layout.tables[type.index] else { return nil }
+        let graph = layout.graph
+        func keyExpression(_ t: Int) -> String? {
+            switch graph.types[t].keyPolicy {
+            case .column(let k, _): return SQL.identifier(k)
+            case .rowid: return layout.tables[t]?.rowid
+            default: return nil
+            }
+        }
+        /// True when SQLite gives `t`'s column (by name; nil: the rowid) numeric affinity: text
+        /// left in it never spells a number (SQLite would have stored the number).
+        func numericAffinity(_ t: Int, _ name: String?) -> Bool {
+            guard let name else { return true }
+            guard let a = graph.types[t].attribute(named: name) else { return false }
+            let declared = (graph.types[t].attributes[a].storage?.declaredType ?? "").uppercased()
+            if declared.contains("INT") { return true }
+            if declared.isEmpty || ["CHAR", "CLOB", "TEXT", "BLOB"].contains(where: declared.contains) { return false }
+            return true
+        }
+        /// The rowids of `t`'s rows whose `column` may hold `value` (a superset).
+        func rowids(_ t: Int, column: String, named columnName: String? = nil, matching value: Value) throws -> [Int64] {
+            guard let table = layout.tables[t], let id = ObjectID(keyValue: value) else { return [] }
+            var bound: [DatabaseValue] = []
+            for candidate in [id] + (id.affinityAlternative.map { [$0] } ?? []) {
+                switch candidate {
+                case .int(let i): bound.append(i.databaseValue)
+                case .double(let d): bound.append(d.databaseValue)
+                case .string(let s): bound.append(s.databaseValue)
+                case .data(let d): bound.append(d.databaseValue)
+                case .composite: break
+                }
+            }
+            guard !bound.isEmpty else { return [] }
+            var condition = bound.map { _ in "\(column) = ?" }.joined(separator: " OR ")
+            // Text spelling the integer (`05`, `+5`), which a load takes for it; never in a column
+            // of numeric affinity, and this branch cannot use an index.
+            if case .int = id, !numericAffinity(t, columnName) {
+                condition += " OR (typeof(\(column)) = 'text' AND CAST(\(column) AS INTEGER) = ?)"
+                bound.append(bound[0])
+            }
+            return try Int64.fetchAll(db, sql: "SELECT \(table.rowid) FROM \(SQL.identifier(table.name)) WHERE \(condition)", arguments: StatementArguments(bound))
+        }
+        func keyName(_ t: Int) -> String? {
+            if case .column(let k, _) = graph.types[t].keyPolicy { return k }
+            return nil   // the rowid: integers only
+        }
+        guard let rootKey = keyExpression(type.index) else { return nil }
+        var wanted: [Int: Set<Int64>] = [:]
+        for id in ids {
+            let value: Value
+            switch id {
+            case .int(let i): value = .int(i)
+            case .double(let d): value = .double(d)
+            case .string(let s): value = .string(s)
+            case .data(let d): value = .data(d)
+            case .composite: continue
+            }
+            wanted[type.index, default: []].formUnion(try rowids(type.index, column: rootKey, named: keyName(type.index), matching: value))
+        }
+        let roots = Array(wanted[type.index] ?? [])
+        // What the root rows' foreign keys name.
+        for relation in type.relations {
+            guard let fk = relation.foreignKey, let column = root.columns.firstIndex(where: { $0.name == fk.attribute }) else { continue }
+            let targetColumn = fk.targetAttribute.map(SQL.identifier) ?? keyExpression(fk.targetType)
+            guard let targetColumn else { return nil }
+            let cells = try DatabaseValue.fetchAll(db, sql: "SELECT \(SQL.identifier(fk.attribute)) FROM \(SQL.identifier(root.name)) WHERE \(root.rowid) IN (SELECT value FROM json_each(?))",
+                                                   arguments: ["[" + roots.map(String.init).joined(separator: ",") + "]"])
+            for cell in cells {
+                let value = layout.value(cell, type: type.index, attribute: column)
+                wanted[fk.targetType, default: []].formUnion(try rowids(fk.targetType, column: targetColumn, named: fk.targetAttribute ?? keyName(fk.targetType), matching: value))
+            }
+        }
+        // What names the root rows: every relation of every type whose foreign key points here.
+        let rootValues: [Value] = try roots.flatMap { rowid -> [Value] in
+            let cells = try DatabaseValue.fetchAll(db, sql: "SELECT \(rootKey) FROM \(SQL.identifier(root.name)) WHERE \(root.rowid) = ?", arguments: [rowid])
+            return cells.map { $0.objectID?.value ?? .null }
+        }
+        for source in graph.types {
+            for relation in source.relations {
+                guard let fk = relation.foreignKey, fk.targetType == type.index else { continue }
+                for value in rootValues {
+                    if let targetAttribute = fk.targetAttribute {
+                        // A key to another column: the sources of whatever that column holds.
+                        guard let attribute = root.columns.firstIndex(where: { $0.name == targetAttribute }) else { continue }
+                        let cells = try DatabaseValue.fetchAll(db, sql: "SELECT \(SQL.identifier(targetAttribute)) FROM \(SQL.identifier(root.name)) WHERE \(rootKey) = ?", arguments: [value.databaseValueForKey])
+                        for cell in cells {
+                            wanted[source.index, default: []].formUnion(try rowids(source.index, column: SQL.identifier(fk.attribute), named: fk.attribute,
+                                                                                   matching: layout.value(cell, type: type.index, attribute: attribute)))
+                        }
+                    } else {
+                        wanted[source.index, default: []].formUnion(try rowids(source.index, column: SQL.identifier(fk.attribute), named: fk.attribute, matching: value))
+                    }
+                }
+            }
+        }
+        // Every table in the load's order, each with the rows asked of it (most with none).
+        let builder = GraphBuilder(formatName: self.name)
+        var warnings: [String] = []
+        let readOnly = try frameworkReadOnlyReason(db)
+        var tables: [KeyedTable] = []
+        for entry in try sourceNames(db) {
+            let source = try describe(db, name: entry.name, isView: entry.isView)
+            let index = graph.types.firstIndex { $0.name.rawValue == entry.name }
+            let t = try loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnly,
+                                 rowids: index.flatMap { wanted[$0].map { Array($0).sorted() } } ?? [], warnings: &warnings)
+            tables.append(KeyedTable(name: source.name, type: t, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
+                                     foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) }))
+        }
+        linkForeignKeys(builder, tables, warnings: &warnings)
+        let small = builder.finish()
+        guard let smallType = small.type(named: type.name.rawValue) else { return nil }
+        return (small, ids.lazy.compactMap { small.ref(type: smallType, id: $0) }.first)
+    }
+}
+
+private extension Value {
+    /// A key value bound as SQLite holds it.
+    var databaseValueForKey: DatabaseValue {
+        switch self {
+        case .int(let i): return i.databaseValue
+        case .double(let d): return d.databaseValue
+        case .string(let s): return s.databaseValue
+        case .data(let d): return d.databaseValue
+        default: return .null
+        }
+    }
+}

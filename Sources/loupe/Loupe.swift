@@ -158,6 +158,12 @@ struct Show: ParsableCommand {
     @Argument(help: "The object's key (as `id` shows it).") var id: String
 
     func run() throws {
+        // A relational file answers by indexed lookups: the object, what it names, what names it.
+        if !store.isPostgres, let (graph, ref) = try LoadedStore.neighbourhood(store.file, type: type, ids: ObjectID.candidates(typed: id)) {
+            guard let ref else { throw CLIError("no \(graph.type(named: type)?.name.rawValue ?? type) has id \(id)") }
+            print(graph.describe(ref))
+            return
+        }
         let graph = try store.open().graph
         guard let table = graph.type(named: type) else {
             throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
