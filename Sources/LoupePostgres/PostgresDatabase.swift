@@ -57,10 +57,39 @@ public enum PostgresDatabase {
         }
     }
 
-    static func load(_ c: PostgresConnection) throws -> LoadedGraph {
+    /// What the catalog says of one table or view.
+    struct Described {
+        let relation: Relation
+        let columns: [(name: String, type: String, notNull: Bool)]
+        let keys: [String]
+        let foreignKeys: [DeclaredForeignKey]
+    }
+
+    /// Reads the whole database; with `schemaOnly`, no row (types, attributes, relations).
+    static func load(_ c: PostgresConnection, schemaOnly: Bool = false) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: formatName)
         var warnings: [String] = []
         var tables: [KeyedTable] = []
+        for described in try describeAll(c) {
+            let t = addType(described, to: builder)
+            if !schemaOnly {
+                do {
+                    try readRows(c, described, type: t, into: builder)
+                } catch let error as PostgresError {
+                    warnings.append("\(described.relation.name): cannot read its rows (\(error.reason))")
+                }
+            }
+            let relation = described.relation
+            tables.append(KeyedTable(name: relation.name, type: t, columns: described.columns.map(\.name), keyColumns: relation.isView ? [] : described.keys,
+                                     foreignKeys: relation.isView ? [] : described.foreignKeys))
+        }
+        RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+        return LoadedGraph(graph: builder.finish(), warnings: warnings)
+    }
+
+    /// Every readable table and view with its columns, key and foreign keys.
+    static func describeAll(_ c: PostgresConnection) throws -> [Described] {
+        var out: [Described] = []
         for relation in try relations(c) {
             let columns = try c.query("""
                 SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute
@@ -87,37 +116,45 @@ public enum PostgresDatabase {
                 let action: DeleteAction = ["r": .restrict, "c": .cascade, "n": .setNull, "d": .setDefault][row[4] ?? ""] ?? .noAction
                 return DeclaredForeignKey(column: column, table: schema == "public" ? table : "\(schema).\(table)", target: row[3], onDelete: action)
             }
-            let policy: KeyPolicy = relation.isView || keys.isEmpty ? .rowNumber : keys.count == 1 ? .column(keys[0], autoIncrements: false) : .columns(keys)
-            let t = builder.type(relation.name, readOnlyReason: readOnlyReason, keyPolicy: policy)
-            let slots = columns.map { builder.attribute($0.name, of: t, storage: ColumnStorage(declaredType: $0.type, isPrimaryKey: keys.contains($0.name), notNull: $0.notNull)) }
-            let order = keys.isEmpty ? "" : " ORDER BY " + keys.map(SQL.identifier).joined(separator: ", ")
-            let list = columns.isEmpty ? "" : columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
-            let result: PostgresConnection.Rows
-            do {
-                result = try c.query("SELECT \(list) FROM \(relation.sqlName)\(order)")
-            } catch let error as PostgresError {
-                warnings.append("\(relation.name): cannot read its rows (\(error.reason))")
-                continue
-            }
-            let keyPositions = keys.compactMap { k in columns.firstIndex { $0.name == k } }
-            for (ordinal, row) in result.rows.enumerated() {
-                let values = row.enumerated().map { value($0.element, type: result.types[$0.offset]) }
-                let id: ObjectID
-                if keyPositions.count == 1, !relation.isView, let key = ObjectID(keyValue: values[keyPositions[0]]) {
-                    id = key
-                } else if keyPositions.count > 1, !relation.isView {
-                    id = .composite(keyPositions.map { ObjectID(keyValue: values[$0]) ?? .string("") })
-                } else {
-                    id = .int(Int64(ordinal + 1))
-                }
-                let ref = builder.addObject(type: t, id: id)
-                for (i, slot) in slots.enumerated() { builder.set(values[i], type: t, row: Int(ref.row), attribute: slot) }
-            }
-            tables.append(KeyedTable(name: relation.name, type: t, columns: columns.map(\.name), keyColumns: relation.isView ? [] : keys,
-                                     foreignKeys: relation.isView ? [] : foreignKeys))
+            out.append(Described(relation: relation, columns: columns, keys: keys, foreignKeys: foreignKeys))
         }
-        RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
-        return LoadedGraph(graph: builder.finish(), warnings: warnings)
+        return out
+    }
+
+    /// The type a table becomes, with its attributes, and no rows yet.
+    static func addType(_ d: Described, to builder: GraphBuilder) -> Int {
+        let relation = d.relation, keys = d.keys
+        let policy: KeyPolicy = relation.isView || keys.isEmpty ? .rowNumber : keys.count == 1 ? .column(keys[0], autoIncrements: false) : .columns(keys)
+        let t = builder.type(relation.name, readOnlyReason: readOnlyReason, keyPolicy: policy)
+        for column in d.columns {
+            _ = builder.attribute(column.name, of: t, storage: ColumnStorage(declaredType: column.type, isPrimaryKey: keys.contains(column.name), notNull: column.notNull))
+        }
+        return t
+    }
+
+    /// Reads a table's rows into its type, in key order: all of them, or those `condition`
+    /// (SQL over the table's columns, with `parameters` bound) selects.
+    static func readRows(_ c: PostgresConnection, _ d: Described, type t: Int, into builder: GraphBuilder,
+                         condition: String? = nil, parameters: [String?] = []) throws {
+        let relation = d.relation, keys = d.keys, columns = d.columns
+        let order = keys.isEmpty ? "" : " ORDER BY " + keys.map(SQL.identifier).joined(separator: ", ")
+        let list = columns.isEmpty ? "" : columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
+        let result = try c.query("SELECT \(list) FROM \(relation.sqlName)" + (condition.map { " WHERE \($0)" } ?? "") + order, parameters)
+        let slots = columns.map { builder.existingAttribute($0.name, of: t)! }
+        let keyPositions = keys.compactMap { k in columns.firstIndex { $0.name == k } }
+        for (ordinal, row) in result.rows.enumerated() {
+            let values = row.enumerated().map { value($0.element, type: result.types[$0.offset]) }
+            let id: ObjectID
+            if keyPositions.count == 1, !relation.isView, let key = ObjectID(keyValue: values[keyPositions[0]]) {
+                id = key
+            } else if keyPositions.count > 1, !relation.isView {
+                id = .composite(keyPositions.map { ObjectID(keyValue: values[$0]) ?? .string("") })
+            } else {
+                id = .int(Int64(ordinal + 1))
+            }
+            let ref = builder.addObject(type: t, id: id)
+            for (i, slot) in slots.enumerated() { builder.set(values[i], type: t, row: Int(ref.row), attribute: slot) }
+        }
     }
 
     /// A value in PostgreSQL's text form, by its column's type OID.
