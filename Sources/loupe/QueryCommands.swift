@@ -22,19 +22,23 @@ struct Query: ParsableCommand {
     @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
     @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
-    @Option(help: "Which engine answers: auto (SQLite over a relational file when the statement translates exactly, else memory), memory (load the graph), sql (SQLite only: an error when the statement does not translate).")
+    @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
 
     func run() throws {
         // Loaded no more than the statement needs (the session parses it again, and reports errors).
         let parsed = try? Parser.parse(statement)
         if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
-        if engine == .sql && store.isPostgres { throw CLIError("the SQL engine answers over SQLite files; a PostgreSQL database is answered in memory (--engine auto or memory)") }
-        // A relational file: SQLite answers over the file, with the engine's semantics, no load.
-        if !commit, engine != .memory, !store.isPostgres, let parsed {
+        // A relational file or a PostgreSQL database: the database answers, with the engine's
+        // semantics, no load.
+        if !commit, engine != .memory, let parsed {
             let answer: (result: QueryResult, graph: ObjectGraph)?
             do {
-                answer = try SQLPushdown.run(parsed, file: try StoreFile.openForReading(store.file))
+                if store.isPostgres {
+                    answer = try PostgresPushdown.run(parsed, url: store.file)
+                } else {
+                    answer = try SQLPushdown.run(parsed, file: try StoreFile.openForReading(store.file))
+                }
             } catch let error as QueryError {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
@@ -49,7 +53,9 @@ struct Query: ParsableCommand {
                 return
             }
             if engine == .sql {
-                throw CLIError("SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, and leaves arithmetic, paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
+                throw CLIError(store.isPostgres
+                    ? "PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); run it with --engine auto or memory"
+                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, and leaves arithmetic, paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
             }
         } else if engine == .sql, parsed == nil {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")

@@ -35,6 +35,25 @@ final class PostgresTests: XCTestCase {
         }
     }
 
+    /// The conformance cases answered by PostgreSQL itself (``PostgresPushdown``): each one it
+    /// translates prints the in-memory engine's JSON byte for byte; 24 of the 26 translate.
+    func testChinookConformanceThroughPostgresPushdown() throws {
+        let url = try Self.chinook.get()
+        let graph = try PostgresDatabase.load(url: url).graph
+        var declined: [String] = []
+        for c in try ConformanceTests.cases().cases {
+            guard let (result, resultGraph) = try PostgresPushdown.run(try Parser.parse(c.query), url: url) else { declined.append(c.query); continue }
+            let output = result.render(.json, graph: resultGraph)
+            XCTAssertEqual(output, try QueryEngine(graph: graph).run(c.query).render(.json, graph: graph), c.query)
+            XCTAssertEqual(try ConformanceTests.normalised(output, kind: c.kind),
+                           try ConformanceTests.normalised(c.expected, kind: c.kind, isExpected: true), c.query)
+        }
+        // Substring tests on `Track.Name`, which holds non-ASCII text: the engine matches them by
+        // grapheme (`é` written as e + accent does not begin with `e`), PostgreSQL by code point,
+        // so these two are answered in memory after a load.
+        XCTAssertEqual(declined, ["count Track where Name BEGINSWITH[c] \"the \"", "count Track where Name CONTAINS \"Love\""])
+    }
+
     /// Kinds of value keep their kind; schemas other than `public` are prefixed; views are types.
     func testValuesSchemasAndViews() throws {
         let url = try PostgresServer.freshDatabase("kinds")
@@ -85,5 +104,80 @@ final class PostgresTests: XCTestCase {
         let killer = try PostgresConnection(url: server)
         _ = try killer.query("SELECT pg_terminate_backend($1::int)", [pid])
         XCTAssertThrowsError(try connection.query("SELECT 1")) { XCTAssertTrue("\($0)".hasPrefix("cannot read"), "\($0)") }
+    }
+
+    /// Generated statements over typed tables built to trip the translation (text in NFC and
+    /// not, ASCII and not, NULLs everywhere, dates and timestamps with and without zones,
+    /// booleans, numerics, floats, a missing to-one target): every statement PostgreSQL answers
+    /// prints the in-memory engine's JSON, every error reads the same, and most translate.
+    func testGeneratedStatementsAgreeWithTheEngine() throws {
+        let url = try PostgresServer.freshDatabase("generated")
+        XCTAssertEqual(try PostgresServer.psql(url, """
+            CREATE TABLE author (id int PRIMARY KEY, name text, born int, joined date, active boolean, country varchar(10));
+            CREATE TABLE book (id int PRIMARY KEY, title text, pages int, price numeric(6,2), ratio float8, author_id int REFERENCES author(id),
+                               published timestamp, seen timestamptz);
+            CREATE TABLE loan (code text PRIMARY KEY, book_id int REFERENCES book(id), member text, due timestamptz);
+            INSERT INTO author VALUES (1, 'Ann', 1950, '2001-02-03', true, 'UK'), (2, 'Émile', 1890, NULL, false, 'FR'),
+                (3, 'e\u{301}mile', NULL, '1999-12-31', NULL, 'fr'), (4, '', -5, '2020-01-01', true, NULL), (5, 'Zoë', 2000, NULL, false, 'DE');
+            INSERT INTO book VALUES (1, 'The Sea', 300, 9.50, 0.5, 1, '2020-01-02 00:00:00', '2020-01-02 10:00:00+02'),
+                (2, 'the sea', 300, 10, NULL, 1, '2020-01-02 12:30:00', NULL), (3, 'Über', NULL, NULL, 1e-3, 2, NULL, '1999-01-01 00:00:00Z'),
+                (4, 'A*B?', 120, 7.25, 2.5, NULL, '2001-01-01 00:00:00', '2001-01-01 00:00:00-05'), (5, 'love story', 500, 20, -1, 3, '1970-01-01 00:00:00', NULL),
+                (6, 'Love_Story 100%', 0, 0, 0, 5, '2030-06-01 00:00:00', '2030-06-01 00:00:00Z'), (7, 'kelvin', 250, 12.50, 3, 4, NULL, NULL);
+            INSERT INTO loan VALUES ('a', 1, 'Zoe', '2024-01-01 00:00:00Z'), ('b', 1, 'Yan', NULL), ('c', 2, 'Zoe', '2024-02-01 00:00:00Z'),
+                ('d', 3, NULL, '2023-01-01 00:00:00Z'), ('e', NULL, 'Xi', NULL), ('f', 7, 'zoe', '2022-01-01 00:00:00Z'), ('g', 7, 'Wu', '2023-06-01 00:00:00Z');
+            """), 0)
+        let graph = try PostgresDatabase.load(url: url).graph
+        let scalars = ["pages", "price", "ratio", "title", "published", "seen", "id", "author.name", "author.born", "author.joined", "author.active",
+                       "author.country", "author_id", "@links.loan.book_id.@count", "@links.loan.book_id.due.@max", "author.@links.book.author_id.@count",
+                       "author.@links.book.author_id.pages.@sum", "@links.loan.book_id.code.@min", "SUBQUERY(@links.loan.book_id, $l, $l.member == \"Zoe\").@count"]
+        let collections = ["@links.loan.book_id.member", "@links.loan.book_id.due", "author.@links.book.author_id.title"]
+        let literals = ["300", "9.5", "-5", "0", "null", "\"\"", "\"the sea\"", "\"Émile\"", "\"Zoe\"", "2020-01-02", "2020-01-02T08:00:00Z",
+                        "true", "false", "1890", "7.25", "{300, 120}", "{\"Zoe\", \"Yan\"}", "\"*e*\"", "\"l?ve*\"", "\"e\u{301}mile\"", "\"100%\""]
+        let operators = ["==", "!=", "<", "<=", ">", ">=", "==[c]", "BEGINSWITH", "BEGINSWITH[c]", "ENDSWITH", "CONTAINS", "CONTAINS[c]", "LIKE", "LIKE[c]", "IN"]
+        var g = SQLEngineTests.Generator(state: 7)
+        func atom() -> String {
+            switch g.next(5) {
+            case 0, 1, 2: return "\(g.pick(scalars)) \(g.pick(operators)) \(g.pick(literals))"
+            case 3: return "\(g.pick(["", "ANY ", "ALL ", "NONE "]))\(g.pick(collections)) \(g.pick(operators)) \(g.pick(literals))"
+            default: return "\(g.pick(scalars)) BETWEEN {\(g.pick(["0", "1.5", "2000-01-01"])), \(g.pick(["300", "9.5", "2030-01-01"]))}"
+            }
+        }
+        func predicate(_ depth: Int = 0) -> String {
+            if depth > 1 { return atom() }
+            switch g.next(5) {
+            case 0: return "(\(predicate(depth + 1)) AND \(predicate(depth + 1)))"
+            case 1: return "(\(predicate(depth + 1)) OR \(predicate(depth + 1)))"
+            case 2: return "NOT (\(predicate(depth + 1)))"
+            default: return atom()
+            }
+        }
+        let sortable = scalars.filter { !$0.hasPrefix("SUBQUERY") }
+        var translated = 0, total = 0, seen = Set<String>()
+        while total < 400 {
+            let p = predicate()
+            let statement: String
+            switch g.next(5) {
+            case 0: statement = "count book where \(p)"
+            case 1: statement = "book where \(p) sort by \(g.pick(sortable))\(g.pick(["", " desc"])) limit \(g.pick(["2", "50"]))"
+            case 2: statement = "book where \(p) select title, \(g.pick(sortable)) as v"
+            case 3: statement = "book where \(p) group by \(g.pick(["author.name", "pages", "author.country", "published"]))"
+            default: statement = "book where \(p)"
+            }
+            guard seen.insert(statement).inserted else { continue }
+            total += 1
+            let expected: String
+            do { expected = try QueryEngine(graph: graph).run(statement).render(.json, graph: graph) } catch { expected = "error: \(error)" }
+            do {
+                guard let (result, resultGraph) = try PostgresPushdown.run(try Parser.parse(statement), url: url) else { continue }
+                translated += 1
+                XCTAssertEqual(result.render(.json, graph: resultGraph), expected, statement)
+            } catch {
+                XCTAssertEqual("error: \(error)", expected, statement)
+            }
+        }
+        // The tables are hostile on purpose (a name not in NFC, non-ASCII titles), so many
+        // statements are left to the engine; a fifth at least must still translate.
+        XCTAssertGreaterThan(translated, total / 5, "\(translated) of \(total) translate")
+        print("PostgreSQL push-down: \(translated) of \(total) generated statements translated")
     }
 }

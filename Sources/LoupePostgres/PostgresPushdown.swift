@@ -1,0 +1,459 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+/// Answers a statement with PostgreSQL itself, without loading the database: predicates, paths
+/// along foreign keys, backlinks, counts, sums and averages, sort and limit become one SQL query
+/// with bound parameters; the result's objects are then read by key, as a load reads them.
+///
+/// PostgreSQL cannot call back into Loupe, so only what its typed columns mean exactly as the
+/// engine means it is translated: numbers with numbers, booleans with booleans, dates and
+/// timestamps with date literals (timestamps without a zone are UTC, as the engine reads them),
+/// text with text when the column's text is in NFC (the engine compares text by canonical
+/// equivalence, PostgreSQL by bytes: on NFC text they agree; `[c]`, `BEGINSWITH`, `ENDSWITH` and
+/// `CONTAINS` need ASCII text), `LIKE` (both match Unicode scalars), `IN` lists, `BETWEEN`, null
+/// tests, `ANY`/`ALL`/`NONE` over backlinks, `SUBQUERY(…).@count`, and ordering with `NULLS
+/// FIRST` and the `C` collation, ties in key order. Anything else (arithmetic, `MATCHES`,
+/// comparisons of two paths, projections of sums) returns nil and the caller loads the database.
+/// The data checks (NFC, ASCII) are queries of their own, run once per column.
+public enum PostgresPushdown {
+    /// The result and the graph its objects live in, or nil (see above).
+    public static func run(_ statement: LoupeQuery.Statement, url: String) throws -> (result: QueryResult, graph: ObjectGraph)? {
+        switch statement {
+        case .count, .group: break
+        case .query(let q) where q.type != nil: break
+        default: return nil
+        }
+        let connection = try PostgresConnection(url: url)
+        return try connection.snapshot { () throws -> (QueryResult, ObjectGraph)? in
+            let described = try PostgresDatabase.describeAll(connection)
+            let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+            var tables: [KeyedTable] = []
+            for d in described {
+                let t = PostgresDatabase.addType(d, to: builder)
+                tables.append(KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
+                                         foreignKeys: d.relation.isView ? [] : d.foreignKeys))
+            }
+            var warnings: [String] = []
+            RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+            let schema = builder.finish()
+            // Names, quantifiers and the rest of the engine's own checks, as it reports them.
+            _ = try QueryEngine(graph: schema).run(statement)
+            let translation = PostgresTranslation(schema: schema, described: described, connection: connection)
+            return try translation.answer(statement)
+        }
+    }
+}
+
+/// One statement as PostgreSQL SQL (see ``PostgresPushdown``).
+final class PostgresTranslation {
+    let schema: ObjectGraph
+    let described: [PostgresDatabase.Described]
+    let connection: PostgresConnection
+    private(set) var parameters: [String?] = []
+    private var aliasCount = 0
+    private var variables: [String: Scope] = [:]
+    private var checks: [String: Bool] = [:]
+
+    init(schema: ObjectGraph, described: [PostgresDatabase.Described], connection: PostgresConnection) {
+        self.schema = schema
+        self.described = described
+        self.connection = connection
+    }
+
+    struct Scope { let alias: String; let type: Int }
+
+    /// What a column holds, as far as comparisons go.
+    enum Kind { case number, floating, text, boolean, timestamp, timestampWithZone, date, other }
+
+    /// A value in SQL: a column of a type (nil for a count) and its kind.
+    struct Operand {
+        let sql: String
+        let kind: Kind
+        let column: (type: Int, name: String)?
+    }
+
+    /// A collection: rows from `from` (ending in a `WHERE` with the correlation), each an element.
+    struct Collection {
+        let from: String
+        let value: Operand?
+        let element: Scope?
+        let exact: Bool
+    }
+
+    enum Translated { case scalar(Operand), collection(Collection) }
+
+    private func bind(_ text: String?, as type: String) -> String {
+        parameters.append(text)
+        return "$\(parameters.count)::\(type)"
+    }
+
+    private func newAlias() -> String { aliasCount += 1; return "x\(aliasCount)" }
+
+    private func table(_ t: Int) -> PostgresDatabase.Described? {
+        described.first { $0.relation.name == schema.types[t].name.rawValue }
+    }
+
+    func kind(_ t: Int, _ column: String) -> Kind {
+        guard let type = table(t)?.columns.first(where: { $0.name == column })?.type.lowercased() else { return .other }
+        if ["smallint", "integer", "bigint", "oid"].contains(type) || type.hasPrefix("numeric") { return .number }
+        if type == "real" || type == "double precision" { return .floating }
+        if type == "text" || type.hasPrefix("character varying") { return .text }
+        if type == "boolean" { return .boolean }
+        if type == "timestamp without time zone" || type.hasPrefix("timestamp(") && !type.contains("with time zone") { return .timestamp }
+        if type.hasPrefix("timestamp") && type.contains("with time zone") { return .timestampWithZone }
+        if type == "date" { return .date }
+        return .other
+    }
+
+    /// The single key column of a type (nil for views, composite keys and tables without one).
+    private func key(_ t: Int) -> String? {
+        if case .column(let k, _) = schema.types[t].keyPolicy { return k }
+        return nil
+    }
+
+    /// True when every text of the column is in NFC (and, with `ascii`, ASCII), checked once.
+    private func textIs(_ t: Int, _ column: String, ascii: Bool) throws -> Bool {
+        guard let d = table(t) else { return false }
+        let id = "\(t)/\(column)/\(ascii)"
+        if let known = checks[id] { return known }
+        let c = SQL.identifier(column)
+        let condition = ascii ? "\(c) ~ '[^\\x01-\\x7F]'" : "\(c) IS NOT NFC NORMALIZED"
+        let found = try connection.query("SELECT EXISTS (SELECT 1 FROM \(d.relation.sqlName) WHERE \(condition))").rows.first?.first ?? nil
+        let ok = found == "f"
+        checks[id] = ok
+        return ok
+    }
+
+    // MARK: Paths
+
+    func path(_ p: Path, _ start: Scope) throws -> Translated? {
+        var current = start
+        var steps = p.steps[...]
+        if case .variable(let name)? = steps.first {
+            guard let bound = variables[name.text] else { return nil }
+            current = bound
+            steps = steps.dropFirst()
+        }
+        var first: String?, correlation = "", joins: [String] = []
+        var toMany = 0, toOneAfterMany = 0
+        var value: Operand?
+        for (i, step) in steps.enumerated() {
+            let isLast = i == steps.count - 1
+            let type = schema.types[current.type]
+            switch step {
+            case .name(let name):
+                let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
+                if isLast, let a = attribute {
+                    let column = type.attributes[a].name
+                    value = Operand(sql: "\(current.alias).\(SQL.identifier(column))", kind: kind(current.type, column), column: (current.type, column))
+                } else if let r = relation {
+                    guard let fk = type.relations[r].foreignKey, fk.targetAttribute == nil, let targetKey = key(fk.targetType),
+                          let target = table(fk.targetType) else { return nil }
+                    let alias = newAlias(), from = current
+                    let on = "\(alias).\(SQL.identifier(targetKey)) = \(from.alias).\(SQL.identifier(fk.attribute))"
+                    if first == nil { first = "\(target.relation.sqlName) \(alias)"; correlation = on } else { joins.append("LEFT JOIN \(target.relation.sqlName) \(alias) ON \(on)") }
+                    if toMany > 0 { toOneAfterMany += 1 }
+                    current = Scope(alias: alias, type: fk.targetType)
+                } else {
+                    return nil
+                }
+            case .links(let typeName, let relationName):
+                guard let source = schema.type(named: typeName.text), let r = source.relation(named: relationName.text),
+                      let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
+                      let targetKey = key(current.type), let s = table(source.index) else { return nil }
+                let alias = newAlias()
+                let on = "\(alias).\(SQL.identifier(fk.attribute)) = \(current.alias).\(SQL.identifier(targetKey))"
+                if first == nil { first = "\(s.relation.sqlName) \(alias)"; correlation = on } else { joins.append("JOIN \(s.relation.sqlName) \(alias) ON \(on)") }
+                toMany += 1
+                current = Scope(alias: alias, type: source.index)
+            case .id:
+                guard isLast, let k = key(current.type) else { return nil }
+                value = Operand(sql: "\(current.alias).\(SQL.identifier(k))", kind: kind(current.type, k), column: (current.type, k))
+            case .variable, .type:
+                return nil
+            }
+        }
+        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
+        if let aggregate = p.aggregate {
+            guard let from, toMany == 1, toOneAfterMany == 0 else { return nil }
+            switch aggregate {
+            case .count: return .scalar(Operand(sql: "(SELECT count(*) \(from))", kind: .number, column: nil))
+            case .sum:
+                guard let value, value.kind == .number || value.kind == .floating else { return nil }
+                return .scalar(Operand(sql: "(SELECT coalesce(sum(\(value.sql)), 0) \(from))", kind: value.kind, column: nil))
+            case .avg:
+                guard let value, value.kind == .number || value.kind == .floating else { return nil }
+                return .scalar(Operand(sql: "(SELECT avg(\(value.sql)::float8) \(from))", kind: .floating, column: nil))
+            case .min, .max:
+                guard let value, [.number, .floating, .timestamp, .timestampWithZone, .date, .text].contains(value.kind) else { return nil }
+                if value.kind == .text { guard let column = value.column, try textIs(column.type, column.name, ascii: false) else { return nil } }
+                let collate = value.kind == .text ? " COLLATE \"C\"" : ""
+                return .scalar(Operand(sql: "(SELECT \(aggregate == .min ? "min" : "max")(\(value.sql)\(collate)) \(from))", kind: value.kind, column: value.column))
+            }
+        }
+        guard let from else { return value.map(Translated.scalar) }
+        if toMany == 0 {
+            guard let value else { return nil }
+            return .scalar(Operand(sql: "(SELECT \(value.sql) \(from))", kind: value.kind, column: value.column))
+        }
+        return .collection(Collection(from: from, value: value, element: value == nil ? current : nil, exact: toMany == 1 && toOneAfterMany == 0))
+    }
+
+    func expression(_ e: LoupeQuery.Expression, _ scope: Scope) throws -> Translated? {
+        switch e {
+        case .path(let p): return try path(p, scope)
+        case .subqueryCount(let collectionPath, let variable, let inner, _):
+            guard case .collection(let c)? = try path(collectionPath, scope), c.exact, let element = c.element else { return nil }
+            variables[variable] = element
+            defer { variables[variable] = nil }
+            guard let condition = try predicate(inner, element) else { return nil }
+            return .scalar(Operand(sql: "(SELECT count(*) \(c.from) AND (\(condition)))", kind: .number, column: nil))
+        default: return nil
+        }
+    }
+
+    // MARK: Predicates
+
+    /// A condition that is never NULL (so `NOT` means the engine's not), or nil.
+    func predicate(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
+        switch p {
+        case .constant(let b): return b ? "true" : "false"
+        case .and(let ps), .or(let ps):
+            var parts: [String] = []
+            for part in ps { guard let sql = try predicate(part, scope) else { return nil }; parts.append("(\(sql))") }
+            if parts.isEmpty { if case .and = p { return "true" } else { return "false" } }
+            if case .and = p { return parts.joined(separator: " AND ") }
+            return parts.joined(separator: " OR ")
+        case .not(let inner): return try predicate(inner, scope).map { "NOT (\($0))" }
+        case .truthy: return nil
+        case .between(let q, let e, let low, let high, _):
+            guard let lo = ValueTest.constant(low), let hi = ValueTest.constant(high) else { return nil }
+            return try quantified(q, e, scope) { v in
+                guard let a = try self.literal(lo, for: v), let b = try self.literal(hi, for: v) else { return nil }
+                return "coalesce(\(v.sql) >= \(a) AND \(v.sql) <= \(b), false)"
+            }
+        case .comparison(let c):
+            guard let constant = ValueTest.constant(c.rhs), ValueTest.constant(c.lhs) == nil else { return nil }
+            return try quantified(c.quantifier, c.lhs, scope) { v in try self.comparison(v, c, constant) }
+        }
+    }
+
+    /// On a single value, the test; on a collection, `EXISTS` for ANY (the default), `NOT
+    /// EXISTS … NOT` for ALL, `NOT EXISTS` for NONE.
+    private func quantified(_ q: Quantifier?, _ e: LoupeQuery.Expression, _ scope: Scope, _ test: (Operand) throws -> String?) throws -> String? {
+        switch try expression(e, scope) {
+        case .scalar(let v)?:
+            guard q == nil else { return nil }
+            return try test(v)
+        case .collection(let c)?:
+            guard let v = c.value, let each = try test(v) else { return nil }
+            switch q ?? .any {
+            case .any: return "EXISTS (SELECT 1 \(c.from) AND (\(each)))"
+            case .all: return "NOT EXISTS (SELECT 1 \(c.from) AND NOT (\(each)))"
+            case .noneOf: return "NOT EXISTS (SELECT 1 \(c.from) AND (\(each)))"
+            }
+        case nil: return nil
+        }
+    }
+
+    /// A literal as a parameter of the operand's kind, or nil when the kinds do not meet exactly.
+    private func literal(_ value: Value, for v: Operand) throws -> String? {
+        switch (value, v.kind) {
+        case (.int(let i), .number): return bind(String(i), as: "numeric")
+        case (.double(let d), .number) where d.isFinite: return bind(String(d), as: "numeric")
+        case (.int(let i), .floating): return bind(String(i), as: "float8")
+        case (.double(let d), .floating) where d.isFinite: return bind(String(d), as: "float8")
+        case (.bool(let b), .boolean): return bind(b ? "true" : "false", as: "boolean")
+        case (.date(let d), .timestamp), (.date(let d), .date): return "(" + bind(DateText.iso(d), as: "timestamptz") + " AT TIME ZONE 'UTC')"
+        case (.date(let d), .timestampWithZone): return bind(DateText.iso(d), as: "timestamptz")
+        case (.string(let s), .text):
+            // Both sides in NFC: canonical equivalence is then byte equality.
+            guard Array(s.precomposedStringWithCanonicalMapping.unicodeScalars) == Array(s.unicodeScalars), let column = v.column,
+                  try textIs(column.type, column.name, ascii: false) else { return nil }
+            return bind(s, as: "text")
+        default: return nil
+        }
+    }
+
+    /// True when the engine finds no value of this kind equal to the literal, nor ordered with it
+    /// (text and numbers, dates and numbers, booleans and text…): the comparison's answer is then
+    /// known without reading a row.
+    private func unrelated(_ kind: Kind, _ literal: Value) -> Bool {
+        switch (kind, literal) {
+        case (.text, .int), (.text, .double), (.text, .bool),
+             (.timestamp, .int), (.timestamp, .double), (.timestamp, .bool), (.timestamp, .string),
+             (.timestampWithZone, .int), (.timestampWithZone, .double), (.timestampWithZone, .bool), (.timestampWithZone, .string),
+             (.date, .int), (.date, .double), (.date, .bool), (.date, .string),
+             (.number, .date), (.floating, .date), (.floating, .bool), (.boolean, .string), (.boolean, .date), (.boolean, .double):
+            // (A date column against text parses the text in the engine: not constant, unless
+            // it is no date at all.)
+            if case .string(let s) = literal, kind != .text, kind != .boolean { return DateText.parse(s) == nil }
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A known answer that still names the operand, so the parameters its SQL binds stay in
+    /// the statement (PostgreSQL refuses a parameter the text does not use).
+    private func known(_ answer: Bool, _ v: Operand) -> String {
+        answer ? "(true OR \(v.sql) IS NULL)" : "(false AND \(v.sql) IS NULL)"
+    }
+
+    private func comparison(_ v: Operand, _ c: Comparison, _ constant: Value) throws -> String? {
+        if case .null = constant {
+            switch c.op {
+            case .equal: return "\(v.sql) IS NULL"
+            case .notEqual: return "\(v.sql) IS NOT NULL"
+            case .less, .lessOrEqual, .greater, .greaterOrEqual, .beginsWith, .endsWith, .like: return known(false, v)   // nothing orders with null
+            default: return nil
+            }
+        }
+        if v.kind != .other, unrelated(v.kind, constant), c.op != .in, c.op != .contains, c.op != .matches {
+            return known(c.op == .notEqual, v)
+        }
+        let ascii = c.options.contains(.caseInsensitive)
+        if c.options.contains(.diacriticInsensitive) { return nil }
+        func asciiText() throws -> Bool {
+            guard v.kind == .text, let column = v.column, case .string(let s) = constant, s.unicodeScalars.allSatisfy({ $0.value < 128 && $0.value > 0 }) else { return false }
+            return try textIs(column.type, column.name, ascii: true)
+        }
+        let lhs = ascii ? "lower(\(v.sql))" : v.sql
+        switch c.op {
+        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+            if ascii { guard try asciiText() else { return nil } }
+            guard let lit = ascii ? bind(constant.stringValue?.lowercased(), as: "text") : try literal(constant, for: v) else { return nil }
+            let op = ["==": "=", "!=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="][c.op.rawValue]!
+            let collate = v.kind == .text ? " COLLATE \"C\"" : ""
+            let test = "coalesce(\(lhs)\(collate) \(op) \(lit), false)"
+            return c.op == .notEqual ? "NOT \(test)" : test
+        case .beginsWith, .endsWith, .contains:
+            guard try asciiText(), case .string(let s) = constant else { return nil }
+            let lit = bind(ascii ? s.lowercased() : s, as: "text")
+            switch c.op {
+            case .beginsWith: return "coalesce(starts_with(\(lhs), \(lit)), false)"
+            case .endsWith: return "coalesce(right(\(lhs), length(\(lit))) = \(lit), false)"
+            default: return "coalesce(strpos(\(lhs), \(lit)) > 0, false)"
+            }
+        case .like:
+            guard v.kind == .text, case .string(let pattern) = constant else { return nil }
+            if ascii { guard try asciiText() else { return nil } }
+            var sqlPattern = ""
+            for ch in (ascii ? pattern.lowercased() : pattern).unicodeScalars {
+                switch ch {
+                case "*": sqlPattern += "%"
+                case "?": sqlPattern += "_"
+                case "%", "_", "\\": sqlPattern += "\\" + String(ch)
+                default: sqlPattern.unicodeScalars.append(ch)
+                }
+            }
+            return "coalesce(\(lhs) LIKE \(bind(sqlPattern, as: "text")) ESCAPE '\\', false)"
+        case .in:
+            guard case .array(let items) = constant, items.count != 1 || v.kind != .text, !ascii else { return nil }
+            var literals: [String] = []
+            for item in items {
+                if v.kind != .other, unrelated(v.kind, item) { continue }   // never equal
+                guard let l = try literal(item, for: v) else { return nil }
+                literals.append(l)
+            }
+            if literals.isEmpty { return "false" }
+            return "coalesce(\(v.sql) IN (\(literals.joined(separator: ", "))), false)"
+        case .matches:
+            return nil
+        }
+    }
+
+    // MARK: Statements
+
+    func answer(_ statement: LoupeQuery.Statement) throws -> (QueryResult, ObjectGraph)? {
+        let name: Name, predicate: LoupeQuery.Predicate?
+        switch statement {
+        case .count(let type, let p): (name, predicate) = (type, p)
+        case .query(let q): (name, predicate) = (q.type!, q.predicate)
+        case .group(let q, _): (name, predicate) = (q.type!, q.predicate)
+        default: return nil
+        }
+        guard let type = schema.type(named: name.text), let root = table(type.index), !root.relation.isView, !root.keys.isEmpty else { return nil }
+        let scope = Scope(alias: "a0", type: type.index)
+        let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
+        guard let condition else { return nil }
+        let from = "FROM \(root.relation.sqlName) a0 WHERE \(condition)"
+        let keyOrder = root.keys.map { "a0.\(SQL.identifier($0))" }
+        let empty = GraphBuilder(formatName: "").finish()
+        switch statement {
+        case .count:
+            let n = try connection.query("SELECT count(*) \(from)", parameters).rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
+            return (.count(n), empty)
+        case .group(let q, let by):
+            guard case .scalar(let key)? = try path(by, scope) else { return nil }
+            let result = try connection.query("SELECT \(key.sql) \(from) ORDER BY \(keyOrder.joined(separator: ", "))", parameters)
+            let keys = result.rows.map { [PostgresDatabase.value($0[0], type: result.types[0])] }
+            return (.groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(keys), q.clauses), objects: []), empty)
+        case .query(let q):
+            // Clauses SQL says exactly: a sort (first), then a limit.
+            var order = keyOrder, limit = ""
+            for (i, clause) in q.clauses.enumerated() {
+                switch clause {
+                case .sort(let keys) where i == 0:
+                    var terms: [String] = []
+                    for k in keys {
+                        guard case .scalar(let v)? = try path(k.path, scope), v.kind != .other else { return nil }
+                        if v.kind == .text { guard let column = v.column, try textIs(column.type, column.name, ascii: false) else { return nil } }
+                        terms.append(v.sql + (v.kind == .text ? " COLLATE \"C\"" : "") + (k.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST"))
+                    }
+                    order = terms + keyOrder
+                case .limit(let n, let offset) where i == q.clauses.count - 1:
+                    limit = " LIMIT \(n) OFFSET \(offset)"
+                default:
+                    return nil
+                }
+            }
+            var columns = root.keys.map { "a0.\(SQL.identifier($0))" }
+            var projected: [Operand] = []
+            for column in q.projection ?? [] {
+                guard case .scalar(let v)? = try expression(column.expression, scope), v.column != nil || v.sql.hasPrefix("(SELECT count(*)") else { return nil }
+                projected.append(v)
+                columns.append(v.sql)
+            }
+            let result = try connection.query("SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY \(order.joined(separator: ", "))\(limit)", parameters)
+            if let projection = q.projection {
+                let rows = result.rows.map { row in projected.indices.map { PostgresDatabase.value(row[root.keys.count + $0], type: result.types[root.keys.count + $0]) } }
+                return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)
+            }
+            // The objects, read by key as a load reads them, in the result's order.
+            let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+            let t = PostgresDatabase.addType(root, to: builder)
+            let keyValues = result.rows.map { row in root.keys.indices.map { PostgresDatabase.value(row[$0], type: result.types[$0]) } }
+            if !keyValues.isEmpty {
+                let tuple = "(" + root.keys.map { SQL.identifier($0) }.joined(separator: ", ") + ")"
+                // Keys as parameters: ((k1, k2) IN (($1, $2), …)), typed as their columns.
+                var keyParameters: [String?] = []
+                var tuples: [String] = []
+                for row in result.rows {
+                    var parts: [String] = []
+                    for (i, k) in root.keys.enumerated() {
+                        keyParameters.append(row[i])
+                        let declared = root.columns.first { $0.name == k }?.type ?? "text"
+                        parts.append("$\(keyParameters.count)::\(declared)")
+                    }
+                    tuples.append("(" + parts.joined(separator: ", ") + ")")
+                }
+                try PostgresDatabase.readRows(connection, root, type: t, into: builder, condition: "\(tuple) IN (\(tuples.joined(separator: ", ")))", parameters: keyParameters)
+            }
+            let graph = builder.finish()
+            let refs = keyValues.compactMap { values -> ObjectRef? in
+                let id: ObjectID? = values.count == 1 ? ObjectID(keyValue: values[0]) : .composite(values.map { ObjectID(keyValue: $0) ?? .string("") })
+                return id.flatMap { graph.ref(type: graph.types[0], id: $0) }
+            }
+            return (.objects(type: graph.types[0], refs: refs), graph)
+        default:
+            return nil
+        }
+    }
+}
+
+private extension Value {
+    var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+}
