@@ -190,3 +190,76 @@ public enum PostgresDatabase {
         }
     }
 }
+
+extension PostgresDatabase {
+    /// One object with what `loupe show` prints of it, read by key lookups instead of a load: its
+    /// row, the rows its foreign keys name, the rows whose foreign keys name it, in a graph with
+    /// every type of the database (so relations and backlink groups come out as a whole load
+    /// gives them). `ids` are the keys the object may have (``ObjectID/candidates(typed:)``).
+    /// Nil when the type is unknown, a view, or has no single-column key (then `show` loads).
+    public static func neighbourhood(url: String, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
+        let c = try PostgresConnection(url: url)
+        return try c.snapshot { () throws -> (graph: ObjectGraph, ref: ObjectRef?)? in
+            let described = try describeAll(c)
+            // Names resolve as in a loaded graph: exact, else the one case-insensitive match.
+            let names = described.map(\.relation.name)
+            let matches = names.filter { $0.caseInsensitiveCompare(name) == .orderedSame }
+            guard let rootName = names.contains(name) ? name : matches.count == 1 ? matches[0] : nil,
+                  let root = described.first(where: { $0.relation.name == rootName }), !root.relation.isView, root.keys.count == 1 else { return nil }
+            func columnType(_ d: Described, _ column: String) -> String? { d.columns.first { $0.name == column }?.type }
+            // Which rows to read, per table: columns and the values (as text, cast to the
+            // column's type in the query) any of which selects a row; each row is read once.
+            var wanted: [String: [(column: String, values: Set<String>)]] = [:]
+            let rootKey = root.keys[0]
+            let rootType = (columnType(root, rootKey) ?? "").lowercased()
+            let rootIsText = rootType == "text" || rootType.contains("char")
+            var rootKeys = Set<String>()
+            for id in ids {
+                switch id {
+                case .int(let i) where !rootIsText: rootKeys.insert(String(i))
+                case .string(let s) where rootIsText: rootKeys.insert(s)
+                default: continue
+                }
+            }
+            guard !rootKeys.isEmpty else { return nil }
+            func placeholders(_ count: Int, from start: Int, type: String) -> String {
+                (0..<count).map { "$\(start + $0 + 1)::\(type)" }.joined(separator: ", ")
+            }
+            wanted[root.relation.name, default: []].append((rootKey, rootKeys))
+            // What the root rows name: the targets' rows whose referenced column holds the value.
+            for fk in root.foreignKeys {
+                guard let target = described.first(where: { $0.relation.name == fk.table }), let referenced = fk.target ?? (target.keys.count == 1 ? target.keys[0] : nil) else { continue }
+                let values = try c.query("SELECT \(SQL.identifier(fk.column)) FROM \(root.relation.sqlName) WHERE \(SQL.identifier(rootKey)) IN ("
+                                         + placeholders(rootKeys.count, from: 0, type: columnType(root, rootKey) ?? "text") + ")", Array(rootKeys)).rows.compactMap { $0[0] }
+                if !values.isEmpty { wanted[target.relation.name, default: []].append((referenced, Set(values))) }
+            }
+            // What names the root rows: every table's rows whose foreign key holds the root's key.
+            for source in described where !source.relation.isView {
+                for fk in source.foreignKeys where fk.table == root.relation.name && (fk.target == nil || fk.target == rootKey) {
+                    wanted[source.relation.name, default: []].append((fk.column, rootKeys))
+                }
+            }
+            let builder = GraphBuilder(formatName: formatName)
+            var tables: [KeyedTable] = []
+            for d in described {
+                let t = addType(d, to: builder)
+                if let selections = wanted[d.relation.name] {
+                    var parameters: [String?] = [], parts: [String] = []
+                    for (column, values) in selections {
+                        guard let type = columnType(d, column) else { continue }
+                        parts.append("\(SQL.identifier(column)) IN (\(placeholders(values.count, from: parameters.count, type: type)))")
+                        parameters += values.map { Optional($0) }
+                    }
+                    if !parts.isEmpty { try readRows(c, d, type: t, into: builder, condition: parts.joined(separator: " OR "), parameters: parameters) }
+                }
+                tables.append(KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
+                                         foreignKeys: d.relation.isView ? [] : d.foreignKeys))
+            }
+            var warnings: [String] = []
+            RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+            let graph = builder.finish()
+            guard let type = graph.type(named: rootName) else { return nil }
+            return (graph, ids.lazy.compactMap { graph.ref(type: type, id: $0) }.first)
+        }
+    }
+}

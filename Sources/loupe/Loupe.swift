@@ -159,7 +159,9 @@ struct Show: ParsableCommand {
 
     func run() throws {
         // A relational file answers by indexed lookups: the object, what it names, what names it.
-        if !store.isPostgres, let (graph, ref) = try LoadedStore.neighbourhood(store.file, type: type, ids: ObjectID.candidates(typed: id)) {
+        let candidates = ObjectID.candidates(typed: id)
+        if let (graph, ref) = try store.isPostgres ? PostgresDatabase.neighbourhood(url: store.file, type: type, ids: candidates)
+                                                   : LoadedStore.neighbourhood(store.file, type: type, ids: candidates) {
             guard let ref else { throw CLIError("no \(graph.type(named: type)?.name.rawValue ?? type) has id \(id)") }
             print(graph.describe(ref))
             return

@@ -180,4 +180,24 @@ final class PostgresTests: XCTestCase {
         XCTAssertGreaterThan(translated, total / 5, "\(translated) of \(total) translate")
         print("PostgreSQL push-down: \(translated) of \(total) generated statements translated")
     }
+
+    /// `loupe show` on PostgreSQL by key lookups prints what the loaded database prints, for
+    /// objects of every Chinook table with a single-column key (backlinks from composite-keyed
+    /// tables included).
+    func testShowByLookupsEqualsTheLoadedDatabase() throws {
+        let url = try Self.chinook.get()
+        let graph = try PostgresDatabase.load(url: url).graph
+        var compared = 0
+        for type in graph.types {
+            guard case .column = type.keyPolicy else { continue }
+            for row in Array(0..<min(type.count, 25)) + Array(max(0, type.count - 3)..<type.count) {
+                let ref = ObjectRef(type: Int32(type.index), row: Int32(row))
+                let id = graph.id(of: ref)
+                let (small, found) = try XCTUnwrap(try PostgresDatabase.neighbourhood(url: url, type: type.name.rawValue, ids: ObjectID.candidates(typed: id.description)))
+                XCTAssertEqual(small.describe(try XCTUnwrap(found, "\(type.name) #\(id)")), graph.describe(ref), "\(type.name) #\(id)")
+                compared += 1
+            }
+        }
+        XCTAssertGreaterThan(compared, 200)
+    }
 }
