@@ -20,11 +20,7 @@ import LoupeStore
 public enum PostgresPushdown {
     /// The result and the graph its objects live in, or nil (see above).
     public static func run(_ statement: LoupeQuery.Statement, url: String) throws -> (result: QueryResult, graph: ObjectGraph)? {
-        switch statement {
-        case .count, .group: break
-        case .query(let q) where q.type != nil: break
-        default: return nil
-        }
+        guard statement.pushdownRoot != nil else { return nil }
         let connection = try PostgresConnection(url: url)
         return try connection.snapshot { () throws -> (QueryResult, ObjectGraph)? in
             let described = try PostgresDatabase.describeAll(connection)
@@ -218,15 +214,11 @@ final class PostgresTranslation {
 
     /// A condition that is never NULL (so `NOT` means the engine's not), or nil.
     func predicate(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
+        try p.sql(truth: "true", falsehood: "false") { try self.leaf($0, scope) }
+    }
+
+    private func leaf(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
         switch p {
-        case .constant(let b): return b ? "true" : "false"
-        case .and(let ps), .or(let ps):
-            var parts: [String] = []
-            for part in ps { guard let sql = try predicate(part, scope) else { return nil }; parts.append("(\(sql))") }
-            if parts.isEmpty { if case .and = p { return "true" } else { return "false" } }
-            if case .and = p { return parts.joined(separator: " AND ") }
-            return parts.joined(separator: " OR ")
-        case .not(let inner): return try predicate(inner, scope).map { "NOT (\($0))" }
         case .truthy: return nil
         case .between(let q, let e, let low, let high, _):
             guard let lo = ValueTest.constant(low), let hi = ValueTest.constant(high) else { return nil }
@@ -237,6 +229,8 @@ final class PostgresTranslation {
         case .comparison(let c):
             guard let constant = ValueTest.constant(c.rhs), ValueTest.constant(c.lhs) == nil else { return nil }
             return try quantified(c.quantifier, c.lhs, scope) { v in try self.comparison(v, c, constant) }
+        case .constant, .and, .or, .not:
+            return nil   // written by `Predicate.sql`
         }
     }
 
@@ -368,14 +362,7 @@ final class PostgresTranslation {
     // MARK: Statements
 
     func answer(_ statement: LoupeQuery.Statement) throws -> (QueryResult, ObjectGraph)? {
-        let name: Name, predicate: LoupeQuery.Predicate?
-        switch statement {
-        case .count(let type, let p): (name, predicate) = (type, p)
-        case .query(let q): (name, predicate) = (q.type!, q.predicate)
-        case .group(let q, _): (name, predicate) = (q.type!, q.predicate)
-        default: return nil
-        }
-        guard let type = schema.type(named: name.text), let root = table(type.index), !root.relation.isView, !root.keys.isEmpty else { return nil }
+        guard let (name, predicate) = statement.pushdownRoot, let type = schema.type(named: name.text), let root = table(type.index), !root.relation.isView, !root.keys.isEmpty else { return nil }
         let scope = Scope(alias: "a0", type: type.index)
         let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
         guard let condition else { return nil }

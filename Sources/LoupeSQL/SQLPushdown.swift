@@ -20,11 +20,7 @@ import LoupeStore
 public enum SQLPushdown {
     /// The statement's result and the graph its objects live in, or nil (see above).
     public static func run(_ statement: LoupeQuery.Statement, file: StoreFile) throws -> (result: QueryResult, graph: ObjectGraph)? {
-        switch statement {
-        case .count, .group: break
-        case .query(let q) where q.type != nil: break
-        default: return nil
-        }
+        guard statement.pushdownRoot != nil else { return nil }
         // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
         do {
             let outcome = try file.read { db -> Result<(QueryResult, ObjectGraph)?, QueryError> in
@@ -118,14 +114,7 @@ struct Plan {
         self.statement = statement
         self.translation = translation
         let graph = translation.graph
-        let name: Name, predicate: LoupeQuery.Predicate?
-        switch statement {
-        case .count(let type, let p): (name, predicate) = (type, p)
-        case .query(let q): (name, predicate) = (q.type!, q.predicate)
-        case .group(let q, _): (name, predicate) = (q.type!, q.predicate)
-        default: return nil
-        }
-        guard let type = graph.type(named: name.text), let root = graph.types.firstIndex(where: { $0.name == type.name }),
+        guard let (name, predicate) = statement.pushdownRoot, let type = graph.type(named: name.text), let root = graph.types.firstIndex(where: { $0.name == type.name }),
               let table = translation.layout.tables[root] else { return nil }
         self.root = root
         self.table = table

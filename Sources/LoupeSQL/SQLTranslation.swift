@@ -167,16 +167,11 @@ final class SQLTranslation {
 
     /// The predicate as a SQL condition on `scope`'s row (never NULL), or nil.
     func predicate(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
+        try p.sql(truth: "1", falsehood: "0") { try self.leaf($0, scope) }
+    }
+
+    private func leaf(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
         switch p {
-        case .constant(let b): return b ? "1" : "0"
-        case .and(let ps), .or(let ps):
-            var parts: [String] = []
-            for part in ps { guard let sql = try predicate(part, scope) else { return nil }; parts.append("(\(sql))") }
-            if parts.isEmpty { if case .and = p { return "1" } else { return "0" } }
-            if case .and = p { return parts.joined(separator: " AND ") }
-            return parts.joined(separator: " OR ")
-        case .not(let inner):
-            return try predicate(inner, scope).map { "NOT (\($0))" }
         case .truthy(let e):
             return try quantified(nil, e, scope, test: try ValueTest(truthAt: e.range), elementTest: try ValueTest(truthAt: e.range), right: nil)
         case .between(let q, let e, let low, let high, let range):
@@ -185,6 +180,8 @@ final class SQLTranslation {
             return try quantified(q, e, scope, test: test, elementTest: test, right: nil)
         case .comparison(let c):
             return try comparison(c, scope)
+        case .constant, .and, .or, .not:
+            return nil   // written by `Predicate.sql`
         }
     }
 
