@@ -125,6 +125,9 @@ extension QueryEngine {
         return ranked(counts)
     }
 
+    /// A `group by` frequency table from counts per key: most frequent first, ties by key.
+    public static func frequencyRows(counts: [Value: Int]) -> [(key: Value, count: Int)] { ranked(counts) }
+
     /// A frequency table's rows after the group statement's clauses (`sort by key|count`, `limit`).
     public static func groupClauses(_ rows: [(key: Value, count: Int)], _ clauses: [Clause]) -> [(key: Value, count: Int)] {
         var rows = rows

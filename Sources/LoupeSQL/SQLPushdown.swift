@@ -176,12 +176,35 @@ struct Plan {
         sqlLimit = limit
     }
 
+    /// True when SQL's `GROUP BY` on this key makes the engine's groups: a plain column (not a
+    /// date column) whose values are all integers, all reals, or all ASCII text (with NULLs):
+    /// the engine tells the integer 1 from the real 1.0 and groups text by canonical
+    /// equivalence, SQL does neither.
+    private func groupsExactly(_ key: SQLTranslation.Operand, _ db: Database) throws -> Bool {
+        guard case .cell(let t, let a) = key.conversion, let keyTable = translation.layout.tables[t], !keyTable.columns[a].isDate else { return false }
+        let column = SQL.identifier(keyTable.columns[a].name)
+        guard let row = try Row.fetchOne(db, sql: "SELECT group_concat(DISTINCT typeof(\(column))), max(typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*') FROM \(SQL.identifier(keyTable.name))") else { return false }
+        let kinds = Set(((row[0] as String?) ?? "").split(separator: ",").map(String.init)).subtracting(["null"])
+        let nonASCII = (row[1] as Int?) ?? 0
+        return kinds.count <= 1 && kinds.isSubset(of: ["integer", "real", "text"]) && nonASCII == 0
+    }
+
     func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
         let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(condition)"
         let empty = GraphBuilder(formatName: "").finish()
         let arguments = StatementArguments(translation.arguments)
         if case .count = statement {
             return (.count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0), empty)
+        }
+        if case .group(let q, let by) = statement {
+            // A key SQL groups exactly as the engine does (one kind of value, text in ASCII):
+            // counted by GROUP BY; otherwise counted here from every row's key.
+            if let key = operands.first, try groupsExactly(key, db) {
+                var counts: [Value: Int] = [:]
+                let grouped = try Row.fetchAll(db, sql: "SELECT \(key.sql), count(*) \(from) GROUP BY 1", arguments: arguments)
+                for row in grouped { counts[translation.convert(row[0] as DatabaseValue, key.conversion), default: 0] += row[1] as Int }
+                return (.groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(counts: counts), q.clauses), objects: []), empty)
+            }
         }
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
         var rowids: [Int64] = []
@@ -227,7 +250,8 @@ struct Plan {
             return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)
         }
         let chosen = order.map { rowids[$0] }
-        let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen)
+        // Every row of the table, reordered: read the table whole rather than by a list of rowids.
+        let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen, everyRow: condition == "1" && sqlLimit == nil && chosen.count == rowids.count)
         guard let type = graph.types.first else { return (.objects(type: nil, refs: []), graph) }
         return (.objects(type: type, refs: chosen.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }), graph)
     }

@@ -58,7 +58,8 @@ extension RelationalFormat {
 
     /// The rows of one table with these rowids, as a graph of that type alone (attributes as a
     /// load reads them), with each rowid's row in it. Call inside the read that chose the rowids.
-    public static func objects(_ db: Database, table: String, rowids: [Int64]) throws -> (graph: ObjectGraph, rows: [Int64: Int32]) {
+    /// `everyRow` says the rowids are all the table's: it is then read whole, without a list.
+    public static func objects(_ db: Database, table: String, rowids: [Int64], everyRow: Bool = false) throws -> (graph: ObjectGraph, rows: [Int64: Int32]) {
         let entry = try sourceNames(db).first { $0.name == table }
         guard let entry else { throw StoreError(.unreadable, path: nil, reason: "no table \(table)") }
         // The rows a read by rowid gives, checked first: a damaged table can repeat or lose a
@@ -68,8 +69,10 @@ extension RelationalFormat {
         guard let rowid = SQL.rowidName(columns: source.columns.map(\.name)) else {
             throw StoreError(.unreadable, path: nil, reason: "\(table) has no reachable rowid")
         }
-        let found = try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) WHERE \(rowid) IN (SELECT value FROM json_each(?)) ORDER BY \(rowid)",
-                                       arguments: ["[" + wanted.map(String.init).joined(separator: ",") + "]"])
+        let found = everyRow
+            ? try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) ORDER BY \(rowid)")
+            : try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) WHERE \(rowid) IN (SELECT value FROM json_each(?)) ORDER BY \(rowid)",
+                                 arguments: ["[" + wanted.map(String.init).joined(separator: ",") + "]"])
         guard found == wanted else {
             throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) does not give back the rows its rowids name)")
         }
@@ -77,7 +80,7 @@ extension RelationalFormat {
         var warnings: [String] = []
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         let t = try loadRows(db, source: source, builder: builder, epoch: epoch,
-                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: rowids, warnings: &warnings)
+                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: everyRow ? nil : rowids, warnings: &warnings)
         guard builder.count(of: t) == wanted.count else {
             throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) gave \(builder.count(of: t)) rows for \(wanted.count) rowids)")
         }
