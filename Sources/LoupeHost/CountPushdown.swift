@@ -8,10 +8,9 @@ import LoupeStore
 /// other statement, or a file where SQLite's answer could differ from the engine's, gives nil
 /// and the caller runs the statement in memory.
 public enum CountPushdown {
-    public static func count(_ statement: Statement, path: String) throws -> Int? {
+    public static func count(_ statement: Statement, file: StoreFile) throws -> Int? {
         guard case .count(let typeName, let predicate) = statement else { return nil }
         guard let filter = predicate.map(translate) ?? .constant(true) else { return nil }
-        let file = try StoreFile.openForReading(path)
         let (format, catalog) = try LoadedStore.catalog(file)
         guard format == PersistFormat.self else { return nil }
         // The type as a graph resolves it: the exact name, else the only case-insensitive match.

@@ -113,7 +113,7 @@ final class SQLTranslation {
     // MARK: Keys
 
     /// SQL true when the foreign key value `f` names the object whose key is `k`, for a relation
-    /// that ``keysCompareBytewise(_:source:)`` cleared: equal numbers (integers and reals by
+    /// that ``keysMatchExactly(_:source:)`` cleared: equal numbers (integers and reals by
     /// value), equal text, equal blobs. One `=` between the two, so an index on either serves.
     func keyMatch(_ k: String, _ f: String) -> String {
         "\(k) = \(f) AND (typeof(\(k)) = typeof(\(f)) OR (typeof(\(k)) IN ('integer', 'real') AND typeof(\(f)) IN ('integer', 'real')))"
@@ -138,7 +138,7 @@ final class SQLTranslation {
     /// which name nothing); no foreign key text spells an integer while keys are numbers, and no
     /// foreign key is a whole number while keys are text; and text keys, if any, are ASCII on both
     /// sides. Checked once per relation, in SQL over the two columns.
-    private func keysCompareBytewise(_ fk: LoupeModel.ForeignKey, source: Int) throws -> Bool {
+    private func keysMatchExactly(_ fk: LoupeModel.ForeignKey, source: Int) throws -> Bool {
         guard let sourceTable = layout.tables[source], let targetTable = layout.tables[fk.targetType],
               let fkColumn = sourceTable.columns.first(where: { $0.name == fk.attribute }), !fkColumn.isDate else { return false }
         let id = "\(source)/\(fk.attribute)"
@@ -378,7 +378,7 @@ final class SQLTranslation {
                 } else if let r = relation {
                     let column = type.relations[r]
                     guard !column.isToMany, let fk = column.foreignKey, fk.targetAttribute == nil,
-                          try keysCompareBytewise(fk, source: current.type) else { return nil }
+                          try keysMatchExactly(fk, source: current.type) else { return nil }
                     let from = current
                     guard enter(fk.targetType, on: { alias in
                         self.key(fk.targetType, alias: alias).map { self.keyMatch($0, "\(from.alias).\(SQL.identifier(fk.attribute))") }
@@ -395,7 +395,7 @@ final class SQLTranslation {
                 guard let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
                       let s = graph.types.firstIndex(where: { $0.name == source.name }),
                       let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
-                      let targetKey = key(current.type, alias: current.alias), try keysCompareBytewise(fk, source: s) else { return nil }
+                      let targetKey = key(current.type, alias: current.alias), try keysMatchExactly(fk, source: s) else { return nil }
                 guard enter(s, on: { alias in self.keyMatch(targetKey, "\(alias).\(SQL.identifier(fk.attribute))") }, toManyStep: true) else { return nil }
                 if steps.count == 1, integerKeyed(fk.targetType), let table = layout.tables[s] {
                     let alias = current.alias

@@ -188,7 +188,12 @@ public final class LoadedStore: Sendable {
     /// like one of `names` (else, to stay exact, the whole graph). `type` is resolved against the
     /// catalog as a loaded graph resolves it (exact, else the unique case-insensitive match).
     public static func open(_ path: String, reaching type: String, names: Set<String>) throws -> LoadedStore {
-        let file = try StoreFile.openForReading(path)
+        try open(try StoreFile.openForReading(path), reaching: type, names: names)
+    }
+
+    /// ``open(_:reaching:names:)`` on a file already open (one opening for every attempt of a
+    /// one-shot command: a WAL file without its `-shm` is copied once, not once per attempt).
+    public static func open(_ file: StoreFile, reaching type: String, names: Set<String>) throws -> LoadedStore {
         do {
             let (format, catalog, relations) = try file.read { db in
                 let format = try StoreFormats.detect(db, path: file.path)

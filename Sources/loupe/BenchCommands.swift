@@ -154,7 +154,7 @@ struct BenchQuery: ParsableCommand {
             for _ in 0..<max(1, runs) {
                 let parsed = try Parser.parse(statement)
                 let (result, t) = try timed { () throws -> (QueryResult, String, ObjectGraph) in
-                    if let n = try CountPushdown.count(parsed, path: loaded.path) { return (.count(n), "SQLite count", loaded.graph) }
+                    if let n = try CountPushdown.count(parsed, file: try StoreFile.openForReading(loaded.path)) { return (.count(n), "SQLite count", loaded.graph) }
                     let store: LoadedStore
                     if let reach = parsed.singleTypeReach {
                         store = try LoadedStore.open(loaded.path, reaching: reach.type.text, names: reach.firstNames)

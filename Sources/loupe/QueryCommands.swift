@@ -29,15 +29,17 @@ struct Query: ParsableCommand {
         // Loaded no more than the statement needs (the session parses it again, and reports errors).
         let parsed = try? Parser.parse(statement)
         if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
+        // A file is opened once for every attempt below (a WAL file without its `-shm` is copied).
+        let file = store.isPostgres ? nil : try StoreFile.openForReading(store.file)
         // A relational file or a PostgreSQL database: the database answers, with the engine's
         // semantics, no load.
         if !commit, engine != .memory, let parsed {
             let answer: (result: QueryResult, graph: ObjectGraph)?
             do {
-                if store.isPostgres {
-                    answer = try PostgresPushdown.run(parsed, url: store.file)
+                if let file {
+                    answer = try SQLPushdown.run(parsed, file: file)
                 } else {
-                    answer = try SQLPushdown.run(parsed, file: try StoreFile.openForReading(store.file))
+                    answer = try PostgresPushdown.run(parsed, url: store.file)
                 }
             } catch let error as QueryError {
                 printError(error.render(source: statement))
@@ -61,7 +63,7 @@ struct Query: ParsableCommand {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")
         }
         // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
-        if !commit, !store.isPostgres, let parsed, let n = try? CountPushdown.count(parsed, path: store.file) {
+        if !commit, let file, let parsed, let n = try? CountPushdown.count(parsed, file: file) {
             let sink = OutputSink(fd: 1)
             QueryResult.count(n).write(format, graph: GraphBuilder(formatName: "").finish(), toTerminal: isatty(1) == 1, to: sink)
             sink.flush()
@@ -71,18 +73,18 @@ struct Query: ParsableCommand {
         let graph: ObjectGraph
         do {
             // A statement that reads only one type's attributes loads that type alone.
-            if store.isPostgres {
-                graph = try store.open().graph
-            } else {
+            if let file {
                 let loaded: LoadedStore
                 if !commit, let reach = parsed?.singleTypeReach {
-                    loaded = try LoadedStore.open(store.file, reaching: reach.type.text, names: reach.firstNames)
-                    for warning in loaded.warnings { printError("warning: \(warning)") }
+                    loaded = try LoadedStore.open(file, reaching: reach.type.text, names: reach.firstNames)
                 } else {
-                    loaded = try store.load()
+                    loaded = try LoadedStore.load(file)
                 }
+                for warning in loaded.warnings { printError("warning: \(warning)") }
                 host.adopt(loaded)
                 graph = loaded.graph
+            } else {
+                graph = try store.open().graph
             }
         }
         let session = ReplSession(graph: graph, mode: format)

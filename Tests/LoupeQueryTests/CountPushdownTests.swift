@@ -26,7 +26,7 @@ final class CountPushdownTests: XCTestCase {
             "count Book where TRUEPREDICATE", "count Book where FALSEPREDICATE or pages >= 0",
         ]
         for statement in pushed {
-            let answer = try CountPushdown.count(try Parser.parse(statement), path: path)
+            let answer = try CountPushdown.count(try Parser.parse(statement), file: try StoreFile.openForReading(path))
             XCTAssertNotNil(answer, statement)
             XCTAssertEqual(answer, try inMemory(statement, graph), statement)
         }
@@ -35,7 +35,7 @@ final class CountPushdownTests: XCTestCase {
                           "count Book where inPrint == true", "count Book where title > 3", "count Book where nosuchkey > 3",
                           "count Loan where book == nil", "count Book where @links.Loan.book.@count > 1", "Book where pages > 3",
                           "count Book where pages IN {1, 2}"] {
-            XCTAssertNil(try CountPushdown.count(try Parser.parse(statement), path: path), statement)
+            XCTAssertNil(try CountPushdown.count(try Parser.parse(statement), file: try StoreFile.openForReading(path)), statement)
         }
     }
 
@@ -45,12 +45,12 @@ final class CountPushdownTests: XCTestCase {
         try SampleGenerator.generate(path: path, objects: 500, seed: 3)
         let db = try DatabaseQueue(path: path)
         let statement = try Parser.parse("count Book where pages > 300")
-        XCTAssertNotNil(try CountPushdown.count(statement, path: path))
+        XCTAssertNotNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)))
         try db.write { try $0.execute(sql: "UPDATE by_type SET json = json_set(json, '$.pages', '600') WHERE id = (SELECT min(id) FROM by_type WHERE type_name = 'Book')") }
-        XCTAssertNil(try CountPushdown.count(statement, path: path), "a page count stored as text")
+        XCTAssertNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)), "a page count stored as text")
         try db.write { try $0.execute(sql: "UPDATE by_type SET json = json_set(json, '$.pages', 600) WHERE id = (SELECT min(id) FROM by_type WHERE type_name = 'Book')") }
-        XCTAssertNotNil(try CountPushdown.count(statement, path: path))
+        XCTAssertNotNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)))
         try db.write { try $0.execute(sql: "UPDATE by_type SET json = '{\"pages\": 7,' WHERE id = (SELECT max(id) FROM by_type WHERE type_name = 'Book')") }
-        XCTAssertNil(try CountPushdown.count(statement, path: path), "a document that does not parse")
+        XCTAssertNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)), "a document that does not parse")
     }
 }
