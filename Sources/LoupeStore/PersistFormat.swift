@@ -256,11 +256,13 @@ public enum PersistFormat: StoreFormat {
         // Objects and columns into the graph; then the keys the sample did not cover.
         let builder = GraphBuilder(formatName: name)
         var invalid = 0, notObjects = 0
+        var simpleKeys = true
         for (t, info) in types.enumerated() {
             guard let result = documents[t] else { continue }
             documents[t] = nil
             let type = builder.type(info.name, keyPolicy: .globalInteger)
             let firstRow = builder.count(of: type)   // two stored names may show as one type
+            if firstRow != 0 || !result.ids.allSatisfy({ if case .int = $0 { return true } else { return false } }) { simpleKeys = false }
             builder.addObjects(type: type, ids: result.ids)
             if firstRow == 0 {
                 for (slot, key) in result.keys.enumerated() {
@@ -303,6 +305,7 @@ public enum PersistFormat: StoreFormat {
             }
             dangling += edges.dangling
             let allIntegers = edges.otherKeys.isEmpty
+            if !allIntegers { simpleKeys = false }
             for i in 0..<edges.from.count {
                 let from: ObjectRef?, to: ObjectRef?
                 if allIntegers {
@@ -340,6 +343,7 @@ public enum PersistFormat: StoreFormat {
         var loaded = LoadedGraph(graph: graph, warnings: warnings)
         loaded.timings = clock.timings
         loaded.stamp = stamp
+        loaded.simpleKeys = simpleKeys && only == nil
         return loaded
     }
 

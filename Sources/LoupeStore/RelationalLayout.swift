@@ -92,15 +92,17 @@ extension RelationalFormat {
 }
 
 extension LoadedStore {
-    /// ``RelationalFormat/neighbourhood(_:type:ids:)`` of a relational file at `path`, read
-    /// without a load; nil for other formats, or when only a load can tell.
+    /// One object and its neighbours read without a load: by indexed lookups in a relational
+    /// file (``RelationalFormat/neighbourhood(_:type:ids:)``), by key in a Persist store with a
+    /// fresh ``SchemaCache`` entry (``PersistFormat/neighbourhood(_:type:ids:)``); nil for other
+    /// formats, or when only a load can tell.
     public static func neighbourhood(_ path: String, type: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
         let file = try StoreFile.openForReading(path)
         do {
-            return try file.read { db in
-                guard ObjectIdentifier(try StoreFormats.detect(db, path: path)) == ObjectIdentifier(RelationalFormat.self) else { return nil }
-                return try RelationalFormat.neighbourhood(db, type: type, ids: ids)
-            }
+            let format = ObjectIdentifier(try file.read { try StoreFormats.detect($0, path: path) })
+            if format == ObjectIdentifier(PersistFormat.self) { return try PersistFormat.neighbourhood(file, type: type, ids: ids) }
+            guard format == ObjectIdentifier(RelationalFormat.self) else { return nil }
+            return try file.read { db in try RelationalFormat.neighbourhood(db, type: type, ids: ids) }
         } catch { throw StoreError.from(error, path: path) }
     }
 }

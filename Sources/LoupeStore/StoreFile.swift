@@ -303,7 +303,7 @@ public final class StoreFile: Sendable {
 /// change before that moment and not after it). Two equal stamps taken around a read mean no
 /// commit happened in between; a stamp taken at load and again before a commit tells whether
 /// another process wrote meanwhile.
-public struct FileStamp: Equatable, Sendable {
+public struct FileStamp: Equatable, Sendable, Codable {
     let size: Int64
     let modified: Int64
     let inode: UInt64

@@ -49,6 +49,10 @@ public struct LoadedGraph: Sendable {
     public var timings: [(phase: String, seconds: Double)] = []
     /// The file's stamp for the snapshot that was read.
     public var stamp: FileStamp?
+    /// True when the whole graph was read, every object key and every relation row's ends were
+    /// integers, and each type came from one stored name: one object's neighbours can then be
+    /// found by its key alone (what ``SchemaCache`` needs; set by the Persist format).
+    public var simpleKeys = false
 
     public init(graph: ObjectGraph, warnings: [String], timings: [(phase: String, seconds: Double)] = [], stamp: FileStamp? = nil) {
         self.graph = graph
@@ -166,7 +170,9 @@ public final class LoadedStore: Sendable {
         do {
             let format = try file.read { try StoreFormats.detect($0, path: file.path) }
             let loaded = try format.load(file, progress: progress)
-            return LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
+            let store = LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
+            SchemaCache.save(store, simpleKeys: loaded.simpleKeys)
+            return store
         } catch { throw StoreError.from(error, path: file.path) }
     }
 

@@ -28,6 +28,8 @@ struct Loupe: ParsableCommand {
                 Foundation.exit(64)
             }
         }
+        // What a whole load of a Persist store finds is kept for `schema` and `show` (SchemaCache).
+        SchemaCache.directory.withLock { $0 = SchemaCache.defaultDirectory() }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -137,6 +139,24 @@ struct Schema: ParsableCommand {
     @Argument(help: "A type name.") var type: String?
 
     func run() throws {
+        // A Persist store unchanged since a load: what that load found, without another.
+        if !store.isPostgres, let file = try? StoreFile.openForReading(store.file),
+           let format = try? file.read({ try StoreFormats.detect($0, path: file.path) }), format == PersistFormat.self,
+           let cached = LoadedStore.cachedSchema(file) {
+            for warning in cached.warnings { printError("warning: \(warning)") }
+            if let type {
+                let names = cached.types.map(\.name)
+                let matches = names.indices.filter { names[$0].caseInsensitiveCompare(type) == .orderedSame }
+                if let i = names.firstIndex(of: type) ?? (matches.count == 1 ? matches[0] : nil) {
+                    print(cached.types[i].schema)
+                    return
+                }
+            } else {
+                print("\(DisplayText.escaped(file.path)): \(PersistFormat.name) store, \(cached.types.count) types, \(cached.objectCount) objects\n")
+                print(cached.types.map(\.schema).joined(separator: "\n\n"))
+                return
+            }
+        }
         let opened = try store.open()
         let graph = opened.graph
         if let type {
@@ -162,6 +182,9 @@ struct Show: ParsableCommand {
         let candidates = ObjectID.candidates(typed: id)
         if let (graph, ref) = try store.isPostgres ? PostgresDatabase.neighbourhood(url: store.file, type: type, ids: candidates)
                                                    : LoadedStore.neighbourhood(store.file, type: type, ids: candidates) {
+            if !store.isPostgres, let file = try? StoreFile.openForReading(store.file), let cached = LoadedStore.cachedSchema(file) {
+                for warning in cached.warnings { printError("warning: \(warning)") }   // as the load printed them
+            }
             guard let ref else { throw CLIError("no \(graph.type(named: type)?.name.rawValue ?? type) has id \(id)") }
             print(graph.describe(ref))
             return

@@ -8,6 +8,7 @@ import XCTest
 final class CLITests: XCTestCase {
     /// `.build/…/debug/loupe`, beside the test bundle.
     static var binary: URL {
+        _ = LoupeBinary.cacheDirectory   // never the user's ~/.cache
         var dir = Bundle.main.bundleURL
         if dir.pathExtension == "xctest" { dir.deleteLastPathComponent() }
         for candidate in [dir, Bundle(for: CLITests.self).bundleURL.deletingLastPathComponent()] {
@@ -251,6 +252,46 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(ndjson.stdout, "{\"id\": 1, \"type\": \"Genre\", \"GenreId\": 1, \"Name\": \"Rock\"}\n{\"id\": 2, \"type\": \"Genre\", \"GenreId\": 2, \"Name\": \"Jazz\"}\n")
         let count = try loupe(["query", chinook, "count Genre", "--format", "json"])
         XCTAssertEqual(count.stdout, "25\n")
+    }
+
+    /// On a Persist store, `schema` and `show` after a whole load print what a load prints,
+    /// without one (the schema cache), and a store changed since is loaded again.
+    func testSchemaAndShowOnAPersistStoreUseTheLastLoad() throws {
+        let path = try Shared.temporaryPath("cached.sqlite")
+        let uncached = ["LOUPE_CACHE_DIR": "off"]
+        try LoupeBinary.run(["sample", path, "--objects", "2000", "--seed", "3"], environment: uncached)
+        let book = try DatabaseQueue(path: path).read { try Int64.fetchOne($0, sql: "SELECT min(id) FROM by_type WHERE type_name = 'Book'")! }
+        let schema = try LoupeBinary.run(["schema", path], environment: uncached)
+        let show = try LoupeBinary.run(["show", path, "book", "\(book)"], environment: uncached)
+        XCTAssertEqual(schema.status, 0, schema.description)
+        XCTAssertTrue(show.stdout.hasPrefix("Book #\(book)\n"), show.description)
+        /// The stores the test cache holds an entry for.
+        func cachedPaths() -> [String] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: LoupeBinary.cacheDirectory)) ?? []
+            return names.compactMap { name in
+                guard let data = FileManager.default.contents(atPath: LoupeBinary.cacheDirectory + "/" + name),
+                      let entry = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+                return entry["path"] as? String
+            }
+        }
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        XCTAssertFalse(cachedPaths().contains(real), "LOUPE_CACHE_DIR=off writes nothing")
+        _ = try LoupeBinary.run(["query", path, "count Loan where book.pages > 100"])   // a whole load
+        XCTAssertTrue(cachedPaths().contains(real), "the load left an entry")
+        for _ in 0..<2 {
+            XCTAssertEqual(try LoupeBinary.run(["schema", path]).stdout, schema.stdout)
+            XCTAssertEqual(try LoupeBinary.run(["schema", path, "BOOK"]).stdout, try LoupeBinary.run(["schema", path, "Book"], environment: uncached).stdout)
+            XCTAssertEqual(try LoupeBinary.run(["show", path, "book", "\(book)"]).stdout, show.stdout)
+        }
+        let missing = try LoupeBinary.run(["show", path, "Book", "99999999"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.stderr, "Error: no Book has id 99999999\n")
+        // A commit (by anything) makes the entry stale: the next `show` loads and sees it.
+        let update = try LoupeBinary.run(["query", path, "update Book where id == \(book) set pages = 4242", "--commit"])
+        XCTAssertEqual(update.status, 0, update.description)
+        let after = try LoupeBinary.run(["show", path, "Book", "\(book)"])
+        XCTAssertTrue(after.stdout.contains("pages      4242"), after.stdout)
+        XCTAssertEqual(after.stdout, try LoupeBinary.run(["show", path, "Book", "\(book)"], environment: uncached).stdout)
     }
 
     /// A misspelled command names the one meant; `.help .commit` takes the dot.

@@ -6,6 +6,7 @@ import Synchronization
 public enum LoupeBinary {
     /// `.build/…/debug/loupe`, beside the test bundle.
     public static var url: URL {
+        _ = cacheDirectory   // children started any way inherit the test cache folder
         var dir = Bundle.main.bundleURL
         if dir.pathExtension == "xctest" { dir.deleteLastPathComponent() }
         for candidate in [dir] + Bundle.allBundles.map({ $0.bundleURL.deletingLastPathComponent() }) {
@@ -13,6 +14,21 @@ public enum LoupeBinary {
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
         return dir.appendingPathComponent("loupe")
+    }
+
+    /// Where every run keeps its schema cache (`LOUPE_CACHE_DIR`): a folder of this test
+    /// process, so that tests never write to the user's `~/.cache` and later runs on a file use
+    /// what an earlier whole load cached, as a user's would.
+    public static let cacheDirectory: String = {
+        let path = NSTemporaryDirectory() + "loupe-test-cache-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        setenv("LOUPE_CACHE_DIR", path, 1)
+        return path
+    }()
+
+    /// The environment of a run: this process's, with the test cache folder, then `extra`.
+    static func environment(_ extra: [String: String]?) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(["LOUPE_CACHE_DIR": cacheDirectory]) { $1 }.merging(extra ?? [:]) { $1 }
     }
 
     /// How a run ended and what it printed.
@@ -34,6 +50,7 @@ public enum LoupeBinary {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
+        process.environment = environment(nil)
         let input = Pipe()
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
@@ -53,7 +70,7 @@ public enum LoupeBinary {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.environment = self.environment(environment)
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err

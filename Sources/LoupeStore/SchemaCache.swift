@@ -1,0 +1,278 @@
+import Foundation
+import Glibc
+import GRDB
+import LoupeModel
+import Synchronization
+
+/// What a whole load of a Persist store learned about its schema, kept in a small file of
+/// Loupe's own (never in the store), so that `loupe schema` and `loupe show` answer without a
+/// load while the store is unchanged.
+///
+/// A Persist store's schema is in its documents: a type's attributes, their kinds and order come
+/// from every object's JSON, and a relation's cardinality and targets from every relation row, so
+/// only a pass over the whole file can tell them. The load makes that pass anyway; this keeps
+/// what it found, under the store's real path and ``FileStamp`` (sizes, times, change counter,
+/// WAL headers: any commit by any process changes it) and Loupe's build. An entry whose stamp,
+/// path or build differs is stale and never used; a missing, unreadable or damaged entry is the
+/// same as none. Entries are written whole (to a temporary name, then renamed), and the oldest
+/// are removed beyond ``maximumEntries``.
+///
+/// Off unless ``directory`` is set: the `loupe` command sets it (`LOUPE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/loupe`, else `~/.cache/loupe`; `LOUPE_CACHE_DIR=off` turns caching off), the
+/// library leaves it to the app.
+public enum SchemaCache {
+    /// Where entries live; nil turns the cache off.
+    public static let directory = Mutex<String?>(nil)
+
+    /// How many stores keep an entry.
+    static let maximumEntries = 64
+
+    /// The layout of an entry file; a change makes older entries stale.
+    static let version = 1
+
+    /// One store's entry.
+    struct Entry: Codable {
+        var version: Int
+        /// The Loupe build that wrote it (its schema text is that build's).
+        var build: String
+        /// The store's real path.
+        var path: String
+        var stamp: FileStamp
+        var objectCount: Int
+        var types: [CachedType]
+        /// What the load noticed (dangling relation rows, documents that do not parse).
+        var warnings: [String]
+    }
+
+    /// One type, in the load's order.
+    struct CachedType: Codable {
+        var name: String
+        /// What `loupe schema` prints for it (``ObjectGraph/schemaText(of:)``).
+        var schema: String
+        /// Its attributes, in the load's column order.
+        var attributes: [String]
+        var relations: [CachedRelation]
+    }
+
+    /// One relation out of a type, in the load's order.
+    struct CachedRelation: Codable {
+        var name: String
+        var toMany: Bool
+        /// Indexes of the types it points into.
+        var targets: [Int]
+    }
+
+    /// The directory the `loupe` command uses, from the environment (nil: off).
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let set = environment["LOUPE_CACHE_DIR"] { return set.isEmpty || set == "off" ? nil : set }
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/loupe" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/loupe" }
+        return nil
+    }
+
+    /// Keeps what a whole load of a Persist store found, when caching is on and the load is one
+    /// an entry can describe (the file read in place, keys that need no translation).
+    static func save(_ store: LoadedStore, simpleKeys: Bool) {
+        guard simpleKeys, ObjectIdentifier(store.format) == ObjectIdentifier(PersistFormat.self),
+              store.file.access == .readOnly || store.file.access == .walSnapshot,
+              let directory = directory.withLock({ $0 }), let path = realPath(store.path) else { return }
+        let graph = store.graph
+        let types = graph.types.map { table in
+            CachedType(name: table.name.rawValue, schema: graph.schemaText(of: table), attributes: table.attributes.map(\.name),
+                       relations: table.relations.map { CachedRelation(name: $0.name, toMany: $0.isToMany, targets: $0.targetTypes) })
+        }
+        let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, objectCount: graph.objectCount, types: types,
+                          warnings: store.warnings)
+        guard let data = try? JSONEncoder().encode(entry) else { return }
+        let manager = FileManager.default
+        guard (try? manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil else { return }
+        let target = entryPath(directory, for: path)
+        let temporary = target + ".\(getpid()).tmp"
+        guard manager.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
+        if rename(temporary, target) != 0 { unlink(temporary); return }
+        prune(directory)
+    }
+
+    /// The entry for the store `file` reads, when there is one and it describes the file as it is now.
+    static func entry(for file: StoreFile) -> Entry? {
+        guard file.access == .readOnly || file.access == .walSnapshot,
+              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
+              let data = FileManager.default.contents(atPath: entryPath(directory, for: path)),
+              let entry = try? JSONDecoder().decode(Entry.self, from: data),
+              entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp() else { return nil }
+        // An entry must be whole: every relation's targets name a type it lists.
+        guard entry.types.allSatisfy({ $0.relations.allSatisfy { $0.targets.allSatisfy(entry.types.indices.contains) } }) else { return nil }
+        return entry
+    }
+
+    /// The file holding the entry of the store at `path`: a hash of the path names it (the
+    /// entry repeats the path, so a collision is a miss, never a wrong answer).
+    static func entryPath(_ directory: String, for path: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a
+        for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return directory + "/schema-" + String(hash, radix: 16) + ".json"
+    }
+
+    /// This build of Loupe: the running executable's size and modification time.
+    static let build: String = {
+        var s = stat()
+        guard stat("/proc/self/exe", &s) == 0 else { return "unknown" }
+        return "\(s.st_size)-\(s.st_mtim.tv_sec).\(s.st_mtim.tv_nsec)"
+    }()
+
+    /// The path with symbolic links resolved, or nil when it does not exist.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Removes the least recently written entries beyond ``maximumEntries``.
+    private static func prune(_ directory: String) {
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return }
+        let entries = names.filter { $0.hasPrefix("schema-") && $0.hasSuffix(".json") }
+        guard entries.count > maximumEntries else { return }
+        let dated = entries.map { name -> (String, Date) in
+            let path = directory + "/" + name
+            return (path, (try? manager.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? .distantPast)
+        }
+        for (path, _) in dated.sorted(by: { $0.1 < $1.1 }).prefix(entries.count - maximumEntries) { try? manager.removeItem(atPath: path) }
+    }
+}
+
+extension SchemaCache.Entry {
+    /// A graph of the store's types with their attributes and relations and no objects: names
+    /// resolve in it as in the loaded graph.
+    func builder() -> GraphBuilder {
+        let builder = GraphBuilder(formatName: PersistFormat.name)
+        for type in types {
+            let t = builder.type(type.name, keyPolicy: .globalInteger)
+            for a in type.attributes { builder.attribute(a, of: t) }
+        }
+        for (t, type) in types.enumerated() {
+            for r in type.relations { builder.relation(r.name, of: t, toMany: r.toMany, declaredTargets: r.targets) }
+        }
+        return builder
+    }
+}
+
+/// A Persist store's schema as its last whole load found it (``SchemaCache``), for `loupe schema`.
+public struct CachedSchema: Sendable {
+    public let objectCount: Int
+    /// Each type's name and what `loupe schema` prints for it, in the load's order.
+    public let types: [(name: String, schema: String)]
+    /// What that load noticed, as it printed it.
+    public let warnings: [String]
+}
+
+extension LoadedStore {
+    /// The schema of the Persist store `file` reads, from a fresh ``SchemaCache`` entry, with no
+    /// load; nil when there is none (the caller loads).
+    public static func cachedSchema(_ file: StoreFile) -> CachedSchema? {
+        guard let entry = SchemaCache.entry(for: file) else { return nil }
+        return CachedSchema(objectCount: entry.objectCount, types: entry.types.map { ($0.name, $0.schema) }, warnings: entry.warnings)
+    }
+}
+
+extension PersistFormat {
+    /// One object with what `loupe show` prints of it, read by key instead of a load: its
+    /// document, the relation rows from and to it, and the type of each object at their other
+    /// end, in a graph whose types, attributes and relations come from a fresh ``SchemaCache``
+    /// entry (so names, order, cardinality and backlink groups come out as a whole load gives
+    /// them). Objects are added in key order within each type, as the load adds them, and edges
+    /// in relation-row order. Nil when there is no fresh entry, when `type` names no type, or
+    /// when the file does not match the entry (the caller loads).
+    public static func neighbourhood(_ file: StoreFile, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
+        guard let entry = SchemaCache.entry(for: file) else { return nil }
+        let builder = entry.builder()
+        guard let asked = builder.finishedTypeIndex(named: name) else { return nil }
+        // Keys as a load matches them: an integer, or text spelling one.
+        var keys: [Int64] = []
+        for id in ids {
+            switch id {
+            case .int(let i): keys.append(i)
+            case .string(let s): if let i = Int64(s) { keys.append(i) }
+            default: break
+            }
+        }
+        return try file.read { db -> (graph: ObjectGraph, ref: ObjectRef?)? in
+            // The queries below find an object by `id`, which must then be its one integer key.
+            let key = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info('by_type')")
+            guard key.filter({ ($0["pk"] as Int? ?? 0) > 0 }).map({ ($0["name"] as String?) ?? "" }) == ["id"],
+                  key.contains(where: { ($0["name"] as String?) == "id" && ($0["type"] as String? ?? "").uppercased() == "INTEGER" }) else { return nil }
+            var documents: [Int64: (type: Int, json: DatabaseValue)] = [:]
+            var others: [Int64: Int] = [:]   // objects at the other end of an edge: type only
+            func typeIndex(of stored: DatabaseValue) -> Int? {
+                let shown = typeName(of: stored)
+                return entry.types.firstIndex { $0.name == shown }
+            }
+            for key in Set(keys) {
+                guard let row = try Row.fetchOne(db, sql: "SELECT type_name, json FROM by_type WHERE id = ?", arguments: [key]) else { continue }
+                guard let t = typeIndex(of: row[0]) else { return nil }
+                documents[key] = (t, row[1])
+            }
+            // Relation rows from and to each object, once each, in rowid order.
+            var edges: [(rowid: Int64, from: Int64, to: Int64, relation: String)] = []
+            var seen = Set<Int64>()
+            for key in documents.keys.sorted() {
+                for (column, other) in [("from_id", "to_id"), ("to_id", "from_id")] {
+                    let rows = try Row.fetchAll(db, sql: """
+                        SELECT r.rowid, r.from_id, r.to_id, r.relation, o.type_name FROM relations r JOIN by_type o ON o.id = r.\(other)
+                        WHERE r.\(column) = ? ORDER BY r.rowid
+                        """, arguments: [key])
+                    for row in rows {
+                        guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64?,
+                              let t = typeIndex(of: row[4]) else { return nil }
+                        let end = column == "from_id" ? to : from
+                        if documents[end] == nil { others[end] = t }
+                        if seen.insert(rowid).inserted { edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? "")) }
+                    }
+                }
+            }
+            // Objects in key order within each type, as the load adds them.
+            var refs: [Int64: ObjectRef] = [:]
+            let everyone = documents.mapValues(\.type).merging(others) { a, _ in a }
+            for (key, t) in everyone.sorted(by: { $0.key < $1.key }) { refs[key] = builder.addObject(type: t, id: .int(key)) }
+            for (key, document) in documents {
+                // Text or bytes, parsed as the load parses them (a number or NULL is no object).
+                let bytes: [UInt8]
+                switch document.json.storage {
+                case .string(let text): bytes = Array(text.utf8)
+                case .blob(let data): bytes = Array(data)
+                default: continue
+                }
+                guard let ref = refs[key] else { continue }
+                var members: [(String, Value)] = []
+                let parsed = bytes.withUnsafeBufferPointer { buffer in
+                    try? JSONReader.forEachMember(bytes: buffer) { key, decoded, value in
+                        members.append((decoded ?? String(decoding: key, as: UTF8.self), value))
+                    }
+                }
+                guard parsed == true else { continue }   // not an object, or not JSON: no attributes, as loaded
+                for (name, value) in members {
+                    guard let a = builder.existingAttribute(name, of: document.type) else { return nil }
+                    builder.set(value, type: document.type, row: Int(ref.row), attribute: a)
+                }
+            }
+            for edge in edges.sorted(by: { $0.rowid < $1.rowid }) {
+                guard let from = refs[edge.from], let to = refs[edge.to],
+                      let r = entry.types[Int(from.type)].relations.firstIndex(where: { $0.name == edge.relation }) else { return nil }
+                builder.addEdge(from: from, relation: r, to: to)
+            }
+            let graph = builder.finish()
+            let table = graph.types[asked]
+            return (graph, ids.lazy.compactMap { graph.ref(type: table, id: $0) }.first)
+        }
+    }
+}
+
+extension GraphBuilder {
+    /// The index `type(named:)` of the finished graph would give: the exact name, else the only
+    /// case-insensitive match.
+    func finishedTypeIndex(named name: String) -> Int? {
+        if let exact = existingType(name) { return exact }
+        let matches = (0..<typeCount).filter { typeName($0).caseInsensitiveCompare(name) == .orderedSame }
+        return matches.count == 1 ? matches[0] : nil
+    }
+}
