@@ -27,11 +27,58 @@ extension Statement {
     }
 }
 
+/// The names a statement reads, for a loader that reads no more of a store than they reach
+/// (``Statement/namesRead``).
+public struct NamesRead: Sendable, Equatable {
+    /// The type the statement starts from.
+    public let type: Name
+    /// Every attribute and relation name any path steps through (`@links` relations included).
+    public let names: Set<String>
+    /// The types `@links` steps name.
+    public let linkTypes: Set<String>
+    /// True when the result lists the type's objects, which print every attribute.
+    public let listsObjects: Bool
+}
+
+extension Statement {
+    /// What a query, count or group reads: its type, every name its paths use, anywhere (inside
+    /// `SUBQUERY` too), and whether it lists objects. Nil when it can reach objects no name leads
+    /// to (an `#id` literal), and for mutations, dot-commands and bare predicates.
+    public var namesRead: NamesRead? {
+        var reach = Reach()
+        let type: Name
+        var listsObjects = false
+        switch self {
+        case .count(let t, let predicate):
+            type = t
+            if let predicate { reach.visit(predicate) }
+        case .query(let query):
+            guard let t = query.type else { return nil }
+            type = t
+            reach.visit(query)
+            listsObjects = query.projection == nil
+        case .group(let query, let by):
+            guard let t = query.type else { return nil }
+            type = t
+            reach.visit(query)
+            reach.visit(by)
+        case .mutation, .dotCommand:
+            return nil
+        }
+        guard !reach.hasReference else { return nil }
+        return NamesRead(type: type, names: reach.allNames, linkTypes: reach.linkTypes, listsObjects: listsObjects)
+    }
+}
+
 /// Walks a statement's paths and literals, noting the names paths start with and whether
-/// anything reaches outside the statement's type.
+/// anything reaches outside the statement's type, and every name any step uses.
 private struct Reach {
     var names = Set<String>()
     var leavesType = false
+    /// Every name a step uses, the types `@links` names, and whether an `#id` literal appears.
+    var allNames = Set<String>()
+    var linkTypes = Set<String>()
+    var hasReference = false
 
     func result(_ type: Name) -> (type: Name, firstNames: Set<String>)? { leavesType ? nil : (type, names) }
 
@@ -61,16 +108,26 @@ private struct Reach {
     mutating func visit(_ expression: Expression) {
         switch expression {
         case .literal(let literal, _):
-            if case .reference = literal { leavesType = true }
+            if case .reference = literal { leavesType = true; hasReference = true }
         case .path(let path): visit(path)
         case .list(let items, _): items.forEach { visit($0) }
         case .arithmetic(_, let a, let b, _): visit(a); visit(b)
         case .negate(let e, _): visit(e)
-        case .subqueryCount: leavesType = true
+        case .subqueryCount(let collection, _, let predicate, _):
+            leavesType = true
+            visit(collection)
+            visit(predicate)
         }
     }
 
     mutating func visit(_ path: Path) {
+        for step in path.steps {
+            switch step {
+            case .name(let n): allNames.insert(n.text)
+            case .links(let type, let relation): linkTypes.insert(type.text); allNames.insert(relation.text)
+            case .variable, .id, .type: break
+            }
+        }
         switch path.steps.first {
         case .name(let n)?: names.insert(n.text)
         case .id?, .type?: break

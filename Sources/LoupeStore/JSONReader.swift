@@ -41,8 +41,11 @@ public enum JSONReader {
     /// `body` gets each key (its UTF-8 bytes as stored, or the decoded text when it has escapes)
     /// and value, in order. Returns false, having called `body` for nothing, when the document is
     /// valid JSON but not an object; throws when it is not valid JSON (after `body` may have seen
-    /// some members: callers keep them aside until this returns).
+    /// some members: callers keep them aside until this returns). With `wants`, the value of a
+    /// member it declines is checked but not built (no string, date or number is made), and
+    /// `body` does not see it: what parses, and what fails, is the same either way.
     static func forEachMember(bytes b: UnsafeBufferPointer<UInt8>, persistDates: Bool = true,
+                              wants: ((_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Bool)? = nil,
                               _ body: (_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?, _ value: Value) -> Void) throws -> Bool {
         var scanner = Scanner(b, persistDates: persistDates)
         scanner.skipSpace()
@@ -62,8 +65,11 @@ public enum JSONReader {
                 scanner.skipSpace()
                 guard scanner.i < b.count, b[scanner.i] == UInt8(ascii: ":") else { throw scanner.fail("expected ':'") }
                 scanner.i += 1
-                let value = try scanner.value()
-                body(raw, decoded, value)
+                if let wants, !wants(raw, decoded) {
+                    try scanner.skipValue()
+                } else {
+                    body(raw, decoded, try scanner.value())
+                }
                 scanner.skipSpace()
                 guard scanner.i < b.count else { throw scanner.fail("unexpected end") }
                 if b[scanner.i] == UInt8(ascii: ",") { scanner.i += 1; continue }
@@ -112,6 +118,35 @@ public enum JSONReader {
             }
             let decoded = try string()
             return (UnsafeBufferPointer(rebasing: b[start..<(i - 1)]), decoded)
+        }
+
+        /// Checks one value from `b[i]` on (after any space) as ``value()`` would read it, without
+        /// building scalars; arrays and objects are read in full (rare in a document's members).
+        mutating func skipValue() throws {
+            skipSpace()
+            guard i < n else { throw fail("unexpected end") }
+            switch b[i] {
+            case UInt8(ascii: "\""): try skipString()
+            case UInt8(ascii: "t"): _ = try word("true", .null)
+            case UInt8(ascii: "f"): _ = try word("false", .null)
+            case UInt8(ascii: "n"): _ = try word("null", .null)
+            case UInt8(ascii: "-"), 48...57: _ = try number()
+            default: _ = try value()   // a container, or the failure value() reports
+            }
+        }
+
+        /// Checks a string as ``string()`` reads it: a plain one is scanned, one with escapes is
+        /// decoded (its escapes are what can fail).
+        mutating func skipString() throws {
+            let start = i
+            i += 1
+            while i < n, b[i] != UInt8(ascii: "\"") {
+                if b[i] == UInt8(ascii: "\\") { i = start; _ = try string(); return }
+                if b[i] < 0x20 { throw fail("control character in a string") }
+                i += 1
+            }
+            guard i < n else { throw fail("unclosed string") }
+            i += 1
         }
 
         mutating func string() throws -> String {

@@ -679,7 +679,7 @@ struct ColumnReader {
 
 /// Finds an object by its global Persist key: a direct table when integer keys are dense, else a
 /// dictionary; text keys (and keys that match only with SQLite's affinity leniency) by dictionary.
-private struct IDLookup {
+struct IDLookup {
     private var base: Int64 = 0
     /// Dense integer keys: `(type + 1) << 32 | row`, 0 for none (8 bytes a key, so that the
     /// random reads of a large store's edges stay within fewer pages).

@@ -28,7 +28,7 @@ public enum SchemaCache {
     static let maximumEntries = 64
 
     /// The layout of an entry file; a change makes older entries stale.
-    static let version = 1
+    static let version = 2
 
     /// One store's entry.
     struct Entry: Codable {
@@ -47,6 +47,8 @@ public enum SchemaCache {
     /// One type, in the load's order.
     struct CachedType: Codable {
         var name: String
+        /// How many objects it has.
+        var count: Int
         /// What `loupe schema` prints for it (``ObjectGraph/schemaText(of:)``).
         var schema: String
         /// Its attributes, in the load's column order.
@@ -78,7 +80,7 @@ public enum SchemaCache {
               let directory = directory.withLock({ $0 }), let path = realPath(store.path) else { return }
         let graph = store.graph
         let types = graph.types.map { table in
-            CachedType(name: table.name.rawValue, schema: graph.schemaText(of: table), attributes: table.attributes.map(\.name),
+            CachedType(name: table.name.rawValue, count: table.count, schema: graph.schemaText(of: table), attributes: table.attributes.map(\.name),
                        relations: table.relations.map { CachedRelation(name: $0.name, toMany: $0.isToMany, targets: $0.targetTypes) })
         }
         let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, objectCount: graph.objectCount, types: types,

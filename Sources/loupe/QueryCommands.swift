@@ -72,17 +72,12 @@ struct Query: ParsableCommand {
         let host = StoreHost()
         let graph: ObjectGraph
         do {
-            // A statement that reads only one type's attributes loads that type alone.
             if let file {
-                let loaded: LoadedStore
-                if !commit, let reach = parsed?.singleTypeReach {
-                    loaded = try LoadedStore.open(file, reaching: reach.type.text, names: reach.firstNames)
-                } else {
-                    loaded = try LoadedStore.load(file)
-                }
-                for warning in loaded.warnings { printError("warning: \(warning)") }
-                host.adopt(loaded)
-                graph = loaded.graph
+                // Read no more than the statement needs (see OneShotGraph).
+                let opened = try OneShotGraph.open(file, for: parsed, writing: commit)
+                for warning in opened.warnings { printError("warning: \(warning)") }
+                if let loaded = opened.loaded { host.adopt(loaded) }
+                graph = opened.graph
             } else {
                 graph = try store.open().graph
             }

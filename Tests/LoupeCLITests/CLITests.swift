@@ -283,6 +283,18 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(try LoupeBinary.run(["schema", path, "BOOK"]).stdout, try LoupeBinary.run(["schema", path, "Book"], environment: uncached).stdout)
             XCTAssertEqual(try LoupeBinary.run(["show", path, "book", "\(book)"]).stdout, show.stdout)
         }
+        // One-shot statements read only what their names reach, with the same answers.
+        for statement in ["count Loan where book.author.born < 1920", "Book where @links.Loan.book.@count >= 3 group by language",
+                          "Loan where book.tags.label CONTAINS \"a\" sort by due desc, id limit 4 select book.title, member.name",
+                          "Author where @links.Book.author.@count > 4", "count Book where titel > 3"] {
+            for format in ["json", "table"] {
+                let cached = try LoupeBinary.run(["query", path, statement, "--format", format])
+                let loaded = try LoupeBinary.run(["query", path, statement, "--format", format], environment: uncached)
+                XCTAssertEqual(cached.stdout, loaded.stdout, statement)
+                XCTAssertEqual(cached.stderr, loaded.stderr, statement)
+                XCTAssertEqual(cached.status, loaded.status, statement)
+            }
+        }
         let missing = try LoupeBinary.run(["show", path, "Book", "99999999"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertEqual(missing.stderr, "Error: no Book has id 99999999\n")

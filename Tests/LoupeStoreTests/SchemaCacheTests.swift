@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import LoupeModel
-import LoupeStore
+@testable import LoupeStore
 import LoupeTestSupport
 import XCTest
 
@@ -22,31 +22,16 @@ final class SchemaCacheTests: XCTestCase {
         SchemaCache.directory.withLock { $0 = saved }
     }
 
-    /// A generated library plus what a load must get right: a self edge, a dangling edge, a
-    /// to-many holding one target, a relation Loupe declared with no edges, a document that does
-    /// not parse, one that is not an object, one stored as bytes, a relation name stored as
-    /// bytes, keys that need escaping, an object of another type under a type's name in any case.
-    private func awkwardStore() throws -> String {
+    /// A generated library with ``HostileFiles/addAwkwardPersistRows(_:)``.
+    static func awkwardStore() throws -> String {
         let path = try Shared.temporaryPath("awkward.sqlite")
         try SampleGenerator.generate(path: path, objects: 3000, seed: 7)
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            let next = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM by_type") ?? 0) + 1
-            let book = try Int64.fetchOne(db, sql: "SELECT min(id) FROM by_type WHERE type_name = 'Book'")!
-            try db.execute(sql: #"""
-                INSERT INTO by_type VALUES (?, 'Odd', '{"a\"b": 1, "when": "2024-01-02 03:04:05 Z", "nested": {"k": [1, 2]}}'),
-                  (?, 'Odd', '{not json'), (?, 'Odd', '[1, 2]'), (?, 'Odd', CAST('{"a\"b": 2}' AS BLOB)), (?, 'odd2', '{}')
-                """#, arguments: [next, next + 1, next + 2, next + 3, next + 4])
-            try db.execute(sql: "INSERT INTO relations VALUES (?, ?, 'self'), (?, 987654321, 'gone'), (?, ?, CAST('blob' AS BLOB)), (?, ?, 'many')",
-                           arguments: [next, next, next, next + 1, book, next + 3, book])
-            try db.execute(sql: "INSERT OR REPLACE INTO loupe_relation_kinds VALUES ('Odd', 'many', 1), ('Odd', 'never', 1)")
-        }
-        try queue.close()
+        try HostileFiles.addAwkwardPersistRows(path)
         return path
     }
 
     func testShowAndSchemaFromTheCacheMatchALoad() throws {
-        let path = try awkwardStore()
+        let path = try Self.awkwardStore()
         let loaded = try LoadedStore.open(path)
         let graph = loaded.graph
         let file = try StoreFile.openForReading(path)
@@ -81,7 +66,7 @@ final class SchemaCacheTests: XCTestCase {
     }
 
     func testAChangedStoreIsNeverAnsweredFromTheCache() throws {
-        let path = try awkwardStore()
+        let path = try Self.awkwardStore()
         _ = try LoadedStore.open(path)
         XCTAssertNotNil(LoadedStore.cachedSchema(try StoreFile.openForReading(path)))
         let queue = try DatabaseQueue(path: path)
@@ -96,7 +81,7 @@ final class SchemaCacheTests: XCTestCase {
     }
 
     func testDamagedEntriesAndUnusualKeysAreIgnored() throws {
-        let path = try awkwardStore()
+        let path = try Self.awkwardStore()
         _ = try LoadedStore.open(path)
         let directory = try XCTUnwrap(SchemaCache.directory.withLock { $0 })
         let entries = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }
@@ -112,10 +97,46 @@ final class SchemaCacheTests: XCTestCase {
         XCTAssertNil(LoadedStore.cachedSchema(try StoreFile.openForReading(textKeys)))
         // With no directory set (the library's default), nothing is written.
         SchemaCache.directory.withLock { $0 = nil }
-        let other = try awkwardStore()
+        let other = try Self.awkwardStore()
         _ = try LoadedStore.open(other)
         XCTAssertNil(LoadedStore.cachedSchema(try StoreFile.openForReading(other)))
         SchemaCache.directory.withLock { $0 = directory }
         XCTAssertNil(LoadedStore.cachedSchema(try StoreFile.openForReading(other)))
+    }
+}
+
+/// Reading only some members of a document (``JSONReader/forEachMember(bytes:persistDates:wants:_:)``
+/// with `wants`) accepts and refuses exactly the documents a full read does, and gives the
+/// members it keeps the same values.
+final class JSONMemberSkipTests: XCTestCase {
+    func testSkippedMembersParseAndFailAsRead() throws {
+        let valid = [
+            #"{"a": "x", "b": 1, "c": 2.5e3, "d": true, "e": null, "f": [1, {"g": "h"}], "i": {"j": []}, "k": "é\u00e9\n\"q\""}"#,
+            #"{}"#, #"  {"a" : -0 , "b":"2024-01-02 03:04:05 Z"}  "#, #"[1, 2]"#, #""text""#, "12",
+            #"{"a": "\ud83d\ude00", "b": "\ud800"}"#, #"{"a": 1, "a": 2}"#,
+        ]
+        let invalid = [
+            "{\"a\": \"tab\there\", \"b\": 1}", #"{"a": "\x", "b": 1}"#, #"{"a": "\u12", "b": 1}"#, #"{"a": 1.2.3, "b": 1}"#,
+            #"{"a": tru, "b": 1}"#, #"{"a": "open, "b": 1}"#, #"{"a": [1, 2, "b": 1}"#, #"{"a": 1,}"#, #"{"a": 1} x"#,
+            #"{"a": -, "b": 1}"#, #"{"a": 1e, "b": 1}"#, #"{"a": nul}"#, "{\"a\": \"\u{1}\"}", #"{"a" 1}"#, #"{"a": 1"#,
+        ]
+        for document in valid + invalid {
+            var bytes = Array(document.utf8)
+            func read(_ wants: ((UnsafeBufferPointer<UInt8>, String?) -> Bool)?) -> (Bool?, [String]) {
+                var seen: [String] = []
+                let outcome = bytes.withUnsafeMutableBufferPointer { buffer in
+                    try? JSONReader.forEachMember(bytes: UnsafeBufferPointer(buffer), wants: wants) { key, decoded, value in
+                        seen.append((decoded ?? String(decoding: key, as: UTF8.self)) + "=" + "\(value)")
+                    }
+                }
+                return (outcome, seen)
+            }
+            let full = read(nil)
+            XCTAssertEqual(full.0 == nil, invalid.contains(document), document)
+            XCTAssertEqual(read { _, _ in false }.0, full.0, document)
+            let some = read { key, decoded in (decoded ?? String(decoding: key, as: UTF8.self)) == "b" }
+            XCTAssertEqual(some.0, full.0, document)
+            if full.0 == true { XCTAssertEqual(some.1, full.1.filter { $0.hasPrefix("b=") }, document) }
+        }
     }
 }

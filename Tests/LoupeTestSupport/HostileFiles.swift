@@ -172,6 +172,27 @@ public enum HostileFiles {
         return copy
     }
 
+    /// Adds to a Persist store (a generated library, with a `Book` and Loupe's relation kinds)
+    /// what a reader of it must get right: an attribute named like a relation, a self edge, a
+    /// dangling edge, a to-many holding one target, a relation Loupe declared with no edges, a
+    /// document that does not parse, one that is not an object, one stored as bytes, a relation
+    /// name stored as bytes, a key that needs escaping, a type named like another but for case.
+    public static func addAwkwardPersistRows(_ path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            let next = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM by_type") ?? 0) + 1
+            let book = try Int64.fetchOne(db, sql: "SELECT min(id) FROM by_type WHERE type_name = 'Book'") ?? 0
+            try db.execute(sql: #"""
+                INSERT INTO by_type VALUES (?, 'Odd', '{"a\"b": 1, "self": 5, "when": "2024-01-02 03:04:05 Z", "nested": {"k": [1, 2]}}'),
+                  (?, 'Odd', '{not json'), (?, 'Odd', '[1, 2]'), (?, 'Odd', CAST('{"a\"b": 2}' AS BLOB)), (?, 'odd2', '{}')
+                """#, arguments: [next, next + 1, next + 2, next + 3, next + 4])
+            try db.execute(sql: "INSERT INTO relations VALUES (?, ?, 'self'), (?, 987654321, 'gone'), (?, ?, CAST('blob' AS BLOB)), (?, ?, 'many')",
+                           arguments: [next, next, next, next + 1, book, next + 3, book])
+            try db.execute(sql: "INSERT OR REPLACE INTO loupe_relation_kinds VALUES ('Odd', 'many', 1), ('Odd', 'never', 1)")
+        }
+        try queue.close()
+    }
+
     /// Persist ids written as text: UUIDs, `"abc"`, `"007"`, with relations between them.
     public static func persistTextIDs() throws -> String {
         try make("textids.sqlite") { db in
