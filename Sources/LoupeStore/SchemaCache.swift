@@ -95,9 +95,11 @@ public enum SchemaCache {
         prune(directory)
     }
 
-    /// The entry for the store `file` reads, when there is one and it describes the file as it is now.
+    /// The entry for the store `file` reads, when there is one, it describes the file as it is
+    /// now, and the file is read as a Persist store (not forced to another format with `--as`).
     static func entry(for file: StoreFile) -> Entry? {
         guard file.access == .readOnly || file.access == .walSnapshot,
+              let format = try? file.read({ try StoreFormats.detect($0, path: file.path) }), format == PersistFormat.self,
               let directory = directory.withLock({ $0 }), let path = realPath(file.path),
               let data = FileManager.default.contents(atPath: entryPath(directory, for: path)),
               let entry = try? JSONDecoder().decode(Entry.self, from: data),
@@ -162,8 +164,8 @@ extension SchemaCache.Entry {
 /// A Persist store's schema as its last whole load found it (``SchemaCache``), for `loupe schema`.
 public struct CachedSchema: Sendable {
     public let objectCount: Int
-    /// Each type's name and what `loupe schema` prints for it, in the load's order.
-    public let types: [(name: String, schema: String)]
+    /// Each type's name, object count and what `loupe schema` prints for it, in the load's order.
+    public let types: [(name: String, count: Int, schema: String)]
     /// What that load noticed, as it printed it.
     public let warnings: [String]
 }
@@ -173,7 +175,7 @@ extension LoadedStore {
     /// load; nil when there is none (the caller loads).
     public static func cachedSchema(_ file: StoreFile) -> CachedSchema? {
         guard let entry = SchemaCache.entry(for: file) else { return nil }
-        return CachedSchema(objectCount: entry.objectCount, types: entry.types.map { ($0.name, $0.schema) }, warnings: entry.warnings)
+        return CachedSchema(objectCount: entry.objectCount, types: entry.types.map { ($0.name, $0.count, $0.schema) }, warnings: entry.warnings)
     }
 }
 

@@ -115,13 +115,19 @@ struct Types: ParsableCommand {
 
     func run() throws {
         // The catalog answers without loading the graph (a GROUP BY, not a million documents
-        // parsed; `count(*)` per table on PostgreSQL); a store whose catalog cannot count its
-        // types is loaded.
+        // parsed, or the schema cache; `count(*)` per table on PostgreSQL); a store whose
+        // catalog cannot count its types is loaded.
         var types: [(name: String, count: Int)]
         if store.isPostgres {
             types = try PostgresDatabase.catalog(url: store.file)
         } else {
-            types = try LoadedStore.catalog(try StoreFile.openForReading(store.file), counted: true).types
+            let file = try StoreFile.openForReading(store.file)
+            // A Persist store unchanged since a whole load: its counts are known without a scan.
+            if let cached = LoadedStore.cachedSchema(file) {
+                types = cached.types.map { ($0.name, $0.count) }
+            } else {
+                types = try LoadedStore.catalog(file, counted: true).types
+            }
             if types.contains(where: { $0.count < 0 }) {
                 types = try store.load().graph.types.map { ($0.name.rawValue, $0.count) }
             }
@@ -140,9 +146,7 @@ struct Schema: ParsableCommand {
 
     func run() throws {
         // A Persist store unchanged since a load: what that load found, without another.
-        if !store.isPostgres, let file = try? StoreFile.openForReading(store.file),
-           let format = try? file.read({ try StoreFormats.detect($0, path: file.path) }), format == PersistFormat.self,
-           let cached = LoadedStore.cachedSchema(file) {
+        if !store.isPostgres, let file = try? StoreFile.openForReading(store.file), let cached = LoadedStore.cachedSchema(file) {
             for warning in cached.warnings { printError("warning: \(warning)") }
             if let type {
                 let names = cached.types.map(\.name)

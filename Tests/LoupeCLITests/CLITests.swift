@@ -283,6 +283,14 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(try LoupeBinary.run(["schema", path, "BOOK"]).stdout, try LoupeBinary.run(["schema", path, "Book"], environment: uncached).stdout)
             XCTAssertEqual(try LoupeBinary.run(["show", path, "book", "\(book)"]).stdout, show.stdout)
         }
+        XCTAssertEqual(try LoupeBinary.run(["types", path]).stdout, try LoupeBinary.run(["types", path], environment: uncached).stdout)
+        // Read as another format (`--as sqlite`: the raw tables), the cache of the Persist reading is never used.
+        for arguments in [["schema", path, "--as", "sqlite"], ["types", path, "--as", "sqlite"], ["show", path, "by_type", "\(book)", "--as", "sqlite"],
+                          ["query", path, "count by_type where type_name == \"Book\"", "--as", "sqlite"], ["query", path, "count Book", "--as", "sqlite"]] {
+            let raw = try LoupeBinary.run(arguments)
+            XCTAssertEqual(raw.stdout, try LoupeBinary.run(arguments, environment: uncached).stdout, arguments.joined(separator: " "))
+            XCTAssertEqual(raw.stderr, try LoupeBinary.run(arguments, environment: uncached).stderr, arguments.joined(separator: " "))
+        }
         // One-shot statements read only what their names reach, with the same answers.
         for statement in ["count Loan where book.author.born < 1920", "Book where @links.Loan.book.@count >= 3 group by language",
                           "Loan where book.tags.label CONTAINS \"a\" sort by due desc, id limit 4 select book.title, member.name",

@@ -38,6 +38,7 @@ final class SchemaCacheTests: XCTestCase {
         let cached = try XCTUnwrap(LoadedStore.cachedSchema(file), "a whole load of a Persist store leaves an entry")
         XCTAssertEqual(cached.objectCount, graph.objectCount)
         XCTAssertEqual(cached.types.map(\.name), graph.types.map(\.name.rawValue))
+        XCTAssertEqual(cached.types.map(\.count), graph.types.map(\.count))
         XCTAssertEqual(cached.types.map(\.schema), graph.types.map { graph.schemaText(of: $0) })
         XCTAssertEqual(cached.warnings, loaded.warnings)
         XCTAssertFalse(cached.warnings.isEmpty, "the dangling edge and the broken documents are noticed")
