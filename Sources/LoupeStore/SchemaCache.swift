@@ -28,7 +28,7 @@ public enum SchemaCache {
     static let maximumEntries = 64
 
     /// The layout of an entry file; a change makes older entries stale.
-    static let version = 2
+    static let version = 3
 
     /// One store's entry.
     struct Entry: Codable {
@@ -38,6 +38,10 @@ public enum SchemaCache {
         /// The store's real path.
         var path: String
         var stamp: FileStamp
+        /// The database header (its first 100 bytes: page size and count, schema cookie, change
+        /// counter…): with the stamp, what tells this file from another written at the same path
+        /// within the file system's clock tick.
+        var header: [UInt8]
         var objectCount: Int
         var types: [CachedType]
         /// What the load noticed (dangling relation rows, documents that do not parse).
@@ -83,7 +87,7 @@ public enum SchemaCache {
             CachedType(name: table.name.rawValue, count: table.count, schema: graph.schemaText(of: table), attributes: table.attributes.map(\.name),
                        relations: table.relations.map { CachedRelation(name: $0.name, toMany: $0.isToMany, targets: $0.targetTypes) })
         }
-        let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, objectCount: graph.objectCount, types: types,
+        let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, header: header(path), objectCount: graph.objectCount, types: types,
                           warnings: store.warnings)
         guard let data = try? JSONEncoder().encode(entry) else { return }
         let manager = FileManager.default
@@ -103,7 +107,8 @@ public enum SchemaCache {
               let directory = directory.withLock({ $0 }), let path = realPath(file.path),
               let data = FileManager.default.contents(atPath: entryPath(directory, for: path)),
               let entry = try? JSONDecoder().decode(Entry.self, from: data),
-              entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp() else { return nil }
+              entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp(),
+              entry.header == header(path) else { return nil }
         // An entry must be whole: every relation's targets name a type it lists.
         guard entry.types.allSatisfy({ $0.relations.allSatisfy { $0.targets.allSatisfy(entry.types.indices.contains) } }) else { return nil }
         return entry
@@ -115,6 +120,13 @@ public enum SchemaCache {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return directory + "/schema-" + String(hash, radix: 16) + ".json"
+    }
+
+    /// The first 100 bytes of the file at `path` (fewer when it is shorter; none when unreadable).
+    static func header(_ path: String) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        return Array((try? handle.read(upToCount: 100)) ?? Data())
     }
 
     /// This build of Loupe: the running executable's size and modification time.

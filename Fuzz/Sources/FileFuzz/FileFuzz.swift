@@ -8,8 +8,10 @@ import LoupeStore
 /// libFuzzer's entry point for files: any bytes are written to a fresh file and opened as a store
 /// the way `loupe types`, `schema` and `query` open one; every type is described and listed as
 /// JSON; then statements through relations and backlinks go to both engines, and when SQL
-/// answers (``SQLPushdown``) its JSON must be the in-memory engine's. A crash, trap, hang or
-/// disagreement is a finding; refusing the file with an error is expected.
+/// answers (``SQLPushdown``) its JSON must be the in-memory engine's; on a Persist store the
+/// schema cache entry the load left must give `schema`, `show` and projected statements as the
+/// loaded graph gives them. A crash, trap, hang or disagreement is a finding; refusing the file
+/// with an error is expected.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let path = FileFuzz.folder + "/input.sqlite"
@@ -29,9 +31,11 @@ public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     // A load that read around damage (warnings) answers from part of the file, and on a file
     // SQLite itself finds corrupt (rowids out of order, repeated) SQL's order is the damaged
     // b-tree's: the engines are compared on sound files.
-    if store.warnings.isEmpty, (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA quick_check") }) == "ok" {
-        FileFuzz.compareEngines(graph, file: store.file)
-    }
+    let sound = (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA quick_check") }) == "ok"
+    if sound, store.warnings.isEmpty { FileFuzz.compareEngines(graph, file: store.file) }
+    // The schema cache answers by key lookups, which on a damaged b-tree may find other rows
+    // than the load's scan: compared on sound files (warnings about documents included).
+    if sound { FileFuzz.compareCache(graph, path: path) }
     return 0
 }
 
@@ -39,8 +43,8 @@ enum FileFuzz {
     /// A name as the language writes it (nil when it cannot be quoted).
     static func quoted(_ name: String) -> String? { name.contains("`") || name.isEmpty ? nil : "`\(name)`" }
 
-    /// Statements over each type's attributes, relations and backlinks, through SQL and in memory.
-    static func compareEngines(_ graph: ObjectGraph, file: StoreFile) {
+    /// Statements over the first types' attributes, relations and backlinks.
+    static func statements(_ graph: ObjectGraph) -> [String] {
         var statements: [String] = []
         for type in graph.types.prefix(4) {
             guard let t = quoted(type.name.rawValue) else { continue }
@@ -54,7 +58,12 @@ enum FileFuzz {
                                "count \(t) where @links.\(t).\(r).@count >= 1", "\(t) where NONE @links.\(t).\(r).\(first ?? "id") == 1 select \(first ?? "id")"]
             }
         }
-        for statement in statements {
+        return statements
+    }
+
+    /// Statements over each type's attributes, relations and backlinks, through SQL and in memory.
+    static func compareEngines(_ graph: ObjectGraph, file: StoreFile) {
+        for statement in statements(graph) {
             guard let parsed = try? Parser.parse(statement) else { continue }
             let memory: String
             do { memory = try QueryEngine(graph: graph).run(parsed).render(.json, graph: graph) } catch { memory = "error: \(error)" }
@@ -73,9 +82,37 @@ enum FileFuzz {
         }
     }
 
+    /// A Persist store's schema cache entry (the load above wrote it): `schema`, `show` and
+    /// projected statements must print what the loaded graph prints.
+    static func compareCache(_ graph: ObjectGraph, path: String) {
+        guard let file = try? StoreFile.openForReading(path), let cached = LoadedStore.cachedSchema(file) else { return }
+        guard cached.types.map(\.schema) == graph.types.map({ graph.schemaText(of: $0) }) else { fatalError("the cached schema differs") }
+        for type in graph.types where type.count > 0 {
+            for row in [0, type.count - 1] {
+                let ref = ObjectRef(type: type.index, row: row)
+                let key = graph.id(of: ref).description
+                guard let small = try? LoadedStore.neighbourhood(path, type: type.name.rawValue, ids: ObjectID.candidates(typed: key)),
+                      let smallRef = small.ref else { continue }   // nil: the caller loads
+                if small.graph.describe(smallRef) != graph.describe(ref) {
+                    fatalError("show from the cache differs for \(type.name) #\(key):\n\(small.graph.describe(smallRef))\n---\n\(graph.describe(ref))")
+                }
+            }
+        }
+        for statement in statements(graph) {
+            guard let parsed = try? Parser.parse(statement), let reads = parsed.namesRead,
+                  let small = try? PersistFormat.projected(file, type: reads.type.text, names: reads.names, linkTypes: reads.linkTypes,
+                                                           listsObjects: reads.listsObjects) else { continue }
+            let whole: String, projected: String
+            do { whole = try QueryEngine(graph: graph).run(parsed).render(.json, graph: graph) } catch { whole = "error: \(error)" }
+            do { projected = try QueryEngine(graph: small).run(parsed).render(.json, graph: small) } catch { projected = "error: \(error)" }
+            if whole != projected { fatalError("the projection differs on \(statement)\nprojected: \(projected)\nwhole:     \(whole)") }
+        }
+    }
+
     static let folder: String = {
         let f = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-filefuzz-\(getpid())").path
         try? FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true)
+        SchemaCache.directory.withLock { $0 = f + "/cache" }   // every Persist input's load leaves an entry
         return f
     }()
 }
