@@ -281,8 +281,17 @@ public struct ColumnStorage: Hashable, Sendable {
         case referenceSeconds
     }
 
-    /// SQLite's type affinity of the declared type (the rules of datatype3.html, section 3.1).
+    /// What values the column takes, when SQLite's rules for the declared type do not say it
+    /// (a PostgreSQL column: `uuid` takes text, `bytea` bytes).
+    public var declaredAffinity: Affinity?
+    /// True for a column holding JSON (PostgreSQL's `json`, `jsonb`): it takes any value, nested
+    /// ones included.
+    public var holdsJSON = false
+
+    /// The type affinity of the column: ``declaredAffinity`` when set, else SQLite's for the
+    /// declared type (the rules of datatype3.html, section 3.1).
     public var affinity: Affinity {
+        if let declaredAffinity { return declaredAffinity }
         let t = declaredType.uppercased()
         if t.contains("INT") { return .integer }
         if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") { return .text }

@@ -7,13 +7,23 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public let server: String
     /// What libpq or the server said, on one line.
     public let reason: String
+    /// True for a failed commit (`cannot write to …`), false for a failed read.
+    public var writing = false
 
-    public var description: String { "cannot read '\(server)': \(reason)" }
+    public init(server: String, reason: String, writing: Bool = false) {
+        self.server = server
+        self.reason = reason
+        self.writing = writing
+    }
+
+    public var description: String { "cannot \(writing ? "write to" : "read") '\(server)': \(reason)" }
 }
 
-/// One connection to a PostgreSQL server through libpq, read-only: every session it opens sets
-/// `default_transaction_read_only`, and reads run in one `REPEATABLE READ READ ONLY` transaction
-/// (one snapshot, whatever other clients commit meanwhile). Values are always bound parameters.
+/// One connection to a PostgreSQL server through libpq, read-only unless a transaction says
+/// otherwise: every session it opens sets `default_transaction_read_only`, reads run in one
+/// `REPEATABLE READ READ ONLY` transaction (one snapshot, whatever other clients commit
+/// meanwhile), and only ``PostgresCommit`` begins a `READ WRITE` one. Values are always bound
+/// parameters.
 public final class PostgresConnection {
     private let connection: OpaquePointer
     /// The address without its password, for messages.
@@ -82,6 +92,21 @@ public final class PostgresConnection {
             rows.append(row)
         }
         return Rows(columns: columns, types: types, rows: rows)
+    }
+
+    /// Runs one statement that returns no rows (an `INSERT`, `UPDATE` or `DELETE`), values bound
+    /// as `parameters`; returns how many rows it changed.
+    public func execute(_ sql: String, _ parameters: [String?] = []) throws -> Int {
+        let result: OpaquePointer? = withCStrings(parameters) { values in
+            PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        guard let result else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(connection))) }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
+            throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason))
+        }
+        return Int(PQcmdTuples(result).map { String(cString: $0) } ?? "") ?? 0
     }
 
     /// Runs `body` inside one read-only `REPEATABLE READ` transaction: one snapshot.

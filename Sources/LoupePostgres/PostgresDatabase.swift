@@ -10,12 +10,10 @@ import LoupeStore
 /// (`AlbumId` → `Album`, the column's name reaching it too), with backlinks. Values keep their
 /// kinds: integers, floating and `numeric` as numbers, booleans, `date`/`timestamp[tz]` as dates,
 /// `bytea` as data, `json`/`jsonb` as nested values (paths reach into them), everything else as
-/// text. Everything is read in one read-only snapshot; Loupe does not write to PostgreSQL yet.
+/// text. Everything is read in one read-only snapshot; edits are written by ``PostgresCommit``.
 public enum PostgresDatabase {
     public static let formatName = "PostgreSQL"
 
-    /// Why a PostgreSQL database cannot be edited (shown where an edit is refused).
-    public static let readOnlyReason = "a PostgreSQL database: Loupe reads PostgreSQL but does not write to it yet"
 
     /// Connects to `url` and reads the whole database.
     public static func load(url: String) throws -> LoadedGraph {
@@ -125,11 +123,33 @@ public enum PostgresDatabase {
     static func addType(_ d: Described, to builder: GraphBuilder) -> Int {
         let relation = d.relation, keys = d.keys
         let policy: KeyPolicy = relation.isView || keys.isEmpty ? .rowNumber : keys.count == 1 ? .column(keys[0], autoIncrements: false) : .columns(keys)
-        let t = builder.type(relation.name, readOnlyReason: readOnlyReason, keyPolicy: policy)
+        // Tables with a primary key are edited (``PostgresCommit``); a view's rows are computed,
+        // and a table without a key has no way to name the one row a write means.
+        let readOnly = relation.isView ? "\(relation.name) is a view"
+            : keys.isEmpty ? "\(relation.name) has no primary key; its rows cannot be told apart for a write" : nil
+        let t = builder.type(relation.name, readOnlyReason: readOnly, keyPolicy: policy)
         for column in d.columns {
-            _ = builder.attribute(column.name, of: t, storage: ColumnStorage(declaredType: column.type, isPrimaryKey: keys.contains(column.name), notNull: column.notNull))
+            var storage = ColumnStorage(declaredType: column.type, isPrimaryKey: keys.contains(column.name), notNull: column.notNull)
+            (storage.declaredAffinity, storage.holdsJSON) = affinity(of: column.type)
+            _ = builder.attribute(column.name, of: t, storage: storage)
         }
         return t
+    }
+
+    /// What an edit may put in a column of a PostgreSQL type (as `format_type` names it):
+    /// integers in the integer types, numbers in the others that hold numbers, numbers and
+    /// booleans in `boolean`, bytes in `bytea`, anything in `json`/`jsonb`, text in everything else
+    /// (`text`, `varchar`, `uuid`, enums… PostgreSQL checks the text itself). Dates go where the
+    /// type says date or timestamp (the editor checks those by name first).
+    static func affinity(of type: String) -> (ColumnStorage.Affinity, holdsJSON: Bool) {
+        switch type {
+        case "smallint", "integer", "bigint", "oid": return (.integer, false)
+        case "real", "double precision": return (.real, false)
+        case "boolean": return (.numeric, false)
+        case "bytea": return (.blob, false)
+        case "json", "jsonb": return (.blob, true)
+        default: return (type.hasPrefix("numeric") ? .numeric : .text, false)
+        }
     }
 
     /// Reads a table's rows into its type, in key order: all of them, or those `condition`

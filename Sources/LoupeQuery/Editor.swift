@@ -364,6 +364,7 @@ public struct Editor {
             if storage.notNull { throw QueryError("\(name) is NOT NULL", at: range, hint: "give a value") }
             return .null
         }
+        if storage.holdsJSON { return value }
         let declared = storage.declaredType.isEmpty ? "no declared type" : storage.declaredType
         func refuse() -> QueryError {
             QueryError("\(ValueFormatter.kindName(value)) cannot go into \(type.name).\(name) (\(declared))", at: range,

@@ -75,6 +75,8 @@ extension PersistFormat {
     public static func count(_ file: StoreFile, type: String, where filter: AttributeFilter) throws -> Int? {
         let keys = filter.keys
         guard keys.allSatisfy(AttributeFilter.canSpell) else { return nil }
+        // A name with U+FFFD may be text that is not UTF-8, shown repaired: the load matches its bytes.
+        guard !type.unicodeScalars.contains("\u{FFFD}") else { return nil }
         var arguments: [DatabaseValue] = []
         let predicate = filter.sql(&arguments)
         var kindChecks: [String] = [], presence: [String] = []

@@ -59,9 +59,17 @@ public enum PersistFormat: StoreFormat {
 
     /// Every stored `type_name` with its count, in order of the type's first object.
     static func storedTypes(_ db: Database) throws -> [TypeInfo] {
-        try Row.fetchAll(db, sql: "SELECT type_name, count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
-            let stored = row[0] as DatabaseValue
-            return TypeInfo(name: typeName(of: stored), stored: stored, count: (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0)
+        try Row.fetchAll(db, sql: "SELECT type_name, count(*), CAST(type_name AS BLOB) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
+            var stored = row[0] as DatabaseValue
+            // Text that is not UTF-8 comes back repaired, and the repaired text would find no row:
+            // such a name is matched by its bytes (``TypeInfo/matches``).
+            var byBytes = false
+            if case .string = stored.storage, case .blob(let bytes) = (row[2] as DatabaseValue).storage, String(validating: bytes, as: UTF8.self) == nil {
+                stored = bytes.databaseValue
+                byBytes = true
+            }
+            return TypeInfo(name: typeName(of: row[0]), stored: stored, count: (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0,
+                            storedAsBytes: byBytes)
         }
     }
 
@@ -69,13 +77,26 @@ public enum PersistFormat: StoreFormat {
     struct TypeInfo: Sendable {
         /// The name the type shows as.
         let name: String
-        /// The `type_name` as stored (text, or whatever a foreign writer left there), bound as is.
+        /// The `type_name` as stored (text, or whatever a foreign writer left there), bound as is;
+        /// for text that is not UTF-8, its bytes.
         let stored: DatabaseValue
         let count: Int
+        /// True when `stored` holds the bytes of a text name that is not UTF-8.
+        var storedAsBytes = false
         /// Keys holding scalars in the sample, in order of first appearance.
         var scalarKeys: [String] = []
         /// Keys holding arrays or objects in the sample.
         var nestedKeys: [String] = []
+
+        /// The condition that selects the type's rows, with `stored` bound to its `?`.
+        var matches: String { storedAsBytes ? "type_name IS CAST(? AS TEXT)" : "type_name IS ?" }
+
+        init(name: String, stored: DatabaseValue, count: Int, storedAsBytes: Bool = false) {
+            self.name = name
+            self.stored = stored
+            self.count = count
+            self.storedAsBytes = storedAsBytes
+        }
     }
 
     /// Loupe's own record of relation cardinalities.
@@ -176,7 +197,7 @@ public enum PersistFormat: StoreFormat {
                         // Only a type that would leave the other reader idle is split (splitting
                         // costs a seek for the middle id and a merge of the halves).
                         if plan.readers > 1, types[t].count >= splitSize, types[t].count * perDocument * plan.readers > totalWeight,
-                           let middle = try DatabaseValue.fetchOne(db, sql: "SELECT id FROM by_type WHERE type_name IS ? ORDER BY id LIMIT 1 OFFSET ?",
+                           let middle = try DatabaseValue.fetchOne(db, sql: "SELECT id FROM by_type WHERE \(types[t].matches) ORDER BY id LIMIT 1 OFFSET ?",
                                                                    arguments: [types[t].stored, types[t].count / 2]) {
                             boundaries[t] = middle
                             items.append((2 * t, types[t].count / 2 * perDocument))
@@ -424,7 +445,7 @@ public enum PersistFormat: StoreFormat {
             // A sample of the type's documents that are JSON objects, split one by one (a
             // malformed document never reaches json_each).
             let sample = try DatabaseValue.fetchAll(db, sql: """
-                SELECT id FROM by_type WHERE type_name IS ? AND json_valid(json) AND json_type(json) = 'object'
+                SELECT id FROM by_type WHERE \(types[t].matches) AND json_valid(json) AND json_type(json) = 'object'
                 ORDER BY id LIMIT \(sampleSize)
                 """, arguments: [types[t].stored])
             var seen = Set<String>(), nested = Set<String>()
@@ -552,7 +573,7 @@ public enum PersistFormat: StoreFormat {
         var slotByKey = Dictionary(result.keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var keyBytes = result.keys.map { Array($0.utf8) }
         let range = half.map { $0.part == 0 ? " AND id < ?" : " AND id >= ?" } ?? ""
-        let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE type_name IS ?\(range) ORDER BY id")
+        let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE \(info.matches)\(range) ORDER BY id")
         let cursor = try Row.fetchCursor(statement, arguments: [info.stored] + (half.map { [$0.boundary] } ?? []))
         let columns = ColumnReader(statement)
         result.ids.reserveCapacity(capacity)

@@ -276,6 +276,8 @@ extension PersistFormat {
                       let r = entry.types[Int(from.type)].relations.firstIndex(where: { $0.name == edge.relation }) else { return nil }
                 builder.addEdge(from: from, relation: r, to: to)
             }
+            // A commit since the entry was checked: what was read may not be what it describes.
+            guard file.stamp() == entry.stamp else { return nil }
             let graph = builder.finish()
             let table = graph.types[asked]
             return (graph, ids.lazy.compactMap { graph.ref(type: table, id: $0) }.first)

@@ -27,13 +27,14 @@ enum Interactive {
         let browser = Browser(fileLabel: opened.label, formatName: opened.formatName,
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
-        let host = StoreHost()
-        if let loaded = opened.loaded { host.adopt(loaded) }
+        let host = opened.host()
         browser.host = host
+        browser.storePath = opened.url ?? opened.loaded?.path   // reload reads the database again
         browser.background = ThreadRunner()
         browser.attach(opened.graph)
         let box = LoadBox()
-        try loop(browser, box: box, host: host, isLoaded: true)
+        try loop(browser, box: box, host: nil, isLoaded: true)
+        withExtendedLifetime(host) {}   // the browser holds it weakly
     }
 
     static func run(path: String) throws {
@@ -62,7 +63,8 @@ enum Interactive {
     }
 
     /// Draws and handles keys until the user leaves; adopts the graph from `box` when it arrives.
-    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost, isLoaded loadedAtStart: Bool) throws {
+    /// `host`: the file's host, which adopts the load when it arrives (nil when loaded at start).
+    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool) throws {
         let backend: NcursesBackend
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }
         defer { backend.restore() }
@@ -74,7 +76,7 @@ enum Interactive {
                 switch box.take() {
                 case .success(let loaded)?:
                     isLoaded = true
-                    host.adopt(loaded)
+                    host?.adopt(loaded)
                     browser.attach(loaded.graph)
                     needsDraw = true
                 case .failure(let error)?:

@@ -1,10 +1,12 @@
 import Foundation
+import LoupeHost
 import LoupeModel
+import LoupeQuery
 import LoupePostgres
 import LoupeStore
 
-/// What a command opened: a SQLite file loaded through its format (with what a commit needs), or
-/// a PostgreSQL database (`postgres://…`), read into a graph and never written.
+/// What a command opened: a SQLite file loaded through its format, or a PostgreSQL database
+/// (`postgres://…`) read into a graph; each with what a commit needs.
 struct OpenedStore {
     let graph: ObjectGraph
     let formatName: String
@@ -12,6 +14,17 @@ struct OpenedStore {
     let label: String
     /// The loaded file; nil for PostgreSQL.
     let loaded: LoadedStore?
+    /// The PostgreSQL URL as given (password included, to connect again; never shown); nil for a file.
+    var url: String? = nil
+
+    /// What a session previews and commits through: the loaded file's host, or the database's.
+    /// (Sessions and browsers hold their host weakly: the caller keeps it.)
+    func host() -> SessionHost {
+        if let url { return PostgresHost(url: url) }
+        let host = StoreHost()
+        if let loaded { host.adopt(loaded) }
+        return host
+    }
 
     /// Opens `location` (a file path or a PostgreSQL URL) and loads it whole; what the load
     /// noticed goes to stderr.
@@ -20,7 +33,7 @@ struct OpenedStore {
             let loaded = try PostgresDatabase.load(url: location)
             for warning in loaded.warnings { printError("warning: \(warning)") }
             return OpenedStore(graph: loaded.graph, formatName: PostgresDatabase.formatName,
-                               label: PostgresConnection.withoutPassword(location), loaded: nil)
+                               label: PostgresConnection.withoutPassword(location), loaded: nil, url: location)
         }
         let store = try LoadedStore.open(location)
         for warning in store.warnings { printError("warning: \(warning)") }

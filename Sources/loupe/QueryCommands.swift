@@ -69,21 +69,25 @@ struct Query: ParsableCommand {
             sink.flush()
             return
         }
-        let host = StoreHost()
+        let host: SessionHost
         let graph: ObjectGraph
         do {
             if let file {
                 // Read no more than the statement needs (see OneShotGraph).
                 let opened = try OneShotGraph.open(file, for: parsed, writing: commit)
                 for warning in opened.warnings { printError("warning: \(warning)") }
-                if let loaded = opened.loaded { host.adopt(loaded) }
+                let fileHost = StoreHost()
+                if let loaded = opened.loaded { fileHost.adopt(loaded) }
+                host = fileHost
                 graph = opened.graph
             } else {
-                graph = try store.open().graph
+                let opened = try store.open()
+                host = opened.host()
+                graph = opened.graph
             }
         }
         let session = ReplSession(graph: graph, mode: format)
-        session.storePath = store.isPostgres ? nil : store.file
+        session.storePath = store.file   // a file's path, or the database's URL (`.reload`)
         session.host = host
         let isMutation: Bool = { if case .mutation? = parsed { return true }; return false }()
         if commit && !isMutation { throw ValidationError("--commit goes with update, insert or delete") }
@@ -133,19 +137,19 @@ struct Repl: ParsableCommand {
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
 
     func run() throws {
-        let host = StoreHost()
+        let host: SessionHost
         let graph: ObjectGraph, banner: String
         do {
             // The loaded store's file is not kept open: a commit writes through its own connection.
             let opened = try store.open()
-            if let loaded = opened.loaded { host.adopt(loaded) }
+            host = opened.host()
             graph = opened.graph
             banner = "Loupe \(DisplayText.escaped(opened.label)) — \(opened.formatName), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
         }
-        try Repl.loop(graph: graph, path: store.isPostgres ? nil : store.file, host: host, banner: banner, mode: format)
+        try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
     }
 
-    static func loop(graph: ObjectGraph, path: String?, host: StoreHost, banner: String, mode: OutputFormat) throws {
+    static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {
         let session = ReplSession(graph: graph, mode: mode)
         session.storePath = path
         session.host = host
@@ -237,11 +241,10 @@ struct Browse: ParsableCommand {
             do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
             let steps = try PlayScript.parse(script)
             let opened = try OpenedStore.open(path)
-            let host = StoreHost()
-            if let loaded = opened.loaded { host.adopt(loaded) }
+            let host = opened.host()
             let browser = Browser(fileLabel: opened.loaded == nil ? opened.label : URL(fileURLWithPath: path).lastPathComponent, formatName: opened.formatName,
                                   theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
-            browser.storePath = opened.loaded == nil ? nil : path
+            browser.storePath = path   // a file's path, or the database's URL (reload)
             browser.host = host
             browser.attach(opened.graph)
             let parts = size.split(separator: "x").compactMap { Int($0) }

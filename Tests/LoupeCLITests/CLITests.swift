@@ -171,7 +171,7 @@ final class CLITests: XCTestCase {
     }
 
     /// `loupe … postgres://…`: the same commands on a PostgreSQL database holding Chinook, with the
-    /// SQLite file's answers; edits refused with the reason; a bad address is one line, exit 1.
+    /// SQLite file's answers; edits previewed and written; a bad address is one line, exit 1.
     func testPostgresOnTheCommandLine() throws {
         let sqlite = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = try PostgresServer.database(copying: sqlite, named: "cli")
@@ -189,9 +189,26 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(schema.stdout.hasPrefix("postgresql://") && schema.stdout.contains("PostgreSQL store, 11 types, 15607 objects"), schema.stdout)
         let repl = try loupe(["repl", url], stdin: "count Genre\n.quit\n")
         XCTAssertEqual(repl.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "25", repl.stderr)
-        let edit = try loupe(["query", url, "update Genre set Name = \"x\"", "--commit"])
-        XCTAssertEqual(edit.status, 2)
-        XCTAssertTrue(edit.stderr.contains("Loupe reads PostgreSQL but does not write to it yet"), edit.stderr)
+        // Edits: shown, then written with --commit in one transaction; views stay read-only.
+        let preview = try loupe(["query", url, "update Genre where GenreId == 1 set Name = \"Rock'n'Roll\""])
+        XCTAssertEqual(preview.status, 0, preview.stderr)
+        XCTAssertTrue(preview.stdout.contains(#"UPDATE "public"."Genre" SET "Name" = 'Rock''n''Roll' WHERE "GenreId" = 1;"#), preview.stdout)
+        XCTAssertTrue(preview.stdout.contains("nothing written"), preview.stdout)
+        XCTAssertEqual(try loupe(["query", url, "Genre where GenreId == 1 select Name", "--format", "csv"]).stdout, "Name\r\nRock\r\n")
+        let edit = try loupe(["query", url, "update Genre where GenreId == 1 set Name = \"Rock'n'Roll\"", "--commit"])
+        XCTAssertEqual(edit.status, 0, edit.stderr)
+        XCTAssertTrue(edit.stdout.contains("committed: 0 added, 1 changed, 0 deleted (1 statement"), edit.stdout)
+        XCTAssertEqual(try loupe(["query", url, "Genre where GenreId == 1 select Name", "--format", "csv"]).stdout, "Name\r\nRock'n'Roll\r\n")
+        // The browser commits to PostgreSQL the same way (Ctrl-S shows the writes, Enter writes them).
+        let script = try Shared.temporaryPath("commit.play")
+        try ":update Genre where GenreId == 2 set Name = \"Jazzy\"\n<Esc>\n<C-s>\n<Enter>\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let browsed = try loupe(["browse", url, "--play", script, "--size", "120x40"])
+        XCTAssertEqual(browsed.status, 0, browsed.stderr)
+        XCTAssertTrue(browsed.stdout.contains("committed: 0 added, 1 changed"), browsed.stdout)
+        XCTAssertEqual(try loupe(["query", url, "Genre where GenreId == 2 select Name", "--format", "csv"]).stdout, "Name\r\nJazzy\r\n")
+        let refusedDelete = try loupe(["query", url, "delete Genre where GenreId == 1", "--commit"])
+        XCTAssertEqual(refusedDelete.status, 2, refusedDelete.stdout)
+        XCTAssertTrue(refusedDelete.stderr.contains("cannot delete"), refusedDelete.stderr)
         let unreachable = try loupe(["query", "postgresql://someone:s3cret@127.0.0.1:1/nothing", "count Track"])
         XCTAssertEqual(unreachable.status, 1)
         XCTAssertTrue(unreachable.stderr.hasPrefix("Error: cannot read 'postgresql://someone@127.0.0.1:1/nothing': "), unreachable.stderr)

@@ -141,3 +141,25 @@ final class JSONMemberSkipTests: XCTestCase {
         }
     }
 }
+
+/// A `type_name` stored as text that is not UTF-8 (a foreign writer's bytes): its objects load
+/// under the repaired name, with their relations, everywhere they are read.
+final class NonUTF8TypeNameTests: XCTestCase {
+    func testObjectsOfATypeNamedInBrokenUTF8AreRead() throws {
+        let path = try HostileFiles.make("brokenname.sqlite") { db in
+            try db.execute(sql: #"CREATE TABLE "by_type" ("id" INTEGER PRIMARY KEY NOT NULL, "type_name" TEXT NOT NULL, "json" TEXT NOT NULL)"#)
+            try db.execute(sql: #"CREATE TABLE "relations" ("from_id" INTEGER NOT NULL, "to_id" INTEGER NOT NULL, "relation" TEXT NOT NULL)"#)
+            try db.execute(sql: #"INSERT INTO by_type VALUES (1, 'Deal', '{"n": 1}'), (2, CAST(X'547261948C65' AS TEXT), '{"n": 2}'), (3, 'Deal', '{"n": 3}')"#)
+            try db.execute(sql: "INSERT INTO relations VALUES (1, 2, 'splits'), (1, 3, 'splits')")
+        }
+        let graph = try LoupeStore.LoadedStore.open(path).graph
+        let broken = try XCTUnwrap(graph.types.first { $0.name.rawValue.hasPrefix("Tra") })
+        XCTAssertEqual(broken.count, 1, "the object is read, not lost")
+        let deal = try XCTUnwrap(graph.type(named: "Deal"))
+        let splits = try XCTUnwrap(deal.relations.first { $0.name == "splits" })
+        XCTAssertEqual(splits.targets(of: 0).count, 2)
+        XCTAssertTrue(splits.isToMany)
+        // Counting it by name is left to the load (SQLite would compare the repaired text).
+        XCTAssertNil(try PersistFormat.count(try StoreFile.openForReading(path), type: broken.name.rawValue, where: .constant(true)))
+    }
+}
