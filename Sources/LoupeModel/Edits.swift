@@ -400,6 +400,15 @@ extension ObjectGraph {
         return ObjectGraph(types: tables, formatName: formatName)
     }
 
+    /// The same graph under another format name, every type read-only for `reason` (a store
+    /// read through a format whose writes Loupe does not make).
+    public func readOnly(because reason: String, formatName: String) -> ObjectGraph {
+        ObjectGraph(types: types.map { t in
+            TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason ?? reason, keyPolicy: t.keyPolicy, ids: t.ids,
+                      attributes: t.attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage)
+        }, formatName: formatName)
+    }
+
     /// A relation without a foreign key rebuilt row by row: each row's edited targets or its
     /// stored ones, without deleted sources or targets.
     private func rebuilt(_ relation: RelationColumn, rows n: Int, edits: [Int: [ObjectRef]], removed: [RowSet], sourceRemoved: RowSet) -> RelationColumn {

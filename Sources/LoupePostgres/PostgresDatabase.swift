@@ -15,17 +15,19 @@ public enum PostgresDatabase {
     public static let formatName = "PostgreSQL"
 
 
-    /// Connects to `url` and reads the whole database.
+    /// Connects to `url` and reads the whole database (Persist's layout as Persist's graph,
+    /// ``PostgresPersist``).
     public static func load(url: String) throws -> LoadedGraph {
         let connection = try PostgresConnection(url: url)
-        return try connection.snapshot { try load(connection) }
+        return try connection.snapshot { try PostgresPersist.isPersist(connection) ? PostgresPersist.load(connection) : load(connection) }
     }
 
     /// Every readable relation with its object count, without reading rows (`loupe types`).
     public static func catalog(url: String) throws -> [(name: String, count: Int)] {
         let connection = try PostgresConnection(url: url)
         return try connection.snapshot {
-            try relations(connection).map { relation in
+            if try PostgresPersist.isPersist(connection) { return try PostgresPersist.catalog(connection) }
+            return try relations(connection).map { relation in
                 let n = try connection.query("SELECT count(*) FROM \(relation.sqlName)").rows.first?.first.flatMap { $0.flatMap { Int($0) } }
                 return (relation.name, n ?? 0)
             }
@@ -220,6 +222,7 @@ extension PostgresDatabase {
     public static func neighbourhood(url: String, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
         let c = try PostgresConnection(url: url)
         return try c.snapshot { () throws -> (graph: ObjectGraph, ref: ObjectRef?)? in
+            if try PostgresPersist.isPersist(c) { return nil }   // Persist's types are in its documents: `show` loads
             let described = try describeAll(c)
             // Names resolve as in a loaded graph: exact, else the one case-insensitive match.
             let names = described.map(\.relation.name)

@@ -32,7 +32,7 @@ struct OpenedStore {
         if PostgresConnection.isURL(location) {
             let loaded = try PostgresDatabase.load(url: location)
             for warning in loaded.warnings { printError("warning: \(warning)") }
-            return OpenedStore(graph: loaded.graph, formatName: PostgresDatabase.formatName,
+            return OpenedStore(graph: loaded.graph, formatName: loaded.graph.formatName,
                                label: PostgresConnection.withoutPassword(location), loaded: nil, url: location)
         }
         let store = try LoadedStore.open(location)
