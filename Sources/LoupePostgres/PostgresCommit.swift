@@ -60,18 +60,6 @@ public enum PostgresCommit {
         }
     }
 
-    /// What a commit did.
-    public struct Report: Sendable {
-        public let added: Int
-        public let changed: Int
-        public let deleted: Int
-        public let statements: Int
-        public let seconds: Double
-        public var summary: String {
-            "committed: \(added) added, \(changed) changed, \(deleted) deleted (\(statements) statement\(statements == 1 ? "" : "s"), \(String(format: "%.3f", seconds)) s)"
-        }
-    }
-
     /// The writes committing `pending` would make, with the tables' columns as the catalog of the
     /// database at `url` describes them.
     public static func preview(_ pending: PendingChanges, url: String) throws -> Plan {
@@ -81,7 +69,7 @@ public enum PostgresCommit {
     }
 
     /// Writes `pending` into the database at `url` in one transaction (see the type's comment).
-    public static func commit(_ pending: PendingChanges, url: String) throws -> Report {
+    public static func commit(_ pending: PendingChanges, url: String) throws -> StoreCommit.Report {
         let started = DispatchTime.now()
         let connection: PostgresConnection
         do { connection = try PostgresConnection(url: url) } catch let error as PostgresError {
@@ -133,9 +121,7 @@ public enum PostgresCommit {
             _ = try? connection.query("ROLLBACK")
             throw error
         }
-        let counts = pending.changes.counts
-        return Report(added: counts.added, changed: counts.changed, deleted: counts.deleted, statements: statements,
-                      seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+        return StoreCommit.Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
     }
 
     /// The plan for `pending` over tables `described` (each type's table found by its name).

@@ -25,6 +25,13 @@ public enum StoreCommit {
         public var summary: String {
             "committed: \(added) added, \(changed) changed, \(deleted) deleted (\(statements) statement\(statements == 1 ? "" : "s"), \(String(format: "%.3f", seconds)) s)"
         }
+
+        /// What committing `changes` did, with `statements` written in `seconds` (any store's commit).
+        public init(_ changes: ChangeSet, statements: Int, seconds: Double) {
+            (added, changed, deleted) = changes.counts
+            self.statements = statements
+            self.seconds = seconds
+        }
     }
 
     /// The writer of a format, or the reason the format is not written.
@@ -114,9 +121,7 @@ public enum StoreCommit {
         } catch {
             throw commitError(error, path: path)
         }
-        let counts = pending.changes.counts
-        return Report(added: counts.added, changed: counts.changed, deleted: counts.deleted, statements: statements,
-                      seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+        return Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
     }
 
     /// A failure of the commit in words that say what the user can do; their edits stay pending.
