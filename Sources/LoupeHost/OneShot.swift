@@ -5,7 +5,7 @@ import LoupeStore
 
 /// The graph a one-shot `loupe query` runs its statement on, read no further than the statement
 /// needs: on a Persist store unchanged since a whole load (a fresh schema cache entry), only what
-/// the statement's names reach (``PersistFormat/projected(_:type:names:linkTypes:listsObjects:)``);
+/// the statement's names reach (``PersistFormat/projected(_:type:names:linkTypes:listsObjects:halvesFrom:)``);
 /// else, for a statement that reads only one type's attributes, that type alone; else the whole
 /// graph. A listing of one type's objects loads that type whole (faster than value by value).
 public struct OneShotGraph {
@@ -20,12 +20,7 @@ public struct OneShotGraph {
     /// Reads the graph `statement` (nil: one that does not parse) needs from `file`; `writing`
     /// (a statement to commit) always loads the whole graph.
     public static func open(_ file: StoreFile, for statement: Statement?, writing: Bool) throws -> OneShotGraph {
-        if !writing, let statement, let reads = statement.namesRead, !(reads.listsObjects && statement.singleTypeReach != nil),
-           let projected = try? PersistFormat.projected(file, type: reads.type.text, names: reads.names, linkTypes: reads.linkTypes,
-                                                        listsObjects: reads.listsObjects) {
-            return OneShotGraph(graph: projected, loaded: nil, path: "what its names reach",
-                                warnings: LoadedStore.cachedSchema(file)?.warnings ?? [])
-        }
+        if !writing, let statement, let projected = projection(file, for: statement) { return projected }
         if !writing, let reach = statement?.singleTypeReach {
             let loaded = try LoadedStore.open(file, reaching: reach.type.text, names: reach.firstNames)
             return OneShotGraph(graph: loaded.graph, loaded: loaded, path: loaded.graph.types.count == 1 ? "one type loaded" : "whole graph loaded",
@@ -33,5 +28,14 @@ public struct OneShotGraph {
         }
         let loaded = try LoadedStore.load(file)
         return OneShotGraph(graph: loaded.graph, loaded: loaded, path: "whole graph loaded", warnings: loaded.warnings)
+    }
+
+    /// Only what `statement`'s names reach, on a Persist store with a fresh schema cache entry
+    /// (tried first: it also beats SQLite's count over the documents); nil otherwise.
+    public static func projection(_ file: StoreFile, for statement: Statement) -> OneShotGraph? {
+        guard let reads = statement.namesRead, !(reads.listsObjects && statement.singleTypeReach != nil),
+              let projected = try? PersistFormat.projected(file, type: reads.type.text, names: reads.names, linkTypes: reads.linkTypes,
+                                                           listsObjects: reads.listsObjects) else { return nil }
+        return OneShotGraph(graph: projected, loaded: nil, path: "what its names reach", warnings: LoadedStore.cachedSchema(file)?.warnings ?? [])
     }
 }

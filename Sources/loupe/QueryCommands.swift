@@ -62,8 +62,10 @@ struct Query: ParsableCommand {
         } else if engine == .sql, parsed == nil {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")
         }
+        // On a Persist store with a fresh schema cache entry, only what the statement's names reach.
+        let projection = !commit ? file.flatMap { file in parsed.flatMap { OneShotGraph.projection(file, for: $0) } } : nil
         // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
-        if !commit, let file, let parsed, let n = try? CountPushdown.count(parsed, file: file) {
+        if projection == nil, !commit, let file, let parsed, let n = try? CountPushdown.count(parsed, file: file) {
             let sink = OutputSink(fd: 1)
             QueryResult.count(n).write(format, graph: GraphBuilder(formatName: "").finish(), toTerminal: isatty(1) == 1, to: sink)
             sink.flush()
@@ -74,7 +76,7 @@ struct Query: ParsableCommand {
         do {
             if let file {
                 // Read no more than the statement needs (see OneShotGraph).
-                let opened = try OneShotGraph.open(file, for: parsed, writing: commit)
+                let opened = try projection ?? OneShotGraph.open(file, for: parsed, writing: commit)
                 for warning in opened.warnings { printError("warning: \(warning)") }
                 let fileHost = StoreHost()
                 if let loaded = opened.loaded { fileHost.adopt(loaded) }

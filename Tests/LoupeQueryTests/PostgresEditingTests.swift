@@ -20,6 +20,8 @@ final class PostgresEditingTests: XCTestCase {
             CREATE TABLE "bo""ok" (id integer PRIMARY KEY, title varchar(40), price numeric(8,2), in_print boolean,
                                    author_id integer REFERENCES author(id), added timestamptz, rating double precision);
             CREATE TABLE log (line text);
+            CREATE TABLE shelf (room text, "no$1" integer, label text, PRIMARY KEY (room, "no$1"));
+            INSERT INTO shelf VALUES ('A''s', 1, 'first'), ('A''s', 2, 'second');
             CREATE VIEW cheap AS SELECT * FROM "bo""ok" WHERE price < 10;
             INSERT INTO author VALUES (1, 'Ann', '1950-03-04', '{"a": [1, 2]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff'),
                                       (2, 'Bob', NULL, NULL, NULL, NULL);
@@ -79,6 +81,11 @@ final class PostgresEditingTests: XCTestCase {
             ["3", "Cy'); DROP TABLE log; --", "2001-02-03", "42", "b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12"],
         ])
         XCTAssertEqual(try rows(url, "SELECT line FROM log"), [["x"]])
+        // A composite key (text and integer parts, a column named like a placeholder).
+        XCTAssertNil(session.execute(#"update shelf where label == "second" set label = "2nd""#).error)
+        XCTAssertTrue(session.execute(".changes").output.contains(#"UPDATE "public"."shelf" SET "label" = '2nd' WHERE "room" = 'A''s' AND "no$1" = 2;"#))
+        XCTAssertNil(session.execute(".commit").error)
+        XCTAssertEqual(try rows(url, #"SELECT room, "no$1", label FROM shelf ORDER BY 2"#), [["A's", "1", "first"], ["A's", "2", "2nd"]])
         // The session reads the database again after the commit.
         XCTAssertEqual(session.execute("count `bo\"ok`").output, "2\n")
         withExtendedLifetime(host) {}
