@@ -2,6 +2,7 @@ import Foundation
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import Synchronization
 
 /// Writes staged changes into a PostgreSQL database, all or nothing, as ``StoreCommit`` writes a
 /// relational SQLite file: one statement per changed object (`INSERT` of the columns given,
@@ -274,23 +275,32 @@ public enum PostgresCommit {
 }
 
 /// The store under a session when it is a PostgreSQL database: loads it, previews and commits
-/// its pending changes through ``PostgresCommit``.
+/// its pending changes through ``PostgresCommit``. `.open` of another database's URL moves the
+/// host to that database (what is previewed and committed is always the one last loaded); a file
+/// is opened by `loupe FILE`, not from here.
 public final class PostgresHost: SessionHost {
     /// The database's URL (with its password, to connect; never shown).
-    private let url: String
+    private let url: Mutex<String>
 
-    public init(url: String) { self.url = url }
+    public init(url: String) { self.url = Mutex(url) }
 
     public func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
-        try PostgresDatabase.load(url: PostgresConnection.isURL(path) ? path : url).graph
+        guard PostgresConnection.isURL(path) else {
+            throw PostgresError(server: url.withLock { PostgresConnection.withoutPassword($0) },
+                                reason: "this session reads a PostgreSQL database; open a file with `loupe FILE`")
+        }
+        let graph = try PostgresDatabase.load(url: path).graph
+        url.withLock { $0 = path }
+        return graph
     }
 
     public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
-        try PostgresCommit.preview(pending, url: url).description(maxLines: maxLines)
+        try PostgresCommit.preview(pending, url: url.withLock { $0 }).description(maxLines: maxLines)
     }
 
     public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
-        let report = try PostgresCommit.commit(pending, url: url)
-        return (try load(path: url, progress: progress), report.summary)
+        let current = url.withLock { $0 }
+        let report = try PostgresCommit.commit(pending, url: current)
+        return (try load(path: current, progress: progress), report.summary)
     }
 }

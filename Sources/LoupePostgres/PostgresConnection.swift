@@ -1,5 +1,6 @@
 import Foundation
 import CLibPQ
+import LoupeQuery
 
 /// A failure talking to PostgreSQL, with the server or address it concerns (never the password).
 public struct PostgresError: Error, CustomStringConvertible, Sendable {
@@ -136,10 +137,5 @@ public final class PostgresConnection {
     }
 
     /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
-    public static func withoutPassword(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
-        let credentials = url[scheme.upperBound..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + String(url[at...])
-    }
+    public static func withoutPassword(_ url: String) -> String { ReplSession.withoutPassword(url) }
 }

@@ -168,6 +168,13 @@ public final class ReplSession {
         }
     }
 
+    /// `path` as shown: a URL's password (`postgres://me:secret@host/db`) left out.
+    public static func withoutPassword(_ path: String) -> String {
+        guard let scheme = path.range(of: "://"), let at = path[scheme.upperBound...].firstIndex(of: "@"),
+              let colon = path[scheme.upperBound..<at].firstIndex(of: ":") else { return path }
+        return String(path[..<colon]) + String(path[at...])
+    }
+
     /// Takes the outcome of loading `path` for `.open` or `.reload`. Reloading the same file keeps
     /// the pending changes, staged again over what the file holds now (steps whose objects are
     /// gone are dropped, and said so).
@@ -189,7 +196,7 @@ public final class ReplSession {
             engine = QueryEngine(graph: pending.graph)
             storePath = path
             currentType = reloading ? currentType.flatMap { pending.graph.type(named: $0.name.rawValue) } : nil
-            return Reply(output: (reloading ? "reloaded" : "opened \(path)") + ": \(graph.types.count) types, \(graph.objectCount) objects\(note)\n")
+            return Reply(output: (reloading ? "reloaded" : "opened \(ReplSession.withoutPassword(path))") + ": \(graph.types.count) types, \(graph.objectCount) objects\(note)\n")
         }
     }
 

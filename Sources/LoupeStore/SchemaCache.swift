@@ -87,7 +87,7 @@ public enum SchemaCache {
             CachedType(name: table.name.rawValue, count: table.count, schema: graph.schemaText(of: table), attributes: table.attributes.map(\.name),
                        relations: table.relations.map { CachedRelation(name: $0.name, toMany: $0.isToMany, targets: $0.targetTypes) })
         }
-        let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, header: header(path), objectCount: graph.objectCount, types: types,
+        let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, header: store.file.databaseHeader(), objectCount: graph.objectCount, types: types,
                           warnings: store.warnings)
         guard let data = try? JSONEncoder().encode(entry) else { return }
         let manager = FileManager.default
@@ -108,7 +108,7 @@ public enum SchemaCache {
               let data = FileManager.default.contents(atPath: entryPath(directory, for: path)),
               let entry = try? JSONDecoder().decode(Entry.self, from: data),
               entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp(),
-              entry.header == header(path) else { return nil }
+              entry.header == file.databaseHeader() else { return nil }
         // An entry must be whole: every relation's targets name a type it lists.
         guard entry.types.allSatisfy({ $0.relations.allSatisfy { $0.targets.allSatisfy(entry.types.indices.contains) } }) else { return nil }
         return entry
@@ -120,13 +120,6 @@ public enum SchemaCache {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return directory + "/schema-" + String(hash, radix: 16) + ".json"
-    }
-
-    /// The first 100 bytes of the file at `path` (fewer when it is shorter; none when unreadable).
-    static func header(_ path: String) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-        defer { try? handle.close() }
-        return Array((try? handle.read(upToCount: 100)) ?? Data())
     }
 
     /// This build of Loupe: the running executable's size and modification time.

@@ -294,6 +294,10 @@ public final class StoreFile: Sendable {
     /// What the file and its companions look like on disk now (sizes, times, the WAL's header).
     /// Any commit by any process changes it.
     public func stamp() -> FileStamp { FileStamp(path: privateCopy == nil ? location.removingURI : path, watch: watch) }
+
+    /// The database header (the file's first 100 bytes), read through the descriptor the stamps
+    /// use (never a descriptor opened and closed, which would drop SQLite's locks).
+    func databaseHeader() -> [UInt8] { watch.read(watch.databaseFD, 0..<100) }
 }
 
 /// The state of a database file and its companions on disk: sizes, modification times, the

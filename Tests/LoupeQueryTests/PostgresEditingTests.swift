@@ -133,6 +133,20 @@ final class PostgresEditingTests: XCTestCase {
         XCTAssertFalse(session.pending.isEmpty)
         XCTAssertNil(session.execute(".commit").error)
         XCTAssertEqual(try rows(url, "SELECT name FROM author WHERE id = 2"), [["Later"]])
+        // `.open` of another database moves the session (and its commits) there; the password
+        // is never shown; a file is not opened from a PostgreSQL session.
+        XCTAssertNil(session.execute(".rollback").error)
+        let other = try makeDatabase("conflicts_other")
+        let withPassword = other.replacingOccurrences(of: "postgres@", with: "postgres:s3cret@")
+        let opened = session.execute(".open \(withPassword)")
+        XCTAssertNil(opened.error, opened.error ?? "")
+        XCTAssertTrue(opened.output.hasPrefix("opened \(other):") && !opened.output.contains("s3cret"), opened.output)
+        XCTAssertNil(session.execute(#"update author where id == 2 set name = "Elsewhere""#).error)
+        XCTAssertNil(session.execute(".commit").error)
+        XCTAssertEqual(try rows(other, "SELECT name FROM author WHERE id = 2"), [["Elsewhere"]])
+        XCTAssertEqual(try rows(url, "SELECT name FROM author WHERE id = 2"), [["Later"]])
+        let file = session.execute(".open \(try Shared.temporaryPath("x.sqlite"))")
+        XCTAssertTrue(file.error?.contains("this session reads a PostgreSQL database") ?? false, file.error ?? "")
         // Views and keyless tables are read-only, with the reason.
         XCTAssertTrue(session.execute(#"update log set line = "y""#).error?.contains("log has no primary key; its rows cannot be told apart for a write") ?? false)
         XCTAssertTrue(session.execute(#"update cheap set title = "y""#).error?.contains("cheap is a view") ?? false)
