@@ -90,14 +90,15 @@ extension PersistFormat {
         }
         guard snapshot.stamp == entry.stamp else { return nil }
         var objects = [Projection.TypeObjects?](repeating: nil, count: plan.count), edges = Projection.Edges()
-        for (i, part) in snapshot.results.joined().sorted(by: { a, b in
-            // A type's halves in id order, the relation rows' halves in rowid order.
-            switch (order[a.0], order[b.0]) {
-            case (.objects(let ta, let fa, _), .objects(let tb, let fb, _)) where ta == tb: return fa == nil && fb != nil
-            case (.edges(let through, _), .edges): return through != nil
-            default: return a.0 < b.0
+        // Pieces by what they read, then which half: a type's halves in id order, the relation
+        // rows' halves in rowid order.
+        func position(_ item: Projection.Item) -> (Int, Int) {
+            switch item {
+            case .objects(let t, let from, _): return (t, from == nil ? 0 : 1)
+            case .edges(let through, _): return (-1, through != nil ? 0 : 1)
             }
-        }) {
+        }
+        for (i, part) in snapshot.results.joined().sorted(by: { position(order[$0.0]) < position(order[$1.0]) }) {
             switch part {
             case .objects(let o):
                 guard case .objects(let t, _, _) = order[i] else { continue }
