@@ -310,7 +310,7 @@ extension ObjectGraph {
             let changedCells = changes.cells[t] ?? [:]
             guard extra > 0 || !changedCells.isEmpty || changes.newAttributes[t] != nil else { continue }
             for name in changes.newAttributes[t] ?? [] {
-                attributes[t].append(AttributeColumn(name: name, values: Array(repeating: .null, count: types[t].count), storage: nil))
+                attributes[t].append(AttributeColumn(name: name, values: ColumnValues(Array(repeating: .null, count: types[t].count)), storage: nil))
             }
             for a in attributes[t].indices {
                 let name = attributes[t][a].name
@@ -330,6 +330,7 @@ extension ObjectGraph {
                 } else if column.storage != nil {
                     column.presentCount = ids[t].count
                 }
+                column.values.compact()
                 attributes[t][a] = column
             }
         }

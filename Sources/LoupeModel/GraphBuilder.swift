@@ -105,7 +105,7 @@ public final class GraphBuilder {
     public func attribute(_ name: String, of type: Int, storage: ColumnStorage? = nil) -> Int {
         if let a = drafts[type].attributeIndex[name] { return a }
         let a = drafts[type].attributes.count
-        drafts[type].attributes.append(AttributeColumn(name: name, values: Array(repeating: .null, count: drafts[type].ids.count),
+        drafts[type].attributes.append(AttributeColumn(name: name, values: ColumnValues(Array(repeating: .null, count: drafts[type].ids.count)),
                                                        storage: storage))
         drafts[type].attributeIndex[name] = a
         return a
@@ -126,7 +126,7 @@ public final class GraphBuilder {
     public func value(type: Int, row: Int, attribute: Int) -> Value { drafts[type].attributes[attribute].values[row] }
 
     /// The values set so far for one attribute of every object of `type`.
-    public func column(type: Int, attribute: Int) -> [Value] { drafts[type].attributes[attribute].values }
+    public func column(type: Int, attribute: Int) -> [Value] { Array(drafts[type].attributes[attribute].values) }
 
     /// The key of one object, as a value.
     public func idValue(type: Int, row: Int) -> Value { drafts[type].ids[row].value }
@@ -142,7 +142,11 @@ public final class GraphBuilder {
     /// Replaces a whole attribute column at once (a bulk loader's path), with its statistics.
     public func setColumn(type: Int, attribute: Int, values: [Value], kinds: ValueKind, presentCount: Int) {
         precondition(values.count == drafts[type].ids.count, "a column needs one value per object")
-        drafts[type].attributes[attribute].values = values
+        // Held compactly at once (a bulk loader's whole column), so that its array of values
+        // goes while the rest loads.
+        var compact = ColumnValues(values)
+        compact.compact(kinds: kinds)
+        drafts[type].attributes[attribute].values = compact
         drafts[type].attributes[attribute].kinds.formUnion(kinds)
         drafts[type].attributes[attribute].presentCount += presentCount
     }
@@ -195,6 +199,10 @@ public final class GraphBuilder {
             })
         }
         drafts = drafts.map { var d = $0; d.relations = []; return d }   // the edges are in the columns now
+        // Columns of one kind held compactly (``ColumnValues``), one at a time.
+        for t in drafts.indices {
+            for a in drafts[t].attributes.indices { drafts[t].attributes[a].values.compact() }
+        }
         let backlinks = GraphBuilder.backlinks(relationsByType: relationsByType, rowCounts: drafts.map(\.ids.count))
         let lineages = self.lineages()
         let tables = drafts.enumerated().map { i, d in
@@ -253,7 +261,7 @@ public struct KeyIndex: Sendable {
     }
 
     /// An index of the values of one column.
-    public init(values: [Value], removed: RowSet = RowSet()) {
+    public init<C: Collection>(values: C, removed: RowSet = RowSet()) where C.Element == Value {
         for (row, v) in values.enumerated() where removed.isEmpty || !removed.contains(row) {
             if let id = ObjectID(keyValue: v), rows[id] == nil { rows[id] = Int32(row) }
         }

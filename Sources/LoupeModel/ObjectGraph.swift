@@ -308,8 +308,9 @@ public struct ColumnStorage: Hashable, Sendable {
 public struct AttributeColumn: Sendable {
     /// The attribute's name.
     public let name: String
-    /// The value for every row (`null` where an object does not have it).
-    public internal(set) var values: [Value]
+    /// The value for every row (`null` where an object does not have it), compact once the
+    /// graph is finished (``ColumnValues``).
+    public internal(set) var values: ColumnValues
     /// Every kind of value seen.
     public internal(set) var kinds: ValueKind = []
     /// How many objects have the attribute (a stored null counts; a missing key does not).

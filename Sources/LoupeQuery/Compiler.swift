@@ -347,7 +347,7 @@ final class Compiler {
         var start: ((Value, Environment) -> Value)? = nil
         // A chain of to-one relations ending in an attribute (`book.author.born`) is also compiled
         // to a loop over the adjacency tables, with no intermediate operands.
-        var chain: [(columns: [[Value]?], relations: [RelationColumn?])] = []
+        var chain: [(columns: [ColumnValues?], relations: [RelationColumn?])] = []
         var isChain = true
 
         for (index, step) in p.steps.enumerated() {
@@ -452,7 +452,7 @@ final class Compiler {
                 let key = name.text
                 // Columns and relation tables are captured once here, so a step is two array reads
                 // with no copy of the type's column structs.
-                var columnByType: [[Value]?] = []
+                var columnByType: [ColumnValues?] = []
                 var relationByType: [RelationColumn?] = []
                 for (t, resolution) in resolutions.enumerated() {
                     switch resolution {

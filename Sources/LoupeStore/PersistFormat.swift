@@ -279,7 +279,7 @@ public enum PersistFormat: StoreFormat {
         var invalid = 0, notObjects = 0
         var simpleKeys = true
         for (t, info) in types.enumerated() {
-            guard let result = documents[t] else { continue }
+            guard var result = documents[t] else { continue }
             documents[t] = nil
             let type = builder.type(info.name, keyPolicy: .globalInteger)
             let firstRow = builder.count(of: type)   // two stored names may show as one type
@@ -288,7 +288,9 @@ public enum PersistFormat: StoreFormat {
             if firstRow == 0 {
                 for (slot, key) in result.keys.enumerated() {
                     let a = builder.attribute(key, of: type)
+                    // Taken out of the documents, so that it goes once the builder holds it compactly.
                     var column = result.columns[slot]
+                    result.columns[slot] = []
                     if column.count > result.ids.count { column.removeLast(column.count - result.ids.count) }
                     builder.setColumn(type: type, attribute: a, values: column, kinds: result.kinds[slot], presentCount: result.present[slot])
                 }

@@ -22,6 +22,13 @@ func peakMemoryMB() -> Double {
     return kb / 1024
 }
 
+/// Resident memory of this process now, in megabytes (from /proc/self/status).
+func residentMemoryMB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+    return (Double(line.split(separator: " ").dropFirst().first.map(String.init) ?? "0") ?? 0) / 1024
+}
+
 /// Wall time of `body` in seconds, with its result.
 func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
     let start = DispatchTime.now()
@@ -72,7 +79,7 @@ struct BenchLoad: ParsableCommand {
                          peakMemoryMB() * 1_048_576 / Double(max(loaded.graph.objectCount, 1))))
         }
         print(String(format: "first page:       %.0f ms (open, catalog and the first type's first 200 objects, shown while the rest loads)", firstPageSeconds * 1000))
-        print(String(format: "peak memory:      %.0f MB", peakMemoryMB()))
+        print(String(format: "peak memory:      %.0f MB (while loading); %.0f MB resident after it (what a session holds)", peakMemoryMB(), residentMemoryMB()))
         for (phase, seconds) in loaded.timings { print(String(format: "  %6.3f s  %@", seconds, phase as NSString)) }
     }
 }

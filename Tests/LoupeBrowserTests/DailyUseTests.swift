@@ -227,7 +227,7 @@ final class FirstPageTests: XCTestCase {
             XCTAssertEqual(page.types[0].ids, Array(first.ids.prefix(40)), "the page is the type's first rows in load order")
             XCTAssertEqual(page.types[0].attributes.map(\.name), first.attributes.map(\.name), "and has its columns in load order")
             for a in page.types[0].attributes.indices {
-                XCTAssertEqual(page.types[0].attributes[a].values, Array(first.attributes[a].values.prefix(40)), "\(path) \(first.attributes[a].name)")
+                XCTAssertEqual(Array(page.types[0].attributes[a].values), Array(first.attributes[a].values.prefix(40)), "\(path) \(first.attributes[a].name)")
             }
 
             let browser = Browser(fileLabel: "f.sqlite", formatName: format.name, theme: .monochrome)

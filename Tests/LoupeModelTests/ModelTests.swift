@@ -32,7 +32,7 @@ final class ModelTests: XCTestCase {
         let column = graph.type(named: "Book")!.attributes[0]
         XCTAssertEqual(column.presentCount, 2, "a stored null counts as present, a missing value does not")
         XCTAssertEqual(column.kinds, [.string, .null])
-        XCTAssertEqual(column.values, [.null, .string("T"), .null, .null])
+        XCTAssertEqual(Array(column.values), [.null, .string("T"), .null, .null])
     }
 
     func testDateTextReadsTheStoredFormsAndWritesPersistAndISO() {
@@ -94,5 +94,67 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(NameSuggestion.closest(to: "titel", in: ["title", "pages", "author"]), "title")
         XCTAssertEqual(NameSuggestion.closest(to: "Trak", in: ["Track", "Album"]), "Track")
         XCTAssertNil(NameSuggestion.closest(to: "zzz", in: ["title", "pages"]))
+    }
+}
+
+/// Columns of one kind held compactly read and write exactly as arrays of values do.
+final class ColumnValuesTests: XCTestCase {
+    func testCompactColumnsReadAndWriteAsValues() {
+        let date = Date(timeIntervalSinceReferenceDate: 123.456)
+        let cases: [[Value]] = [
+            [.int(1), .null, .int(-5), .int(.max)], [.double(1.5), .double(-0.0), .null], [.date(date), .null, .date(.distantPast)],
+            [.string("a"), .string(""), .null, .string("ünïcode ✓")], [.bool(true), .bool(false), .null], [.null, .null],
+            [.int(1), .double(2)], [.string("x"), .array([.int(1)])], (0..<200).map { $0 % 7 == 0 ? .null : .int(Int64($0)) },
+        ]
+        for values in cases {
+            var column = ColumnValues(values)
+            column.compact()
+            XCTAssertEqual(Array(column), values)
+            XCTAssertEqual(column, ColumnValues(values))
+            let kinds = Set(values.filter { !$0.isNull }.map(\.kind.rawValue))
+            XCTAssertEqual(column.isCompact, kinds.count == 1, "\(values)")
+            // Writes of the same kind, of null, and of another kind; then appends.
+            var expected = values
+            for (row, value) in [(0, values.first { !$0.isNull } ?? .null), (1, .null), (0, .string("other kind")), (1, .int(9))] where row < values.count {
+                column[row] = value
+                expected[row] = value
+                XCTAssertEqual(Array(column), expected, "\(values) after writing \(value) at \(row)")
+            }
+            column.append(.int(3))
+            column.append(contentsOf: [.null, .string("z")])
+            expected += [.int(3), .null, .string("z")]
+            XCTAssertEqual(Array(column), expected)
+            column.compact()
+            XCTAssertEqual(Array(column), expected)
+        }
+        // A null written into a compact column, and taken back out.
+        var ints = ColumnValues((0..<130).map { .int(Int64($0)) })
+        ints.compact()
+        XCTAssertTrue(ints.isCompact)
+        ints[129] = .null
+        XCTAssertEqual(ints[129], .null)
+        XCTAssertTrue(ints.isCompact, "a null stays compact")
+        ints[129] = .int(7)
+        XCTAssertEqual(ints[129], .int(7))
+        XCTAssertEqual(ints[128], .int(128))
+    }
+
+    func testAFinishedGraphHoldsColumnsOfOneKindCompactly() {
+        let builder = GraphBuilder(formatName: "test")
+        let t = builder.type("Book")
+        builder.addObjects(type: t, ids: (1...3).map { ObjectID.int($0) })
+        let pages = builder.attribute("pages", of: t), title = builder.attribute("title", of: t), mixed = builder.attribute("mixed", of: t)
+        for row in 0..<3 {
+            builder.set(.int(Int64(row * 100)), type: t, row: row, attribute: pages)
+            if row != 1 { builder.set(.string("t\(row)"), type: t, row: row, attribute: title) }
+            builder.set(row == 0 ? .int(1) : .string("x"), type: t, row: row, attribute: mixed)
+        }
+        let graph = builder.finish()
+        let book = graph.types[0]
+        XCTAssertTrue(book.attributes[pages].values.isCompact)
+        XCTAssertTrue(book.attributes[title].values.isCompact)
+        XCTAssertFalse(book.attributes[mixed].values.isCompact)
+        XCTAssertEqual((0..<3).map { book.value(row: $0, attribute: title) }, [.string("t0"), .null, .string("t2")])
+        XCTAssertEqual((0..<3).map { book.value(row: $0, attribute: pages) }, [.int(0), .int(100), .int(200)])
     }
 }
