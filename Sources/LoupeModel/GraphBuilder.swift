@@ -141,10 +141,15 @@ public final class GraphBuilder {
 
     /// Replaces a whole attribute column at once (a bulk loader's path), with its statistics.
     public func setColumn(type: Int, attribute: Int, values: [Value], kinds: ValueKind, presentCount: Int) {
+        setColumn(type: type, attribute: attribute, values: ColumnValues(values), kinds: kinds, presentCount: presentCount)
+    }
+
+    /// ``setColumn(type:attribute:values:kinds:presentCount:)`` with a column a reader built.
+    public func setColumn(type: Int, attribute: Int, values: ColumnValues, kinds: ValueKind, presentCount: Int) {
         precondition(values.count == drafts[type].ids.count, "a column needs one value per object")
         // Held compactly at once (a bulk loader's whole column), so that its array of values
         // goes while the rest loads.
-        var compact = ColumnValues(values)
+        var compact = values
         compact.compact(kinds: kinds)
         drafts[type].attributes[attribute].values = compact
         drafts[type].attributes[attribute].kinds.formUnion(kinds)

@@ -290,7 +290,7 @@ public enum PersistFormat: StoreFormat {
                     let a = builder.attribute(key, of: type)
                     // Taken out of the documents, so that it goes once the builder holds it compactly.
                     var column = result.columns[slot]
-                    result.columns[slot] = []
+                    result.columns[slot] = ColumnValues()
                     if column.count > result.ids.count { column.removeLast(column.count - result.ids.count) }
                     builder.setColumn(type: type, attribute: a, values: column, kinds: result.kinds[slot], presentCount: result.present[slot])
                 }
@@ -483,7 +483,8 @@ public enum PersistFormat: StoreFormat {
     private struct TypeDocuments: Sendable {
         var ids: [ObjectID] = []
         private(set) var keys: [String]
-        var columns: [[Value]]
+        /// Each key's values: held as the first value's kind from the start (``ColumnValues``).
+        var columns: [ColumnValues]
         var kinds: [ValueKind]
         var present: [Int]
         /// Documents whose JSON does not parse.
@@ -495,7 +496,7 @@ public enum PersistFormat: StoreFormat {
         init(keys: [String], capacity: Int) {
             self.keys = keys
             self.capacity = capacity
-            columns = keys.map { _ in Array(repeating: .null, count: capacity) }
+            columns = keys.map { _ in ColumnValues(nulls: capacity) }
             kinds = Array(repeating: [], count: keys.count)
             present = Array(repeating: 0, count: keys.count)
         }
@@ -503,7 +504,7 @@ public enum PersistFormat: StoreFormat {
         /// A column for a key the sample did not see; returns its slot.
         mutating func addKey(_ key: String) -> Int {
             keys.append(key)
-            columns.append(Array(repeating: .null, count: capacity))
+            columns.append(ColumnValues(nulls: capacity))
             kinds.append([])
             present.append(0)
             return keys.count - 1
@@ -519,19 +520,21 @@ public enum PersistFormat: StoreFormat {
                 let slot: Int
                 if let known = slotOf[key] { slot = known } else {
                     keys.append(key)
-                    columns.append(Array(repeating: .null, count: n))
+                    columns.append(ColumnValues(nulls: n))
                     kinds.append([])
                     present.append(0)
                     extended.append(false)
                     slot = keys.count - 1
                     slotOf[key] = slot
                 }
-                columns[slot].append(contentsOf: other.columns[o].prefix(m))
+                var theirs = other.columns[o]
+                if theirs.count > m { theirs.removeLast(theirs.count - m) }
+                columns[slot].append(theirs)
                 kinds[slot].formUnion(other.kinds[o])
                 present[slot] += other.present[o]
                 extended[slot] = true
             }
-            for slot in columns.indices where !extended[slot] { columns[slot].append(contentsOf: repeatElement(.null, count: m)) }
+            for slot in columns.indices where !extended[slot] { columns[slot].append(ColumnValues(nulls: m)) }
             ids.append(contentsOf: other.ids)
             invalid += other.invalid
             notObjects += other.notObjects

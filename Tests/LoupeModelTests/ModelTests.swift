@@ -139,6 +139,36 @@ final class ColumnValuesTests: XCTestCase {
         XCTAssertEqual(ints[128], .int(128))
     }
 
+    /// A reader's columns: null rows held in no memory until the first value, the first value's
+    /// kind from then on, halves appended and trimmed as they are held.
+    func testReaderColumnsAppendAndTrimAsValues() {
+        let samples: [[Value]] = [
+            [.int(1), .null, .int(3)], [.string("a"), .null], [.double(0.5)], [.date(Date(timeIntervalSinceReferenceDate: 9))],
+            [.bool(true), .null], [.null, .null], [.int(1), .string("mixed")], [], (0..<150).map { $0 % 3 == 0 ? .null : .int(Int64($0)) },
+        ]
+        func built(_ values: [Value], capacity: Int) -> ColumnValues {
+            var c = ColumnValues(nulls: capacity)
+            for (row, v) in values.enumerated() where !v.isNull { c[row] = v }
+            return c
+        }
+        for a in samples {
+            for b in samples {
+                // Built with spare capacity, trimmed to the rows read, then the halves joined.
+                var first = built(a, capacity: a.count + 70), second = built(b, capacity: b.count + 3)
+                first.removeLast(first.count - a.count)
+                second.removeLast(second.count - b.count)
+                XCTAssertEqual(Array(first), a)
+                XCTAssertEqual(Array(second), b)
+                first.append(second)
+                XCTAssertEqual(Array(first), a + b, "\(a) + \(b)")
+                first.append(ColumnValues(nulls: 65))
+                XCTAssertEqual(Array(first), a + b + Array(repeating: .null, count: 65))
+                first.compact()
+                XCTAssertEqual(Array(first), a + b + Array(repeating: .null, count: 65))
+            }
+        }
+    }
+
     func testAFinishedGraphHoldsColumnsOfOneKindCompactly() {
         let builder = GraphBuilder(formatName: "test")
         let t = builder.type("Book")
