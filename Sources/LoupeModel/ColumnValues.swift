@@ -2,14 +2,15 @@ import Foundation
 
 /// One attribute's values by row, held compactly when they are all of one kind.
 ///
-/// A column as a load builds it is an array of ``Value`` (24 bytes a cell). Once the graph is
-/// finished (``compact()``), a column whose values are all integers, all doubles, all dates, all
-/// texts or all booleans (nulls aside) keeps them in an array of that type — 8 bytes a number or
-/// date, 16 a text, 1 a boolean — and its nulls in a bit mask (none allocated when there are
-/// none). A million-object store holds a few million such cells: a third of their memory, and a
-/// path that reads a column at random (`book.pages` from every loan) touches a third of the
-/// cache lines. Reading gives the same ``Value`` either way; writing a value of another kind turns
-/// the column back into an array of values first.
+/// A column whose values are all integers, all doubles, all dates, all texts or all booleans
+/// (nulls aside) keeps them in an array of that type — 8 bytes a number or date, 16 a text, 1 a
+/// boolean, against 24 for a ``Value`` — and its nulls in a bit mask (none when no row is null).
+/// A reader fills a column from ``init(nulls:)`` in the kind of its first value; ``compact()``
+/// (``GraphBuilder/finish()``) turns what other readers built into the same form. A million-object
+/// store holds a few million such cells: a third of their memory, and a path that reads a column
+/// at random (`book.pages` from every loan) touches a third of the cache lines. Reading gives the
+/// same ``Value`` either way; writing a value of another kind turns the column into an array of
+/// values first.
 public struct ColumnValues: RandomAccessCollection, Sendable, Equatable {
     @usableFromInline enum Storage: Sendable, Equatable {
         /// `count` rows, every one null (a reader's column before its first value).
