@@ -24,13 +24,15 @@ let package = Package(
         // The one escaping and width rule for text on a terminal (depends on nothing).
         .target(name: "DisplayText"),
         .target(name: "LoupeModel", dependencies: ["DisplayText"]),
-        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", "CZlib", "CMemory", .product(name: "GRDB", package: "GRDB.swift")]),
         // zlib, to inflate a Core Data store's compressed model cache.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Process-wide SQLite settings that GRDB does not expose (see its header).
         .target(name: "CSQLiteTuning", linkerSettings: [.linkedLibrary("sqlite3")]),
         // What a signal handler must do (restore the terminal, remove private copies), in C.
         .target(name: "CSignalSafety"),
+        // malloc_trim, which Swift's Glibc module leaves out: a load gives back what it freed.
+        .target(name: "CMemory"),
         .target(name: "LoupeQuery", dependencies: ["LoupeModel", "DisplayText"]),
         // libpq, PostgreSQL's C client (Debian's libpq-dev).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CMemory
 import GRDB
 import LoupeModel
 
@@ -172,6 +173,7 @@ public final class LoadedStore: Sendable {
             let loaded = try format.load(file, progress: progress)
             let store = LoadedStore(file: file, format: format, loaded: loaded, stamp: loaded.stamp ?? file.stamp())
             SchemaCache.save(store, simpleKeys: loaded.simpleKeys)
+            _ = loupe_release_free_memory()   // the pieces the load built and freed
             return store
         } catch { throw StoreError.from(error, path: file.path) }
     }
