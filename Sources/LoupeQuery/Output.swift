@@ -32,60 +32,83 @@ public struct ResultTable: Equatable {
 
     /// Writes the table in `mode` to `sink`, row by row (a sink on a file descriptor streams it).
     public func write(_ mode: OutputMode, toTerminal: Bool = false, to sink: OutputSink) {
+        let rows = self.rows
+        Self.write(columns: columns, rowCount: rows.count, cell: { r, c in c < rows[r].count ? rows[r][c] : .null },
+                   mode, toTerminal: toTerminal, to: sink)
+    }
+
+    /// Writes rows whose values are read one cell at a time (`cell(row, column)`, called from
+    /// several threads at once, so it must only read): a materialised table, or a query's objects
+    /// read from the graph as they are written, without a table of values in between.
+    static func write(columns: [String], rowCount: Int, cell: @escaping @Sendable (Int, Int) -> Value,
+                      _ mode: OutputMode, toTerminal: Bool, to sink: OutputSink) {
+        let width = columns.count
         switch mode {
         case .json:
-            let (columns, rows) = (self.columns, self.rows)
+            let keys = ResultTable.jsonKeys(columns)
             sink.write("[")
-            sink.writeRows(count: rows.count) { i in (i > 0 ? ",\n " : "") + ResultTable.jsonObject(columns, rows[i]) }
+            sink.writeRows(count: rowCount) { r, out in
+                if r > 0 { out += ",\n " }
+                ResultTable.writeJSONObject(keys, row: r, cell, to: &out)
+            }
             sink.write("]\n")
         case .ndjson:
-            let (columns, rows) = (self.columns, self.rows)
-            sink.writeRows(count: rows.count) { i in ResultTable.jsonObject(columns, rows[i]) + "\n" }
+            let keys = ResultTable.jsonKeys(columns)
+            sink.writeRows(count: rowCount) { r, out in
+                ResultTable.writeJSONObject(keys, row: r, cell, to: &out)
+                out += "\n"
+            }
         case .csv:
             for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; sink.write(ResultTable.csvField(toTerminal ? DisplayText.escaped(c) : c)) }
             sink.write("\r\n")
-            let rows = self.rows
-            sink.writeRows(count: rows.count) { r in
-                var line = ""
-                for (i, v) in rows[r].enumerated() {
-                    if i > 0 { line += "," }
-                    if !v.isNull { let s = ValueFormatter.plain(v); line += ResultTable.csvField(toTerminal ? DisplayText.escaped(s) : s) }
+            sink.writeRows(count: rowCount) { r, out in
+                for c in 0..<width {
+                    if c > 0 { out += "," }
+                    let v = cell(r, c)
+                    if !v.isNull { let s = ValueFormatter.plain(v); out += ResultTable.csvField(toTerminal ? DisplayText.escaped(s) : s) }
                 }
-                return line + "\r\n"
+                out += "\r\n"
             }
         case .markdown:
-            func cell(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
-            sink.write("| " + columns.map(cell).joined(separator: " | ") + " |\n")
+            func escaped(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
+            sink.write("| " + columns.map(escaped).joined(separator: " | ") + " |\n")
             sink.write("|" + columns.map { _ in " --- |" }.joined() + "\n")
-            for row in rows { sink.write("| " + row.map { cell(ValueFormatter.plain($0)) }.joined(separator: " | ") + " |\n") }
+            for r in 0..<rowCount { sink.write("| " + (0..<width).map { escaped(ValueFormatter.plain(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
         case .line:
             let names = columns.map(DisplayText.escaped)
-            let width = names.map { DisplayText.width(of: $0) }.max() ?? 0
-            for (r, row) in rows.enumerated() {
+            let nameWidth = names.map { DisplayText.width(of: $0) }.max() ?? 0
+            for r in 0..<rowCount {
                 if r > 0 { sink.write("\n") }
-                for (name, v) in zip(names, row) {
-                    sink.spaces(width - DisplayText.width(of: name))
+                for (c, name) in names.enumerated() {
+                    sink.spaces(nameWidth - DisplayText.width(of: name))
                     sink.write(name)
                     sink.write(" = ")
-                    sink.write(DisplayText.escaped(ValueFormatter.plain(v)))
+                    sink.write(DisplayText.escaped(ValueFormatter.plain(cell(r, c))))
                     sink.write("\n")
                 }
             }
         case .table:
-            let rows = self.rows
-            TextTable.write(columns: columns, rowCount: rows.count, cell: { r, c in c < rows[r].count ? ValueFormatter.plain(rows[r][c]) : "" }, to: sink)
+            TextTable.write(columns: columns, rowCount: rowCount, cell: { r, c in ValueFormatter.plain(cell(r, c)) }, to: sink)
         }
     }
 
-    private static func jsonObject(_ columns: [String], _ row: [Value]) -> String {
-        var s = "{"
-        for (i, (c, v)) in zip(columns, row).enumerated() {
-            if i > 0 { s += ", " }
-            ValueFormatter.writeJSONString(c, to: &s)
-            s += ": "
-            ValueFormatter.writeJSON(v, to: &s)
+    /// Each column's JSON key with what comes before it in an object (`{"id": `, `, "title": `).
+    private static func jsonKeys(_ columns: [String]) -> [String] {
+        columns.enumerated().map { i, c in
+            var key = i == 0 ? "{" : ", "
+            ValueFormatter.writeJSONString(c, to: &key)
+            return key + ": "
         }
-        return s + "}"
+    }
+
+    /// Appends row `row` as one JSON object, its keys made by ``jsonKeys(_:)``.
+    private static func writeJSONObject(_ keys: [String], row: Int, _ cell: (Int, Int) -> Value, to out: inout String) {
+        if keys.isEmpty { out += "{" }
+        for (i, key) in keys.enumerated() {
+            out += key
+            ValueFormatter.writeJSON(cell(row, i), to: &out)
+        }
+        out += "}"
     }
 
     /// RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
@@ -153,35 +176,60 @@ public enum TextTable {
             }
         }
         for block in blocks { for c in 0..<n { widths[c] = max(widths[c], block.columnWidths[c]) } }
-        var pending = 0   // spaces owed before the next non-empty cell (none at the end of a line)
-        func put(_ bytes: UnsafeBufferPointer<UInt8>, width w: Int, column i: Int) {
-            if i > 0 { pending += 2 }
-            if !bytes.isEmpty {
-                sink.spaces(pending)
-                pending = 0
-                sink.write(bytes: bytes)
-            }
-            pending += widths[i] - w
-        }
-        for (i, h) in header.enumerated() {
-            let w = DisplayText.width(of: h)
-            var h = h
-            h.withUTF8 { put($0, width: w, column: i) }
-        }
-        pending = 0
-        sink.write("\n")
-        sink.write(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
-        guard n > 0 else { return }
-        for block in blocks {
+        let columnWidths = widths
+        /// Appends one line per row of `block`, cells padded to their column's width, trailing
+        /// spaces left out.
+        @Sendable func lines(_ block: Block, into out: inout [UInt8]) {
             block.arena.withUnsafeBufferPointer { all in
                 var start = 0
+                var pending = 0   // spaces owed before the next non-empty cell (none at the end of a line)
                 for k in 0..<block.ends.count {
                     let i = k % n
-                    put(UnsafeBufferPointer(rebasing: all[start..<block.ends[k]]), width: Int(block.widths[k]), column: i)
+                    if i > 0 { pending += 2 }
+                    if block.ends[k] > start {
+                        if pending > 0 { out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: pending)) }
+                        pending = 0
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<block.ends[k]]))
+                    }
+                    pending += columnWidths[i] - Int(block.widths[k])
                     start = block.ends[k]
-                    if i == n - 1 { pending = 0; sink.write("\n") }
+                    if i == n - 1 { pending = 0; out.append(UInt8(ascii: "\n")) }
                 }
             }
+        }
+        var headerBlock = Block(columnWidths: [])
+        for h in header {
+            var h = h
+            h.withUTF8 { headerBlock.arena.append(contentsOf: $0) }
+            headerBlock.ends.append(headerBlock.arena.count)
+            headerBlock.widths.append(Int32(DisplayText.width(of: h)))
+        }
+        var headerLine: [UInt8] = []
+        if n > 0 { lines(headerBlock, into: &headerLine) } else { headerLine = [UInt8(ascii: "\n")] }
+        sink.write(bytes: headerLine)
+        sink.write(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
+        guard n > 0 else { return }
+        // The lines of a few blocks at a time, made in parallel and written in order; each block's
+        // cells are let go once its lines are written.
+        let wave = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var first = 0
+        while first < blocks.count {
+            let last = min(blocks.count, first + wave)
+            var made = [[UInt8]](repeating: [], count: last - first)
+            let source = blocks
+            made.withUnsafeMutableBufferPointer { out in
+                nonisolated(unsafe) let base = out.baseAddress!
+                let from = first
+                DispatchQueue.concurrentPerform(iterations: out.count) { i in
+                    var text: [UInt8] = []
+                    text.reserveCapacity(source[from + i].arena.count * 2)
+                    lines(source[from + i], into: &text)
+                    base[i] = text   // each iteration writes only its own slot
+                }
+            }
+            for b in first..<last { blocks[b] = Block(columnWidths: []) }
+            for text in made { sink.write(bytes: text) }
+            first = last
         }
     }
 }
@@ -245,12 +293,15 @@ public final class OutputSink {
         }
     }
 
-    /// Writes `count` rows in order, row `i` made by `row(i)`. Large results are made in waves of
-    /// blocks formatted in parallel (`row` is called from several threads at once, so it must only
-    /// read), each wave written before the next is made: the output streams and memory stays bounded.
-    public func writeRows(count: Int, _ row: @escaping @Sendable (Int) -> String) {
+    /// Writes `count` rows in order, row `i` appended to a text by `row(i, &text)`. Large results
+    /// are made in waves of blocks formatted in parallel (`row` is called from several threads at
+    /// once, so it must only read), each wave written before the next is made: the output streams
+    /// and memory stays bounded.
+    public func writeRows(count: Int, _ row: @escaping @Sendable (Int, inout String) -> Void) {
         guard count >= 4096 else {
-            for i in 0..<count { write(row(i)) }
+            var text = ""
+            for i in 0..<count { row(i, &text) }
+            write(text)
             return
         }
         let blocks = ProcessInfo.processInfo.activeProcessorCount * 2
@@ -264,7 +315,8 @@ public final class OutputSink {
                 let first = start
                 DispatchQueue.concurrentPerform(iterations: out.count) { b in
                     var text = ""
-                    for i in (first + b * perBlock) ..< min(end, first + (b + 1) * perBlock) { text += row(i) }
+                    text.reserveCapacity(perBlock * 128)
+                    for i in (first + b * perBlock) ..< min(end, first + (b + 1) * perBlock) { row(i, &text) }
                     base[b] = text   // each iteration writes only its own slot
                 }
             }
@@ -314,33 +366,8 @@ extension QueryResult {
     public func table(graph: ObjectGraph, includeType: Bool, forHumans: Bool = false) -> ResultTable {
         switch self {
         case .objects(let type, let refs):
-            // One type: its attributes; several: every attribute of any, in order of first appearance.
-            var attributeNames = type?.attributes.map(\.name) ?? []
-            var keyColumn: String?
-            if let type, case .column(let key, _) = type.keyPolicy { keyColumn = key }
-            if type == nil {
-                var seen = Set<String>()
-                for t in Set(refs.map(\.type)).sorted() {
-                    for a in graph.types[Int(t)].attributes where seen.insert(a.name).inserted { attributeNames.append(a.name) }
-                }
-            }
-            let (columns, shown) = ResultTable.objectColumns(attributes: attributeNames, keyColumn: keyColumn, includeType: includeType)
-            // Where each shown attribute sits in each type, looked up once per type.
-            var positions: [Int32: [Int?]] = [:]
-            let rows: [[Value]] = refs.map { ref in
-                let table = graph.table(ref)
-                let slots = positions[ref.type] ?? {
-                    let p = shown.map { name in table.attribute(named: name).flatMap { table.attributes[$0].name == name ? $0 : nil } }
-                    positions[ref.type] = p
-                    return p
-                }()
-                var row: [Value] = [graph.id(of: ref).value]
-                row.reserveCapacity(slots.count + 2)
-                if includeType { row.append(.string(table.name.rawValue)) }
-                for slot in slots { row.append(slot.map { table.value(row: Int(ref.row), attribute: $0) } ?? .null) }
-                return row
-            }
-            return ResultTable(columns: columns, rows: rows)
+            let (columns, cell) = Self.objectCells(type: type, refs: refs, graph: graph, includeType: includeType)
+            return ResultTable(columns: columns, rows: refs.indices.map { r in columns.indices.map { cell(r, $0) } })
         case .projection(let columns, let rows, _):
             return ResultTable(columns: columns, rows: rows.map { $0.map { keys($0, graph) } })
         case .count(let n):
@@ -352,6 +379,38 @@ extension QueryResult {
         case .message(let text):
             return ResultTable(columns: ["message"], rows: [[.string(text)]])
         }
+    }
+
+    /// Objects' columns, and each cell read from the graph when it is asked for: one type shows
+    /// its attributes; several show every attribute of any, in order of first appearance.
+    private static func objectCells(type: TypeTable?, refs: [ObjectRef], graph: ObjectGraph, includeType: Bool)
+        -> (columns: [String], cell: @Sendable (Int, Int) -> Value) {
+        var attributeNames = type?.attributes.map(\.name) ?? []
+        var keyColumn: String?
+        if let type, case .column(let key, _) = type.keyPolicy { keyColumn = key }
+        let present = Set(refs.map { Int($0.type) }).sorted()
+        if type == nil {
+            var seen = Set<String>()
+            for t in present {
+                for a in graph.types[t].attributes where seen.insert(a.name).inserted { attributeNames.append(a.name) }
+            }
+        }
+        let (columns, shown) = ResultTable.objectColumns(attributes: attributeNames, keyColumn: keyColumn, includeType: includeType)
+        // Where each shown attribute sits in each type present, looked up once per type.
+        var slots = [[Int?]](repeating: [], count: graph.types.count)
+        for t in present {
+            let table = graph.types[t]
+            slots[t] = shown.map { name in table.attribute(named: name).flatMap { table.attributes[$0].name == name ? $0 : nil } }
+        }
+        let own = includeType ? 2 : 1
+        let cell: @Sendable (Int, Int) -> Value = { [slots] r, c in
+            let ref = refs[r]
+            let table = graph.types[Int(ref.type)]
+            if c == 0 { return table.ids[Int(ref.row)].value }
+            if c < own { return .string(table.name.rawValue) }
+            return slots[Int(ref.type)][c - own].map { table.value(row: Int(ref.row), attribute: $0) } ?? .null
+        }
+        return (columns, cell)
     }
 
     /// The result printed in `mode`, as `loupe query` and the REPL print it: a count as a bare
@@ -367,8 +426,11 @@ extension QueryResult {
         switch self {
         case .count(let n) where mode == .json || mode == .ndjson || mode == .table || mode == .line: sink.write("\(n)\n")
         case .message(let text): sink.write(text.hasSuffix("\n") || text.isEmpty ? text : text + "\n")
-        case .objects where mode == .json || mode == .ndjson:
-            table(graph: graph, includeType: true).write(mode, toTerminal: toTerminal, to: sink)
+        case .objects(let type, let refs):
+            // Read from the graph as written: no table of values is built first.
+            let includeType = mode == .json || mode == .ndjson
+            let (columns, cell) = Self.objectCells(type: type, refs: refs, graph: graph, includeType: includeType)
+            ResultTable.write(columns: columns, rowCount: refs.count, cell: cell, mode, toTerminal: toTerminal, to: sink)
         default:
             let forHumans = mode == .table || mode == .line || mode == .markdown
             table(graph: graph, includeType: false, forHumans: forHumans).write(mode, toTerminal: toTerminal, to: sink)
