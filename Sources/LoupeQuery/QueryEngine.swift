@@ -175,6 +175,7 @@ enum SortKeys {
     /// descending key. Values that order the same share a rank.
     static func denseRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int) {
         if let strings = stringRanks(column, ascending: ascending) { return strings }
+        if let integers = integerRanks(column, ascending: ascending) { return integers }
         var codes = [Int32](repeating: 0, count: column.count)
         var index: [Value: Int32] = [:]
         var uniques: [Value] = []
@@ -205,6 +206,7 @@ enum SortKeys {
     static func stringRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int)? {
         var codes = [Int32](repeating: -1, count: column.count)
         var index: [String: Int32] = [:]
+        index.reserveCapacity(min(column.count, 1 << 16))
         var uniques: [String] = []
         var hasNull = false
         for (i, v) in column.enumerated() {
@@ -229,6 +231,36 @@ enum SortKeys {
             codes[i] = ascending ? r : Int32(distinct - 1) - r
         }
         return (codes, distinct)
+    }
+}
+
+extension SortKeys {
+    /// Ranks of a column of integers and nulls (keys, counts, years), the row positions sorted by
+    /// value without hashing: nulls first, then numeric order.
+    static func integerRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int)? {
+        var numbers = [Int64](repeating: 0, count: column.count)
+        var hasNull = false
+        for (i, v) in column.enumerated() {
+            switch v {
+            case .int(let n): numbers[i] = n
+            case .null: hasNull = true
+            default: return nil
+            }
+        }
+        let isNull: (Int) -> Bool = { hasNull && column[$0].isNull }
+        let order = column.indices.sorted { a, b in
+            let na = isNull(a), nb = isNull(b)
+            return na != nb ? na : (!na && numbers[a] < numbers[b])
+        }
+        var ranks = [Int32](repeating: 0, count: column.count)
+        var rank: Int32 = -1
+        for (n, i) in order.enumerated() {
+            if n == 0 || isNull(order[n - 1]) != isNull(i) || (!isNull(i) && numbers[order[n - 1]] != numbers[i]) { rank += 1 }
+            ranks[i] = rank
+        }
+        let distinct = Int(rank) + 1
+        if !ascending { for i in ranks.indices { ranks[i] = Int32(distinct - 1) - ranks[i] } }
+        return (ranks, distinct)
     }
 }
 

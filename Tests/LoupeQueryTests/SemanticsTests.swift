@@ -222,6 +222,75 @@ final class SemanticsTests: XCTestCase {
         let objects = try engine.run("Book where id == 12").render(.json, graph: Self.graph)
         XCTAssertEqual(objects, "[{\"id\": 12, \"type\": \"Book\", \"title\": \"Nana\", \"pages\": null, \"price\": 12.5, \"published\": null, \"tags\": [\"classic\"], \"edition\": null}]\n")
     }
+
+    /// `sort by` over generated columns (integers, texts, mixed kinds, nulls; two keys; every
+    /// direction) puts rows where a stable sort by QUERY.md's pairwise order puts them: the
+    /// rank shortcuts (integers sorted without hashing, texts hashed) change speed, not order.
+    func testSortOrderMatchesPairwiseComparison() {
+        var rng = SystemRandomNumberGenerator()
+        func column(_ kind: Int, _ n: Int) -> [Value] {
+            (0..<n).map { _ in
+                if Int.random(in: 0..<6, using: &rng) == 0 { return .null }
+                switch kind {
+                case 0: return .int(Int64.random(in: -20...20, using: &rng))
+                case 1: return .string(["b", "a", "ab", "é", "B", ""][Int.random(in: 0..<6, using: &rng)])
+                default: return [Value.int(3), .double(2.5), .string("x"), .bool(true), .int(-1)][Int.random(in: 0..<5, using: &rng)]
+                }
+            }
+        }
+        for round in 0..<60 {
+            let n = [0, 1, 7, 300][round % 4]
+            let columns = [column(round % 3, n), column((round / 3) % 3, n)]
+            let ascending = [round % 2 == 0, (round / 2) % 2 == 0]
+            let expected = Array(0..<n).sorted { a, b in
+                for (c, up) in zip(columns, ascending) {
+                    let o = ValueSemantics.sortOrder(c[a], c[b])
+                    if o != .orderedSame { return up ? o == .orderedAscending : o == .orderedDescending }
+                }
+                return a < b
+            }
+            XCTAssertEqual(QueryEngine.sortOrder(columns: columns, ascending: ascending), expected, "round \(round)")
+        }
+    }
+
+    /// Results large enough to be formatted in parallel blocks print row for row what each row
+    /// prints alone, in every machine-read mode, and as an aligned table with the same cells.
+    func testLargeResultsPrintAsTheirRows() throws {
+        let b = GraphBuilder(formatName: "test")
+        let book = b.type("Book")
+        let title = b.attribute("title", of: book), pages = b.attribute("pages", of: book), tags = b.attribute("tags", of: book)
+        for i in 0..<9_000 {
+            let ref = b.addObject(type: book, id: .int(Int64(i)))
+            b.set(.string("t,\"\(i % 97)"), type: book, row: Int(ref.row), attribute: title)
+            if i % 5 != 0 { b.set(.int(Int64(i * 7 % 1000)), type: book, row: Int(ref.row), attribute: pages) }
+            b.set(.array([.string("k\(i % 3)")]), type: book, row: Int(ref.row), attribute: tags)
+        }
+        let graph = b.finish()
+        let engine = QueryEngine(graph: graph)
+        let all = try engine.run("Book sort by pages desc, title")
+        guard case .objects(let type, let refs) = all else { return XCTFail() }
+        let single = refs.map { QueryResult.objects(type: type, refs: [$0]) }
+        for mode in [OutputMode.csv, .ndjson] {
+            let header = mode == .csv ? "id,title,pages,tags\r\n" : ""
+            let rows = single.map { String($0.render(mode, graph: graph).dropFirst(header.count)) }
+            XCTAssertEqual(all.render(mode, graph: graph), header + rows.joined(), "\(mode)")
+        }
+        let json = single.map { $0.render(.json, graph: graph).dropFirst().dropLast(2) }
+        XCTAssertEqual(all.render(.json, graph: graph), "[" + json.joined(separator: ",\n ") + "]\n")
+        // The table: each column as wide as its widest cell, two spaces between, no trailing space.
+        let cells = [["id", "title", "pages", "tags"]] + single.map { r -> [String] in
+            let one = r.table(graph: graph, includeType: false).rows[0]
+            return one.map { ValueFormatter.plain($0) }
+        }
+        let widths = (0..<4).map { c in cells.map { $0[c].count }.max()! }
+        func line(_ row: [String]) -> String {
+            var text = zip(row, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
+            while text.hasSuffix(" ") { text.removeLast() }
+            return text + "\n"
+        }
+        let rule = widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
+        XCTAssertEqual(all.render(.table, graph: graph), line(cells[0]) + rule + cells.dropFirst().map(line).joined())
+    }
 }
 
 /// Completion from the schema at the cursor's place.
