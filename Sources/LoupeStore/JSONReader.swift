@@ -43,7 +43,8 @@ public enum JSONReader {
     /// valid JSON but not an object; throws when it is not valid JSON (after `body` may have seen
     /// some members: callers keep them aside until this returns). With `wants`, the value of a
     /// member it declines is checked but not built (no string, date or number is made), and
-    /// `body` does not see it: what parses, and what fails, is the same either way.
+    /// `body` does not see it: what parses, and what fails, is the same either way. `body` is
+    /// called for a member right after `wants` accepted it, before `wants` sees the next.
     static func forEachMember(bytes b: UnsafeBufferPointer<UInt8>, persistDates: Bool = true,
                               wants: ((_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Bool)? = nil,
                               _ body: (_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?, _ value: Value) -> Void) throws -> Bool {

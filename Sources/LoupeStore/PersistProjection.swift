@@ -146,11 +146,14 @@ extension PersistFormat {
             } else {
                 let slots = Dictionary(read.keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
                 let keyBytes = read.keys.map { Array($0.utf8) }
+                let slotOfKey = read.keys.map { slots[$0]! }
                 /// The slot of a member's key: its bytes compared with the few keys read, or its decoded text.
                 func slot(_ raw: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Int? {
                     if let decoded { return slots[decoded] }
-                    return keyBytes.firstIndex { $0.elementsEqual(raw) }.flatMap { slots[read.keys[$0]] }
+                    return keyBytes.firstIndex { $0.count == raw.count && $0.elementsEqual(raw) }.map { slotOfKey[$0] }
                 }
+                // The slot `wants` found, for the body called next with the same member.
+                var wanted = 0
                 let statement = try db.makeStatement(sql: "SELECT id, json FROM by_type WHERE type_name = ?\(range) ORDER BY id")
                 let cursor = try Row.fetchCursor(statement, arguments: arguments)
                 let columns = ColumnReader(statement)
@@ -163,9 +166,11 @@ extension PersistFormat {
                     let parsed: Bool? = try row.withUnsafeData(atIndex: 1) { data in
                         guard let data else { return false }
                         return data.withUnsafeBytes { raw in
-                            try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { slot($0, $1) != nil }) { key, decoded, value in
-                                if let s = slot(key, decoded) { members.append((s, value)) }
-                            }
+                            try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
+                                guard let s = slot(key, decoded) else { return false }
+                                wanted = s
+                                return true
+                            }) { _, _, value in members.append((wanted, value)) }
                         }
                     }
                     guard parsed == true else { continue }
