@@ -16,7 +16,8 @@ extension Browser {
         // Room for a caret error (five lines) when the screen allows.
         var replHeight = h >= 30 ? 9 : h >= 24 ? 7 : 4
         // The types pane as wide as its longest name and count (within a sixth to a third of the screen).
-        let typesNatural = (graph?.types.map { DisplayText.width(of: DisplayText.fit($0.name.rawValue, width: 40)) + String($0.count).count + 3 }.max() ?? 16)
+        let typeRows = pages != nil ? pendingTypes : graph?.types.map { ($0.name.rawValue, $0.count) } ?? []
+        let typesNatural = typeRows.map { DisplayText.width(of: DisplayText.fit($0.0, width: 40)) + String($0.1).count + 3 }.max() ?? 16
         var typesWidth = w >= 100 ? min(28, max(16, w / 6, min(typesNatural, w / 4))) : w >= 60 ? min(max(16, typesNatural), w / 3) : 0
         var detailWidth = w >= 100 ? max(30, w * 3 / 10) : w >= 60 ? max(26, w * 2 / 5) : 0
         if w < 100, w >= 60 {
@@ -77,7 +78,7 @@ extension Browser {
         layout.typesBody = inner
         // When every type is read-only (a framework store) the status line says so once instead.
         let allReadOnly = graph?.types.allSatisfy(\.isReadOnly) ?? false
-        let rows: [(String, Int)] = isPreview ? pendingTypes
+        let rows: [(String, Int)] = isPreview || pages != nil ? pendingTypes
             : graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly && !allReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
@@ -136,6 +137,14 @@ extension Browser {
     }
 
     private func renderRecords(_ buffer: inout Buffer, _ area: Rect) {
+        if pages != nil, var sheet = current {
+            // Paged: the window holds the rows this frame shows (the pane's body is the area
+            // less its border and header).
+            let body = max(1, area.height - 3)
+            sheet.clamp(height: body)
+            stack[stack.count - 1] = sheet
+            ensurePagedWindow(span: body)
+        }
         guard let graph, var sheet = current else {
             let inner = paneBlock(&buffer, area, "Records", .records)
             if let progress {
@@ -186,7 +195,7 @@ extension Browser {
         // Scrolled sideways, an object's key column (`id`, or its own key column) stays fixed on
         // the left, so that every row still says which object it is.
         var frozen: (column: Int, width: Int)?
-        if case .objects = sheet.content, columns.count > 1, sheet.column > 0, sheet.firstColumn > 0 || sheet.column > 0 {
+        if sheet.showsObjects, columns.count > 1, sheet.column > 0, sheet.firstColumn > 0 || sheet.column > 0 {
             frozen = (0, min(width(of: 0), inner.width / 3))
         }
         if frozen != nil, sheet.firstColumn == 0 { sheet.firstColumn = 1 }
@@ -300,9 +309,9 @@ extension Browser {
             } else if i < relationCount {
                 // The count first, so that cutting a long name never hides it.
                 let types = Set(link.targets.map { graph.table($0).name.rawValue }).sorted().joined(separator: "|")
-                text = arrow + "[\(link.targets.count)] " + link.label + (types.isEmpty ? "" : "  " + types)
+                text = arrow + "[\(linkCount(link, origin: ref))] " + link.label + (types.isEmpty ? "" : "  " + types)
             } else {
-                text = arrow + "[\(link.targets.count)] " + link.label   // the label names the type
+                text = arrow + "[\(linkCount(link, origin: ref))] " + link.label   // the label names the type
             }
             if i < relationCount, table.relations[i].isInferred { text += "  (inferred)" }
             let relinked = i < relationCount && (changes?.isRelinked(ref, relation: link.label) ?? false
@@ -415,7 +424,12 @@ extension Browser {
         buffer.fill(Rect(x: 0, y: y, width: width, height: 1), style: theme.status)
         // (text, priority): higher stays longer.
         var parts: [(text: String, keep: Int)] = [(fileLabel, 3), (formatName, 0)]
-        if let graph {
+        if let pages {
+            parts.append(("\(pages.catalog.count) types", 1))
+            parts.append(("\(pages.catalog.reduce(0) { $0 + $1.count }) objects", 2))
+            parts.append(("paged" + ([pagedReason].compactMap { $0 } + pages.notes).map { " · " + $0 }.joined(), 7))
+            if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
+        } else if let graph {
             parts.append(("\(graph.types.count) types", 1))
             parts.append(("\(graph.objectCount) objects", 2))
             if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
@@ -435,6 +449,8 @@ extension Browser {
             let c = changes.changes.counts
             parts.append(("pending +\(c.added) ~\(c.changed) -\(c.deleted)", 8))
             pendingHint = "(Ctrl-S commits, U undoes)"
+        } else if pages != nil {
+            parts.append(("read-only", 4))
         } else if let graph, !graph.types.isEmpty, graph.types.allSatisfy(\.isReadOnly) {
             parts.append(("read-only", 4))
         } else {

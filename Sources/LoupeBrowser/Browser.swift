@@ -11,8 +11,22 @@ public enum Pane: Int, CaseIterable, Sendable { case types, records, detail, rep
 /// The browser: its state and what each key does. It draws into a ``Buffer`` (see
 /// `Browser+Render.swift`) and never touches a terminal, so every screen can be tested as text.
 public final class Browser {
-    /// The graph, once loaded (nil while the store is still loading).
-    public private(set) var graph: ObjectGraph?
+    /// The graph the current view reads: the loaded graph, or in paged mode the current sheet's
+    /// window (nil while the store is still loading).
+    public var graph: ObjectGraph? {
+        if case .paged(let rows)? = stack.last?.content { return rows.window.graph }
+        return loadedGraph
+    }
+    /// The whole graph, once loaded (nil while loading, and in paged mode).
+    var loadedGraph: ObjectGraph?
+    /// In paged mode, the store read a page at a time (see ``attachPaged(_:)``).
+    public internal(set) var pages: PageSource?
+    /// In paged mode, how many rows a window reads around what a screen shows.
+    public var pagedWindowRows = 300
+    /// Why the store is paged, for the status line (nil: asked for).
+    var pagedReason: String?
+    /// In paged mode, the link totals read for objects their windows cut, by key.
+    var linkTotalsRead: [ObjectID: [ObjectWindow.Link: Int]] = [:]
     public private(set) var session: ReplSession?
     /// What the status line says of the file: `library.sqlite · Persist`.
     public private(set) var fileLabel: String
@@ -23,7 +37,7 @@ public final class Browser {
     public var progress: (done: Int, total: Int)?
     /// True while ``graph`` is only the first page of the first type, shown while the whole
     /// graph loads (``attachPreview(_:)``): its rows can be browsed; nothing else runs yet.
-    public private(set) var isPreview = false
+    public internal(set) var isPreview = false
 
     public internal(set) var stack: [Sheet] = []
     public internal(set) var focus: Pane = .records
@@ -107,8 +121,8 @@ public final class Browser {
     /// the catalog, the page's rows and attributes can be browsed; statements, edits and other
     /// types wait for ``attach(_:)``, which keeps the row the user is on.
     public func attachPreview(_ page: ObjectGraph) {
-        guard graph == nil, !page.types.isEmpty else { return }
-        graph = page
+        guard graph == nil, pages == nil, !page.types.isEmpty else { return }
+        loadedGraph = page
         isPreview = true
         typeSelection = 0
         openType(0)
@@ -120,7 +134,8 @@ public final class Browser {
         // Leaving the preview: the same type's rows, in the same order, with the same row selected.
         let kept = isPreview && stack.count == 1 && typeSelection == 0 ? current.map { ($0.selection, $0.top) } : nil
         isPreview = false
-        self.graph = graph
+        pages = nil
+        loadedGraph = graph
         self.formatName = graph.formatName
         if session == nil || session!.engine.graph !== graph {
             let session = ReplSession(graph: graph, mode: .table)
@@ -181,11 +196,14 @@ public final class Browser {
         var links: [DetailLink] = []
         for (r, relation) in table.relations.enumerated() {
             let targets = Array(relation.targets(of: Int(ref.row)))
-            links.append(DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: r))
+            links.append(DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: r,
+                                    relationName: relation.name))
         }
         for group in graph.backlinks(of: ref) {
-            links.append(DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil))
+            links.append(DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil,
+                                    relationName: group.relation, sourceType: group.sourceType.rawValue))
         }
+        if pages != nil { links += pagedMissingBacklinks(of: ref, shown: links) }
         return links
     }
 
@@ -195,9 +213,14 @@ public final class Browser {
         let toMany: Bool
         let crumb: String
         let relation: Int?
+        /// The relation's name (of the relation, or of the backlinks' relation).
+        var relationName: String? = nil
+        /// The type backlinks come from (nil for a relation).
+        var sourceType: String? = nil
     }
 
     func openType(_ index: Int) {
+        if pages != nil { openPagedType(index); return }
         if isPreview, index != 0 {
             message = "loading: the other types open when the whole store is read"
             return
@@ -239,11 +262,14 @@ public final class Browser {
             session?.currentType = type
             if let index = graph?.types.firstIndex(where: { $0.name == type.name }) { typeSelection = index }
         }
+        if case .paged(let rows)? = current?.content, let name = rows.typeName,
+           let index = pages?.catalog.firstIndex(where: { $0.name == name }) { typeSelection = index }
     }
 
     /// Follows a relation or backlink: one target opens that object, several a list of them.
     func follow(_ link: DetailLink) {
         guard let graph, let origin = selectedObject else { return }
+        if pages != nil { followPaged(link, from: origin, in: graph); return }
         guard !link.targets.isEmpty else { message = "\(link.label) is empty"; return }
         let types = Set(link.targets.map(\.type))
         let type = types.count == 1 ? graph.table(link.targets[0]) : nil
@@ -288,6 +314,7 @@ public final class Browser {
     /// Runs one command on the focused pane.
     public func perform(_ command: Command) {
         message = ""
+        if pages != nil, let what = Browser.needsWholeGraph(command) { refusePaged(what); return }
         let page = max(1, layout.recordsBody.height - 1)
         switch command {
         case .moveDown: move(by: 1)
@@ -354,7 +381,7 @@ public final class Browser {
         }
         switch focus {
         case .types:
-            guard let count = graph?.types.count, count > 0 else { return }
+            guard let count = pages?.catalog.count ?? graph?.types.count, count > 0 else { return }
             let target = max(0, min(count - 1, typeSelection + max(-count, min(count, delta))))
             if target != typeSelection { openType(target) }
         case .records, .repl:
@@ -362,6 +389,7 @@ public final class Browser {
                 let d = max(-sheet.count, min(sheet.count, delta))
                 sheet.selection = max(0, min(sheet.count - 1, sheet.selection + d))
             }
+            ensurePagedWindow(span: max(1, layout.recordsBody.height))
             detailSelection = initialDetailSelection()
         case .detail:
             let count = detailItems().count
@@ -451,6 +479,7 @@ public final class Browser {
                 return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
             }
             updateCurrent { $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source); $0.selection = 0 }
+        case .paged: refusePaged("sorting a whole type")
         }
     }
 
@@ -546,6 +575,12 @@ public final class Browser {
     /// load of `.open`/`.reload`, run through ``background`` when there is one (the UI keeps
     /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
+        if pages != nil {
+            replOutput.append("loupe> " + line)
+            if [".quit", ".exit", ".q"].contains(line.trimmingCharacters(in: .whitespaces)) { wantsQuit = true; return }
+            replOutput.append("error: paged mode browses the store a page at a time; statements need the whole graph (run them with `loupe query`, which reads only what they name, or reopen with a larger --memory-budget)")
+            return
+        }
         if isPreview {
             // Kept, in order, for when the whole store is read.
             queued.append(line)
@@ -697,7 +732,7 @@ public final class Browser {
     /// a reload (`remap`: views find their objects again by identity; those gone are dropped).
     func adopt(_ newGraph: ObjectGraph, remap: Bool) {
         guard let old = graph, old !== newGraph else { return }
-        graph = newGraph
+        loadedGraph = newGraph
         for i in stack.indices { stack[i].adopt(newGraph, from: old, remap: remap) }
         if let type = session?.currentType { session?.currentType = newGraph.types.indices.contains(type.index) ? newGraph.types[type.index] : nil }
         if typeSelection >= newGraph.types.count { typeSelection = max(0, newGraph.types.count - 1) }

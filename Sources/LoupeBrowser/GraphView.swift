@@ -19,7 +19,7 @@ extension Browser {
         guard let graph, let origin = selectedObject else { return [] }
         var nodes: [GraphNode] = []
         let table = graph.table(origin)
-        func expand(_ targets: [ObjectRef], depth: Int, backlink: Bool) {
+        func expand(_ targets: [ObjectRef], depth: Int, backlink: Bool, total: Int? = nil) {
             guard graphHops > depth else { return }
             for target in targets.prefix(4) {
                 let single = DetailLink(label: graph.label(of: target), targets: [target], toMany: false, crumb: graph.label(of: target), relation: nil)
@@ -36,18 +36,16 @@ extension Browser {
                     }
                 }
             }
-            if targets.count > 4 { nodes.append(GraphNode(text: "… \(targets.count - 4) more", depth: depth, isBacklink: backlink, link: nil)) }
+            let count = total ?? targets.count
+            if count > 4 { nodes.append(GraphNode(text: "… \(count - 4) more", depth: depth, isBacklink: backlink, link: nil)) }
         }
-        for relation in table.relations {
-            let targets = Array(relation.targets(of: Int(origin.row)))
-            nodes.append(GraphNode(text: "\(relation.name) (\(targets.count))", depth: 0, isBacklink: false,
-                                   link: DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: nil)))
-            expand(targets, depth: 1, backlink: false)
-        }
-        for group in graph.backlinks(of: origin) {
-            nodes.append(GraphNode(text: "\(group.key) (\(group.sources.count))", depth: 0, isBacklink: true,
-                                   link: DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil)))
-            expand(group.sources, depth: 1, backlink: true)
+        // The selected object's links as the detail pane lists them (so that, in paged mode, a
+        // link a window cut shows the store's count and opens whole).
+        for link in detailLinks() {
+            let isBacklink = link.relation == nil
+            let name = isBacklink ? String(link.label.dropFirst("@links.".count)) : link.label
+            nodes.append(GraphNode(text: "\(name) (\(linkCount(link, origin: origin)))", depth: 0, isBacklink: isBacklink, link: link))
+            expand(link.targets, depth: 1, backlink: isBacklink, total: pagedTotal(of: link, origin: origin))
         }
         return nodes
     }

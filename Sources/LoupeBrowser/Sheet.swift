@@ -11,6 +11,8 @@ public struct Sheet {
         case projection(columns: [String], rows: [[Value]], refs: [ObjectRef])
         /// A frequency table of `column` over `source` objects.
         case frequency(column: String, rows: [(key: Value, count: Int)], source: [ObjectRef])
+        /// Objects read a window at a time (paged mode): their refs are the window graph's.
+        case paged(PagedRows)
     }
 
     public var content: Content
@@ -40,6 +42,15 @@ public struct Sheet {
         case .objects(_, let refs): return refs.count
         case .projection(_, let rows, _): return rows.count
         case .frequency(_, let rows, _): return rows.count
+        case .paged(let rows): return rows.count
+        }
+    }
+
+    /// True when each row is an object (of a type, a followed link, a page of either).
+    public var showsObjects: Bool {
+        switch content {
+        case .objects, .paged: return true
+        case .projection, .frequency: return false
         }
     }
 
@@ -50,6 +61,7 @@ public struct Sheet {
         case .objects(_, let refs): return refs[row]
         case .projection(_, _, let refs): return row < refs.count ? refs[row] : nil
         case .frequency: return nil
+        case .paged(let rows): return rows.ref(at: row)
         }
     }
 
@@ -83,48 +95,64 @@ public struct Sheet {
     public func columns(graph: ObjectGraph) -> [String] {
         switch content {
         case .objects(let type, let refs):
-            if let type {
-                return (Sheet.keyIsAnAttribute(type) ? [] : ["id"]) + type.attributes.map(\.name)
-                    + Sheet.relationColumns(type).map { type.relations[$0].name }
-            }
-            // Several types: id, type, and the attributes of the first one seen.
-            let first = refs.first.map { graph.table($0) }
-            return ["id", "@type"] + (first?.attributes.map(\.name) ?? [])
+            return Sheet.objectColumns(type: type, first: refs.first, graph: graph)
+        case .paged(let rows):
+            return Sheet.objectColumns(type: rows.type, first: rows.window.refs.lazy.compactMap { $0 }.first, graph: graph)
         case .projection(let columns, _, _): return columns
         case .frequency(let column, _, _): return [column, "count", "%", ""]
         }
+    }
+
+    /// An object sheet's columns: one type's key, attributes and to-one relations; for several
+    /// types, `id`, `@type` and the attributes of the first object's type.
+    static func objectColumns(type: TypeTable?, first: ObjectRef?, graph: ObjectGraph) -> [String] {
+        if let type {
+            return (Sheet.keyIsAnAttribute(type) ? [] : ["id"]) + type.attributes.map(\.name)
+                + Sheet.relationColumns(type).map { type.relations[$0].name }
+        }
+        // Several types: id, type, and the attributes of the first one seen.
+        let table = first.map { graph.table($0) }
+        return ["id", "@type"] + (table?.attributes.map(\.name) ?? [])
+    }
+
+    /// The value of object `ref` in column `column` of an object sheet of `type` (nil: several
+    /// types); `names` gives the sheet's column names when they are needed.
+    static func objectValue(_ ref: ObjectRef, type: TypeTable?, column: Int, graph: ObjectGraph, names columns: () -> [String]) -> Value {
+        let table = graph.table(ref)
+        if let type {
+            let attribute = Sheet.keyIsAnAttribute(type) ? column : column - 1
+            if attribute == -1 { return graph.id(of: ref).value }
+            if table.index != type.index {
+                // A subtype's object among its supertype's (a query on a parent entity): by name.
+                let names = columns()
+                if let a = table.attribute(named: names[column]) { return table.value(row: Int(ref.row), attribute: a) }
+                if let r = table.relation(named: names[column]) {
+                    return table.relations[r].targets(of: Int(ref.row)).first.map { .string(Sheet.label($0, in: graph)) } ?? .null
+                }
+                return .null
+            }
+            if attribute < table.attributes.count { return table.value(row: Int(ref.row), attribute: attribute) }
+            // A relation column: its target's label.
+            let shown = Sheet.relationColumns(table)
+            guard attribute - table.attributes.count < shown.count else { return .null }
+            let relation = table.relations[shown[attribute - table.attributes.count]]
+            return relation.targets(of: Int(ref.row)).first.map { .string(Sheet.label($0, in: graph)) } ?? .null
+        }
+        // Several types: id, type, then the attributes named by the first type's columns.
+        if column == 0 { return graph.id(of: ref).value }
+        if column == 1 { return .string(table.name.rawValue) }
+        let names = columns()
+        return table.attribute(named: names[column]).map { table.value(row: Int(ref.row), attribute: $0) } ?? .null
     }
 
     /// The value in one cell.
     public func value(row: Int, column: Int, graph: ObjectGraph) -> Value {
         switch content {
         case .objects(let type, let refs):
-            let ref = refs[row]
-            let table = graph.table(ref)
-            if let type {
-                let attribute = Sheet.keyIsAnAttribute(type) ? column : column - 1
-                if attribute == -1 { return graph.id(of: ref).value }
-                if table.index != type.index {
-                    // A subtype's object among its supertype's (a query on a parent entity): by name.
-                    let names = columns(graph: graph)
-                    if let a = table.attribute(named: names[column]) { return table.value(row: Int(ref.row), attribute: a) }
-                    if let r = table.relation(named: names[column]) {
-                        return table.relations[r].targets(of: Int(ref.row)).first.map { .string(Sheet.label($0, in: graph)) } ?? .null
-                    }
-                    return .null
-                }
-                if attribute < table.attributes.count { return table.value(row: Int(ref.row), attribute: attribute) }
-                // A relation column: its target's label.
-                let shown = Sheet.relationColumns(table)
-                guard attribute - table.attributes.count < shown.count else { return .null }
-                let relation = table.relations[shown[attribute - table.attributes.count]]
-                return relation.targets(of: Int(ref.row)).first.map { .string(Sheet.label($0, in: graph)) } ?? .null
-            }
-            // Several types: id, type, then the attributes named by the first type's columns.
-            if column == 0 { return graph.id(of: ref).value }
-            if column == 1 { return .string(table.name.rawValue) }
-            let names = columns(graph: graph)
-            return table.attribute(named: names[column]).map { table.value(row: Int(ref.row), attribute: $0) } ?? .null
+            return Sheet.objectValue(refs[row], type: type, column: column, graph: graph) { columns(graph: graph) }
+        case .paged(let rows):
+            guard let ref = rows.ref(at: row) else { return .null }
+            return Sheet.objectValue(ref, type: rows.type, column: column, graph: graph) { columns(graph: graph) }
         case .projection(_, let rows, _):
             let v = rows[row][column]
             if case .reference(let r) = v { return graph.id(of: r).value }
@@ -145,6 +173,7 @@ public struct Sheet {
         case .objects(_, let refs): return refs
         case .projection(_, _, let refs): return refs
         case .frequency(_, _, let source): return source
+        case .paged(let rows): return rows.window.refs.compactMap { $0 }
         }
     }
 
@@ -170,6 +199,7 @@ public struct Sheet {
         case .projection(let columns, let rows, let refs):
             if remap { content = .projection(columns: columns, rows: rows, refs: map(refs)) }
         case .frequency(let column, let rows, let source): content = .frequency(column: column, rows: rows, source: map(source))
+        case .paged: break   // read from the store, never staged
         }
         selection = max(0, min(selection, count - 1))
     }

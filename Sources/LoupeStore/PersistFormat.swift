@@ -127,37 +127,17 @@ public enum PersistFormat: StoreFormat {
         try file.read { db in
             let builder = GraphBuilder(formatName: name)
             let t = builder.type(type, keyPolicy: .globalInteger)
-            // The load's column order: keys of the first `sampleSize` object documents (scalar
-            // ones, then those holding arrays or objects), then later keys as they appear.
-            var sampled: [String] = [], nestedKeys = Set<String>(), later: [String] = [], seen = Set<String>()
-            var objects = 0
+            // The load's column order (``KeyOrder``).
+            var order = KeyOrder()
             var rows: [[(String, Value)]] = []
             let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE type_name = ? ORDER BY id LIMIT ?", arguments: [type, limit])
             while let row = try cursor.next() {
                 builder.addObject(type: t, id: (row[0] as DatabaseValue).objectID ?? .int(0))
-                var members: [(String, Value)] = []
-                let isObject: Bool? = try row.withUnsafeData(atIndex: 1) { data in
-                    guard let data else { return false }
-                    return data.withUnsafeBytes { raw in
-                        try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self)) { key, decoded, value in
-                            members.append((decoded ?? String(decoding: key, as: UTF8.self), value))
-                        }
-                    }
-                }
-                if isObject != true { members = [] } else { objects += 1 }
-                let inSample = isObject == true && objects <= sampleSize
-                for (key, value) in members {
-                    let spellable = !key.contains("\"") && !key.contains("\\")
-                    if inSample, spellable {
-                        switch value { case .array, .object: nestedKeys.insert(key); default: break }
-                    }
-                    guard seen.insert(key).inserted else { continue }
-                    if inSample, spellable { sampled.append(key) } else { later.append(key) }
-                }
-                rows.append(members)
+                let members = members(row, at: 1)
+                order.add(members)
+                rows.append(members ?? [])
             }
-            let order = sampled.filter { !nestedKeys.contains($0) } + sampled.filter { nestedKeys.contains($0) } + later
-            let slots = Dictionary(order.map { ($0, builder.attribute($0, of: t)) }, uniquingKeysWith: { a, _ in a })
+            let slots = Dictionary(order.order.map { ($0, builder.attribute($0, of: t)) }, uniquingKeysWith: { a, _ in a })
             for (r, members) in rows.enumerated() {
                 for (key, value) in members { builder.set(value, type: t, row: r, attribute: slots[key]!) }
             }

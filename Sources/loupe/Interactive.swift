@@ -37,6 +37,16 @@ enum Interactive {
         withExtendedLifetime(host) {}   // the browser holds it weakly
     }
 
+    /// A store browsed a page at a time: no load, the first type's first page at once.
+    static func run(paged source: PersistPages, reason: String?, path: String) throws {
+        let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: PersistFormat.name,
+                              theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
+                              history: HistoryFile.load(), persistsHistory: true)
+        browser.storePath = path
+        browser.attachPaged(source, reason: reason)
+        try loop(browser, box: LoadBox(), host: nil, isLoaded: true)
+    }
+
     static func run(path: String) throws {
         let file = try StoreFile.openForReading(path)
         let (format, types) = try LoadedStore.catalog(file)

@@ -227,6 +227,9 @@ struct Browse: ParsableCommand {
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
+    @Flag(help: "Browse a Persist store a page at a time (paged mode), whatever its size.") var paged = false
+    @Option(help: "Browse a Persist store whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    var memoryBudget: MemoryBudget?
 
     func validate() throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
@@ -242,6 +245,13 @@ struct Browse: ParsableCommand {
             let script: String
             do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
             let steps = try PlayScript.parse(script)
+            if let source = try pagedSource(path) {
+                let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: PersistFormat.name,
+                                      theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
+                browser.attachPaged(source.pages, reason: source.reason)
+                try writeScreen(browser, steps)
+                return
+            }
             let opened = try OpenedStore.open(path)
             let host = opened.host()
             let browser = Browser(fileLabel: opened.loaded == nil ? opened.label : URL(fileURLWithPath: path).lastPathComponent, formatName: opened.formatName,
@@ -249,14 +259,7 @@ struct Browse: ParsableCommand {
             browser.storePath = path   // a file's path, or the database's URL (reload)
             browser.host = host
             browser.attach(opened.graph)
-            let parts = size.split(separator: "x").compactMap { Int($0) }
-            let screen = browser.play(steps, width: parts[0], height: parts[1])
-            let text = output?.hasSuffix(".svg") == true ? screen.svg() : screen.text + "\n"
-            if let output {
-                do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch { throw CLIError("cannot write '\(output)'") }
-            } else {
-                print(text, terminator: "")
-            }
+            try writeScreen(browser, steps)
             return
         }
         guard isatty(0) == 1, isatty(1) == 1 else {
@@ -266,7 +269,41 @@ struct Browse: ParsableCommand {
             printError("loupe: not a terminal; use `loupe query FILE STATEMENT` or `loupe repl FILE` for scripts")
             throw ExitCode(1)
         }
-        if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) } else { try Interactive.run(path: path) }
+        if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) }
+        else if let source = try pagedSource(path) { try Interactive.run(paged: source.pages, reason: source.reason, path: path) }
+        else { try Interactive.run(path: path) }
+    }
+
+    /// Plays `steps` on `browser` and writes the last screen where `--output` says.
+    private func writeScreen(_ browser: Browser, _ steps: [PlayScript.Step]) throws {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        let screen = browser.play(steps, width: parts[0], height: parts[1])
+        let text = output?.hasSuffix(".svg") == true ? screen.svg() : screen.text + "\n"
+        if let output {
+            do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch { throw CLIError("cannot write '\(output)'") }
+        } else {
+            print(text, terminator: "")
+        }
+    }
+
+    /// The store at `path` read a page at a time, when `--paged` asks for it or a whole load would
+    /// go over the memory budget and the store is a Persist file; nil: load it whole.
+    func pagedSource(_ path: String) throws -> (pages: PersistPages, reason: String?)? {
+        guard !PostgresConnection.isURL(path) else {
+            if paged { throw ValidationError("--paged reads Persist files; a PostgreSQL database is loaded") }
+            return nil
+        }
+        let budget = memoryBudget ?? .standard
+        let estimate = MemoryBudget.wholeLoadEstimate(path: path)
+        guard paged || estimate > budget.bytes else { return nil }
+        let file = try StoreFile.openForReading(path)
+        let format = try file.read { try StoreFormats.detect($0, path: path) }
+        guard format == PersistFormat.self else {
+            if paged { throw CLIError("--paged reads Persist stores; '\(path)' is \(format.name)") }
+            return nil   // other formats load whole
+        }
+        let reason = paged ? nil : "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget"
+        return (try PersistPages.open(file), reason)
     }
 
     /// `sample-data/library.sqlite`, looked for beside the executable's checkout and the working folder.

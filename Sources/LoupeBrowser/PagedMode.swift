@@ -1,0 +1,191 @@
+import DisplayText
+import LoupeModel
+
+/// A paged sheet's rows: a whole type of the catalog, or a list of keys (a followed relation),
+/// and the window of them in memory.
+public struct PagedRows {
+    public enum Source {
+        /// Every object of the catalog's type at this index, in key order.
+        case type(Int)
+        /// These objects, in this order.
+        case keys([ObjectID])
+        /// The objects at the other end of one link of an object (one a window cut).
+        case link(ObjectID, ObjectWindow.Link)
+    }
+
+    public let source: Source
+    /// How many rows the sheet has.
+    public let count: Int
+    /// The name of the type every row is of (nil: several).
+    public let typeName: String?
+    /// The position of the window's first row, its keys, and what was read for them.
+    public internal(set) var start = 0
+    public internal(set) var keys: [ObjectID] = []
+    public internal(set) var window: ObjectWindow
+
+    init(source: Source, count: Int, typeName: String?) {
+        self.source = source
+        self.count = count
+        self.typeName = typeName
+        self.window = ObjectWindow(graph: GraphBuilder(formatName: "").finish(), refs: [])
+    }
+
+    /// The object on row `row`, when the window holds it.
+    public func ref(at row: Int) -> ObjectRef? {
+        let i = row - start
+        return i >= 0 && i < window.refs.count ? window.refs[i] : nil
+    }
+
+    /// The rows' type in the window's graph (nil: several, or none read yet).
+    var type: TypeTable? { typeName.flatMap { window.graph.type(named: $0) } }
+
+    /// True when the window holds rows `range`.
+    func holds(_ range: Range<Int>) -> Bool {
+        range.isEmpty || (range.lowerBound >= start && range.upperBound <= start + window.refs.count)
+    }
+}
+
+extension Browser {
+
+    /// Browses `source` a page at a time: the types pane from its catalog, the first type's first
+    /// page at once. Statements and edits need the whole graph and say so. `reason` says why on
+    /// the status line (`over the 2.0 GB memory budget`).
+    public func attachPaged(_ source: PageSource, reason: String? = nil) {
+        pages = source
+        pagedReason = reason
+        loadedGraph = nil
+        isPreview = false
+        progress = nil
+        pendingTypes = source.catalog
+        typeSelection = 0
+        openType(0)
+    }
+
+    /// True in paged mode.
+    public var isPaged: Bool { pages != nil }
+
+    /// Opens the catalog's type `index` as a paged sheet.
+    func openPagedType(_ index: Int) {
+        guard let pages, index >= 0, index < pages.catalog.count else { return }
+        typeSelection = index
+        let entry = pages.catalog[index]
+        var sheet = Sheet(content: .paged(PagedRows(source: .type(index), count: entry.count, typeName: entry.name)), crumb: entry.name)
+        sheet.showsWholeType = true
+        if stack.count > 1 { earlierStacks.append(stack); if earlierStacks.count > 20 { earlierStacks.removeFirst() } }
+        stack = [sheet]
+        showsGraph = false
+        ensurePagedWindow(span: max(1, layout.recordsBody.height))
+        detailSelection = initialDetailSelection()
+    }
+
+    /// Follows a link in paged mode: its objects as a paged list of keys, or, when the window
+    /// holds only the first ones, the link itself read from the store a page at a time.
+    func followPaged(_ link: DetailLink, from origin: ObjectRef, in graph: ObjectGraph) {
+        let names = Set(link.targets.map { graph.table($0).name.rawValue })
+        let crumb = graph.label(of: origin) + " › " + link.crumb
+        if let total = pagedTotal(of: link, origin: origin), let name = link.relationName {
+            let key = ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.sourceType)
+            let typeName = link.sourceType ?? (names.count == 1 ? names.first : nil)
+            push(Sheet(content: .paged(PagedRows(source: .link(graph.id(of: origin), key), count: total, typeName: typeName)), crumb: crumb))
+        } else {
+            guard !link.targets.isEmpty else { message = "\(link.label) is empty"; return }
+            let keys = link.targets.map { graph.id(of: $0) }
+            push(Sheet(content: .paged(PagedRows(source: .keys(keys), count: keys.count, typeName: names.count == 1 ? names.first : nil)), crumb: crumb))
+        }
+        ensurePagedWindow(span: max(1, layout.recordsBody.height))
+        detailSelection = initialDetailSelection()
+        if !link.toMany { focus = .detail }
+    }
+
+    /// The links of a cut object with their totals (read from the store once per object).
+    func pagedLinkTotals(of origin: ObjectRef) -> [ObjectWindow.Link: Int]? {
+        guard let pages, case .paged(let rows)? = current?.content else { return nil }
+        let id = rows.window.graph.id(of: origin)
+        guard rows.window.cut.contains(id) else { return nil }
+        if let known = rows.window.totals[id] ?? linkTotalsRead[id] { return known }
+        guard let totals = try? pages.linkTotals(of: id) else { return nil }
+        linkTotalsRead[id] = totals
+        return totals
+    }
+
+    /// How many edges the store has for a link whose window holds only the first ones.
+    func pagedTotal(of link: DetailLink, origin: ObjectRef) -> Int? {
+        guard let name = link.relationName, let totals = pagedLinkTotals(of: origin) else { return nil }
+        let total = totals[ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.sourceType)] ?? 0
+        return total > link.targets.count ? total : nil
+    }
+
+    /// A link's count as the detail pane shows it: the store's, also when the window holds only
+    /// the first edges (following the link reads them all, a page at a time).
+    func linkCount(_ link: DetailLink, origin: ObjectRef) -> String {
+        guard pages != nil, let total = pagedTotal(of: link, origin: origin) else { return "\(link.targets.count)" }
+        return "\(total)"
+    }
+
+    /// The backlinks of a cut object that its window holds none of (their rows come after the
+    /// first ones read), with empty targets: following one reads it from the store.
+    func pagedMissingBacklinks(of origin: ObjectRef, shown: [DetailLink]) -> [DetailLink] {
+        guard let totals = pagedLinkTotals(of: origin) else { return [] }
+        let present = Set(shown.compactMap { $0.relation == nil ? ($0.sourceType ?? "") + "\u{0}" + ($0.relationName ?? "") : nil })
+        return totals.keys.filter { !$0.outgoing && !present.contains(($0.sourceType ?? "") + "\u{0}" + $0.relation) }
+            .sorted { ($0.sourceType ?? "", $0.relation) < ($1.sourceType ?? "", $1.relation) }
+            .map { link in
+                let key = "\(link.sourceType ?? "").\(link.relation)"
+                return DetailLink(label: "@links." + key, targets: [], toMany: true, crumb: "@links " + key, relation: nil,
+                                  relationName: link.relation, sourceType: link.sourceType)
+            }
+    }
+
+    /// Reads the window the current paged sheet needs to show `span` rows from its top and its
+    /// selection, when the window in memory does not hold them; a failed read leaves the old
+    /// window and says why.
+    func ensurePagedWindow(span: Int) {
+        guard let pages, var sheet = current, case .paged(var rows) = sheet.content, rows.count > 0 else { return }
+        // The rows a frame shows: the selection in view first (as rendering places it).
+        sheet.clamp(height: span)
+        updateCurrent { $0.selection = sheet.selection; $0.top = sheet.top }
+        let low = sheet.top
+        let high = min(rows.count, sheet.top + span)
+        guard !rows.holds(low..<high) || rows.window.refs.isEmpty else { return }
+        let size = max(pagedWindowRows, (high - low) * 2)
+        let start = max(0, min(low - size / 4, rows.count - size))
+        let range = start..<min(rows.count, start + size)
+        do {
+            let keys: [ObjectID]
+            switch rows.source {
+            case .type(let t):
+                keys = try pages.keys(type: t, range: range, near: rows.keys.isEmpty ? nil : (rows.start, rows.keys))
+            case .keys(let all):
+                keys = Array(all[range])
+            case .link(let origin, let link):
+                keys = try pages.linkKeys(of: origin, link: link, range: range)
+            }
+            rows.window = try pages.window(keys: keys)
+            rows.start = start
+            rows.keys = keys
+            updateCurrent { $0.content = .paged(rows) }
+        } catch {
+            message = "cannot read this page: \(error)"
+        }
+    }
+
+    /// What paged mode does not do, said when it is asked for.
+    func refusePaged(_ what: String) {
+        message = "paged mode: \(what) needs the whole graph (reopen with a larger --memory-budget)"
+    }
+}
+
+extension Browser {
+    /// What a command needs that paged mode does not have, named for the message; nil when the
+    /// command works a page at a time.
+    static func needsWholeGraph(_ command: Command) -> String? {
+        switch command {
+        case .editValue, .addObject, .deleteObject, .undoEdit, .redoEdit, .commitChanges: return "editing"
+        case .sortAscending, .sortDescending: return "sorting a whole type"
+        case .frequencyColumn: return "a frequency table"
+        case .searchForward, .searchNext, .searchPrevious: return "search"
+        case .graphMoreHops: return "a graph of more than one hop"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,53 @@
+/// Some objects of a store and what is around them, read by key without a whole load (the
+/// browser's paged mode): a graph with the store's schema holding the objects, the relation
+/// rows from and to them and the objects at the other ends.
+public struct ObjectWindow: Sendable {
+    /// One of an object's links: a relation (outgoing), or its backlinks from one type by one
+    /// relation name (incoming, `sourceType` set).
+    public struct Link: Hashable, Sendable {
+        public let relation: String
+        public let outgoing: Bool
+        /// The type the backlinks come from (nil for a relation).
+        public let sourceType: String?
+        public init(relation: String, outgoing: Bool, sourceType: String?) {
+            self.relation = relation
+            self.outgoing = outgoing
+            self.sourceType = outgoing ? nil : sourceType
+        }
+    }
+
+    public let graph: ObjectGraph
+    /// The object of each key asked for, in order (nil: no longer stored).
+    public let refs: [ObjectRef?]
+    /// Objects with more edges than a window holds: the graph has their first edges in row
+    /// order; their links' totals come from ``totals`` or from the store when asked.
+    public let cut: Set<ObjectID>
+    /// Each link's number of edges, for cut objects whose totals the read saw.
+    public let totals: [ObjectID: [Link: Int]]
+
+    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectID> = [], totals: [ObjectID: [Link: Int]] = [:]) {
+        self.graph = graph
+        self.refs = refs
+        self.cut = cut
+        self.totals = totals
+    }
+}
+
+/// A store browsed a page at a time (the browser's paged mode), for stores larger than the memory
+/// a whole load may take: the catalog, the keys of a type by position, windows of objects by key,
+/// and an object's links when a window holds only their first edges.
+public protocol PageSource: AnyObject {
+    /// Each type's name and object count, in the store's order.
+    var catalog: [(name: String, count: Int)] { get }
+    /// What a status line should say of how the store is read (`schema from a sample`).
+    var notes: [String] { get }
+    /// The keys of type `type` (an index into ``catalog``) at positions `range`, in key order;
+    /// `near` is a window already read (its first position and keys) to page from.
+    func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID]
+    /// The objects `keys` and what is around them.
+    func window(keys: [ObjectID]) throws -> ObjectWindow
+    /// Each link of object `key` with its number of edges (asked for an object a window cut).
+    func linkTotals(of key: ObjectID) throws -> [ObjectWindow.Link: Int]
+    /// The keys at the other end of one link of object `key`, positions `range` in row order.
+    func linkKeys(of key: ObjectID, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID]
+}

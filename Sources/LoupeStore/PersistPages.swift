@@ -1,0 +1,425 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// A Persist store read a page at a time, for a store larger than the memory a whole load may
+/// take (the browser's paged mode): the catalog once, the keys of a type by position (keyset
+/// paging over `by_type` in key order), and windows of objects by key, each a small graph with
+/// the objects' documents, the relation rows from and to them, and the objects at their other
+/// ends (with documents for the targets of relations, so that a relation cell shows its
+/// target's name; the sources of backlinks as keys and types).
+///
+/// The schema is a fresh ``SchemaCache`` entry's when there is one (exact: the last whole load's),
+/// else a sample's: each type's attributes from its first documents in the load's order, its
+/// relations from those objects' relation rows, with the kinds `loupe_relation_kinds` records. A window
+/// adds what its own documents and rows show beyond the schema (an attribute first seen there,
+/// a relation with several targets), so nothing read is hidden. Reading never writes: the file
+/// is opened read-only like every other read.
+public final class PersistPages: PageSource, Sendable {
+    /// One type as the catalog and the schema give it.
+    public struct PagedType: Sendable {
+        public let name: String
+        public let count: Int
+        let stored: DatabaseValue
+        let storedAsBytes: Bool
+        /// Attributes in column order.
+        let attributes: [String]
+        let relations: [PagedRelation]
+
+        /// The condition that selects the type's rows, with `stored` bound to its `?`.
+        var matches: String { storedAsBytes ? "type_name IS CAST(? AS TEXT)" : "type_name IS ?" }
+    }
+
+    struct PagedRelation: Sendable {
+        let name: String
+        let toMany: Bool
+        let targets: [Int]
+    }
+
+    public let file: StoreFile
+    /// Every type with its object count, in the load's order (each type's first key).
+    public let types: [PagedType]
+    /// True when the schema is a whole load's (a ``SchemaCache`` entry), false when it comes
+    /// from a sample of each type's documents and relation rows.
+    public let schemaIsExact: Bool
+    /// True when the file has indexes on `relations` by `from_id` and by `to_id` (Loupe's
+    /// sample makes them; Persist makes none): without them, each window scans the relation rows.
+    public let hasRelationIndexes: Bool
+    /// True when `by_type` has an index on `type_name`: without it, a type's keys are found by
+    /// walking every object in key order.
+    public let hasTypeIndex: Bool
+
+    public var catalog: [(name: String, count: Int)] { types.map { ($0.name, $0.count) } }
+
+    public var notes: [String] {
+        (schemaIsExact ? [] : ["schema from a sample"]) + (hasRelationIndexes ? [] : ["no relation index: each page scans the relation rows"])
+    }
+
+    public func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
+        let known = near.map { (start: $0.start, keys: $0.keys.compactMap(\.integerKey)) }
+        return try keys(type: type, range: range, near: known?.keys.count == near?.keys.count ? known : nil).map(ObjectID.int)
+    }
+
+    public func window(keys: [ObjectID]) throws -> ObjectWindow { try window(keys: keys.compactMap(\.integerKey)) }
+
+    public func linkTotals(of key: ObjectID) throws -> [ObjectWindow.Link: Int] {
+        guard let key = key.integerKey else { return [:] }
+        return try linkTotals(of: key)
+    }
+
+    public func linkKeys(of key: ObjectID, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
+        guard let key = key.integerKey else { return [] }
+        return try linkKeys(of: key, link: link, range: range).map(ObjectID.int)
+    }
+
+    /// How many documents of each type the sample reads for the schema.
+    static let sampleDocuments = 200
+    /// At most this many relation rows from one object, and as many to it, are read into a
+    /// window (in row order); the window says which objects were cut.
+    public let edgesPerObject: Int
+    /// At most this many objects at the far end of a window's relations get their documents read.
+    static let targetDocuments = 2_000
+
+    private init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int) {
+        self.file = file
+        self.edgesPerObject = edgesPerObject
+        self.types = types
+        self.schemaIsExact = schemaIsExact
+        self.hasRelationIndexes = hasRelationIndexes
+        self.hasTypeIndex = hasTypeIndex
+    }
+
+    /// Opens `file` for paging: the catalog (a `GROUP BY` over `by_type`), and the schema from a
+    /// fresh ``SchemaCache`` entry or a sample. Throws when the file is not a Persist store.
+    public static func open(_ file: StoreFile, edgesPerObject: Int = 2_000) throws -> PersistPages {
+        let entry = SchemaCache.entry(for: file)
+        return try file.read { db in
+            guard try StoreFormats.detect(db, path: file.path) == PersistFormat.self else {
+                throw StoreError(.missingTable, path: file.path, reason: "paged mode reads Persist stores (by_type and relations)")
+            }
+            let stored = try PersistFormat.storedTypes(db)
+            let indexed = try Self.indexedColumns(db)
+            let hasRelationIndexes = indexed["relations"]?.contains("from_id") == true && indexed["relations"]?.contains("to_id") == true
+            let hasTypeIndex = indexed["by_type"]?.contains("type_name") == true
+            if let entry, entry.types.map(\.name) == stored.map(\.name), entry.types.map(\.count) == stored.map(\.count) {
+                let types = zip(stored, entry.types).map { info, cached in
+                    PagedType(name: info.name, count: info.count, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: cached.attributes,
+                              relations: cached.relations.map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
+                }
+                return PersistPages(file: file, types: types, schemaIsExact: true, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: max(1, edgesPerObject))
+            }
+            let types = try sampledSchema(db, stored, relationIndexes: hasRelationIndexes)
+            return PersistPages(file: file, types: types, schemaIsExact: false, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: max(1, edgesPerObject))
+        }
+    }
+
+    /// The first column of each index, by table.
+    private static func indexedColumns(_ db: Database) throws -> [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for table in ["by_type", "relations"] {
+            for index in try db.indexes(on: table) { if let first = index.columns.first { out[table, default: []].insert(first) } }
+        }
+        return out
+    }
+
+    /// The schema from a sample: each type's first documents (keys in the load's column order),
+    /// and the relation rows from those objects (names, targets' types, and to-many where one
+    /// object has several rows of a name), with the kinds `loupe_relation_kinds` records. A
+    /// relation no sampled object has is found by the windows that meet it.
+    private static func sampledSchema(_ db: Database, _ stored: [PersistFormat.TypeInfo], relationIndexes: Bool) throws -> [PagedType] {
+        var attributes: [[String]] = []
+        var sampled: [Int64: Int] = [:]   // sampled object → type
+        for (t, info) in stored.enumerated() {
+            var order = PersistFormat.KeyOrder()
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id LIMIT \(sampleDocuments)",
+                                             arguments: [info.stored])
+            while let row = try cursor.next() {
+                if let id = row[0] as Int64? { sampled[id] = t }
+                order.add(PersistFormat.members(row, at: 1))
+            }
+            attributes.append(order.order)
+        }
+        let index = Dictionary(stored.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        // The sampled objects' relation rows (by index, or in one pass without one).
+        var rows: [(from: Int64, to: Int64, relation: String)] = []
+        for chunk in Array(sampled.keys).sorted().chunked(relationIndexes ? 500 : 30_000) {
+            let cursor = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM relations WHERE from_id IN (\(chunk.map { _ in "?" }.joined(separator: ","))) ORDER BY rowid",
+                                             arguments: StatementArguments(chunk))
+            while let row = try cursor.next() {
+                guard let from = row[0] as Int64?, let to = row[1] as Int64? else { continue }
+                rows.append((from, to, (row[2] as DatabaseValue).lenientText ?? ""))
+            }
+        }
+        // The types of the objects they point at.
+        var targetType: [Int64: Int] = [:]
+        for chunk in Array(Set(rows.map(\.to))).sorted().chunked(500) {
+            for row in try Row.fetchAll(db, sql: "SELECT id, type_name FROM by_type WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                                        arguments: StatementArguments(chunk)) {
+                if let id = row[0] as Int64?, let t = index[PersistFormat.typeName(of: row[1])] { targetType[id] = t }
+            }
+        }
+        // Per source type, relations in order of first appearance: to-many, targets.
+        var relations: [[(name: String, toMany: Bool, targets: Set<Int>)]] = Array(repeating: [], count: stored.count)
+        var seen = Set<String>()
+        for row in rows {
+            // A row to an object not stored is left out, as a load leaves it.
+            guard let s = sampled[row.from], let target = targetType[row.to] else { continue }
+            let i = relations[s].firstIndex { $0.name == row.relation } ?? {
+                relations[s].append((row.relation, false, []))
+                return relations[s].count - 1
+            }()
+            if !seen.insert("\(row.from)\u{0}\(row.relation)").inserted { relations[s][i].toMany = true }
+            relations[s][i].targets.insert(target)
+        }
+        if try db.tableExists(PersistFormat.relationKindsTable) {
+            for row in try Row.fetchAll(db, sql: "SELECT type_name, relation, to_many FROM \(PersistFormat.relationKindsTable)") {
+                guard let type = (row[0] as DatabaseValue).lenientText, let s = index[type], let name = (row[1] as DatabaseValue).lenientText
+                else { continue }
+                let toMany = (row[2] as DatabaseValue).lenientBool
+                if let i = relations[s].firstIndex(where: { $0.name == name }) { relations[s][i].toMany = toMany } else { relations[s].append((name, toMany, [])) }
+            }
+        }
+        return stored.enumerated().map { t, info in
+            PagedType(name: info.name, count: info.count, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: attributes[t],
+                      relations: relations[t].map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets.sorted()) })
+        }
+    }
+
+    /// The keys of type `type` at positions `range` (key order), paged from the nearest of what
+    /// is already known: the type's first or last key, or a window `near` (its first position and
+    /// keys). SQLite steps over the rows between the anchor and the range (keyset paging: a
+    /// page next to a known one costs its own rows only).
+    public func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [Int64])? = nil) throws -> [Int64] {
+        let info = types[type]
+        let range = max(0, range.lowerBound) ..< min(info.count, range.upperBound)
+        guard !range.isEmpty else { return [] }
+        // Anchors: (position of the anchor row, its key or nil for an end, direction).
+        enum Anchor { case forward(from: Int, key: Int64?), backward(below: Int, key: Int64?) }
+        var anchors: [Anchor] = [.forward(from: 0, key: nil), .backward(below: info.count, key: nil)]
+        if let near, let first = near.keys.first, let last = near.keys.last {
+            anchors.append(.forward(from: near.start, key: first))
+            anchors.append(.backward(below: near.start, key: first))
+            anchors.append(.forward(from: near.start + near.keys.count - 1, key: last))
+        }
+        func cost(_ a: Anchor) -> Int? {
+            switch a {
+            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
+            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
+            }
+        }
+        let best = anchors.compactMap { a in cost(a).map { (a, $0) } }.min { $0.1 < $1.1 }!
+        return try file.read { db in
+            switch best.0 {
+            case .forward(let from, let key):
+                let condition = key == nil ? "" : " AND id >= ?"
+                var arguments: [DatabaseValueConvertible?] = [info.stored]
+                if let key { arguments.append(key) }
+                return try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE \(info.matches)\(condition) ORDER BY id LIMIT ? OFFSET ?",
+                                          arguments: StatementArguments(arguments + [range.count, range.lowerBound - from]))
+            case .backward(let below, let key):
+                let condition = key == nil ? "" : " AND id < ?"
+                var arguments: [DatabaseValueConvertible?] = [info.stored]
+                if let key { arguments.append(key) }
+                return try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE \(info.matches)\(condition) ORDER BY id DESC LIMIT ? OFFSET ?",
+                                          arguments: StatementArguments(arguments + [range.count, below - range.upperBound])).reversed()
+            }
+        }
+    }
+
+    /// A window: the objects `keys` (of any types) with their documents, the relation rows from
+    /// and to them (at most ``edgesPerObject`` each way per object; ``linkTotals(of:)`` and
+    /// ``linkKeys(of:link:range:)`` give the rest of an object cut), and the objects at the other ends
+    /// (documents for up to ``targetDocuments`` relation targets, the rest by key and type), as
+    /// a graph with the whole schema.
+    public func window(keys: [Int64]) throws -> ObjectWindow {
+        try file.read { db in
+            let builder = GraphBuilder(formatName: PersistFormat.name)
+            for type in types {
+                let t = builder.type(type.name, keyPolicy: .globalInteger)
+                for a in type.attributes { builder.attribute(a, of: t) }
+            }
+            for (t, type) in types.enumerated() {
+                for r in type.relations { builder.relation(r.name, of: t, toMany: r.toMany, declaredTargets: r.targets) }
+            }
+            func typeIndex(_ stored: DatabaseValue) -> Int {
+                let name = PersistFormat.typeName(of: stored)
+                return builder.existingType(name) ?? builder.type(name, keyPolicy: .globalInteger)
+            }
+            var documents: [Int64: (type: Int, members: [(String, Value)])] = [:]
+            func readDocuments(_ ids: [Int64]) throws {
+                for chunk in ids.chunked(500) {
+                    let cursor = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                                                     arguments: StatementArguments(chunk))
+                    while let row = try cursor.next() {
+                        guard let id = row[0] as Int64? else { continue }
+                        documents[id] = (typeIndex(row[1]), PersistFormat.members(row, at: 2) ?? [])
+                    }
+                }
+            }
+            let wanted = Array(Set(keys))
+            try readDocuments(wanted)
+            // Relation rows from and to the window's objects, in rowid order: at most
+            // `edgesPerObject` each way per object (an object with more is cut).
+            var edges: [(rowid: Int64, from: Int64, to: Int64, relation: String)] = []
+            var cut = Set<Int64>()
+            let present = documents.keys.sorted()
+            if hasRelationIndexes {
+                let limit = edgesPerObject
+                for (column, statement) in [("from_id", try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id = ? ORDER BY rowid LIMIT ?")),
+                                            ("to_id", try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE to_id = ? ORDER BY rowid LIMIT ?"))] {
+                    _ = column
+                    for key in present {
+                        let rows = try Row.fetchAll(statement, arguments: [key, limit + 1])
+                        if rows.count > limit { cut.insert(key) }
+                        for row in rows.prefix(limit) {
+                            guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64? else { continue }
+                            edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? ""))
+                        }
+                    }
+                }
+            } else {
+                // No index: one pass over the relation rows for both ends, cut as they come.
+                var counts: [Int64: (out: Int, in: Int)] = [:]
+                for chunk in present.chunked(8_000) {
+                    let list = chunk.map { _ in "?" }.joined(separator: ",")
+                    let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id IN (\(list)) OR to_id IN (\(list))",
+                                                     arguments: StatementArguments(chunk + chunk))
+                    let inChunk = Set(chunk)
+                    while let row = try cursor.next() {
+                        guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64? else { continue }
+                        var keep = false
+                        if inChunk.contains(from) {
+                            let n = (counts[from]?.out ?? 0) + 1
+                            counts[from, default: (0, 0)].out = n
+                            if n > edgesPerObject { cut.insert(from) } else { keep = true }
+                        }
+                        if inChunk.contains(to) {
+                            let n = (counts[to]?.in ?? 0) + 1
+                            counts[to, default: (0, 0)].in = n
+                            if n > edgesPerObject { cut.insert(to) } else { keep = true }
+                        }
+                        if keep { edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? "")) }
+                    }
+                }
+            }
+            var seenEdge = Set<Int64>()
+            edges = edges.sorted { $0.rowid < $1.rowid }.filter { seenEdge.insert($0.rowid).inserted }
+            // The far ends: targets' documents (labels), the rest by type only.
+            let targets = Array(Set(edges.filter { documents[$0.from] != nil && documents[$0.to] == nil }.map(\.to))).sorted().prefix(Self.targetDocuments)
+            try readDocuments(Array(targets))
+            var others: [Int64: Int] = [:]
+            let rest = Set(edges.flatMap { [$0.from, $0.to] }).filter { documents[$0] == nil }
+            for chunk in Array(rest).chunked(500) {
+                for row in try Row.fetchAll(db, sql: "SELECT id, type_name FROM by_type WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                                            arguments: StatementArguments(chunk)) {
+                    if let id = row[0] as Int64? { others[id] = typeIndex(row[1]) }
+                }
+            }
+            // Objects in key order within each type.
+            var refs: [Int64: ObjectRef] = [:]
+            let everyone = documents.mapValues(\.type).merging(others) { a, _ in a }
+            for (key, t) in everyone.sorted(by: { $0.key < $1.key }) { refs[key] = builder.addObject(type: t, id: .int(key)) }
+            for (key, document) in documents {
+                guard let ref = refs[key] else { continue }
+                for (name, value) in document.members {
+                    builder.set(value, type: document.type, row: Int(ref.row), attribute: builder.attribute(name, of: document.type))
+                }
+            }
+            for edge in edges {
+                // An edge whose other end is not stored (dangling) is left out, as a load leaves it.
+                guard let from = refs[edge.from], let to = refs[edge.to] else { continue }
+                builder.addEdge(from: from, relation: builder.relation(edge.relation, of: Int(from.type)), to: to)
+            }
+            return ObjectWindow(graph: builder.finish(), refs: keys.map { refs[$0] }, cut: Set(cut.map(ObjectID.int)))
+        }
+    }
+
+    /// Each link of object `key` with its number of edges: its relations by name (summed over
+    /// target types), its backlinks by source type and relation name.
+    public func linkTotals(of key: Int64) throws -> [ObjectWindow.Link: Int] {
+        try file.read { db in
+            var out: [ObjectWindow.Link: Int] = [:]
+            for (column, other, outgoing) in [("from_id", "to_id", true), ("to_id", "from_id", false)] {
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT o.type_name, r.relation, count(*) FROM relations r JOIN by_type o ON o.id = r.\(other)
+                    WHERE r.\(column) = ? GROUP BY o.type_name, r.relation
+                    """, arguments: [key])
+                for row in rows {
+                    let link = ObjectWindow.Link(relation: (row[1] as DatabaseValue).lenientText ?? "", outgoing: outgoing,
+                                                 sourceType: PersistFormat.typeName(of: row[0]))
+                    out[link, default: 0] += (row[2] as Int?) ?? 0
+                }
+            }
+            return out
+        }
+    }
+
+    /// The keys at the other end of one link of object `key`, positions `range` in the order a
+    /// load gives them: a relation's targets in row order, backlinks' sources in key order.
+    public func linkKeys(of key: Int64, link: ObjectWindow.Link, range: Range<Int>) throws -> [Int64] {
+        try file.read { db in
+            if link.outgoing {
+                return try Int64.fetchAll(db, sql: "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid LIMIT ? OFFSET ?",
+                                          arguments: [key, link.relation, range.count, range.lowerBound])
+            }
+            return try Int64.fetchAll(db, sql: """
+                SELECT r.from_id FROM relations r JOIN by_type o ON o.id = r.from_id
+                WHERE r.to_id = ? AND r.relation = ? AND o.type_name = ? ORDER BY r.from_id, r.rowid LIMIT ? OFFSET ?
+                """, arguments: [key, link.relation, link.sourceType ?? "", range.count, range.lowerBound])
+        }
+    }
+}
+
+extension PersistFormat {
+    /// The order a load gives a type's columns from the documents it reads first: keys holding
+    /// scalars, then keys holding arrays or objects, as first seen in the first ``sampleSize``
+    /// documents that are objects; then later keys as they appear.
+    struct KeyOrder {
+        private var sampled: [String] = [], nested = Set<String>(), later: [String] = [], seen = Set<String>()
+        private var objects = 0
+
+        /// Adds one document's members (nil: not a JSON object).
+        mutating func add(_ members: [(String, Value)]?) {
+            guard let members else { return }
+            objects += 1
+            let inSample = objects <= PersistFormat.sampleSize
+            for (key, value) in members {
+                let spellable = !key.contains("\"") && !key.contains("\\")
+                if inSample, spellable {
+                    switch value { case .array, .object: nested.insert(key); default: break }
+                }
+                guard seen.insert(key).inserted else { continue }
+                if inSample, spellable { sampled.append(key) } else { later.append(key) }
+            }
+        }
+
+        var order: [String] { sampled.filter { !nested.contains($0) } + sampled.filter { nested.contains($0) } + later }
+    }
+
+    /// The members of the JSON object document in column `index` of `row`, as the load parses it;
+    /// nil when it is not an object (or not JSON, or NULL).
+    static func members(_ row: Row, at index: Int) -> [(String, Value)]? {
+        var members: [(String, Value)] = []
+        let isObject: Bool? = try? row.withUnsafeData(atIndex: index) { data in
+            guard let data else { return false }
+            return data.withUnsafeBytes { raw in
+                try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self)) { key, decoded, value in
+                    members.append((decoded ?? String(decoding: key, as: UTF8.self), value))
+                }
+            }
+        }
+        return isObject == true ? members : nil
+    }
+}
+
+extension ObjectID {
+    /// The key as Persist stores it (every Persist object has an integer key).
+    var integerKey: Int64? { if case .int(let i) = self { return i } else { return nil } }
+}
+
+extension Array {
+    /// The array in consecutive pieces of at most `size` elements.
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0 ..< Swift.min(count, $0 + size)] }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import LoupeBrowser
+import LoupeModel
+import LoupeStore
+import LoupeTestSupport
+import TerminalKit
+import XCTest
+
+/// Paged mode against the whole graph: the same keys pressed in a browser on the loaded graph and
+/// in one reading the store a window at a time give the same screens (all but the status line),
+/// on stores with and without Loupe's indexes, with awkward rows, and with windows and link cuts
+/// small enough that every walk crosses them.
+final class PagedBrowsingTests: XCTestCase {
+    /// Keys a walk presses: moves, pages, ends, opening and going back, panes (the REPL skipped),
+    /// columns, and the relation graph. Commands paged mode refuses are not among them.
+    static let keys: [Key] = [.character("j"), .character("j"), .character("j"), .character("k"), .pageDown, .pageUp, .end, .home,
+                              .enter, .enter, .backspace, .tab, .backTab, .character("l"), .character("h"), .character("v"), .escape]
+
+    /// Walks both browsers with the same `count` random keys from `seed`, comparing every frame.
+    func walk(_ path: String, seed: UInt64, count: Int, edgesPerObject: Int, windowRows: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        whole.attach(try LoadedStore.open(path).graph)
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.pagedWindowRows = windowRows
+        paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject), reason: "test")
+        var rng = SeededGenerator(seed: seed)
+        var pressed: [String] = []
+        func frame(_ browser: Browser) -> [String] {
+            var buffer = Buffer(width: 120, height: 32)
+            browser.render(into: &buffer)
+            return buffer.lines
+        }
+        for step in 0..<count {
+            let a = frame(whole), b = frame(paged)
+            XCTAssertTrue(b.last?.contains("paged · test") == true, b.last ?? "", file: file, line: line)
+            if let y = zip(a.dropLast(), b.dropLast()).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                XCTFail("line \(y) after \(pressed.joined(separator: " ")) (seed \(seed), step \(step)):\n whole: \(a[y])\n paged: \(b[y])",
+                        file: file, line: line)
+                return
+            }
+            var key = Self.keys[Int(rng.next() % UInt64(Self.keys.count))]
+            // The REPL pane is skipped: statements are the whole graph's.
+            if whole.focus == .detail, key == .tab { key = .backTab }
+            if whole.focus == .types, key == .backTab { key = .tab }
+            pressed.append("\(key)")
+            whole.handle(.key(key))
+            paged.handle(.key(key))
+            XCTAssertEqual(whole.focus, paged.focus, file: file, line: line)
+        }
+    }
+
+    func testPagedScreensAreTheLoadedGraphs() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 11)
+        for seed in UInt64(1)...10 { try walk(path, seed: seed, count: 120, edgesPerObject: 4, windowRows: 40) }
+        try walk(path, seed: 7, count: 120, edgesPerObject: 2_000, windowRows: 300)
+    }
+
+    /// Persist's own files have no index: each window scans the relation rows (and says so).
+    func testWithoutIndexesAndWithAwkwardRows() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 1_500, seed: 12)
+        try HostileFiles.addAwkwardPersistRows(path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for index in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'loupe_%'") {
+                try db.execute(sql: "DROP INDEX \(index.quotedDatabaseIdentifier)")
+            }
+        }
+        try queue.close()
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertTrue(pages.notes.contains { $0.contains("no relation index") })
+        for seed in UInt64(21)...26 { try walk(path, seed: seed, count: 100, edgesPerObject: 3, windowRows: 30) }
+    }
+
+    /// A type's keys at any positions, paged from any window, are its keys in order.
+    func testKeysByPositionFromEveryAnchor() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 2_000, seed: 13)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        let queue = try DatabaseQueue(path: path)
+        var rng = SeededGenerator(seed: 5)
+        for (t, type) in pages.types.enumerated() {
+            let all = try queue.read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = ? ORDER BY id", arguments: [type.name]) }
+            XCTAssertEqual(all.count, type.count)
+            for _ in 0..<20 where type.count > 0 {
+                let a = Int(rng.next() % UInt64(type.count)), n = Int(rng.next() % 50)
+                let b = Int(rng.next() % UInt64(type.count)), m = Int(rng.next() % 50) + 1
+                let near = (start: b, keys: Array(all[b..<min(all.count, b + m)]))
+                let expected = Array(all[a..<min(all.count, a + n)])
+                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n)), expected)
+                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: near), expected, "\(type.name) \(a)+\(n) near \(b)+\(m)")
+            }
+        }
+        try queue.close()
+    }
+}
