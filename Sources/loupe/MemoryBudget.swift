@@ -21,7 +21,7 @@ struct MemoryBudget: ExpressibleByArgument, CustomStringConvertible {
     }
 
     var description: String {
-        bytes >= 1 << 30 ? String(format: "%.1f GB", Double(bytes) / Double(1 << 30)) : "\(bytes >> 20) MB"
+        bytes >= 1 << 30 ? String(format: "%.1f GB", Double(bytes) / Double(1 << 30)) : bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(bytes >> 10) KB"
     }
 
     /// What a whole load of the Persist store at `path` is expected to take at its peak: one and a

@@ -380,4 +380,36 @@ final class CLITests: XCTestCase {
         XCTAssertNotEqual(browse.status, 0)
         XCTAssertTrue(browse.stderr.contains("not a terminal"), browse.stderr)
     }
+
+    /// `--paged`, or a whole load over `--memory-budget`, browses a Persist store a window at a
+    /// time: the same screen as the loaded graph (the status line says which mode), the file
+    /// untouched; other formats and bad sizes are refused in one line.
+    func testPagedModeOnTheCommandLine() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 2_000, seed: 9)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let script = try Shared.temporaryPath("walk.play")
+        try "<s-tab>\njjj\n<tab>\n<end>\n<pgup>\nkk\n<tab>\n<enter>\n<tab>\n<s-tab>\n<enter>\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let whole = try loupe(["browse", path, "--play", script, "--size", "120x30"])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        for options in [["--paged"], ["--memory-budget", "1K"]] {
+            let paged = try loupe(["browse", path, "--play", script, "--size", "120x30"] + options)
+            XCTAssertEqual(paged.status, 0, paged.stderr)
+            let (a, b) = (whole.stdout.split(separator: "\n"), paged.stdout.split(separator: "\n"))
+            XCTAssertEqual(a.dropLast(), b.dropLast(), "\(options)")
+            XCTAssertTrue(b.last?.contains("· paged") == true, String(b.last ?? ""))
+            if options[0] == "--memory-budget" { XCTAssertTrue(b.last?.contains("over the 1 KB memory budget") == true, String(b.last ?? "")) }
+        }
+        // Under the budget, the store loads whole.
+        let loaded = try loupe(["browse", path, "--play", script, "--size", "120x30", "--memory-budget", "4G"])
+        XCTAssertEqual(loaded.stdout, whole.stdout)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "browsing never writes")
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let refused = try loupe(["browse", chinook, "--paged", "--play", script])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("--paged reads Persist stores"), refused.stderr)
+        let badSize = try loupe(["browse", path, "--memory-budget", "lots"])
+        XCTAssertNotEqual(badSize.status, 0)
+        XCTAssertTrue(badSize.stderr.contains("memory-budget"), badSize.stderr)
+    }
 }

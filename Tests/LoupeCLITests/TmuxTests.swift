@@ -1,6 +1,7 @@
 import DisplayText
 import Foundation
 import GRDB
+import LoupeStore
 import LoupeTestSupport
 import XCTest
 
@@ -139,6 +140,28 @@ final class TmuxTests: XCTestCase {
         let end = try waitFor("TTY-END")
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
         assertTerminalRestored(end)
+    }
+
+    /// A store over the memory budget opens paged on a real terminal: rows at once, the last
+    /// page by key, a relation followed; the status line says so; the file is unchanged.
+    func testPagedModeOnATerminal() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 4)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        try start(path, subcommand: "browse --memory-budget 1M", width: 140, height: 35)
+        try waitFor("over the 1 MB memory budget")
+        try waitFor("Publisher #1")
+        try keys("BTab", "j", "j", "j")
+        try waitFor("Book (750)")
+        try keys("Tab", "End")
+        try waitFor("row 750/750")
+        try keys("Tab", "Enter")
+        try waitFor("› author (1)")
+        try keys("q", "q", "q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
     }
 
     func testCtrlCCancelsARunningStatementAndTheBrowserGoesOn() throws {
