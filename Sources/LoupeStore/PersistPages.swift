@@ -53,6 +53,7 @@ public final class PersistPages: PageSource, Sendable {
 
     public var notes: [String] {
         (schemaIsExact ? [] : ["schema from a sample"]) + (hasRelationIndexes ? [] : ["no relation index: each page scans the relation rows"])
+            + (file.stamp() == openedStamp ? [] : ["the file changed since it was opened: reopen it to see it as it is"])
     }
 
     public func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
@@ -80,8 +81,12 @@ public final class PersistPages: PageSource, Sendable {
     /// At most this many objects at the far end of a window's relations get their documents read.
     static let targetDocuments = 2_000
 
-    private init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int) {
+    /// The file's stamp when it was opened (a commit by anyone changes it).
+    let openedStamp: FileStamp
+
+    private init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int, stamp: FileStamp) {
         self.file = file
+        self.openedStamp = stamp
         self.edgesPerObject = edgesPerObject
         self.types = types
         self.schemaIsExact = schemaIsExact
@@ -89,27 +94,53 @@ public final class PersistPages: PageSource, Sendable {
         self.hasTypeIndex = hasTypeIndex
     }
 
-    /// Opens `file` for paging: the catalog (a `GROUP BY` over `by_type`), and the schema from a
-    /// fresh ``SchemaCache`` entry or a sample. Throws when the file is not a Persist store.
+    /// Opens `file` for paging: the catalog and the schema from a fresh ``SchemaCache`` entry
+    /// (a whole load's), else from paged mode's own entry, else read (a `GROUP BY` over `by_type`
+    /// and a sample; then kept as paged mode's entry). Throws when the file is not a Persist store.
     public static func open(_ file: StoreFile, edgesPerObject: Int = 2_000) throws -> PersistPages {
         let entry = SchemaCache.entry(for: file)
+        let pagedEntry = entry == nil ? SchemaCache.pagedEntry(for: file) : nil
+        let stamp = file.stamp()
         return try file.read { db in
             guard try StoreFormats.detect(db, path: file.path) == PersistFormat.self else {
                 throw StoreError(.missingTable, path: file.path, reason: "paged mode reads Persist stores (by_type and relations)")
             }
-            let stored = try PersistFormat.storedTypes(db)
             let indexed = try Self.indexedColumns(db)
             let hasRelationIndexes = indexed["relations"]?.contains("from_id") == true && indexed["relations"]?.contains("to_id") == true
             let hasTypeIndex = indexed["by_type"]?.contains("type_name") == true
+            func pages(_ types: [PagedType], exact: Bool) -> PersistPages {
+                PersistPages(file: file, types: types, schemaIsExact: exact, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex,
+                             edgesPerObject: max(1, edgesPerObject), stamp: stamp)
+            }
+            func relations(_ cached: [SchemaCache.CachedRelation]) -> [PagedRelation] {
+                cached.map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) }
+            }
+            // A whole load's entry (its names are text: one repaired from other bytes is read again).
+            if let entry, !entry.types.contains(where: { $0.name.contains("\u{FFFD}") }) {
+                return pages(entry.types.map { PagedType(name: $0.name, count: $0.count, stored: $0.name.databaseValue, storedAsBytes: false,
+                                                         attributes: $0.attributes, relations: relations($0.relations)) }, exact: true)
+            }
+            if let pagedEntry {
+                return pages(pagedEntry.types.map {
+                    PagedType(name: $0.name, count: $0.count, stored: $0.storedBytes.map { Data($0).databaseValue } ?? $0.name.databaseValue,
+                              storedAsBytes: $0.storedBytes != nil, attributes: $0.attributes, relations: relations($0.relations))
+                }, exact: false)
+            }
+            let stored = try PersistFormat.storedTypes(db)
             if let entry, entry.types.map(\.name) == stored.map(\.name), entry.types.map(\.count) == stored.map(\.count) {
-                let types = zip(stored, entry.types).map { info, cached in
+                return pages(zip(stored, entry.types).map { info, cached in
                     PagedType(name: info.name, count: info.count, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: cached.attributes,
-                              relations: cached.relations.map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
-                }
-                return PersistPages(file: file, types: types, schemaIsExact: true, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: max(1, edgesPerObject))
+                              relations: relations(cached.relations))
+                }, exact: true)
             }
             let types = try sampledSchema(db, stored, relationIndexes: hasRelationIndexes)
-            return PersistPages(file: file, types: types, schemaIsExact: false, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: max(1, edgesPerObject))
+            SchemaCache.savePaged(types.map { type in
+                var bytes: [UInt8]?
+                if type.storedAsBytes, case .blob(let data) = type.stored.storage { bytes = Array(data) }
+                return SchemaCache.PagedCachedType(name: type.name, count: type.count, storedBytes: bytes, attributes: type.attributes,
+                                                   relations: type.relations.map { SchemaCache.CachedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
+            }, file: file, stamp: stamp)
+            return pages(types, exact: false)
         }
     }
 

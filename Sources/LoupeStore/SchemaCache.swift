@@ -90,13 +90,7 @@ public enum SchemaCache {
         let entry = Entry(version: version, build: build, path: path, stamp: store.stamp, header: store.file.databaseHeader(), objectCount: graph.objectCount, types: types,
                           warnings: store.warnings)
         guard let data = try? JSONEncoder().encode(entry) else { return }
-        let manager = FileManager.default
-        guard (try? manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil else { return }
-        let target = entryPath(directory, for: path)
-        let temporary = target + ".\(getpid()).tmp"
-        guard manager.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-        if rename(temporary, target) != 0 { unlink(temporary); return }
-        prune(directory)
+        write(data, to: entryPath(directory, for: path), in: directory)
     }
 
     /// The entry for the store `file` reads, when there is one, it describes the file as it is
@@ -115,11 +109,63 @@ public enum SchemaCache {
     }
 
     /// The file holding the entry of the store at `path`: a hash of the path names it (the
-    /// entry repeats the path, so a collision is a miss, never a wrong answer).
-    static func entryPath(_ directory: String, for path: String) -> String {
+    /// entry repeats the path, so a collision is a miss, never a wrong answer). `kind` tells a
+    /// whole load's entry (`schema`) from paged mode's (`pages`).
+    static func entryPath(_ directory: String, for path: String, kind: String = "schema") -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return directory + "/schema-" + String(hash, radix: 16) + ".json"
+        return directory + "/" + kind + "-" + String(hash, radix: 16) + ".json"
+    }
+
+    /// What paged mode read of a Persist store without loading it (``PersistPages``): the
+    /// catalog with its counts, and the schema it sampled, kept under the same rules as an entry
+    /// (real path, stamp, database header, build), so that opening the store again reads neither.
+    struct PagedEntry: Codable {
+        var version: Int
+        var build: String
+        var path: String
+        var stamp: FileStamp
+        var header: [UInt8]
+        var types: [PagedCachedType]
+    }
+
+    struct PagedCachedType: Codable {
+        var name: String
+        var count: Int
+        /// The stored name's bytes, for a name that is not UTF-8 text.
+        var storedBytes: [UInt8]?
+        var attributes: [String]
+        var relations: [CachedRelation]
+    }
+
+    /// Keeps what paged mode read of `file` (when caching is on).
+    static func savePaged(_ types: [PagedCachedType], file: StoreFile, stamp: FileStamp) {
+        guard let directory = directory.withLock({ $0 }), let path = realPath(file.path) else { return }
+        let entry = PagedEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), types: types)
+        guard let data = try? JSONEncoder().encode(entry) else { return }
+        write(data, to: entryPath(directory, for: path, kind: "pages"), in: directory)
+    }
+
+    /// Paged mode's entry for `file`, when there is one and it describes the file as it is now.
+    static func pagedEntry(for file: StoreFile) -> PagedEntry? {
+        guard file.access == .readOnly || file.access == .walSnapshot,
+              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
+              let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: "pages")),
+              let entry = try? JSONDecoder().decode(PagedEntry.self, from: data),
+              entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp(),
+              entry.header == file.databaseHeader(),
+              entry.types.allSatisfy({ $0.relations.allSatisfy { $0.targets.allSatisfy(entry.types.indices.contains) } }) else { return nil }
+        return entry
+    }
+
+    /// Writes an entry file whole (to a temporary name, then renamed) and prunes the oldest.
+    private static func write(_ data: Data, to target: String, in directory: String) {
+        let manager = FileManager.default
+        guard (try? manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil else { return }
+        let temporary = target + ".\(getpid()).tmp"
+        guard manager.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
+        if rename(temporary, target) != 0 { unlink(temporary); return }
+        prune(directory)
     }
 
     /// This build of Loupe: the running executable's size and modification time.
@@ -140,7 +186,7 @@ public enum SchemaCache {
     private static func prune(_ directory: String) {
         let manager = FileManager.default
         guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return }
-        let entries = names.filter { $0.hasPrefix("schema-") && $0.hasSuffix(".json") }
+        let entries = names.filter { ($0.hasPrefix("schema-") || $0.hasPrefix("pages-")) && $0.hasSuffix(".json") }
         guard entries.count > maximumEntries else { return }
         let dated = entries.map { name -> (String, Date) in
             let path = directory + "/" + name

@@ -81,6 +81,39 @@ final class SchemaCacheTests: XCTestCase {
         XCTAssertEqual(cached.types.map(\.schema), reloaded.graph.types.map { reloaded.graph.schemaText(of: $0) })
     }
 
+    /// Paged mode keeps the catalog and schema it read (so a second open reads neither), drops
+    /// them when the file changes, and prefers a whole load's exact entry.
+    func testPagedModeKeepsWhatItReadUntilTheFileChanges() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 600, seed: 8)
+        let first = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertFalse(first.schemaIsExact)
+        let directory = try XCTUnwrap(SchemaCache.directory.withLock { $0 })
+        let name = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("pages-") })
+        // The entry answers the next open: a count written into it comes back.
+        let entryURL = URL(fileURLWithPath: directory + "/" + name)
+        var json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: entryURL)) as? [String: Any])
+        var types = try XCTUnwrap(json["types"] as? [[String: Any]])
+        types[0]["count"] = 123_456
+        json["types"] = types
+        try JSONSerialization.data(withJSONObject: json).write(to: entryURL)
+        XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).catalog.first?.count, 123_456)
+        // A commit makes it stale: the file is read again.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: #"INSERT INTO by_type (type_name, json) VALUES ('Publisher', '{"name": "New"}')"#) }
+        try queue.close()
+        let reopened = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertEqual(reopened.catalog.first?.count, first.catalog[0].count + 1)
+        XCTAssertEqual(reopened.catalog.map(\.name), first.catalog.map(\.name))
+        // After a whole load, its exact schema and counts.
+        let graph = try LoadedStore.open(path).graph
+        let exact = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertTrue(exact.schemaIsExact)
+        XCTAssertEqual(exact.catalog.map(\.name), graph.types.map(\.name.rawValue))
+        XCTAssertEqual(exact.catalog.map(\.count), graph.types.map(\.count))
+        XCTAssertFalse(exact.notes.contains("schema from a sample"))
+    }
+
     func testDamagedEntriesAndUnusualKeysAreIgnored() throws {
         let path = try Self.awkwardStore()
         _ = try LoadedStore.open(path)
