@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import LoupeBrowser
+import LoupeModel
+import LoupeStore
+import TerminalKit
+
+/// Paged mode at scale: what `loupe FILE` does on a store over the memory budget, step by step,
+/// with the peak memory of the whole session, beside SQLite reading the rows the windows need.
+struct BenchPaged: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "paged",
+        abstract: "Browse a Persist store a window at a time (as over the memory budget): open to first frame, page through the largest type, jump to its end, follow relations and backlinks; time per step and peak memory, beside SQLite.")
+    @OptionGroup var store: StoreArgument
+    @Option(help: "Pages to turn in the largest type.") var pages: Int = 300
+    @Option(help: "Relations and backlinks to follow.") var follows: Int = 100
+    @Option(help: "Screen size, WIDTHxHEIGHT.") var size: String = "160x50"
+
+    func run() throws {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw ValidationError("--size takes WIDTHxHEIGHT") }
+        let terminal = Terminal(backend: TestBackend(width: parts[0], height: parts[1]))
+        // Open to first frame, without and then with paged mode's cache entry.
+        let saved = SchemaCache.directory.withLock { $0 }
+        let scratch = NSTemporaryDirectory() + "loupe-bench-paged-\(getpid())"
+        SchemaCache.directory.withLock { $0 = scratch }
+        defer {
+            SchemaCache.directory.withLock { $0 = saved }
+            try? FileManager.default.removeItem(atPath: scratch)
+        }
+        var openSeconds: [Double] = []
+        func open() throws -> Browser {
+            let (source, seconds) = try timed { try PersistPages.open(try StoreFile.openForReading(store.file)) }
+            openSeconds.append(seconds)
+            let browser = Browser(fileLabel: store.file, formatName: PersistFormat.name)
+            browser.attachPaged(source)
+            terminal.draw { browser.render(into: &$0) }
+            return browser
+        }
+        let (_, coldOpen) = try timed { try open() }
+        let (browser, warmOpen) = try timed { try open() }
+        guard let source = browser.pages, let largest = source.catalog.indices.max(by: { source.catalog[$0].count < source.catalog[$1].count }) else {
+            throw CLIError("the store has no types")
+        }
+        let objects = source.catalog.reduce(0) { $0 + $1.count }
+        browser.handle(.key(.backTab))
+        for _ in 0..<largest { browser.perform(.moveDown) }
+        browser.handle(.key(.tab))
+        terminal.draw { browser.render(into: &$0) }
+        // Pages down the largest type, a frame each.
+        let firstRow = browser.stack.last?.selection ?? 0
+        var slowest = 0.0
+        let (_, pagingSeconds) = timed {
+            for _ in 0..<pages {
+                let (_, s) = timed {
+                    browser.perform(.pageDown)
+                    terminal.draw { browser.render(into: &$0) }
+                }
+                slowest = max(slowest, s)
+            }
+        }
+        let rowsPaged = max(1, (browser.stack.last?.selection ?? 0) - firstRow)
+        let (_, endSeconds) = timed {
+            browser.perform(.goBottom)
+            terminal.draw { browser.render(into: &$0) }
+        }
+        // From rows spread over the type: the detail pane's first link followed and back.
+        let (_, followSeconds) = timed {
+            for i in 0..<follows {
+                browser.perform(.goTop)
+                for _ in 0..<(i % 7) { browser.perform(.pageDown) }
+                browser.handle(.key(.tab))
+                browser.perform(.openRow)
+                terminal.draw { browser.render(into: &$0) }
+                browser.perform(.goBack)
+                browser.handle(.key(.backTab))
+                terminal.draw { browser.render(into: &$0) }
+            }
+        }
+        let peak = peakMemoryMB()
+        // Baseline: SQLite reading what as many windows need, without building anything: the
+        // next 300 keys and documents of the type, and the relation rows from and to them.
+        let file = try StoreFile.openForReading(store.file)
+        let typeName = source.catalog[largest].name
+        let windows = max(1, (rowsPaged + 299) / 300)
+        let (_, sqliteSeconds) = try timed {
+            try file.read { db -> Int in
+                var last: Int64 = .min, n = 0
+                for _ in 0..<windows {
+                    let rows = try Row.fetchAll(db, sql: "SELECT id, json FROM by_type WHERE type_name = ? AND id > ? ORDER BY id LIMIT 300", arguments: [typeName, last])
+                    guard let end = rows.last?[0] as Int64? else { break }
+                    last = end
+                    let ids = rows.compactMap { $0[0] as Int64? }
+                    let list = ids.map(String.init).joined(separator: ",")
+                    let out = try Row.fetchAll(db, sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id IN (\(list))")
+                    n += try Row.fetchAll(db, sql: "SELECT r.rowid, r.from_id, o.type_name FROM relations r JOIN by_type o ON o.id = r.from_id WHERE r.to_id IN (\(list))").count
+                    // The targets' documents (a relation cell shows its target's name).
+                    let targets = Set(out.compactMap { $0[2] as Int64? }).map(String.init).joined(separator: ",")
+                    n += try Row.fetchAll(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (\(targets))").count
+                }
+                return n
+            }
+        }
+        print("\(objects) objects in \(source.catalog.count) types; a whole load ≈ \(MemoryBudget(bytes: MemoryBudget.wholeLoadEstimate(path: store.file)))")
+        print(String(format: "open to first frame:   %.0f ms with the catalog and schema read (%.0f ms of it reading them), %.0f ms with them kept from the last open",
+                     coldOpen * 1000, openSeconds[0] * 1000, warmOpen * 1000))
+        print(String(format: "page down (%@):  %.2f ms a frame, %.0f ms the slowest (%d frames at %@, %d rows)",
+                     typeName, pagingSeconds * 1000 / Double(max(pages, 1)), slowest * 1000, pages, size, rowsPaged))
+        print(String(format: "SQLite alone:           %.3f s reading what those frames show, 300 rows at a time (keys, documents, relation rows both ways, the targets' documents): loupe %.1f× that with the frames drawn",
+                     sqliteSeconds, pagingSeconds / max(sqliteSeconds, 1e-9)))
+        print(String(format: "to the last row:        %.0f ms", endSeconds * 1000))
+        print(String(format: "follow a link and back: %.1f ms (%d times, from rows across the type)", followSeconds * 1000 / Double(max(follows, 1)), follows))
+        print(String(format: "peak memory:            %.0f MB (the whole session)", peak))
+    }
+}
