@@ -362,6 +362,7 @@ public final class Browser {
                 if sheet.wideColumns.contains(sheet.column) { sheet.wideColumns.remove(sheet.column) } else { sheet.wideColumns.insert(sheet.column) }
             }
         case .zoomPane: zoomed.toggle()
+        case .buildIndex: buildRelationIndex()
         case .showHelp: showsHelp = true
         case .redraw: break
         }
@@ -661,8 +662,14 @@ public final class Browser {
     /// store). Returns true when the screen changed (the task finished or reported progress).
     @discardableResult
     public func collect() -> Bool {
-        guard let task = running, let session else { return false }
+        guard let task = running else { return false }
         guard let outcome = task.outcome else { return task.takeProgressChange() }
+        if case .indexed(let result) = outcome {
+            running = nil
+            finishRelationIndex(result, cancelled: task.cancellation.isCancelled)
+            return true
+        }
+        guard let session else { return false }
         running = nil
         defer { if running == nil, !queued.isEmpty, !wantsQuit, dialog == nil { run(queued.removeFirst()) } }
         switch outcome {
@@ -695,6 +702,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
+        case .indexed: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -840,6 +848,7 @@ final class RunningTask: Sendable {
         case loaded(String, Result<ObjectGraph, any Error>)
         case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
         case previewed([String], Result<String, any Error>)
+        case indexed(Result<Void, any Error>)
     }
 
     let line: String

@@ -19,6 +19,7 @@ public enum Command: String, CaseIterable, Sendable {
     case editValue = "edit-value", addObject = "add-object", deleteObject = "delete-object"
     case undoEdit = "undo-edit", redoEdit = "redo-edit", commitChanges = "commit-changes"
     case viewValue = "view-value", toggleColumnWidth = "toggle-column-width", zoomPane = "zoom-pane"
+    case buildIndex = "build-index"
     case showHelp = "show-help", redraw = "redraw"
 
     /// What the command does, for help.
@@ -56,6 +57,7 @@ public enum Command: String, CaseIterable, Sendable {
         case .viewValue: return "the whole value of the cell or attribute: wrapped, nested values indented, data as hex"
         case .toggleColumnWidth: return "current column: full width or the default"
         case .zoomPane: return "the focused pane fills the screen, or back (REPL: its whole scrollback)"
+        case .buildIndex: return "paged mode on a store without relation indexes: build one in Loupe's cache (never in the file)"
         case .showHelp: return "this help"
         case .redraw: return "redraw the screen"
         }
@@ -86,6 +88,7 @@ public enum KeyMap {
         (.character("e"), "e", .editValue), (.character("a"), "a", .addObject), (.character("d"), "d", .deleteObject),
         (.character("U"), "U", .undoEdit), (.character("R"), "R", .redoEdit), (.control("s"), "Ctrl-S", .commitChanges),
         (.character("V"), "V", .viewValue), (.character("_"), "_", .toggleColumnWidth), (.character("z"), "z", .zoomPane),
+        (.character("I"), "I", .buildIndex),
         (.character("?"), "?", .showHelp),
         (.control("l"), "Ctrl-L", .redraw),
     ]

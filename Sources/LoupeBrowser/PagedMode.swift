@@ -176,6 +176,35 @@ extension Browser {
 }
 
 extension Browser {
+    /// The running task's line while a relation index is built.
+    static let indexTaskLine = "build a relation index"
+
+    /// `I`: builds the relation index paged mode offers, off the UI thread (Ctrl-C cancels).
+    func buildRelationIndex() {
+        guard let pages else { message = "I builds a relation index for paged mode; this store is loaded whole"; return }
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
+        guard pages.offersRelationIndex else {
+            message = pages.notes.contains { $0.contains("no relation index") }
+                ? "no place for an index: the cache is off (LOUPE_CACHE_DIR=off)" : "the relations are indexed already"
+            return
+        }
+        let task = RunningTask(line: Browser.indexTaskLine, isLoad: true)
+        nonisolated(unsafe) let source = pages
+        start(task) {
+            let result = Result { try source.buildRelationIndex(progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }) }
+            task.finish(.indexed(result))
+        }
+    }
+
+    /// Says how building the index ended; windows read through it from now on.
+    func finishRelationIndex(_ result: Result<Void, any Error>, cancelled: Bool) {
+        switch result {
+        case .success: message = "relation index built in Loupe's cache: pages read relation rows by key"
+        case .failure where cancelled: message = "index cancelled: nothing was kept"
+        case .failure(let error): message = "cannot build the index: \(error)"
+        }
+    }
+
     /// What a command needs that paged mode does not have, named for the message; nil when the
     /// command works a page at a time.
     static func needsWholeGraph(_ command: Command) -> String? {

@@ -50,4 +50,9 @@ public protocol PageSource: AnyObject {
     func linkTotals(of key: ObjectID) throws -> [ObjectWindow.Link: Int]
     /// The keys at the other end of one link of object `key`, positions `range` in row order.
     func linkKeys(of key: ObjectID, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID]
+    /// True when the store has no index for finding relation rows by key and one can be built
+    /// beside it (each window scans the rows until then).
+    var offersRelationIndex: Bool { get }
+    /// Builds that index (off the UI thread), reporting rows copied; `isCancelled` stops it.
+    func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws
 }

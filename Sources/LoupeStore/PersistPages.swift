@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LoupeModel
+import Synchronization
 
 /// A Persist store read a page at a time, for a store larger than the memory a whole load may
 /// take (the browser's paged mode): the catalog once, the keys of a type by position (keyset
@@ -52,7 +53,10 @@ public final class PersistPages: PageSource, Sendable {
     public var catalog: [(name: String, count: Int)] { types.map { ($0.name, $0.count) } }
 
     public var notes: [String] {
-        (schemaIsExact ? [] : ["schema from a sample"]) + (hasRelationIndexes ? [] : ["no relation index: each page scans the relation rows"])
+        (schemaIsExact ? [] : ["schema from a sample"])
+            + (hasRelationIndexes ? [] : sideIndex != nil ? ["relation index from Loupe's cache"]
+                : offersRelationIndex ? ["no relation index: each page scans the relation rows (I builds one in Loupe's cache)"]
+                : ["no relation index: each page scans the relation rows"])
             + (file.stamp() == openedStamp ? [] : ["the file changed since it was opened: reopen it to see it as it is"])
     }
 
@@ -83,10 +87,28 @@ public final class PersistPages: PageSource, Sendable {
 
     /// The file's stamp when it was opened (a commit by anyone changes it).
     let openedStamp: FileStamp
+    /// The ``SideIndex`` of the relation rows, when the store has no index of its own and one was
+    /// built (now or before).
+    private let side: Mutex<DatabaseQueue?>
+    var sideIndex: DatabaseQueue? { side.withLock { $0 } }
+
+    /// True when the store has no relation index, none is in Loupe's cache, and one can be built there.
+    public var offersRelationIndex: Bool { !hasRelationIndexes && sideIndex == nil && SideIndex.isAvailable(for: file) }
+
+    /// Builds the relation index in Loupe's cache (``SideIndex``) and reads relation rows through
+    /// it from then on.
+    public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
+        try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled)
+        guard let queue = SideIndex.open(for: file) else {
+            throw StoreError(.busy, path: file.path, reason: "the file changed since it was opened; reopen it")
+        }
+        side.withLock { $0 = queue }
+    }
 
     private init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int, stamp: FileStamp) {
         self.file = file
         self.openedStamp = stamp
+        self.side = Mutex(hasRelationIndexes ? nil : SideIndex.open(for: file))
         self.edgesPerObject = edgesPerObject
         self.types = types
         self.schemaIsExact = schemaIsExact
@@ -294,11 +316,11 @@ public final class PersistPages: PageSource, Sendable {
             var edges: [(rowid: Int64, from: Int64, to: Int64, relation: String)] = []
             var cut = Set<Int64>()
             let present = documents.keys.sorted()
-            if hasRelationIndexes {
+            /// By key, through an index of the store's or of Loupe's cache.
+            func readByKey(_ db: Database) throws {
                 let limit = edgesPerObject
-                for (column, statement) in [("from_id", try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id = ? ORDER BY rowid LIMIT ?")),
-                                            ("to_id", try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE to_id = ? ORDER BY rowid LIMIT ?"))] {
-                    _ = column
+                for statement in [try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id = ? ORDER BY rowid LIMIT ?"),
+                                  try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE to_id = ? ORDER BY rowid LIMIT ?")] {
                     for key in present {
                         let rows = try Row.fetchAll(statement, arguments: [key, limit + 1])
                         if rows.count > limit { cut.insert(key) }
@@ -308,6 +330,11 @@ public final class PersistPages: PageSource, Sendable {
                         }
                     }
                 }
+            }
+            if let sideIndex {
+                try sideIndex.read { try readByKey($0) }
+            } else if hasRelationIndexes {
+                try readByKey(db)
             } else {
                 // No index: one pass over the relation rows for both ends, cut as they come.
                 var counts: [Int64: (out: Int, in: Int)] = [:]
@@ -368,17 +395,41 @@ public final class PersistPages: PageSource, Sendable {
     /// Each link of object `key` with its number of edges: its relations by name (summed over
     /// target types), its backlinks by source type and relation name.
     public func linkTotals(of key: Int64) throws -> [ObjectWindow.Link: Int] {
-        try file.read { db in
-            var out: [ObjectWindow.Link: Int] = [:]
-            for (column, other, outgoing) in [("from_id", "to_id", true), ("to_id", "from_id", false)] {
-                let rows = try Row.fetchAll(db, sql: """
+        var out: [ObjectWindow.Link: Int] = [:]
+        for (column, other, outgoing) in [("from_id", "to_id", true), ("to_id", "from_id", false)] {
+            if let sideIndex {
+                // The rows from Loupe's index, the other ends' types from the store.
+                let rows = try sideIndex.read { try Row.fetchAll($0, sql: "SELECT \(other), relation FROM relations WHERE \(column) = ?", arguments: [key]) }
+                let types = try typeNames(of: rows.compactMap { $0[0] as Int64? })
+                for row in rows {
+                    guard let end = row[0] as Int64?, let type = types[end] else { continue }
+                    out[ObjectWindow.Link(relation: (row[1] as DatabaseValue).lenientText ?? "", outgoing: outgoing, sourceType: type), default: 0] += 1
+                }
+                continue
+            }
+            let rows = try file.read { db in
+                try Row.fetchAll(db, sql: """
                     SELECT o.type_name, r.relation, count(*) FROM relations r JOIN by_type o ON o.id = r.\(other)
                     WHERE r.\(column) = ? GROUP BY o.type_name, r.relation
                     """, arguments: [key])
-                for row in rows {
-                    let link = ObjectWindow.Link(relation: (row[1] as DatabaseValue).lenientText ?? "", outgoing: outgoing,
-                                                 sourceType: PersistFormat.typeName(of: row[0]))
-                    out[link, default: 0] += (row[2] as Int?) ?? 0
+            }
+            for row in rows {
+                let link = ObjectWindow.Link(relation: (row[1] as DatabaseValue).lenientText ?? "", outgoing: outgoing,
+                                             sourceType: PersistFormat.typeName(of: row[0]))
+                out[link, default: 0] += (row[2] as Int?) ?? 0
+            }
+        }
+        return out
+    }
+
+    /// The type name of each stored key in `keys`.
+    private func typeNames(of keys: [Int64]) throws -> [Int64: String] {
+        try file.read { db in
+            var out: [Int64: String] = [:]
+            for chunk in Array(Set(keys)).sorted().chunked(500) {
+                for row in try Row.fetchAll(db, sql: "SELECT id, type_name FROM by_type WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                                            arguments: StatementArguments(chunk)) {
+                    if let id = row[0] as Int64? { out[id] = PersistFormat.typeName(of: row[1]) }
                 }
             }
             return out
@@ -388,12 +439,23 @@ public final class PersistPages: PageSource, Sendable {
     /// The keys at the other end of one link of object `key`, positions `range` in the order a
     /// load gives them: a relation's targets in row order, backlinks' sources in key order.
     public func linkKeys(of key: Int64, link: ObjectWindow.Link, range: Range<Int>) throws -> [Int64] {
-        try file.read { db in
-            if link.outgoing {
-                return try Int64.fetchAll(db, sql: "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid LIMIT ? OFFSET ?",
-                                          arguments: [key, link.relation, range.count, range.lowerBound])
+        if link.outgoing {
+            let sql = "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid LIMIT ? OFFSET ?"
+            let arguments: StatementArguments = [key, link.relation, range.count, range.lowerBound]
+            if let sideIndex { return try sideIndex.read { try Int64.fetchAll($0, sql: sql, arguments: arguments) } }
+            return try file.read { try Int64.fetchAll($0, sql: sql, arguments: arguments) }
+        }
+        if let sideIndex {
+            // Every source from Loupe's index, those of the link's type kept.
+            let sources = try sideIndex.read {
+                try Int64.fetchAll($0, sql: "SELECT from_id FROM relations WHERE to_id = ? AND relation = ? ORDER BY from_id, rowid", arguments: [key, link.relation])
             }
-            return try Int64.fetchAll(db, sql: """
+            let types = try typeNames(of: sources)
+            let kept = sources.filter { types[$0] == link.sourceType }
+            return Array(kept[min(kept.count, range.lowerBound) ..< min(kept.count, range.upperBound)])
+        }
+        return try file.read { db in
+            try Int64.fetchAll(db, sql: """
                 SELECT r.from_id FROM relations r JOIN by_type o ON o.id = r.from_id
                 WHERE r.to_id = ? AND r.relation = ? AND o.type_name = ? ORDER BY r.from_id, r.rowid LIMIT ? OFFSET ?
                 """, arguments: [key, link.relation, link.sourceType ?? "", range.count, range.lowerBound])

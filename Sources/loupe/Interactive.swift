@@ -43,6 +43,7 @@ enum Interactive {
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
         browser.storePath = path
+        browser.background = ThreadRunner()   // building a relation index (`I`)
         browser.attachPaged(source, reason: reason)
         try loop(browser, box: LoadBox(), host: nil, isLoaded: true)
     }

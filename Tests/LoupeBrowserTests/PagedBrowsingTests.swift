@@ -72,6 +72,25 @@ final class PagedBrowsingTests: XCTestCase {
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
         XCTAssertTrue(pages.notes.contains { $0.contains("no relation index") })
         for seed in UInt64(21)...26 { try walk(path, seed: seed, count: 100, edgesPerObject: 3, windowRows: 30) }
+        // `I` builds an index in Loupe's cache (never in the file); windows read through it.
+        let saved = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-side-index-\(UUID().uuidString)" }
+        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let browser = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        browser.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
+        XCTAssertTrue(browser.pages?.offersRelationIndex == true)
+        browser.handle(.key(.character("I")))
+        XCTAssertEqual(browser.message, "relation index built in Loupe's cache: pages read relation rows by key")
+        XCTAssertEqual(browser.pages?.notes.contains("relation index from Loupe's cache"), true)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+        for seed in UInt64(27)...30 { try walk(path, seed: seed, count: 100, edgesPerObject: 3, windowRows: 30) }
+        XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).notes.contains("relation index from Loupe's cache"), true)
+        // A commit makes it stale: not used.
+        let writer = try DatabaseQueue(path: path)
+        try writer.write { db in try db.execute(sql: "DELETE FROM relations WHERE rowid = (SELECT min(rowid) FROM relations)") }
+        try writer.close()
+        XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).offersRelationIndex, true)
     }
 
     /// A type's keys at any positions, paged from any window, are its keys in order.

@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+import GRDB
+import LoupeModel
+
+/// An index of a Persist store's relation rows kept in Loupe's cache folder, never in the store:
+/// for stores written by Persist itself, which has no index, so that paged mode finds an object's
+/// relation rows by key instead of scanning every row for each window.
+///
+/// The index is a SQLite file of its own (`index-<hash>.sqlite` beside the schema cache's
+/// entries) holding a copy of the `relations` table keyed by the store's rowids, with indexes by
+/// `from_id` and by `to_id`, and the store's real path, ``FileStamp``, database header and Loupe's
+/// build: like a cache entry, it is used only while it describes the file as it is. It is built
+/// only when the user asks (paged mode offers it), from one read snapshot, into a temporary name
+/// renamed into place when whole; a failed or cancelled build leaves nothing.
+public enum SideIndex {
+    /// The layout of the index file; a change makes older files stale.
+    static let version = 1
+
+    /// Where the side index of `file` lives, or nil when caching is off.
+    static func location(for file: StoreFile) -> String? {
+        guard let directory = SchemaCache.directory.withLock({ $0 }), let path = SchemaCache.realPath(file.path) else { return nil }
+        return SchemaCache.entryPath(directory, for: path, kind: "index").replacingOccurrences(of: ".json", with: ".sqlite")
+    }
+
+    /// True when a side index can be built for `file` (caching is on).
+    public static func isAvailable(for file: StoreFile) -> Bool { location(for: file) != nil }
+
+    /// The fresh side index of `file`, opened read-only; nil when there is none, it is stale, or it
+    /// cannot be read.
+    static func open(for file: StoreFile) -> DatabaseQueue? {
+        guard let location = location(for: file), FileManager.default.fileExists(atPath: location),
+              let path = SchemaCache.realPath(file.path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: location, configuration: configuration),
+              let fresh = try? queue.read({ db -> Bool in
+                  guard let row = try Row.fetchOne(db, sql: "SELECT version, build, path, stamp, header FROM loupe_side_index") else { return false }
+                  let stamp = (row[3] as Data?).flatMap { try? JSONDecoder().decode(FileStamp.self, from: $0) }
+                  return row[0] as Int? == version && row[1] as String? == SchemaCache.build && row[2] as String? == path
+                      && stamp == file.stamp() && (row[4] as Data?).map(Array.init) == file.databaseHeader()
+              }), fresh else { return nil }
+        return queue
+    }
+
+    /// Builds the side index of `file`: every relation row read on one snapshot into a new file,
+    /// then the two indexes; `progress(done, total)` as rows are copied; `isCancelled` stops it.
+    /// Throws (leaving nothing) when caching is off, the file changes meanwhile, or a write fails.
+    public static func build(for file: StoreFile, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                             isCancelled: @escaping @Sendable () -> Bool = { false }) throws {
+        guard let location = location(for: file), let path = SchemaCache.realPath(file.path),
+              let directory = SchemaCache.directory.withLock({ $0 }) else {
+            throw StoreError(.unreadable, path: file.path, reason: "the cache is off (LOUPE_CACHE_DIR=off): there is no place for an index")
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = location + ".\(getpid()).tmp"
+        unlink(temporary)
+        var done = false
+        defer { if !done { unlink(temporary); unlink(temporary + "-journal") } }
+        let stamp = file.stamp()
+        let header = file.databaseHeader()
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = OFF")
+            try db.execute(sql: "PRAGMA synchronous = OFF")
+        }
+        let target = try DatabaseQueue(path: temporary, configuration: configuration)
+        try target.write { out in
+            try out.execute(sql: """
+                CREATE TABLE relations (rowid_ INTEGER PRIMARY KEY, from_id, to_id, relation);
+                CREATE TABLE loupe_side_index (version INTEGER, build TEXT, path TEXT, stamp BLOB, header BLOB);
+                """)
+            let insert = try out.makeStatement(sql: "INSERT INTO relations VALUES (?, ?, ?, ?)")
+            try file.read { db in
+                let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM relations") ?? 0
+                let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, from_id, to_id, relation FROM relations")
+                var n = 0
+                while let row = try cursor.next() {
+                    try insert.execute(arguments: [row[0] as DatabaseValue, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue])
+                    n += 1
+                    if n % 65_536 == 0 {
+                        progress(n, total)
+                        if isCancelled() { throw StoreError(.unreadable, path: file.path, reason: "the index was cancelled") }
+                    }
+                }
+            }
+            guard file.stamp() == stamp else { throw StoreError(.busy, path: file.path, reason: "the file changed while it was indexed; try again") }
+            try out.execute(sql: "CREATE INDEX side_from ON relations (from_id, rowid_)")
+            try out.execute(sql: "CREATE INDEX side_to ON relations (to_id, rowid_)")
+            try out.execute(sql: "INSERT INTO loupe_side_index VALUES (?, ?, ?, ?, ?)",
+                            arguments: [version, SchemaCache.build, path, try JSONEncoder().encode(stamp), Data(header)])
+        }
+        try target.close()
+        guard rename(temporary, location) == 0 else { throw StoreError(.unreadable, path: location, reason: String(cString: strerror(errno))) }
+        done = true
+    }
+}
