@@ -199,11 +199,12 @@ public final class Browser {
             links.append(DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: r,
                                     relationName: relation.name))
         }
-        for group in graph.backlinks(of: ref) {
-            links.append(DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil,
-                                    relationName: group.relation, sourceType: group.sourceType.rawValue))
+        var backlinks = graph.backlinks(of: ref).map { group in
+            DetailLink(label: "@links." + group.key, targets: group.sources, toMany: true, crumb: "@links " + group.key, relation: nil,
+                       relationName: group.relation, sourceType: group.sourceType.rawValue)
         }
-        if pages != nil { links += pagedMissingBacklinks(of: ref, shown: links) }
+        if pages != nil { backlinks = pagedBacklinks(of: ref, backlinks, in: graph) }
+        links += backlinks
         return links
     }
 

@@ -46,7 +46,6 @@ public struct PagedRows {
 }
 
 extension Browser {
-
     /// Browses `source` a page at a time: the types pane from its catalog, the first type's first
     /// page at once. Statements and edits need the whole graph and say so. `reason` says why on
     /// the status line (`over the 2.0 GB memory budget`).
@@ -102,7 +101,7 @@ extension Browser {
         guard let pages, case .paged(let rows)? = current?.content else { return nil }
         let id = rows.window.graph.id(of: origin)
         guard rows.window.cut.contains(id) else { return nil }
-        if let known = rows.window.totals[id] ?? linkTotalsRead[id] { return known }
+        if let known = linkTotalsRead[id] { return known }
         guard let totals = try? pages.linkTotals(of: id) else { return nil }
         linkTotalsRead[id] = totals
         return totals
@@ -122,18 +121,26 @@ extension Browser {
         return "\(total)"
     }
 
-    /// The backlinks of a cut object that its window holds none of (their rows come after the
-    /// first ones read), with empty targets: following one reads it from the store.
-    func pagedMissingBacklinks(of origin: ObjectRef, shown: [DetailLink]) -> [DetailLink] {
-        guard let totals = pagedLinkTotals(of: origin) else { return [] }
-        let present = Set(shown.compactMap { $0.relation == nil ? ($0.sourceType ?? "") + "\u{0}" + ($0.relationName ?? "") : nil })
-        return totals.keys.filter { !$0.outgoing && !present.contains(($0.sourceType ?? "") + "\u{0}" + $0.relation) }
-            .sorted { ($0.sourceType ?? "", $0.relation) < ($1.sourceType ?? "", $1.relation) }
+    /// The backlinks of a cut object with those its window holds none of (their rows come after
+    /// the first ones read) added, with empty targets (following one reads it from the store), in
+    /// the loaded graph's order: by source type, then by the relation's place in it.
+    func pagedBacklinks(of origin: ObjectRef, _ shown: [DetailLink], in graph: ObjectGraph) -> [DetailLink] {
+        guard let totals = pagedLinkTotals(of: origin) else { return shown }
+        let present = Set(shown.map { ($0.sourceType ?? "") + "\u{0}" + ($0.relationName ?? "") })
+        let missing = totals.keys.filter { !$0.outgoing && !present.contains(($0.sourceType ?? "") + "\u{0}" + $0.relation) }
             .map { link in
                 let key = "\(link.sourceType ?? "").\(link.relation)"
                 return DetailLink(label: "@links." + key, targets: [], toMany: true, crumb: "@links " + key, relation: nil,
                                   relationName: link.relation, sourceType: link.sourceType)
             }
+        func place(_ link: DetailLink) -> (Int, Int) {
+            guard let type = link.sourceType.flatMap({ graph.type(named: $0) }) else { return (Int.max, Int.max) }
+            return (type.index, link.relationName.flatMap { type.relation(named: $0) } ?? Int.max)
+        }
+        return (shown + missing).enumerated().sorted { a, b in
+            let (x, y) = (place(a.element), place(b.element))
+            return x != y ? x < y : a.offset < b.offset
+        }.map(\.element)
     }
 
     /// Reads the window the current paged sheet needs to show `span` rows from its top and its

@@ -20,16 +20,14 @@ public struct ObjectWindow: Sendable {
     /// The object of each key asked for, in order (nil: no longer stored).
     public let refs: [ObjectRef?]
     /// Objects with more edges than a window holds: the graph has their first edges in row
-    /// order; their links' totals come from ``totals`` or from the store when asked.
+    /// order; their links' totals and keys come from the store when asked
+    /// (``PageSource/linkTotals(of:)``, ``PageSource/linkKeys(of:link:range:)``).
     public let cut: Set<ObjectID>
-    /// Each link's number of edges, for cut objects whose totals the read saw.
-    public let totals: [ObjectID: [Link: Int]]
 
-    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectID> = [], totals: [ObjectID: [Link: Int]] = [:]) {
+    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectID> = []) {
         self.graph = graph
         self.refs = refs
         self.cut = cut
-        self.totals = totals
     }
 }
 

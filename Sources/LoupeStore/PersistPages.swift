@@ -79,8 +79,8 @@ public final class PersistPages: PageSource, Sendable {
 
     /// How many documents of each type the sample reads for the schema.
     static let sampleDocuments = 200
-    /// At most this many relation rows from one object, and as many to it, are read into a
-    /// window (in row order); the window says which objects were cut.
+    /// At most this many relation rows of each relation from one object, and as many to it, are
+    /// read into a window (in row order); the window says which objects were cut.
     public let edgesPerObject: Int
     /// At most this many objects at the far end of a window's relations get their documents read.
     static let targetDocuments = 2_000
@@ -280,7 +280,7 @@ public final class PersistPages: PageSource, Sendable {
     }
 
     /// A window: the objects `keys` (of any types) with their documents, the relation rows from
-    /// and to them (at most ``edgesPerObject`` each way per object; ``linkTotals(of:)`` and
+    /// and to them (at most ``edgesPerObject`` per relation of an object and to it; ``linkTotals(of:)`` and
     /// ``linkKeys(of:link:range:)`` give the rest of an object cut), and the objects at the other ends
     /// (documents for up to ``targetDocuments`` relation targets, the rest by key and type), as
     /// a graph with the whole schema.
@@ -312,23 +312,33 @@ public final class PersistPages: PageSource, Sendable {
             let wanted = Array(Set(keys))
             try readDocuments(wanted)
             // Relation rows from and to the window's objects, in rowid order: at most
-            // `edgesPerObject` each way per object (an object with more is cut).
+            // `edgesPerObject` of each relation from an object and to it (one with more is cut).
             var edges: [(rowid: Int64, from: Int64, to: Int64, relation: String)] = []
             var cut = Set<Int64>()
             let present = documents.keys.sorted()
             /// By key, through an index of the store's or of Loupe's cache.
             func readByKey(_ db: Database) throws {
                 let limit = edgesPerObject
-                for statement in [try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id = ? ORDER BY rowid LIMIT ?"),
-                                  try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE to_id = ? ORDER BY rowid LIMIT ?")] {
-                    for key in present {
-                        let rows = try Row.fetchAll(statement, arguments: [key, limit + 1])
-                        if rows.count > limit { cut.insert(key) }
-                        for row in rows.prefix(limit) {
-                            guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64? else { continue }
-                            edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? ""))
-                        }
+                func append(_ rows: ArraySlice<Row>) {
+                    for row in rows {
+                        guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64? else { continue }
+                        edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? ""))
                     }
+                }
+                // Outgoing: each relation's first rows (so that no relation of an object with
+                // many edges is left without its targets).
+                let names = try db.cachedStatement(sql: "SELECT relation, count(*) FROM relations WHERE from_id = ? GROUP BY relation")
+                let outgoing = try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id = ? AND relation IS ? ORDER BY rowid LIMIT ?")
+                let incoming = try db.cachedStatement(sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE to_id = ? ORDER BY rowid LIMIT ?")
+                for key in present {
+                    for relation in try Row.fetchAll(names, arguments: [key]) {
+                        if (relation[1] as Int? ?? 0) > limit { cut.insert(key) }
+                        append(try Row.fetchAll(outgoing, arguments: [key, relation[0] as DatabaseValue, limit])[...])
+                    }
+                    // Incoming: the first rows (a backlink group left out is read when shown).
+                    let rows = try Row.fetchAll(incoming, arguments: [key, limit + 1])
+                    if rows.count > limit { cut.insert(key) }
+                    append(rows.prefix(limit))
                 }
             }
             if let sideIndex {
@@ -336,8 +346,9 @@ public final class PersistPages: PageSource, Sendable {
             } else if hasRelationIndexes {
                 try readByKey(db)
             } else {
-                // No index: one pass over the relation rows for both ends, cut as they come.
-                var counts: [Int64: (out: Int, in: Int)] = [:]
+                // No index: one pass over the relation rows for both ends, cut as they come
+                // (outgoing: per relation; incoming: per object, as by key).
+                var counts: [Int64: (out: [String: Int], in: Int)] = [:]
                 for chunk in present.chunked(8_000) {
                     let list = chunk.map { _ in "?" }.joined(separator: ",")
                     let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, from_id, to_id, relation FROM relations WHERE from_id IN (\(list)) OR to_id IN (\(list))",
@@ -345,18 +356,19 @@ public final class PersistPages: PageSource, Sendable {
                     let inChunk = Set(chunk)
                     while let row = try cursor.next() {
                         guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64? else { continue }
+                        let relation = (row[3] as DatabaseValue).lenientText ?? ""
                         var keep = false
                         if inChunk.contains(from) {
-                            let n = (counts[from]?.out ?? 0) + 1
-                            counts[from, default: (0, 0)].out = n
+                            let n = (counts[from]?.out[relation] ?? 0) + 1
+                            counts[from, default: ([:], 0)].out[relation] = n
                             if n > edgesPerObject { cut.insert(from) } else { keep = true }
                         }
                         if inChunk.contains(to) {
                             let n = (counts[to]?.in ?? 0) + 1
-                            counts[to, default: (0, 0)].in = n
+                            counts[to, default: ([:], 0)].in = n
                             if n > edgesPerObject { cut.insert(to) } else { keep = true }
                         }
-                        if keep { edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? "")) }
+                        if keep { edges.append((rowid, from, to, relation)) }
                     }
                 }
             }
