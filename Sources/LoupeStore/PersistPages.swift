@@ -286,14 +286,7 @@ public final class PersistPages: PageSource, Sendable {
     /// a graph with the whole schema.
     public func window(keys: [Int64]) throws -> ObjectWindow {
         try file.read { db in
-            let builder = GraphBuilder(formatName: PersistFormat.name)
-            for type in types {
-                let t = builder.type(type.name, keyPolicy: .globalInteger)
-                for a in type.attributes { builder.attribute(a, of: t) }
-            }
-            for (t, type) in types.enumerated() {
-                for r in type.relations { builder.relation(r.name, of: t, toMany: r.toMany, declaredTargets: r.targets) }
-            }
+            let builder = PersistFormat.schemaBuilder(types.map { ($0.name, $0.attributes, $0.relations.map { ($0.name, $0.toMany, $0.targets) }) })
             func typeIndex(_ stored: DatabaseValue) -> Int {
                 let name = PersistFormat.typeName(of: stored)
                 return builder.existingType(name) ?? builder.type(name, keyPolicy: .globalInteger)

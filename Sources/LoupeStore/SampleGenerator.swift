@@ -22,8 +22,8 @@ public enum SampleGenerator {
         }
     }
 
-    /// SplitMix64: small, fast, and the same everywhere (the fuzz test uses it too).
-    public struct Random {
+    /// SplitMix64: small, fast, and the same everywhere (the fuzz and walk tests use it too).
+    public struct Random: RandomNumberGenerator {
         public var state: UInt64
         public init(state: UInt64) { self.state = state }
         public mutating func next() -> UInt64 {

@@ -101,11 +101,20 @@ public enum SchemaCache {
               let directory = directory.withLock({ $0 }), let path = realPath(file.path),
               let data = FileManager.default.contents(atPath: entryPath(directory, for: path)),
               let entry = try? JSONDecoder().decode(Entry.self, from: data),
-              entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp(),
-              entry.header == file.databaseHeader() else { return nil }
-        // An entry must be whole: every relation's targets name a type it lists.
-        guard entry.types.allSatisfy({ $0.relations.allSatisfy { $0.targets.allSatisfy(entry.types.indices.contains) } }) else { return nil }
+              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)),
+              isWhole(entry.types.map(\.relations)) else { return nil }
         return entry
+    }
+
+    /// True when an entry's key (layout version, build, real path, stamp, database header)
+    /// describes `file`, at real path `path`, as it is now.
+    static func describes(_ file: StoreFile, path: String, entry: (version: Int, build: String, path: String, stamp: FileStamp, header: [UInt8])) -> Bool {
+        entry.version == version && entry.build == build && entry.path == path && entry.stamp == file.stamp() && entry.header == file.databaseHeader()
+    }
+
+    /// True when every relation's targets (each type's, by type) name a type the entry lists.
+    static func isWhole(_ relations: [[CachedRelation]]) -> Bool {
+        relations.allSatisfy { $0.allSatisfy { $0.targets.allSatisfy(relations.indices.contains) } }
     }
 
     /// The file holding the entry of the store at `path`: a hash of the path names it (the
@@ -152,9 +161,8 @@ public enum SchemaCache {
               let directory = directory.withLock({ $0 }), let path = realPath(file.path),
               let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: "pages")),
               let entry = try? JSONDecoder().decode(PagedEntry.self, from: data),
-              entry.version == version, entry.build == build, entry.path == path, entry.stamp == file.stamp(),
-              entry.header == file.databaseHeader(),
-              entry.types.allSatisfy({ $0.relations.allSatisfy { $0.targets.allSatisfy(entry.types.indices.contains) } }) else { return nil }
+              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)),
+              isWhole(entry.types.map(\.relations)) else { return nil }
         return entry
     }
 
@@ -200,6 +208,14 @@ extension SchemaCache.Entry {
     /// A graph of the store's types with their attributes and relations and no objects: names
     /// resolve in it as in the loaded graph.
     func builder() -> GraphBuilder {
+        PersistFormat.schemaBuilder(types.map { ($0.name, $0.attributes, $0.relations.map { ($0.name, $0.toMany, $0.targets) }) })
+    }
+}
+
+extension PersistFormat {
+    /// A graph builder holding a Persist schema and no objects: each type (in order) with its
+    /// attributes, then each type's relations with their cardinality and target types.
+    static func schemaBuilder(_ types: [(name: String, attributes: [String], relations: [(name: String, toMany: Bool, targets: [Int])])]) -> GraphBuilder {
         let builder = GraphBuilder(formatName: PersistFormat.name)
         for type in types {
             let t = builder.type(type.name, keyPolicy: .globalInteger)

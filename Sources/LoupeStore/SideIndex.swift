@@ -36,9 +36,10 @@ public enum SideIndex {
         guard let queue = try? DatabaseQueue(path: location, configuration: configuration),
               let fresh = try? queue.read({ db -> Bool in
                   guard let row = try Row.fetchOne(db, sql: "SELECT version, build, path, stamp, header FROM loupe_side_index") else { return false }
-                  let stamp = (row[3] as Data?).flatMap { try? JSONDecoder().decode(FileStamp.self, from: $0) }
-                  return row[0] as Int? == version && row[1] as String? == SchemaCache.build && row[2] as String? == path
-                      && stamp == file.stamp() && (row[4] as Data?).map(Array.init) == file.databaseHeader()
+                  guard let stamp = (row[3] as Data?).flatMap({ try? JSONDecoder().decode(FileStamp.self, from: $0) }),
+                        let indexVersion = row[0] as Int?, indexVersion == version, let build = row[1] as String?, let indexed = row[2] as String?,
+                        let header = row[4] as Data? else { return false }
+                  return SchemaCache.describes(file, path: path, entry: (SchemaCache.version, build, indexed, stamp, Array(header)))
               }), fresh else { return nil }
         return queue
     }

@@ -24,7 +24,7 @@ final class PagedBrowsingTests: XCTestCase {
         let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         paged.pagedWindowRows = windowRows
         paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject), reason: "test")
-        var rng = SeededGenerator(seed: seed)
+        var rng = SampleGenerator.Random(state: seed)
         var pressed: [String] = []
         func frame(_ browser: Browser) -> [String] {
             var buffer = Buffer(width: 120, height: 32)
@@ -99,7 +99,7 @@ final class PagedBrowsingTests: XCTestCase {
         try SampleGenerator.generate(path: path, objects: 2_000, seed: 13)
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
         let queue = try DatabaseQueue(path: path)
-        var rng = SeededGenerator(seed: 5)
+        var rng = SampleGenerator.Random(state: 5)
         for (t, type) in pages.types.enumerated() {
             let all = try queue.read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = ? ORDER BY id", arguments: [type.name]) }
             XCTAssertEqual(all.count, type.count)

@@ -464,7 +464,7 @@ final class EditingTests: XCTestCase {
     /// Random sequences of edits, undos and redos, checked after every step against a model: a
     /// stack of states where a new edit drops what could be redone.
     func testRandomEditUndoRedoSequencesMatchAModel() throws {
-        var generator = SeededGenerator(seed: 0x10_0FE)
+        var generator = SampleGenerator.Random(state: 0x10_0FE)
         for _ in 0..<12 {
             let path = try Shared.temporaryPath("model.sqlite")
             try sql(path, """
