@@ -10,8 +10,9 @@ import LoupeStore
 /// JSON; then statements through relations and backlinks go to both engines, and when SQL
 /// answers (``SQLPushdown``) its JSON must be the in-memory engine's; on a Persist store the
 /// schema cache entry the load left must give `schema`, `show` and projected statements as the
-/// loaded graph gives them. A crash, trap, hang or disagreement is a finding; refusing the file
-/// with an error is expected.
+/// loaded graph gives them, and paged mode's windows must describe objects as the loaded graph
+/// does. A crash, trap, hang or disagreement is a finding; refusing the file with an error is
+/// expected.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let path = FileFuzz.folder + "/input.sqlite"
@@ -36,9 +37,9 @@ public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     // The schema cache answers by key lookups through indexes, which on a damaged file (an
     // index missing a row, which quick_check does not look for) find other rows than the
     // load's scan: compared on files whose indexes match their tables.
-    if sound, (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }) == "ok" {
-        FileFuzz.compareCache(graph, path: path)
-    }
+    let intact = sound && (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }) == "ok"
+    if intact { FileFuzz.compareCache(graph, path: path) }
+    FileFuzz.comparePages(graph, path: path, compare: intact && store.warnings.isEmpty)
     return 0
 }
 
@@ -109,6 +110,35 @@ enum FileFuzz {
             do { whole = try QueryEngine(graph: graph).run(parsed).render(.json, graph: graph) } catch { whole = "error: \(error)" }
             do { projected = try QueryEngine(graph: small).run(parsed).render(.json, graph: small) } catch { projected = "error: \(error)" }
             if whole != projected { fatalError("the projection differs on \(statement)\nprojected: \(projected)\nwhole:     \(whole)") }
+        }
+    }
+
+    /// Paged mode on any input: opened with the schema from a sample (the cache off) and with the
+    /// load's exact one, each type's first and last pages read as windows; on a sound file each
+    /// window's objects must describe as the loaded graph describes them.
+    static func comparePages(_ graph: ObjectGraph, path: String, compare: Bool) {
+        let directory = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = nil }
+        let sampled = try? PersistPages.open(try StoreFile.openForReading(path))
+        SchemaCache.directory.withLock { $0 = directory }
+        let exact = try? PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: 5)
+        for pages in [sampled, exact].compactMap({ $0 }) {
+            for (t, entry) in pages.catalog.enumerated() {
+                for range in [0..<min(entry.count, 25), max(0, entry.count - 25)..<entry.count] {
+                    guard let keys = try? pages.keys(type: t, range: range), let window = try? pages.window(keys: keys) else { continue }
+                    for ref in window.refs.compactMap({ $0 }) {
+                        let id = window.graph.id(of: ref)
+                        _ = try? pages.linkTotals(of: id)
+                        guard compare, pages.schemaIsExact, !window.cut.contains(id) else { continue }
+                        guard let table = graph.type(named: entry.name), let whole = graph.ref(type: table, id: id) else {
+                            fatalError("paged mode read \(entry.name) #\(id), which the load does not have")
+                        }
+                        if window.graph.describe(ref) != graph.describe(whole) {
+                            fatalError("a paged window differs for \(entry.name) #\(id):\n\(window.graph.describe(ref))\n---\n\(graph.describe(whole))")
+                        }
+                    }
+                }
+            }
         }
     }
 
