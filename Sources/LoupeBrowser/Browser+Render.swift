@@ -439,8 +439,7 @@ extension Browser {
         if let running {
             if running.isLoad {
                 let p = running.progress
-                let verb = running.line == Browser.indexTaskLine ? "indexing" : "loading"
-                parts.append(("\(verb) \(p.map { $0.1 > 0 ? "\($0.0 * 100 / $0.1)%" : "…" } ?? "…") (Ctrl-C cancels)", 9))
+                parts.append(("\(running.verb) \(p.map { $0.1 > 0 ? "\($0.0 * 100 / $0.1)%" : "…" } ?? "…") (Ctrl-C cancels)", 9))
             } else {
                 parts.append((String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed), 9))
             }

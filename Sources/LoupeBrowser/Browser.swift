@@ -14,8 +14,11 @@ public final class Browser {
     /// The graph the current view reads: the loaded graph, or in paged mode the current sheet's
     /// window (nil while the store is still loading).
     public var graph: ObjectGraph? {
-        if case .paged(let rows)? = stack.last?.content { return rows.window.graph }
-        return loadedGraph
+        switch stack.last?.content {
+        case .paged(let rows)?: return rows.window.graph
+        case .pagedFrequency(let table)?: return table.graph
+        default: return loadedGraph
+        }
     }
     /// The whole graph, once loaded (nil while loading, and in paged mode).
     var loadedGraph: ObjectGraph?
@@ -427,6 +430,10 @@ public final class Browser {
         switch focus {
         case .types: focus = .records
         case .records:
+            if case .pagedFrequency(let table)? = current?.content, let sheet = current {
+                openPagedFrequencyRow(table, row: sheet.selection)
+                return
+            }
             if case .frequency(let column, let rows, let source)? = current?.content, let sheet = current {
                 guard sheet.selection < rows.count, let session else { return }
                 let value = rows[sheet.selection].key
@@ -454,6 +461,12 @@ public final class Browser {
     }
 
     func sortColumn(ascending: Bool) {
+        if case .pagedFrequency(var table)? = current?.content, let sheet = current {
+            table.rows = Browser.frequencyOrder(table.rows, byKey: sheet.column == 0, ascending: ascending).map { table.rows[$0] }
+            updateCurrent { $0.content = .pagedFrequency(table); $0.selection = 0 }
+            return
+        }
+        if pages != nil { refusePaged("sorting a whole type or a link"); return }
         guard let graph, let sheet = current, let session else { return }
         let columns = sheet.columns(graph: graph)
         guard sheet.column < columns.count else { return }
@@ -476,16 +489,24 @@ public final class Browser {
                 $0.selection = 0
             }
         case .frequency(let column, let rows, let source):
-            let order = rows.indices.sorted { a, b in
-                let o = sheet.column == 0 ? ValueSemantics.sortOrder(rows[a].key, rows[b].key) : ValueSemantics.sortOrder(.int(Int64(rows[a].count)), .int(Int64(rows[b].count)))
-                return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
-            }
+            let order = Browser.frequencyOrder(rows, byKey: sheet.column == 0, ascending: ascending)
             updateCurrent { $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source); $0.selection = 0 }
         case .paged: refusePaged("sorting a whole type")
+        case .pagedFrequency: break   // above
+        }
+    }
+
+    /// A frequency table's rows in the order `s`/`S` asks for: by key (the first column) or by
+    /// count, ties in their order.
+    static func frequencyOrder(_ rows: [(key: Value, count: Int)], byKey: Bool, ascending: Bool) -> [Int] {
+        rows.indices.sorted { a, b in
+            let o = byKey ? ValueSemantics.sortOrder(rows[a].key, rows[b].key) : ValueSemantics.sortOrder(.int(Int64(rows[a].count)), .int(Int64(rows[b].count)))
+            return o == .orderedSame ? a < b : (ascending ? o == .orderedAscending : o == .orderedDescending)
         }
     }
 
     func frequency() {
+        if pages != nil { pagedFrequency(); return }
         guard let graph, let sheet = current, let session else { return }
         let columns = sheet.columns(graph: graph)
         guard sheet.column < columns.count else { return }
@@ -665,10 +686,20 @@ public final class Browser {
     public func collect() -> Bool {
         guard let task = running else { return false }
         guard let outcome = task.outcome else { return task.takeProgressChange() }
-        if case .indexed(let result) = outcome {
+        switch outcome {
+        case .indexed(let result):
             running = nil
             finishRelationIndex(result, cancelled: task.cancellation.isCancelled)
             return true
+        case .counted(let column, let type, let attribute, let total, let result):
+            running = nil
+            finishPagedFrequency(column: column, type: type, attribute: attribute, total: total, result, cancelled: task.cancellation.isCancelled)
+            return true
+        case .found(let crumb, let typeName, let result):
+            running = nil
+            finishPagedFilter(crumb: crumb, typeName: typeName, result, cancelled: task.cancellation.isCancelled)
+            return true
+        default: break
         }
         guard let session else { return false }
         running = nil
@@ -703,7 +734,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed: break   // handled above
+        case .indexed, .counted, .found: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -850,17 +881,24 @@ final class RunningTask: Sendable {
         case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
         case previewed([String], Result<String, any Error>)
         case indexed(Result<Void, any Error>)
+        /// Paged mode: a column counted (its name, the type, the attribute, the type's count).
+        case counted(String, Int, String?, Int, Result<[Value: Int], any Error>)
+        /// Paged mode: the keys with a value (the crumb, the type's name).
+        case found(String, String, Result<[ObjectID], any Error>)
     }
 
     let line: String
     let isLoad: Bool
+    /// What the status line says the task is doing (`loading`, `indexing`, `counting`).
+    let verb: String
     let cancellation = Cancellation()
     let started = DispatchTime.now()
     private let state = Mutex<(outcome: Outcome?, progress: (Int, Int)?, progressChanged: Bool)>((nil, nil, false))
 
-    init(line: String, isLoad: Bool) {
+    init(line: String, isLoad: Bool, verb: String = "loading") {
         self.line = line
         self.isLoad = isLoad
+        self.verb = verb
     }
 
     func finish(_ outcome: Outcome) { state.withLock { $0.outcome = outcome } }

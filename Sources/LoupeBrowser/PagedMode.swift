@@ -1,5 +1,6 @@
 import DisplayText
 import LoupeModel
+import LoupeQuery
 
 /// A paged sheet's rows: a whole type of the catalog, or a list of keys (a followed relation),
 /// and the window of them in memory.
@@ -43,6 +44,22 @@ public struct PagedRows {
     func holds(_ range: Range<Int>) -> Bool {
         range.isEmpty || (range.lowerBound >= start && range.upperBound <= start + window.refs.count)
     }
+}
+
+/// A frequency table of one column of a whole type, counted over the store (paged mode's `F`).
+public struct PagedFrequency {
+    /// The column's name, as the records pane heads it.
+    public let column: String
+    /// Each value with how many objects have it: most frequent first, ties by value.
+    public internal(set) var rows: [(key: Value, count: Int)]
+    /// How many objects were counted (the type's count).
+    public let total: Int
+    /// The catalog's index of the type, the attribute counted (nil: the key), the type's name.
+    let type: Int
+    let attribute: String?
+    let typeName: String
+    /// The window of the view it was counted from (what the other panes read meanwhile).
+    let graph: ObjectGraph
 }
 
 extension Browser {
@@ -195,7 +212,7 @@ extension Browser {
                 ? "no place for an index: the cache is off (LOUPE_CACHE_DIR=off)" : "the relations are indexed already"
             return
         }
-        let task = RunningTask(line: Browser.indexTaskLine, isLoad: true)
+        let task = RunningTask(line: Browser.indexTaskLine, isLoad: true, verb: "indexing")
         nonisolated(unsafe) let source = pages
         start(task) {
             let result = Result { try source.buildRelationIndex(progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }) }
@@ -212,16 +229,115 @@ extension Browser {
         }
     }
 
+    /// At most this many distinct values make a paged frequency table (its rows are held).
+    static let pagedFrequencyLimit = 200_000
+
+    /// `F` in paged mode: the current column of a whole type counted over the store, off the UI
+    /// thread (Ctrl-C cancels): its attributes' values or its keys.
+    func pagedFrequency() {
+        guard let pages, let graph, let sheet = current, case .paged(let rows) = sheet.content else {
+            if case .pagedFrequency? = current?.content { message = "already a frequency table" } else { refusePaged("a frequency table of this view") }
+            return
+        }
+        guard case .type(let t) = rows.source else { refusePaged("a frequency table of a followed link"); return }
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
+        let columns = sheet.columns(graph: graph)
+        guard sheet.column < columns.count else { return }
+        let name = columns[sheet.column]
+        let attribute: String?
+        if let type = rows.type, type.attribute(named: name).map({ type.attributes[$0].name == name }) == true {
+            attribute = name
+        } else if name == "id", rows.type.map({ !Sheet.keyIsAnAttribute($0) }) ?? true {
+            attribute = nil
+        } else {
+            refusePaged("a frequency table of a relation column"); return
+        }
+        let total = pages.catalog[t].count
+        let task = RunningTask(line: "F \(name)", isLoad: true, verb: "counting")
+        nonisolated(unsafe) let source = pages
+        let limit = Browser.pagedFrequencyLimit
+        start(task) {
+            let result = Result { () throws -> [Value: Int] in
+                var counts: [Value: Int] = [:]
+                var n = 0
+                try source.forEachValue(type: t, attribute: attribute) { _, value in
+                    counts[value, default: 0] += 1
+                    n += 1
+                    if n & 65_535 == 0 { task.report(n, total) }
+                    if counts.count > limit { throw PagedRefusal("more than \(limit) different values: a frequency table of \(name) needs the whole graph") }
+                    return !task.cancellation.isCancelled
+                }
+                return counts
+            }
+            task.finish(.counted(name, t, attribute, total, result))
+        }
+    }
+
+    /// Shows a paged frequency table once counted.
+    func finishPagedFrequency(column: String, type: Int, attribute: String?, total: Int, _ result: Result<[Value: Int], any Error>, cancelled: Bool) {
+        guard let pages, let graph else { return }
+        switch result {
+        case .success where cancelled: message = "counting cancelled"
+        case .success(let counts):
+            let table = PagedFrequency(column: column, rows: QueryEngine.frequencyRows(counts: counts), total: total, type: type, attribute: attribute,
+                                       typeName: pages.catalog[type].name, graph: graph)
+            push(Sheet(content: .pagedFrequency(table), crumb: "F \(column)"))
+        case .failure(let error): message = "cannot count \(column): \(error)"
+        }
+    }
+
+    /// Enter on a paged frequency table's row: the type's objects with that value, found over the
+    /// store (off the UI thread), as a paged list.
+    func openPagedFrequencyRow(_ table: PagedFrequency, row: Int) {
+        guard let pages, row < table.rows.count else { return }
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
+        let value = table.rows[row].key
+        let task = RunningTask(line: "\(table.column) = \(ValueFormatter.plain(value))", isLoad: true, verb: "finding")
+        nonisolated(unsafe) let source = pages
+        let (type, attribute, total, typeName) = (table.type, table.attribute, table.total, table.typeName)
+        start(task) {
+            let empty = GraphBuilder(formatName: "").finish()
+            let result = Result { () throws -> [ObjectID] in
+                var keys: [ObjectID] = []
+                var n = 0
+                try source.forEachValue(type: type, attribute: attribute) { key, v in
+                    if QueryEngine.opens(v, row: value, graph: empty) { keys.append(key) }
+                    n += 1
+                    if n & 65_535 == 0 { task.report(n, total) }
+                    return !task.cancellation.isCancelled
+                }
+                return keys
+            }
+            task.finish(.found(task.line, typeName, result))
+        }
+    }
+
+    /// Shows the objects a frequency table's row stands for, once found.
+    func finishPagedFilter(crumb: String, typeName: String, _ result: Result<[ObjectID], any Error>, cancelled: Bool) {
+        switch result {
+        case .success where cancelled: message = "cancelled"
+        case .success(let keys):
+            push(Sheet(content: .paged(PagedRows(source: .keys(keys), count: keys.count, typeName: typeName)), crumb: crumb))
+            ensurePagedWindow(span: max(1, layout.recordsBody.height))
+            detailSelection = initialDetailSelection()
+        case .failure(let error): message = "cannot find them: \(error)"
+        }
+    }
+
     /// What a command needs that paged mode does not have, named for the message; nil when the
-    /// command works a page at a time.
+    /// command works a page at a time (`F` and sorting a frequency table check the view).
     static func needsWholeGraph(_ command: Command) -> String? {
         switch command {
         case .editValue, .addObject, .deleteObject, .undoEdit, .redoEdit, .commitChanges: return "editing"
-        case .sortAscending, .sortDescending: return "sorting a whole type"
-        case .frequencyColumn: return "a frequency table"
         case .searchForward, .searchNext, .searchPrevious: return "search"
         case .graphMoreHops: return "a graph of more than one hop"
         default: return nil
         }
     }
+}
+
+/// Why paged mode stopped a task (said as it is).
+struct PagedRefusal: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

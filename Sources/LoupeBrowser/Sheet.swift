@@ -13,6 +13,8 @@ public struct Sheet {
         case frequency(column: String, rows: [(key: Value, count: Int)], source: [ObjectRef])
         /// Objects read a window at a time (paged mode): their refs are the window graph's.
         case paged(PagedRows)
+        /// A frequency table of a whole type's column counted over the store (paged mode).
+        case pagedFrequency(PagedFrequency)
     }
 
     public var content: Content
@@ -43,6 +45,7 @@ public struct Sheet {
         case .projection(_, let rows, _): return rows.count
         case .frequency(_, let rows, _): return rows.count
         case .paged(let rows): return rows.count
+        case .pagedFrequency(let table): return table.rows.count
         }
     }
 
@@ -50,7 +53,7 @@ public struct Sheet {
     public var showsObjects: Bool {
         switch content {
         case .objects, .paged: return true
-        case .projection, .frequency: return false
+        case .projection, .frequency, .pagedFrequency: return false
         }
     }
 
@@ -60,7 +63,7 @@ public struct Sheet {
         switch content {
         case .objects(_, let refs): return refs[row]
         case .projection(_, _, let refs): return row < refs.count ? refs[row] : nil
-        case .frequency: return nil
+        case .frequency, .pagedFrequency: return nil
         case .paged(let rows): return rows.ref(at: row)
         }
     }
@@ -100,6 +103,7 @@ public struct Sheet {
             return Sheet.objectColumns(type: rows.type, first: rows.window.refs.lazy.compactMap { $0 }.first, graph: graph)
         case .projection(let columns, _, _): return columns
         case .frequency(let column, _, _): return [column, "count", "%", ""]
+        case .pagedFrequency(let table): return [table.column, "count", "%", ""]
         }
     }
 
@@ -158,12 +162,19 @@ public struct Sheet {
             if case .reference(let r) = v { return graph.id(of: r).value }
             return v
         case .frequency(_, let rows, let source):
-            switch column {
-            case 0: return rows[row].key
-            case 1: return .int(Int64(rows[row].count))
-            case 2: return .double((Double(rows[row].count) * 1000 / Double(max(source.count, 1))).rounded() / 10)
-            default: return .string(String(repeating: "■", count: max(1, rows[row].count * 20 / max(rows.first?.count ?? 1, 1))))
-            }
+            return Sheet.frequencyValue(rows, row: row, column: column, total: source.count)
+        case .pagedFrequency(let table):
+            return Sheet.frequencyValue(table.rows, row: row, column: column, total: table.total)
+        }
+    }
+
+    /// A frequency table's cell: the key, its count, its share of `total` objects, a bar.
+    static func frequencyValue(_ rows: [(key: Value, count: Int)], row: Int, column: Int, total: Int) -> Value {
+        switch column {
+        case 0: return rows[row].key
+        case 1: return .int(Int64(rows[row].count))
+        case 2: return .double((Double(rows[row].count) * 1000 / Double(max(total, 1))).rounded() / 10)
+        default: return .string(String(repeating: "■", count: max(1, rows[row].count * 20 / max(rows.first?.count ?? 1, 1))))
         }
     }
 
@@ -174,6 +185,7 @@ public struct Sheet {
         case .projection(_, _, let refs): return refs
         case .frequency(_, _, let source): return source
         case .paged(let rows): return rows.window.refs.compactMap { $0 }
+        case .pagedFrequency: return []
         }
     }
 
@@ -199,7 +211,7 @@ public struct Sheet {
         case .projection(let columns, let rows, let refs):
             if remap { content = .projection(columns: columns, rows: rows, refs: map(refs)) }
         case .frequency(let column, let rows, let source): content = .frequency(column: column, rows: rows, source: map(source))
-        case .paged: break   // read from the store, never staged
+        case .paged, .pagedFrequency: break   // read from the store, never staged
         }
         selection = max(0, min(selection, count - 1))
     }

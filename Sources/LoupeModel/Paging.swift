@@ -48,6 +48,10 @@ public protocol PageSource: AnyObject {
     func linkTotals(of key: ObjectID) throws -> [ObjectWindow.Link: Int]
     /// The keys at the other end of one link of object `key`, positions `range` in row order.
     func linkKeys(of key: ObjectID, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID]
+    /// Calls `body` with each object of type `type` (an index into ``catalog``), in key order, and
+    /// its value of `attribute` as a load would hold it (null when it has none; nil asks for the
+    /// key itself), until `body` returns false.
+    func forEachValue(type: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }

@@ -305,8 +305,14 @@ extension QueryEngine {
         return refs.filter { ref in
             var v = key.evaluate(.reference(ref), env).value
             if case .reference(let r) = v { v = graph.id(of: r).value }
-            return v == value || ValueSemantics.equal(v, value, [], graph: graph)
+            return Self.opens(v, row: value, graph: graph)
         }
+    }
+
+    /// True when an object whose column holds `value` (references already their keys) is among
+    /// those a frequency table's row keyed `key` stands for.
+    public static func opens(_ value: Value, row key: Value, graph: ObjectGraph) -> Bool {
+        value == key || ValueSemantics.equal(value, key, [], graph: graph)
     }
 }
 

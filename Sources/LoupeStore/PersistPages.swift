@@ -77,6 +77,32 @@ public final class PersistPages: PageSource, Sendable {
         return try linkKeys(of: key, link: link, range: range).map(ObjectID.int)
     }
 
+    public func forEachValue(type: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws {
+        let info = types[type]
+        let wanted = attribute.map { Array($0.utf8) }
+        try file.read { db in
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id", arguments: [info.stored])
+            while let row = try cursor.next() {
+                guard let id = row[0] as Int64? else { continue }
+                guard let attribute, let wanted else {
+                    if try !body(.int(id), .int(id)) { return }
+                    continue
+                }
+                // The member's last value, as a load keeps it; null when absent or not an object.
+                let value: Value? = try? row.withUnsafeData(atIndex: 1) { data -> Value? in
+                    guard let data else { return nil }
+                    return data.withUnsafeBytes { raw -> Value? in
+                        var last: Value?
+                        let parsed = try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self),
+                                                                   wants: { key, decoded in decoded.map { $0 == attribute } ?? key.elementsEqual(wanted) }) { _, _, v in last = v }
+                        return parsed == true ? last : nil
+                    }
+                }
+                if try !body(.int(id), value ?? .null) { return }
+            }
+        }
+    }
+
     /// How many documents of each type the sample reads for the schema.
     static let sampleDocuments = 200
     /// At most this many relation rows of each relation from one object, and as many to it, are

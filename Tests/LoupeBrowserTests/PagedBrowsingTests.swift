@@ -57,6 +57,40 @@ final class PagedBrowsingTests: XCTestCase {
         try walk(path, seed: 7, count: 120, edgesPerObject: 2_000, windowRows: 300)
     }
 
+    /// `F` in paged mode counts a whole type's column over the store: the same table as over the
+    /// loaded graph, the same order after `s`/`S`, and Enter opens the same objects.
+    func testFrequencyTablesCountTheWholeType() throws {
+        for awkward in [false, true] {
+            let path = try Shared.temporaryPath()
+            try SampleGenerator.generate(path: path, objects: 700, seed: 14)
+            if awkward { try HostileFiles.addAwkwardPersistRows(path) }
+            let graph = try LoadedStore.open(path).graph
+            for (t, type) in graph.types.enumerated() where type.count > 0 {
+                for column in 0...type.attributes.count {
+                    // Sorted both ways on one type (each sort is the same code for every column).
+                    for after in type.name.rawValue == "Book" ? [[Key](), [.character("S")], [.character("h"), .character("s")]] : [[Key]()] {
+                        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+                        whole.attach(graph)
+                        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+                        paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
+                        let keys: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab]
+                            + Array(repeating: .character("l"), count: column) + [.character("F")] + after + [.character("j"), .enter, .character("j")]
+                        for (step, key) in keys.enumerated() {
+                            whole.handle(.key(key))
+                            paged.handle(.key(key))
+                            var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
+                            whole.render(into: &a)
+                            paged.render(into: &b)
+                            XCTAssertEqual(Array(a.lines.dropLast()), Array(b.lines.dropLast()),
+                                           "\(type.name) column \(column) step \(step) (\(key)) awkward \(awkward)\n\(a.text)\n\(b.text)")
+                            if Array(a.lines.dropLast()) != Array(b.lines.dropLast()) { return }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Persist's own files have no index: each window scans the relation rows (and says so).
     func testWithoutIndexesAndWithAwkwardRows() throws {
         let path = try Shared.temporaryPath()
