@@ -77,9 +77,6 @@ extension Browser {
         openType(0)
     }
 
-    /// True in paged mode.
-    public var isPaged: Bool { pages != nil }
-
     /// Opens the catalog's type `index` as a paged sheet.
     func openPagedType(_ index: Int) {
         guard let pages, index >= 0, index < pages.catalog.count else { return }

@@ -57,6 +57,7 @@ public final class PersistPages: PageSource, Sendable {
             + (hasRelationIndexes ? [] : sideIndex != nil ? ["relation index from Loupe's cache"]
                 : offersRelationIndex ? ["no relation index: each page scans the relation rows (I builds one in Loupe's cache)"]
                 : ["no relation index: each page scans the relation rows"])
+            + (hasTypeIndex ? [] : ["no type index: a far jump in a type walks the keys before it"])
             + (file.stamp() == openedStamp ? [] : ["the file changed since it was opened: reopen it to see it as it is"])
     }
 

@@ -105,6 +105,7 @@ final class PagedBrowsingTests: XCTestCase {
         try queue.close()
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
         XCTAssertTrue(pages.notes.contains { $0.contains("no relation index") })
+        XCTAssertTrue(pages.notes.contains { $0.contains("no type index") })
         for seed in UInt64(21)...26 { try walk(path, seed: seed, count: 100, edgesPerObject: 3, windowRows: 30) }
         // `I` builds an index in Loupe's cache (never in the file); windows read through it.
         let saved = SchemaCache.directory.withLock { $0 }
