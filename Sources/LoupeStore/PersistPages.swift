@@ -154,6 +154,13 @@ public final class PersistPages: PageSource, Sendable {
             guard try StoreFormats.detect(db, path: file.path) == PersistFormat.self else {
                 throw StoreError(.missingTable, path: file.path, reason: "paged mode reads Persist stores (by_type and relations)")
             }
+            // Pages are found by key: `id` must be the table's integer key (as Persist writes it).
+            let columns = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info('by_type')")
+            guard columns.filter({ ($0["pk"] as Int? ?? 0) > 0 }).map({ ($0["name"] as String?) ?? "" }) == ["id"],
+                  columns.contains(where: { ($0["name"] as String?) == "id" && ($0["type"] as String? ?? "").uppercased() == "INTEGER" }) else {
+                throw StoreError(.undecodableRow, path: file.path, typeName: "by_type",
+                                 reason: "paged mode reads Persist stores keyed by integers (by_type.id INTEGER PRIMARY KEY); this one must be loaded whole")
+            }
             let indexed = try Self.indexedColumns(db)
             let hasRelationIndexes = indexed["relations"]?.contains("from_id") == true && indexed["relations"]?.contains("to_id") == true
             let hasTypeIndex = indexed["by_type"]?.contains("type_name") == true

@@ -303,7 +303,11 @@ struct Browse: ParsableCommand {
             return nil   // other formats load whole
         }
         let reason = paged ? nil : "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget"
-        return (try PersistPages.open(file), reason)
+        do {
+            return (try PersistPages.open(file), reason)
+        } catch where !paged {
+            return nil   // a store paged mode cannot read (keys that are not integers) loads whole
+        }
     }
 
     /// `sample-data/library.sqlite`, looked for beside the executable's checkout and the working folder.

@@ -408,6 +408,25 @@ final class CLITests: XCTestCase {
         let refused = try loupe(["browse", chinook, "--paged", "--play", script])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("--paged reads Persist stores"), refused.stderr)
+        // Keys that are not integers: paged mode cannot find pages by key; over the budget the
+        // store loads whole, and --paged says why.
+        let textKeys = try Shared.temporaryPath()
+        let queue = try DatabaseQueue(path: textKeys)
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE by_type (id TEXT PRIMARY KEY NOT NULL, type_name TEXT NOT NULL, json TEXT NOT NULL);
+                CREATE TABLE relations (from_id TEXT NOT NULL, to_id TEXT NOT NULL, relation TEXT NOT NULL);
+                INSERT INTO by_type VALUES ('a', 'A', '{"x": 1}'), ('7', 'A', '{"x": 2}');
+                """)
+        }
+        try queue.close()
+        let textWhole = try loupe(["browse", textKeys, "--play", script, "--size", "120x30"])
+        let textBudget = try loupe(["browse", textKeys, "--play", script, "--size", "120x30", "--memory-budget", "1K"])
+        XCTAssertEqual(textBudget.status, 0, textBudget.stderr)
+        XCTAssertEqual(textBudget.stdout, textWhole.stdout)
+        let textPaged = try loupe(["browse", textKeys, "--paged", "--play", script])
+        XCTAssertEqual(textPaged.status, 1)
+        XCTAssertTrue(textPaged.stderr.contains("paged mode reads Persist stores keyed by integers"), textPaged.stderr)
         let badSize = try loupe(["browse", path, "--memory-budget", "lots"])
         XCTAssertNotEqual(badSize.status, 0)
         XCTAssertTrue(badSize.stderr.contains("memory-budget"), badSize.stderr)
