@@ -601,7 +601,8 @@ public final class Browser {
         if pages != nil {
             replOutput.append("loupe> " + line)
             if [".quit", ".exit", ".q"].contains(line.trimmingCharacters(in: .whitespaces)) { wantsQuit = true; return }
-            replOutput.append("error: paged mode browses the store a page at a time; statements need the whole graph (run them with `loupe query`, which reads only what they name, or reopen with a larger --memory-budget)")
+            if runPaged(line) { return }
+            replOutput.append("error: paged mode answers `count T [where …]` and `T where …` on T's own attributes; other statements need the whole graph (reopen with a larger --memory-budget)")
             return
         }
         if isPreview {
@@ -699,6 +700,10 @@ public final class Browser {
             running = nil
             finishPagedFilter(crumb: crumb, typeName: typeName, result, cancelled: task.cancellation.isCancelled)
             return true
+        case .answered(let result):
+            running = nil
+            finishPagedStatement(line: task.line, result, cancelled: task.cancellation.isCancelled)
+            return true
         default: break
         }
         guard let session else { return false }
@@ -734,7 +739,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed, .counted, .found: break   // handled above
+        case .indexed, .counted, .found, .answered: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -885,6 +890,8 @@ final class RunningTask: Sendable {
         case counted(String, Int, String?, Int, Result<[Value: Int], any Error>)
         /// Paged mode: the keys with a value (the crumb, the type's name).
         case found(String, String, Result<[ObjectID], any Error>)
+        /// Paged mode: a statement answered over the store.
+        case answered(Result<Browser.PagedAnswer, any Error>)
     }
 
     let line: String

@@ -23,6 +23,8 @@ public struct PagedRows {
     public internal(set) var start = 0
     public internal(set) var keys: [ObjectID] = []
     public internal(set) var window: ObjectWindow
+    /// False until a window is read (an empty list's window still brings the schema).
+    var isRead = false
 
     init(source: Source, count: Int, typeName: String?) {
         self.source = source
@@ -161,13 +163,13 @@ extension Browser {
     /// selection, when the window in memory does not hold them; a failed read leaves the old
     /// window and says why.
     func ensurePagedWindow(span: Int) {
-        guard let pages, var sheet = current, case .paged(var rows) = sheet.content, rows.count > 0 else { return }
-        // The rows a frame shows: the selection in view first (as rendering places it).
+        guard let pages, var sheet = current, case .paged(var rows) = sheet.content else { return }
+        // The rows a frame shows: the selection in view first (as rendering places it; the
+        // sheet itself is clamped when drawn).
         sheet.clamp(height: span)
-        updateCurrent { $0.selection = sheet.selection; $0.top = sheet.top }
         let low = sheet.top
         let high = min(rows.count, sheet.top + span)
-        guard !rows.holds(low..<high) || rows.window.refs.isEmpty else { return }
+        guard !rows.isRead || !rows.holds(low..<high) else { return }
         let size = max(pagedWindowRows, (high - low) * 2)
         let start = max(0, min(low - size / 4, rows.count - size))
         let range = start..<min(rows.count, start + size)
@@ -182,6 +184,7 @@ extension Browser {
                 keys = try pages.linkKeys(of: origin, link: link, range: range)
             }
             rows.window = try pages.window(keys: keys)
+            rows.isRead = true
             rows.start = start
             rows.keys = keys
             updateCurrent { $0.content = .paged(rows) }
@@ -319,6 +322,90 @@ extension Browser {
             detailSelection = initialDetailSelection()
         case .failure(let error): message = "cannot find them: \(error)"
         }
+    }
+
+    /// What paged mode answers of a statement: a count, or the keys of the objects it lists.
+    enum PagedAnswer: Sendable {
+        case count(Int)
+        case keys(typeName: String, [ObjectID])
+    }
+
+    /// A statement typed in paged mode: `count T [where …]` and `T where …` whose paths read only
+    /// `T`'s own attributes are answered over the store a few thousand objects at a time (off the
+    /// UI thread, Ctrl-C cancels), the objects listed as a paged view; anything else needs the
+    /// whole graph and says so. Returns false when it did not run.
+    func runPaged(_ line: String) -> Bool {
+        guard let pages, let graph else { return false }
+        guard let statement = try? Parser.parse(line) else { return false }
+        let query: Query?
+        switch statement {
+        case .count: query = nil
+        case .query(let q) where q.type != nil && q.clauses.isEmpty && q.projection == nil: query = q
+        default: return false
+        }
+        // Paths that start at one of the type's attributes (nested keys after it are the
+        // value's own): no relation of the type named anywhere, no backlinks.
+        guard let reads = statement.namesRead, reads.linkTypes.isEmpty,
+              let t = pages.catalog.firstIndex(where: { $0.name == reads.type.text })
+                ?? Self.onlyMatch(pages.catalog.map(\.name), reads.type.text),
+              let table = graph.type(named: pages.catalog[t].name),
+              !reads.names.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } })
+        else { return false }
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+        let total = pages.catalog[t].count
+        let typeName = pages.catalog[t].name
+        let task = RunningTask(line: line, isLoad: true, verb: "querying")
+        nonisolated(unsafe) let source = pages
+        start(task) {
+            let result = Result { () throws -> PagedAnswer in
+                // First the kinds each name holds over the whole type (paths compile on them, as
+                // over the loaded graph), then the objects a few thousand at a time.
+                let kinds = try source.kinds(type: t, names: reads.names)
+                var count = 0, keys: [ObjectID] = [], read = 0
+                var failure: QueryError?   // kept as it is (the store's reader would wrap it)
+                try source.forEachChunk(type: t, size: 4_096, kinds: kinds) { chunk in
+                    do {
+                        switch try QueryEngine(graph: chunk).run(statement) {
+                        case .count(let n): count += n
+                        case .objects(_, let refs): keys += refs.map { chunk.id(of: $0) }
+                        default: break
+                        }
+                    } catch let error as QueryError {
+                        failure = error
+                        return false
+                    }
+                    read += chunk.types[t].count
+                    task.report(read, total)
+                    return !task.cancellation.isCancelled
+                }
+                if let failure { throw failure }
+                return query == nil ? .count(count) : .keys(typeName: typeName, keys)
+            }
+            task.finish(.answered(result))
+        }
+        return true
+    }
+
+    /// The only name among `names` equal to `name` ignoring case.
+    static func onlyMatch(_ names: [String], _ name: String) -> Int? {
+        let matches = names.indices.filter { names[$0].caseInsensitiveCompare(name) == .orderedSame }
+        return matches.count == 1 ? matches[0] : nil
+    }
+
+    /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.
+    func finishPagedStatement(line: String, _ result: Result<PagedAnswer, any Error>, cancelled: Bool) {
+        switch result {
+        case .success where cancelled: replOutput.append("cancelled")
+        case .success(.count(let n)): replOutput.append("\(n)")
+        case .success(.keys(let typeName, let keys)):
+            push(Sheet(content: .paged(PagedRows(source: .keys(keys), count: keys.count, typeName: typeName)), crumb: line))
+            ensurePagedWindow(span: max(1, layout.recordsBody.height))
+            detailSelection = initialDetailSelection()
+            replOutput.append("\(keys.count) objects")
+        case .failure(let error as QueryError): replOutput.append(contentsOf: error.render(source: line).split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        case .failure(let error): replOutput.append("error: \(error)")
+        }
+        trimOutput()
     }
 
     /// What a command needs that paged mode does not have, named for the message; nil when the

@@ -139,6 +139,12 @@ public final class GraphBuilder {
         drafts[type].attributes[attribute].presentCount += 1
     }
 
+    /// Records that attribute `attribute` of `type` holds values of `kinds` elsewhere in the
+    /// store (a part of a store read on its own compiles paths as the whole would).
+    public func addKinds(_ kinds: ValueKind, type: Int, attribute: Int) {
+        drafts[type].attributes[attribute].kinds.formUnion(kinds)
+    }
+
     /// Replaces a whole attribute column at once (a bulk loader's path), with its statistics.
     public func setColumn(type: Int, attribute: Int, values: [Value], kinds: ValueKind, presentCount: Int) {
         setColumn(type: type, attribute: attribute, values: ColumnValues(values), kinds: kinds, presentCount: presentCount)

@@ -52,6 +52,14 @@ public protocol PageSource: AnyObject {
     /// its value of `attribute` as a load would hold it (null when it has none; nil asks for the
     /// key itself), until `body` returns false.
     func forEachValue(type: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws
+    /// The kinds of value each of `names` holds as a member of type `type`'s objects, over every
+    /// object; a name no object has is left out.
+    func kinds(type: Int, names: Set<String>) throws -> [String: ValueKind]
+    /// Calls `body` with the objects of type `type` in key order, `size` at a time, each time as a
+    /// graph with the store's schema holding those objects and their attributes (no relations),
+    /// the attributes in `kinds` present with at least those kinds (as in the whole store), until
+    /// `body` returns false.
+    func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }

@@ -104,6 +104,60 @@ public final class PersistPages: PageSource, Sendable {
         }
     }
 
+    public func kinds(type: Int, names: Set<String>) throws -> [String: ValueKind] {
+        let info = types[type]
+        let wanted = names.map { Array($0.utf8) }
+        return try file.read { db in
+            var out: [String: ValueKind] = [:]
+            let cursor = try Row.fetchCursor(db, sql: "SELECT json FROM by_type WHERE \(info.matches)", arguments: [info.stored])
+            while let row = try cursor.next() {
+                // Only documents that parse as objects count, as a load keeps their members.
+                var seen: [(String, ValueKind)] = []
+                let parsed = try? row.withUnsafeData(atIndex: 0) { data -> Bool? in
+                    guard let data else { return nil }
+                    return data.withUnsafeBytes { raw in
+                        try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self),
+                                                      wants: { key, decoded in decoded.map(names.contains) ?? wanted.contains { $0.elementsEqual(key) } }) { key, decoded, value in
+                            seen.append((decoded ?? String(decoding: key, as: UTF8.self), value.kind))
+                        }
+                    }
+                }
+                guard parsed == true else { continue }
+                for (name, kind) in seen { out[name, default: []].insert(kind) }
+            }
+            return out
+        }
+    }
+
+    public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+        let info = types[type]
+        var schema = types.map { ($0.name, $0.attributes, $0.relations.map { ($0.name, $0.toMany, $0.targets) }) }
+        schema[type].1 += kinds.keys.sorted().filter { !schema[type].1.contains($0) }
+        func finished(_ builder: GraphBuilder) -> ObjectGraph {
+            for (name, kind) in kinds { builder.addKinds(kind, type: type, attribute: builder.attribute(name, of: type)) }
+            return builder.finish()
+        }
+        try file.read { db in
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id", arguments: [info.stored])
+            var builder = PersistFormat.schemaBuilder(schema)
+            var count = 0
+            while let row = try cursor.next() {
+                guard let id = row[0] as Int64? else { continue }
+                let ref = builder.addObject(type: type, id: .int(id))
+                for (name, value) in PersistFormat.members(row, at: 1) ?? [] {
+                    builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
+                }
+                count += 1
+                if count == size {
+                    guard try body(finished(builder)) else { return }
+                    builder = PersistFormat.schemaBuilder(schema)
+                    count = 0
+                }
+            }
+            if count > 0 { _ = try body(finished(builder)) }
+        }
+    }
+
     /// How many documents of each type the sample reads for the schema.
     static let sampleDocuments = 200
     /// At most this many relation rows of each relation from one object, and as many to it, are

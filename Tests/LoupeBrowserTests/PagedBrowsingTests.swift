@@ -91,6 +91,49 @@ final class PagedBrowsingTests: XCTestCase {
         }
     }
 
+    /// Statements in paged mode: counts and filters on a type's own attributes are answered over
+    /// the store (the same count, the same objects in the same view as over the loaded graph);
+    /// others are refused with a message, and nothing is run.
+    func testStatementsOnAttributesAreAnsweredOverTheStore() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 9_000, seed: 15)   // more than one chunk of Loan
+        try HostileFiles.addAwkwardPersistRows(path)
+        let graph = try LoadedStore.open(path).graph
+        let statements = [
+            "count Book", "count Loan where renewals > 1 AND returned == nil", "count book where title CONTAINS[cd] \"e\"",
+            "Book where pages > 500 AND price < 20", "Loan where due < borrowed OR renewals BETWEEN {2, 3}",
+            "Member where email ENDSWITH \".org\" AND address.city != nil", "Book where keywords.@count >= 2 AND ANY keywords == \"storm\"",
+            "Review where text MATCHES \".*[0-9].*\"", "Book where title LIKE \"*a*\"", "count Odd where TRUEPREDICATE",
+            "Book where titel == \"x\"", "Member where address.city.nothing == 1", "count Loan where renewals.@count > 1",
+        ]
+        for statement in statements {
+            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            whole.attach(graph)
+            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
+            for browser in [whole, paged] {
+                browser.run(statement)
+                browser.handle(.key(.character("j")))
+            }
+            var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
+            whole.render(into: &a)
+            paged.render(into: &b)
+            if let y = zip(a.lines.prefix(20), b.lines.prefix(20)).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                XCTFail("\(statement), line \(y):\n whole: \(a.lines[y])\n paged: \(b.lines[y])")
+            }
+            let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
+            XCTAssertEqual(paged.replOutput.last, answer, statement)
+        }
+        // Relations, backlinks, sorting and projections need the whole graph.
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
+        for statement in ["count Loan where book.pages > 100", "Book where @links.Loan.@count > 1", "Book sort by price", "Book select title"] {
+            paged.run(statement)
+            XCTAssertTrue(paged.replOutput.last?.hasPrefix("error: paged mode answers") == true, "\(statement): \(paged.replOutput.last ?? "")")
+        }
+        XCTAssertEqual(paged.stack.count, 1)
+    }
+
     /// Persist's own files have no index: each window scans the relation rows (and says so).
     func testWithoutIndexesAndWithAwkwardRows() throws {
         let path = try Shared.temporaryPath()
