@@ -80,50 +80,28 @@ public final class PersistPages: PageSource, Sendable {
 
     public func forEachValue(type: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws {
         let info = types[type]
-        let wanted = attribute.map { Array($0.utf8) }
+        let only = attribute.map { PersistFormat.MemberNames([$0]) }
         try file.read { db in
             let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id", arguments: [info.stored])
             while let row = try cursor.next() {
                 guard let id = row[0] as Int64? else { continue }
-                guard let attribute, let wanted else {
-                    if try !body(.int(id), .int(id)) { return }
-                    continue
-                }
-                // The member's last value, as a load keeps it; null when absent or not an object.
-                let value: Value? = try? row.withUnsafeData(atIndex: 1) { data -> Value? in
-                    guard let data else { return nil }
-                    return data.withUnsafeBytes { raw -> Value? in
-                        var last: Value?
-                        let parsed = try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self),
-                                                                   wants: { key, decoded in decoded.map { $0 == attribute } ?? key.elementsEqual(wanted) }) { _, _, v in last = v }
-                        return parsed == true ? last : nil
-                    }
-                }
-                if try !body(.int(id), value ?? .null) { return }
+                // The key itself, or the member's last value as a load keeps it (null when absent
+                // or when the document is not an object).
+                let value = only.map { PersistFormat.members(row, at: 1, only: $0)?.last?.1 ?? .null } ?? .int(id)
+                if try !body(.int(id), value) { return }
             }
         }
     }
 
     public func kinds(type: Int, names: Set<String>) throws -> [String: ValueKind] {
         let info = types[type]
-        let wanted = names.map { Array($0.utf8) }
+        let only = PersistFormat.MemberNames(names)
         return try file.read { db in
             var out: [String: ValueKind] = [:]
             let cursor = try Row.fetchCursor(db, sql: "SELECT json FROM by_type WHERE \(info.matches)", arguments: [info.stored])
             while let row = try cursor.next() {
                 // Only documents that parse as objects count, as a load keeps their members.
-                var seen: [(String, ValueKind)] = []
-                let parsed = try? row.withUnsafeData(atIndex: 0) { data -> Bool? in
-                    guard let data else { return nil }
-                    return data.withUnsafeBytes { raw in
-                        try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self),
-                                                      wants: { key, decoded in decoded.map(names.contains) ?? wanted.contains { $0.elementsEqual(key) } }) { key, decoded, value in
-                            seen.append((decoded ?? String(decoding: key, as: UTF8.self), value.kind))
-                        }
-                    }
-                }
-                guard parsed == true else { continue }
-                for (name, kind) in seen { out[name, default: []].insert(kind) }
+                for (name, value) in PersistFormat.members(row, at: 0, only: only) ?? [] { out[name, default: []].insert(value.kind) }
             }
             return out
         }
@@ -582,14 +560,28 @@ extension PersistFormat {
         var order: [String] { sampled.filter { !nested.contains($0) } + sampled.filter { nested.contains($0) } + later }
     }
 
-    /// The members of the JSON object document in column `index` of `row`, as the load parses it;
-    /// nil when it is not an object (or not JSON, or NULL).
-    static func members(_ row: Row, at index: Int) -> [(String, Value)]? {
+    /// Member names to read, matched against a key's stored bytes (or its decoded text).
+    struct MemberNames {
+        let names: Set<String>
+        let bytes: [[UInt8]]
+        init<S: Sequence>(_ names: S) where S.Element == String {
+            self.names = Set(names)
+            bytes = self.names.map { Array($0.utf8) }
+        }
+        func contains(_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Bool {
+            decoded.map(names.contains) ?? bytes.contains { $0.elementsEqual(key) }
+        }
+    }
+
+    /// The members of the JSON object document in column `index` of `row`, as the load parses it
+    /// (only those named in `only`, the others checked but not built); nil when it is not an
+    /// object (or not JSON, or NULL).
+    static func members(_ row: Row, at index: Int, only: MemberNames? = nil) -> [(String, Value)]? {
         var members: [(String, Value)] = []
         let isObject: Bool? = try? row.withUnsafeData(atIndex: index) { data in
             guard let data else { return false }
             return data.withUnsafeBytes { raw in
-                try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self)) { key, decoded, value in
+                try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: only.map { only in { only.contains($0, $1) } }) { key, decoded, value in
                     members.append((decoded ?? String(decoding: key, as: UTF8.self), value))
                 }
             }
