@@ -47,7 +47,7 @@ public enum SQLPushdown {
     }
 
     /// `loupe_test(k, …)` and `loupe_aggregate(k, v)` on this connection, for this translation.
-    private static func register(_ translation: SQLTranslation, in db: Database) {
+    static func register(_ translation: PredicateTranslation, in db: Database) {
         nonisolated(unsafe) let t = translation
         db.add(function: DatabaseFunction("loupe_test", argumentCount: nil, pure: true) { values in
             guard let k = values.first.flatMap(Int.fromDatabaseValue), t.tests.indices.contains(k) else { return false }
@@ -65,8 +65,8 @@ public enum SQLPushdown {
 /// The translation whose aggregates `loupe_aggregate` computes (SQLite makes aggregate instances
 /// itself, with no context of ours; one statement runs at a time).
 final class AggregateRegistry: @unchecked Sendable {
-    let translation: SQLTranslation
-    init(translation: SQLTranslation) { self.translation = translation }
+    let translation: PredicateTranslation
+    init(translation: PredicateTranslation) { self.translation = translation }
     static let current = Mutex<AggregateRegistry?>(nil)
 }
 
@@ -224,27 +224,8 @@ struct Plan {
         }
         guard case .query(let q) = statement else { return (.count(0), empty) }
         // The clauses in order, over row positions.
-        var order = Array(rowids.indices)
-        var next = 0
-        for (n, clause) in q.clauses.enumerated() {
-            switch clause {
-            case .sort(let keys) where n == 0 && sqlOrder != nil:
-                next += keys.count   // sorted by SQL
-            case .limit where n == 1 && sqlLimit != nil:
-                break                // limited by SQL
-            case .sort(let keys):
-                let keyColumns = values[next..<next + keys.count].map { column in order.map { column[$0] } }
-                next += keys.count
-                order = QueryEngine.sortOrder(columns: Array(keyColumns), ascending: keys.map(\.ascending)).map { order[$0] }
-            case .distinct(let paths):
-                let range = next..<next + paths.count
-                next += paths.count
-                var seen = Set<[Value]>()
-                order = order.filter { i in seen.insert(range.map { values[$0][i] }).inserted }
-            case .limit(let n, let offset):
-                order = Array(order.dropFirst(offset).prefix(n))
-            }
-        }
+        let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: rowids.count,
+                                                     sortedFirst: sqlOrder != nil, limitedSecond: sqlLimit != nil)
         if let projection = q.projection {
             let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
             return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)

@@ -1,0 +1,287 @@
+import Foundation
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+/// One statement's predicates as SQL, whatever the tables look like: `AND`/`OR`/`NOT`, tests,
+/// quantifiers over collections, `SUBQUERY(…).@count` and aggregates; a layout's subclass says what
+/// a path is in its tables (``path(_:_:)``) and how a cell becomes the value the engine holds
+/// (``convert(_:_:)``).
+///
+/// What values mean stays the engine's: every comparison is a call of `loupe_test(k, …)`, which
+/// converts the cells as a load converts them and asks a ``ValueTest`` compiled by the engine's own
+/// compiler, and `@sum @avg @min @max` are `loupe_aggregate(k, …)` over the engine's aggregation.
+/// A test never answers NULL, so `NOT` and SQL's three-valued logic never disagree with the
+/// engine. Whatever does not translate exactly makes the translation return nil, and the caller
+/// answers some other way (in memory).
+class PredicateTranslation {
+    let graph: ObjectGraph
+    /// `loupe_test(k, …)`: the k-th test, given its arguments (the cells after `k`).
+    private(set) var tests: [([DatabaseValue]) -> Bool] = []
+    /// The compiled tests, checked after the statement ran (a regular expression that gave up).
+    private(set) var valueTests: [ValueTest] = []
+    /// `loupe_aggregate(k, v)`: the k-th aggregate and how it reads its cells.
+    var aggregates: [(aggregate: Aggregate, convert: (DatabaseValue) -> Value)] = []
+    /// Aggregated values, by the handle `loupe_aggregate` answers with.
+    var aggregated: [Value] = []
+    /// The file, for the checks that read values (the kinds a column holds).
+    let db: Database
+    var aliasCount = 0
+    var variables: [String: Scope] = [:]
+
+    init(graph: ObjectGraph, db: Database) {
+        self.graph = graph
+        self.db = db
+    }
+
+    /// An object at hand: its table's alias in the SQL and its type.
+    struct Scope {
+        let alias: String
+        let type: Int
+    }
+
+    /// How a value read in SQL becomes the value the engine holds.
+    enum Conversion {
+        /// A cell of a type's attribute.
+        case cell(type: Int, attribute: Int)
+        /// A type's key column or rowid: the object's `id`.
+        case key
+        /// A member of a JSON document (a Persist object's attribute): the document's text in SQL.
+        case member(name: String)
+        /// A number or text SQLite's `json_extract` read from a document, as the engine holds it.
+        case json
+        /// A number SQL computed (a count).
+        case integer
+        /// A handle into ``aggregated``; `-1 - k` for the k-th aggregate of an empty collection.
+        case aggregated
+    }
+
+    /// A value in SQL and how to read it.
+    struct Operand {
+        let sql: String
+        let conversion: Conversion
+        /// For a value reached through to-one relations keyed by integers: the value inside the
+        /// last table, and the condition that the outer row reaches a row where a condition on it
+        /// holds, as nested uncorrelated `IN` subqueries (SQLite runs each once, with indexes).
+        var semiJoin: (inner: String, innerConversion: Conversion, condition: (String) -> String)? = nil
+        /// For the count of one backlink into an integer-keyed row: the condition that the row's
+        /// key is among the foreign key values whose group's `count(*)` meets a condition.
+        var countGroups: ((String) -> String)? = nil
+    }
+
+    /// A path that yields a collection: SQL rows from `from` (which ends in a `WHERE` with the
+    /// correlation to the outer row, so more conditions join with `AND`), each an element.
+    struct Collection {
+        let from: String
+        /// The element's value; nil when the elements are objects (then `element` is set).
+        let value: Operand?
+        let element: Scope?
+        /// True when the rows are the engine's elements one for one (a count over them is the
+        /// engine's count); false when the engine would merge some (objects reached twice).
+        let exactMultiplicity: Bool
+    }
+
+    enum Translated {
+        case scalar(Operand)
+        case collection(Collection)
+    }
+
+    /// The value the engine holds for a cell read in SQL (a layout's subclass reads its own cells).
+    func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
+        switch conversion {
+        case .key: return cell.objectID?.value ?? .null
+        case .integer: return Int64.fromDatabaseValue(cell).map(Value.int) ?? .null
+        case .aggregated:
+            guard let i = Int.fromDatabaseValue(cell) else { return .null }
+            if i < 0, aggregates.indices.contains(-1 - i) { return ValueTest.aggregate(aggregates[-1 - i].aggregate, []) }
+            return aggregated.indices.contains(i) ? aggregated[i] : .null
+        case .json:
+            switch cell.storage {
+            case .int64(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .string(let s): return .string(s)
+            default: return .null
+            }
+        case .cell, .member: return .null
+        }
+    }
+
+
+    func newAlias() -> String {
+        aliasCount += 1
+        return "x\(aliasCount)"
+    }
+
+    // MARK: Predicates
+
+    /// The predicate as a SQL condition on `scope`'s row (never NULL), or nil.
+    func predicate(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
+        try p.sql(truth: "1", falsehood: "0") { try self.leaf($0, scope) }
+    }
+
+    private func leaf(_ p: LoupeQuery.Predicate, _ scope: Scope) throws -> String? {
+        switch p {
+        case .truthy(let e):
+            return try quantified(nil, e, scope, test: try ValueTest(truthAt: e.range), elementTest: try ValueTest(truthAt: e.range), right: nil)
+        case .between(let q, let e, let low, let high, let range):
+            guard ValueTest.constant(low) != nil, ValueTest.constant(high) != nil else { return nil }
+            let test = try ValueTest(between: low, high, at: range)
+            return try quantified(q, e, scope, test: test, elementTest: test, right: nil)
+        case .comparison(let c):
+            return try comparison(c, scope)
+        case .constant, .and, .or, .not:
+            return nil   // written by `Predicate.sql`
+        }
+    }
+
+    private func comparison(_ c: Comparison, _ scope: Scope) throws -> String? {
+        guard try !numberAgainstText(c, scope) else { return nil }
+        let rightConstant = ValueTest.constant(c.rhs)
+        let leftConstant = ValueTest.constant(c.lhs)
+        if rightConstant != nil {
+            if leftConstant != nil {
+                // Two constants: the answer is known now.
+                let test = try ValueTest(c, rightIsValue: false, elementOfCollection: false)
+                guard case .literal = c.lhs, let value = leftConstant else { return nil }
+                return test(value) ? "1" : "0"
+            }
+            return try quantified(c.quantifier, c.lhs, scope,
+                                  test: try ValueTest(c, rightIsValue: false, elementOfCollection: false),
+                                  elementTest: try ValueTest(c, rightIsValue: false, elementOfCollection: true), right: nil,
+                                  plain: c.options.isEmpty ? { self.numericComparison($0, c.op, rightConstant!) } : nil)
+        }
+        guard c.op != .in, let right = try translate(c.rhs, scope), case .scalar(let r) = right else { return nil }
+        if let leftConstant {
+            // `5 < pages`: the constant on the left, the path's value on the right.
+            guard case .literal = c.lhs, c.quantifier == nil else { return nil }
+            let test = try ValueTest(c, rightIsValue: true, elementOfCollection: false)
+            valueTests.append(test)
+            return call { [unowned self] cells in test(leftConstant, self.convert(cells[0], r.conversion)) } + "(\(r.sql)))"
+        }
+        return try quantified(c.quantifier, c.lhs, scope,
+                              test: try ValueTest(c, rightIsValue: true, elementOfCollection: false),
+                              elementTest: try ValueTest(c, rightIsValue: true, elementOfCollection: true), right: r)
+    }
+
+    /// A test of `expression`'s value (with `right`'s, when given): on a single value, one call;
+    /// on a collection, `EXISTS` for ANY (the default), `NOT EXISTS … NOT` for ALL, `NOT EXISTS`
+    /// for NONE.
+    /// `plain`, when given, is the same test in plain SQL for a value when SQL can say it exactly
+    /// (no function call per row, and an index on the column serves).
+    private func quantified(_ q: Quantifier?, _ expression: LoupeQuery.Expression, _ scope: Scope,
+                            test: ValueTest, elementTest: ValueTest, right: Operand?,
+                            plain: ((Operand) -> String?)? = nil) throws -> String? {
+        guard let left = try translate(expression, scope) else { return nil }
+        valueTests += [test, elementTest]
+        func callSQL(_ value: Operand, _ t: ValueTest) -> String {
+            // Through integer-keyed to-one relations, a test false on NULL (a missing target) is
+            // the outer row reaching a row where it holds: a semi-join (the test runs once per
+            // row at the far end, not once per outer row).
+            if let (inner, conversion, reaches) = value.semiJoin, right == nil, !t(.null) {
+                return "(\(reaches(callSQL(Operand(sql: inner, conversion: conversion), t))))"
+            }
+            // The count of one backlink: the keys of the groups whose count meets the test, or,
+            // when a count of zero meets it, every key but those whose count does not.
+            if let groups = value.countGroups, right == nil, let having = plain?(Operand(sql: "count(*)", conversion: .integer)) {
+                return t(.int(0)) ? "(NOT (\(groups("NOT (\(having))"))))" : "(\(groups(having)))"
+            }
+            if let sql = plain?(value) { return "(\(sql))" }
+            let rightConversion = right?.conversion
+            let head = call { [unowned self] cells in
+                t(self.convert(cells[0], value.conversion), rightConversion.map { self.convert(cells[1], $0) } ?? .null)
+            }
+            return head + value.sql + (right.map { ", " + $0.sql } ?? "") + ")"
+        }
+        switch left {
+        case .scalar(let value):
+            guard q == nil else { return nil }
+            return callSQL(value, test)
+        case .collection(let collection):
+            guard let value = collection.value else { return nil }
+            let each = callSQL(value, elementTest)
+            switch q ?? .any {
+            case .any: return "EXISTS (SELECT 1 \(collection.from) AND \(each))"
+            case .all: return "NOT EXISTS (SELECT 1 \(collection.from) AND NOT \(each))"
+            case .noneOf: return "NOT EXISTS (SELECT 1 \(collection.from) AND \(each))"
+            }
+        }
+    }
+
+    /// Values bound to the SQL as `?n` (never spliced into its text).
+    var arguments: [DatabaseValue] = []
+
+    /// Binds a value and returns its placeholder.
+    func bind(_ value: DatabaseValue) -> String {
+        arguments.append(value)
+        return "?\(arguments.count)"
+    }
+
+    /// `value op number` in plain SQL, exactly as the engine compares: only numbers compare with a
+    /// number (text, blobs and NULL never do, so `!=` holds for them), integers and reals by
+    /// value. Nil unless the value is a count or a cell the layout reads as a plain number
+    /// (``plainNumber(_:)``), and the number is below 2^53 in size (where integer and double
+    /// comparisons agree).
+    func numericComparison(_ value: Operand, _ op: ComparisonOperator, _ constant: Value) -> String? {
+        let number: DatabaseValue
+        switch constant {
+        case .int(let i) where i.magnitude < 1 << 53: number = i.databaseValue
+        case .double(let d) where d.isFinite && d.magnitude < 9_007_199_254_740_992: number = d.databaseValue
+        default: return nil
+        }
+        let sqlOperator: String
+        switch op {
+        case .equal, .notEqual: sqlOperator = "="
+        case .less: sqlOperator = "<"
+        case .lessOrEqual: sqlOperator = "<="
+        case .greater: sqlOperator = ">"
+        case .greaterOrEqual: sqlOperator = ">="
+        default: return nil
+        }
+        let comparison: String
+        switch value.conversion {
+        case .integer: comparison = "\(value.sql) \(sqlOperator) \(bind(number))"
+        default:
+            guard let plain = plainNumber(value) else { return nil }
+            // A value that is a number or NULL: SQL's comparison, NULL read as false.
+            comparison = plain.onlyNumbers ? "coalesce(\(plain.sql) \(sqlOperator) \(bind(number)), 0)"
+                : "typeof(\(plain.sql)) IN ('integer', 'real') AND \(plain.sql) \(sqlOperator) \(bind(number))"
+        }
+        return op == .notEqual ? "NOT (\(comparison))" : comparison
+    }
+
+    /// The SQL whose value is the cell's as a plain number when it holds one (an integer or a real
+    /// there is the number the engine holds; anything else is no number to the engine either), and
+    /// whether it only ever holds numbers or NULL; nil when the layout cannot say so in SQL.
+    func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? { nil }
+
+    /// Registers a test and returns the head of its call, `loupe_test(k, ` (the caller appends the
+    /// arguments and the closing parenthesis).
+    private func call(_ test: @escaping ([DatabaseValue]) -> Bool) -> String {
+        tests.append(test)
+        return "loupe_test(\(tests.count - 1), "
+    }
+
+    /// True when the engine would refuse the comparison for the values' kinds (`pages > "abc"` on
+    /// numbers), which SQL cannot see: the caller then leaves it to the engine.
+    func numberAgainstText(_ c: Comparison, _ scope: Scope) throws -> Bool { false }
+
+    // MARK: Expressions and paths
+
+    /// An expression's value in SQL, or nil when it does not translate exactly.
+    func translate(_ e: LoupeQuery.Expression, _ scope: Scope) throws -> Translated? {
+        switch e {
+        case .path(let p): return try path(p, scope)
+        case .subqueryCount(let collectionPath, let variable, let inner, _):
+            guard case .collection(let collection)? = try path(collectionPath, scope), collection.exactMultiplicity,
+                  let element = collection.element else { return nil }
+            variables[variable] = element
+            defer { variables[variable] = nil }
+            guard let condition = try predicate(inner, element) else { return nil }
+            return .scalar(Operand(sql: "(SELECT count(*) \(collection.from) AND (\(condition)))", conversion: .integer))
+        default: return nil
+        }
+    }
+    /// A path from `scope`'s row: a scalar or a collection, or nil (the layout's subclass).
+    func path(_ p: Path, _ start: Scope) throws -> Translated? { nil }
+}
