@@ -61,7 +61,7 @@ public indirect enum AttributeFilter: Sendable, Equatable {
     }
 
     /// `$."key"`: a JSON path to one top-level key.
-    static func path(_ key: String) -> String { "$.\"" + key + "\"" }
+    public static func path(_ key: String) -> String { "$.\"" + key + "\"" }
 
     /// True when SQLite's JSON paths can spell the key exactly.
     public static func canSpell(_ key: String) -> Bool { !key.contains("\"") && !key.contains("\\") }

@@ -94,17 +94,7 @@ public final class PersistPages: PageSource, Sendable {
     }
 
     public func kinds(type: Int, names: Set<String>) throws -> [String: ValueKind] {
-        let info = types[type]
-        let only = PersistFormat.MemberNames(names)
-        return try file.read { db in
-            var out: [String: ValueKind] = [:]
-            let cursor = try Row.fetchCursor(db, sql: "SELECT json FROM by_type WHERE \(info.matches)", arguments: [info.stored])
-            while let row = try cursor.next() {
-                // Only documents that parse as objects count, as a load keeps their members.
-                for (name, value) in PersistFormat.members(row, at: 0, only: only) ?? [] { out[name, default: []].insert(value.kind) }
-            }
-            return out
-        }
+        try attributeFacts(type: type, names: names).kinds
     }
 
     public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {

@@ -25,7 +25,7 @@ public enum SQL {
 
     /// `'text'`, with every `'` doubled (for the few places SQLite takes no argument: JSON paths
     /// inside generated SQL are bound where possible).
-    static func literal(_ text: String) -> String {
+    public static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 }

@@ -1,0 +1,241 @@
+import Foundation
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+import Synchronization
+
+/// Answers statements with SQLite over a Persist file read a page at a time (``PersistPages``),
+/// without loading it: the ``QuerySource`` of paged mode. Filters, paths through relations and
+/// backlinks, counts and aggregates over them and `SUBQUERY` run in SQL (``PersistTranslation``);
+/// `sort`, `distinct`, `limit`, `select` and `group by` run over the matching objects' values
+/// with the engine's orderings; objects come back as keys.
+///
+/// Answers and errors are the engine's over the whole store: the statement is first compiled by
+/// the engine over a schema that is exact for what it reads — the store's relations as a whole
+/// load finds them (read once over every relation row, then kept), and the kinds every attribute
+/// it reads holds over its whole type (read once per attribute, then kept). Nil, and the caller
+/// answers otherwise, for what does not translate exactly (nested paths, arithmetic, relations to
+/// several types) and for stores whose rows SQL would join otherwise than a load.
+public final class PersistQuerySource: QuerySource, Sendable {
+    public let pages: PersistPages
+    private struct Known {
+        /// The store's relations, once read (`.some(nil)`: they cannot be joined exactly).
+        var relations: [RelationShape]??
+        /// Per type, the kinds of the names read so far (a name no object holds is absent) and
+        /// which names were read.
+        var kinds: [Int: [String: ValueKind]] = [:]
+        var scanned: [Int: Set<String>] = [:]
+        /// Per type, the names SQLite's `json_extract` reads as the load does.
+        var plain: [Int: Set<String>] = [:]
+    }
+    private let known = Mutex(Known())
+
+    public init(pages: PersistPages) { self.pages = pages }
+
+    public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        guard statement.pushdownRoot != nil, statement.namesRead != nil else { return nil }
+        return try pages.withStatementConnection(isCancelled: isCancelled) { db, relationTable -> SourceAnswer? in
+            guard let relations = try relations(db, relationTable) else { return nil }
+            // The kinds of what the statement reads, over each whole type.
+            let reads = AttributeReads.of(statement, in: pages.schemaGraph(relations: relations, kinds: [:]))
+            for (t, names) in reads {
+                let missing = names.subtracting(known.withLock { $0.scanned[t] ?? [] })
+                guard !missing.isEmpty else { continue }
+                let found = try pages.attributeFacts(type: t, names: missing)
+                if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
+                known.withLock { k in
+                    k.scanned[t, default: []].formUnion(missing)
+                    k.kinds[t, default: [:]].merge(found.kinds) { $0.union($1) }
+                    k.plain[t, default: []].formUnion(found.plain)
+                }
+            }
+            let (kinds, plain) = known.withLock { ($0.kinds, $0.plain) }
+            let schema = pages.schemaGraph(relations: relations, kinds: kinds)
+            // Every name, kind and quantifier error, exactly as the engine reports them.
+            _ = try QueryEngine(graph: schema).run(statement)
+            let translation = PersistTranslation(graph: schema, db: db, pages: pages, relationTable: relationTable, plain: plain)
+            SQLPushdown.register(translation, in: db)
+            defer { AggregateRegistry.current.withLock { $0 = nil } }
+            guard let plan = try PersistPlan(statement, translation) else { return nil }
+            let answer = try plan.execute(db, isCancelled: isCancelled)
+            for test in translation.valueTests { try test.check() }
+            return answer
+        }
+    }
+
+    /// The store's relations as a whole load finds them, read once.
+    private func relations(_ db: Database, _ relationTable: String) throws -> [RelationShape]? {
+        if let kept = known.withLock({ $0.relations }) { return kept }
+        let read = try pages.exactRelations(on: db, relationTable: relationTable)
+        known.withLock { $0.relations = .some(read) }
+        return read
+    }
+}
+
+/// Which names a statement reads as attributes of which types (positions in the graph), found by
+/// walking its paths over the graph's relations: the attributes whose kinds it compiles on.
+/// Names that are no relation of a type count as read there (an unknown name is looked for).
+struct AttributeReads {
+    let graph: ObjectGraph
+    var reads: [Int: Set<String>] = [:]
+    var variables: [String: Set<Int>] = [:]
+
+    static func of(_ statement: LoupeQuery.Statement, in graph: ObjectGraph) -> [Int: Set<String>] {
+        var walk = AttributeReads(graph: graph)
+        guard let (name, _) = statement.pushdownRoot, let root = graph.type(named: name.text)?.index else { return [:] }
+        switch statement {
+        case .count(_, let p?): walk.visit(p, [root])
+        case .query(let q): walk.visit(q, root)
+        case .group(let q, let by): walk.visit(q, root); walk.visit(by, [root])
+        default: break
+        }
+        return walk.reads
+    }
+
+    mutating func visit(_ q: Query, _ root: Int) {
+        if let p = q.predicate { visit(p, [root]) }
+        for clause in q.clauses {
+            switch clause {
+            case .sort(let keys): keys.forEach { visit($0.path, [root]) }
+            case .distinct(let paths): paths.forEach { visit($0, [root]) }
+            case .limit: break
+            }
+        }
+        for column in q.projection ?? [] { visit(column.expression, [root]) }
+    }
+
+    mutating func visit(_ p: LoupeQuery.Predicate, _ at: Set<Int>) {
+        switch p {
+        case .constant: break
+        case .and(let ps), .or(let ps): ps.forEach { visit($0, at) }
+        case .not(let inner): visit(inner, at)
+        case .comparison(let c): visit(c.lhs, at); visit(c.rhs, at)
+        case .between(_, let e, let low, let high, _): visit(e, at); visit(low, at); visit(high, at)
+        case .truthy(let e): visit(e, at)
+        }
+    }
+
+    mutating func visit(_ e: LoupeQuery.Expression, _ at: Set<Int>) {
+        switch e {
+        case .literal: break
+        case .path(let p): visit(p, at)
+        case .list(let items, _): items.forEach { visit($0, at) }
+        case .arithmetic(_, let a, let b, _): visit(a, at); visit(b, at)
+        case .negate(let inner, _): visit(inner, at)
+        case .subqueryCount(let collection, let variable, let predicate, _):
+            let elements = visit(collection, at)
+            let outer = variables[variable]
+            variables[variable] = elements
+            visit(predicate, at)
+            variables[variable] = outer
+        }
+    }
+
+    /// Walks one path from the types `at`; returns the types it ends on (for a `SUBQUERY`).
+    @discardableResult
+    mutating func visit(_ p: Path, _ at: Set<Int>) -> Set<Int> {
+        var types = at
+        for step in p.steps {
+            var next = Set<Int>()
+            switch step {
+            case .variable(let name): next = variables[name.text] ?? []
+            case .name(let name):
+                for t in types {
+                    let table = graph.types[t]
+                    if let r = table.relation(named: name.text) {
+                        next.formUnion(table.relations[r].targetTypes)
+                    } else {
+                        // The name as written, and the schema's spelling it resolves to.
+                        reads[t, default: []].insert(name.text)
+                        if let a = table.attribute(named: name.text) { reads[t, default: []].insert(table.attributes[a].name) }
+                    }
+                }
+            case .links(let typeName, _):
+                if let source = graph.type(named: typeName.text) { next = [source.index] }
+            case .id, .type: break
+            }
+            types = next
+        }
+        return types
+    }
+}
+
+/// A statement over a Persist file as SQL plus what runs over its rows in Swift.
+struct PersistPlan {
+    let statement: LoupeQuery.Statement
+    let translation: PersistTranslation
+    let root: Int
+    let typeName: String
+    /// The rows of the statement's type that match: `FROM by_type a0 WHERE …`.
+    let from: String
+    /// Values read per matching object: sort keys, distinct paths and projected columns in
+    /// clause order, or the group key.
+    let operands: [PredicateTranslation.Operand]
+
+    init?(_ statement: LoupeQuery.Statement, _ translation: PersistTranslation) throws {
+        self.statement = statement
+        self.translation = translation
+        guard let (name, predicate) = statement.pushdownRoot, let type = translation.graph.type(named: name.text) else { return nil }
+        root = type.index
+        typeName = type.name.rawValue
+        let scope = PredicateTranslation.Scope(alias: "a0", type: root)
+        var condition = "1"
+        if let predicate {
+            guard let sql = try translation.predicate(predicate, scope) else { return nil }
+            condition = sql
+        }
+        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))"
+        var operands: [PredicateTranslation.Operand] = []
+        func scalar(_ e: LoupeQuery.Expression) throws -> Bool {
+            guard case .scalar(let operand)? = try translation.translate(e, scope) else { return false }
+            operands.append(operand)
+            return true
+        }
+        switch statement {
+        case .query(let q):
+            for clause in q.clauses {
+                switch clause {
+                case .sort(let keys): for k in keys { guard try scalar(.path(k.path)) else { return nil } }
+                case .distinct(let paths): for p in paths { guard try scalar(.path(p)) else { return nil } }
+                case .limit: break
+                }
+            }
+            for column in q.projection ?? [] { guard try scalar(column.expression) else { return nil } }
+        case .group(_, let by):
+            guard try scalar(.path(by)) else { return nil }
+        default: break
+        }
+        self.operands = operands
+    }
+
+    func execute(_ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
+        let arguments = StatementArguments(translation.arguments)
+        if case .count = statement {
+            return .count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0)
+        }
+        var keys: [Int64] = []
+        var values: [[Value]] = Array(repeating: [], count: operands.count)
+        let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY a0.id"
+        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        while let row = try cursor.next() {
+            keys.append(row[0])
+            for (i, operand) in operands.enumerated() { values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
+            if keys.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
+        }
+        switch statement {
+        case .group(let q, let by):
+            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses))
+        case .query(let q):
+            let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: keys.count)
+            if let projection = q.projection {
+                let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
+                return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows)
+            }
+            return .objects(typeName: typeName, keys: order.map { .int(keys[$0]) })
+        default:
+            return .count(keys.count)
+        }
+    }
+}

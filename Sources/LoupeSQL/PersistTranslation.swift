@@ -1,0 +1,201 @@
+import Foundation
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+/// One statement's paths as SQL over a Persist file's two tables: an object is a `by_type` row
+/// (its attributes the members of its JSON document, read by Loupe's own reader, as a load
+/// reads them), an edge a row of the relation table (the file's, or the side index's copy).
+///
+/// A relation step joins the relation rows from the object and the objects they point at (rows
+/// that point at nothing drop out, as a load drops them); a backlink joins the rows to it and
+/// the objects they come from. To-one steps from the row at hand become semi-joins (the objects
+/// at the far end that pass the test, then the rows that reach them), and the count of one
+/// backlink or to-many relation a `GROUP BY` over the relation rows. The graph the translation
+/// reads (``PersistPages/schemaGraph(relations:kinds:)``) must be exact for what the statement
+/// reads: its relations a whole load's, the kinds of the attributes read over the whole type.
+/// Nil for what does not translate exactly: paths into nested values or arrays, relations with
+/// several target types, names that are both an attribute and a relation.
+final class PersistTranslation: PredicateTranslation {
+    let pages: PersistPages
+    /// The relation rows' table: `relations` or `loupe_side.relations`.
+    let relationTable: String
+    /// The reader of each member a path reads, by name.
+    private var members: [String: DocumentMember] = [:]
+    /// Per type, the members SQLite's `json_extract` reads as the load does
+    /// (``PersistPages/attributeFacts(type:names:)``).
+    let plain: [Int: Set<String>]
+    /// Members read with SQLite's `json_extract`, by the operand's SQL (and for a document, the
+    /// member's name): the expression, and
+    /// whether the member holds only numbers (or nothing).
+    private var extracted: [String: (sql: String, onlyNumbers: Bool)] = [:]
+
+    init(graph: ObjectGraph, db: Database, pages: PersistPages, relationTable: String, plain: [Int: Set<String>]) {
+        self.pages = pages
+        self.relationTable = relationTable
+        self.plain = plain
+        super.init(graph: graph, db: db)
+    }
+
+    /// A member that holds no booleans (which `json_extract` reads as 0 and 1) and that SQLite
+    /// reads as the load does: its numbers are the engine's, anything else is no number to either.
+    override func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? {
+        if case .member(let name) = value.conversion { return extracted[value.sql + "\u{0}" + name] }
+        return extracted[value.sql]
+    }
+
+    override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
+        if case .member(let name) = conversion { return members[name]?.value(in: cell) ?? .null }
+        return super.convert(cell, conversion)
+    }
+
+    /// The condition that the `by_type` row under `alias` is of type `type`, its name bound.
+    func isType(_ type: Int, _ alias: String) -> String {
+        let (sql, argument) = pages.typeCondition(type, alias: alias)
+        return sql.replacingOccurrences(of: "?", with: bind(argument))
+    }
+
+    override func path(_ p: Path, _ start: Scope) throws -> Translated? {
+        var current = start
+        var steps = p.steps[...]
+        if case .variable(let name)? = steps.first {
+            guard let bound = variables[name.text] else { return nil }
+            current = bound
+            steps = steps.dropFirst()
+        }
+        let relations = relationTable
+        var first: String?       // the first hop's tables, entered from the outer row
+        var correlation = ""
+        var joins: [String] = []
+        var toMany = 0, toOneAfterMany = 0
+        var value: Operand?
+        // A path that is one to-many step: its count as a GROUP BY over the relation rows.
+        var countGroups: ((String) -> String)?
+        // The to-one hops from the outer row while every step so far is one (nil once one is not).
+        var hops: [(from: String, edge: String, target: String, relation: String, isTarget: String)]? = []
+
+        /// Enters one hop: relation rows `edge` (their `near` end at the object at hand) and the
+        /// objects `target` at their `far` end.
+        func enter(_ type: Int, relation name: String, near: String, far: String, many: Bool) -> (edge: String, target: String, relation: String, isTarget: String) {
+            let edge = newAlias(), target = newAlias()
+            let relation = bind(name.databaseValue)
+            let isTarget = isType(type, target)
+            let on = "\(edge).\(near) = \(current.alias).id AND \(edge).relation = \(relation)"
+            let pair = "\(relations) \(edge) JOIN by_type \(target) ON \(target).id = \(edge).\(far) AND \(isTarget)"
+            if first == nil {
+                first = pair
+                correlation = on
+            } else {
+                joins.append("\(many ? "JOIN" : "LEFT JOIN") (\(pair)) ON \(on)")
+            }
+            if many { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+            current = Scope(alias: target, type: type)
+            return (edge, target, relation, isTarget)
+        }
+
+        for (i, step) in steps.enumerated() {
+            let isLast = i == steps.count - 1
+            let type = graph.types[current.type]
+            switch step {
+            case .name(let name):
+                let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
+                guard attribute == nil || relation == nil else { return nil }
+                if let a = attribute {
+                    // Into a nested value, or a value that is a collection itself: the engine's.
+                    let column = type.attributes[a]
+                    guard isLast, column.kinds.isDisjoint(with: [.array, .object]) else { return nil }
+                    let json = "\(current.alias).json"
+                    if plain[current.type]?.contains(column.name) == true, !column.kinds.contains(.bool) {
+                        // SQLite reads the member as the load does: its numbers compare in SQL, and
+                        // numbers and text (no dates) are read as they are, without Loupe's reader.
+                        let sql = "json_extract(\(json), \(SQL.literal(AttributeFilter.path(column.name))))"
+                        let onlyNumbers = column.kinds.isSubset(of: [.integer, .double, .null])
+                        if column.kinds.isSubset(of: [.integer, .double, .string, .null]) {
+                            value = Operand(sql: sql, conversion: .json)
+                            extracted[sql] = (sql, onlyNumbers)
+                            continue
+                        }
+                        extracted[json + "\u{0}" + column.name] = (sql, onlyNumbers)
+                    }
+                    if members[column.name] == nil { members[column.name] = DocumentMember(column.name) }
+                    value = Operand(sql: json, conversion: .member(name: column.name))
+                } else if let r = relation {
+                    let column = type.relations[r]
+                    guard column.targetTypes.count == 1 else { return nil }
+                    let from = current.alias
+                    let hop = enter(column.targetTypes[0], relation: column.name, near: "from_id", far: "to_id", many: column.isToMany)
+                    if column.isToMany {
+                        if steps.count == 1 {
+                            countGroups = { having in
+                                "\(from).id IN (SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) JOIN by_type \(hop.target) ON \(hop.target).id = \(hop.edge).to_id AND \(hop.isTarget) WHERE \(hop.edge).relation = \(hop.relation) GROUP BY \(hop.edge).from_id HAVING \(having))"
+                            }
+                        }
+                        hops = nil
+                    } else if toMany == 0 {
+                        hops?.append((from, hop.edge, hop.target, hop.relation, hop.isTarget))
+                    }
+                } else {
+                    return nil
+                }
+            case .links(let typeName, let relationName):
+                guard let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
+                      source.relations[r].targetTypes.contains(current.type) else { return nil }
+                let to = current.alias
+                let hop = enter(source.index, relation: source.relations[r].name, near: "to_id", far: "from_id", many: true)
+                if steps.count == 1 {
+                    countGroups = { having in
+                        "\(to).id IN (SELECT \(hop.edge).to_id FROM \(relations) \(hop.edge) JOIN by_type \(hop.target) ON \(hop.target).id = \(hop.edge).from_id AND \(hop.isTarget) WHERE \(hop.edge).relation = \(hop.relation) GROUP BY \(hop.edge).to_id HAVING \(having))"
+                    }
+                }
+                hops = nil
+            case .id:
+                guard isLast else { return nil }
+                value = Operand(sql: "\(current.alias).id", conversion: .key)
+            case .variable, .type:
+                return nil
+            }
+        }
+        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
+
+        if let aggregate = p.aggregate {
+            guard let from, toMany > 0 else { return nil }
+            let exact = toMany == 1 && toOneAfterMany == 0
+            switch aggregate {
+            case .count:
+                guard exact else { return nil }
+                var operand = Operand(sql: "(SELECT count(*) \(from))", conversion: .integer)
+                operand.countGroups = countGroups
+                return .scalar(operand)
+            case .sum, .avg, .min, .max:
+                guard let value, exact || aggregate == .min || aggregate == .max else { return nil }
+                switch value.conversion {
+                case .member, .json: break
+                default: return nil
+                }
+                let convert = value.conversion
+                aggregates.append((aggregate, { [unowned self] cell in self.convert(cell, convert) }))
+                let k = aggregates.count - 1
+                return .scalar(Operand(sql: "coalesce((SELECT loupe_aggregate(\(k), \(value.sql)) \(from)), \(-1 - k))", conversion: .aggregated))
+            }
+        }
+        guard let from else { return value.map(Translated.scalar) }
+        if toMany == 0 {
+            // To-one hops: at most one row; none (no target) reads as NULL, as in the engine.
+            guard let value else { return nil }
+            var operand = Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion)
+            if let hops, !hops.isEmpty {
+                operand.semiJoin = (value.sql, value.conversion, { condition in
+                    var inner = condition
+                    for hop in hops.reversed() {
+                        inner = "\(hop.from).id IN (SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) JOIN by_type \(hop.target) ON \(hop.target).id = \(hop.edge).to_id AND \(hop.isTarget) WHERE \(hop.edge).relation = \(hop.relation) AND \(inner))"
+                    }
+                    return inner
+                })
+            }
+            return .scalar(operand)
+        }
+        return .collection(Collection(from: from, value: value, element: value == nil ? current : nil,
+                                      exactMultiplicity: toMany == 1 && toOneAfterMany == 0))
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import GRDB
+import LoupeModel
+import Synchronization
+
+/// One relation of a Persist store as a whole load finds it: its source type and name, whether
+/// some object has several rows of it (or `loupe_relation_kinds` says it is to-many), and the
+/// types of the objects its rows point at. Types are positions in ``PersistPages/catalog``.
+public struct RelationShape: Sendable, Equatable {
+    public let source: Int
+    public let name: String
+    public let toMany: Bool
+    public let targets: [Int]
+}
+
+/// Reads one member of Persist documents as a load holds it: the member's last value in a JSON
+/// object document, null when the document has none, is not an object, or is not JSON.
+public struct DocumentMember: Sendable {
+    public let name: String
+    private let names: PersistFormat.MemberNames
+
+    public init(_ name: String) {
+        self.name = name
+        names = PersistFormat.MemberNames([name])
+    }
+
+    /// The member's value in `document` (a `json` cell as SQLite hands it over).
+    public func value(in document: DatabaseValue) -> Value {
+        var found: Value = .null
+        func read(_ raw: UnsafeRawBufferPointer) {
+            var members: [Value] = []
+            let isObject = (try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { names.contains($0, $1) }) { _, _, value in
+                members.append(value)
+            }) ?? false
+            if isObject, let last = members.last { found = last }
+        }
+        switch document.storage {
+        case .string(var text): text.withUTF8 { read(UnsafeRawBufferPointer($0)) }
+        case .blob(let data): data.withUnsafeBytes { read($0) }
+        default: break
+        }
+        return found
+    }
+}
+
+extension PersistPages {
+    /// Every relation of every type exactly as a whole load would find it: every relation row read
+    /// once in row order, each end's type found by key (rows that point at nothing left out, as a
+    /// load leaves them), a relation to-many when one object has several rows of it or
+    /// `loupe_relation_kinds` says so. Nil when the rows hold what SQL would join otherwise than a
+    /// load (keys that are not integers, names that are not text, type names stored as bytes).
+    /// The caller keeps the answer: it holds until the file changes.
+    public func exactRelations(on db: Database, relationTable: String) throws -> [RelationShape]? {
+        guard !types.contains(where: \.storedAsBytes) else { return nil }
+        // Each object's type by key: a flat table over the keys' span when they are dense (as
+        // Persist's rowids are), else a dictionary.
+        guard let bounds = try Row.fetchOne(db, sql: "SELECT min(id), max(id), count(*) FROM by_type"),
+              let low = bounds[0] as Int64?, let high = bounds[1] as Int64?, let count = bounds[2] as Int? else { return [] }
+        let span = Int(clamping: high.subtractingReportingOverflow(low).partialValue) + 1
+        let dense = high >= low && span <= 4 * count + 1_024
+        var flat = dense ? [UInt16](repeating: 0, count: span) : []
+        var sparse: [Int64: UInt16] = [:]
+        for (t, info) in types.enumerated() {
+            let cursor = try Int64.fetchCursor(db, sql: "SELECT id FROM by_type WHERE \(info.matches)", arguments: [info.stored])
+            while let id = try cursor.next() {
+                if dense { flat[Int(id - low)] = UInt16(t + 1) } else { sparse[id] = UInt16(t + 1) }
+            }
+        }
+        @inline(__always) func typeIndex(of id: Int64) -> Int? {
+            if dense {
+                guard id >= low, id <= high else { return nil }
+                let t = flat[Int(id - low)]
+                return t == 0 ? nil : Int(t) - 1
+            }
+            return sparse[id].map { Int($0) - 1 }
+        }
+        struct Shape { var targets = Set<Int>(); var toMany = false; var seen = Set<Int64>(); var seenBits: [UInt64] = [] }
+        var names: [String: Int] = [:], nameList: [String] = []
+        var shapes: [Shape] = [], keys: [Int] = [], slot: [Int: Int] = [:]   // key: relation name number << 16 | source type
+        let cursor = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM \(relationTable)")
+        while let row = try cursor.next() {
+            guard case .int64(let from) = (row[0] as DatabaseValue).storage, case .int64(let to) = (row[1] as DatabaseValue).storage,
+                  case .string(let name) = (row[2] as DatabaseValue).storage else { return nil }
+            guard let source = typeIndex(of: from), let target = typeIndex(of: to) else { continue }
+            let n = names[name] ?? {
+                nameList.append(name)
+                names[name] = nameList.count - 1
+                return nameList.count - 1
+            }()
+            let key = n << 16 | source
+            let s = slot[key] ?? {
+                shapes.append(Shape(seenBits: dense ? [UInt64](repeating: 0, count: (span + 63) / 64) : []))
+                keys.append(key)
+                slot[key] = shapes.count - 1
+                return shapes.count - 1
+            }()
+            shapes[s].targets.insert(target)
+            if shapes[s].toMany { continue }
+            if dense {
+                let i = Int(from - low), bit: UInt64 = 1 << UInt64(i & 63)
+                if shapes[s].seenBits[i >> 6] & bit != 0 { shapes[s].toMany = true; shapes[s].seenBits = [] } else { shapes[s].seenBits[i >> 6] |= bit }
+            } else if !shapes[s].seen.insert(from).inserted {
+                shapes[s].toMany = true
+                shapes[s].seen = []
+            }
+        }
+        var found: [String: (source: Int, name: String, toMany: Bool, targets: Set<Int>)] = [:]
+        for (key, shape) in zip(keys, shapes) {
+            let (source, name) = (key & 0xFFFF, nameList[key >> 16])
+            found[types[source].name + "\u{0}" + name] = (source, name, shape.toMany, shape.targets)
+        }
+        // What Loupe recorded of each relation's kind, and relations it declared without rows.
+        let index = Dictionary(types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        if try db.tableExists(PersistFormat.relationKindsTable) {
+            for row in try Row.fetchAll(db, sql: "SELECT type_name, relation, to_many FROM \(PersistFormat.relationKindsTable)") {
+                guard let type = (row[0] as DatabaseValue).lenientText, let source = index[type], let name = (row[1] as DatabaseValue).lenientText else { continue }
+                let key = type + "\u{0}" + name
+                var shape = found[key] ?? (source, name, false, [])
+                if (row[2] as DatabaseValue).lenientBool { shape.toMany = true }
+                found[key] = shape
+            }
+        }
+        return found.values.sorted { ($0.source, $0.name) < ($1.source, $1.name) }
+            .map { RelationShape(source: $0.source, name: $0.name, toMany: $0.toMany, targets: $0.targets.sorted()) }
+    }
+
+    /// What the members `names` of type `type`'s documents hold over the whole type (one pass):
+    /// each one's kinds as a load reads them (a name no document holds is absent), and the names
+    /// SQLite's `json_extract(json, '$."name"')` reads exactly as the load does — every document
+    /// of the type is JSON object text, and the name is spelt without escapes and held at most
+    /// once in each (SQLite would read a repeated member's first value, the load its last), and its
+    /// text has no U+FFFD (which the load makes of what SQLite would hand over otherwise).
+    public func attributeFacts(type: Int, names: Set<String>) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
+        let info = types[type]
+        let only = PersistFormat.MemberNames(names)
+        var kinds: [String: ValueKind] = [:]
+        var awkward = Set<String>()
+        var documentsPlain = true
+        try file.read { db in
+            let cursor = try Row.fetchCursor(db, sql: "SELECT json FROM by_type WHERE \(info.matches)", arguments: [info.stored])
+            while let row = try cursor.next() {
+                var here: [String] = []
+                let isObject: Bool? = try? row.withUnsafeData(atIndex: 0) { data in
+                    guard let data else { return false }
+                    return data.withUnsafeBytes { raw in
+                        try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
+                            guard only.contains(key, decoded) else { return false }
+                            if let decoded { awkward.insert(decoded) }   // spelt with escapes
+                            return true
+                        }) { key, decoded, value in
+                            let name = decoded ?? String(decoding: key, as: UTF8.self)
+                            // Repeated, or text with what SQLite would hand over otherwise (a
+                            // lone surrogate, bytes that are not UTF-8: the load shows U+FFFD).
+                            if here.contains(name) { awkward.insert(name) }
+                            if case .string(let text) = value, text.unicodeScalars.contains("\u{FFFD}") { awkward.insert(name) }
+                            here.append(name)
+                            kinds[name, default: []].insert(value.kind)
+                        }
+                    }
+                }
+                if isObject != true { documentsPlain = false }
+                if case .string = (row[0] as DatabaseValue).storage {} else { documentsPlain = false }
+            }
+        }
+        let plain: Set<String> = documentsPlain ? names.subtracting(awkward).filter(AttributeFilter.canSpell) : []
+        return (kinds, plain)
+    }
+
+    /// The store's schema as a graph with no objects, for compiling a statement as a whole load
+    /// would: each type's attributes (the schema's, and those `kinds` found over the whole type,
+    /// with those kinds) and `relations`.
+    public func schemaGraph(relations: [RelationShape], kinds: [Int: [String: ValueKind]]) -> ObjectGraph {
+        var schema = types.map { ($0.name, $0.attributes, [(name: String, toMany: Bool, targets: [Int])]()) }
+        for (t, found) in kinds {
+            schema[t].1 += found.keys.sorted().filter { !schema[t].1.contains($0) }
+        }
+        for r in relations { schema[r.source].2.append((r.name, r.toMany, r.targets)) }
+        let builder = PersistFormat.schemaBuilder(schema)
+        for (t, found) in kinds {
+            for (name, kind) in found { builder.addKinds(kind, type: t, attribute: builder.attribute(name, of: t)) }
+        }
+        return builder.finish()
+    }
+
+    /// The SQL condition that a `by_type` row under `alias` is of type `type`, and the value its
+    /// `?` takes.
+    public func typeCondition(_ type: Int, alias: String) -> (sql: String, argument: DatabaseValue) {
+        let info = types[type]
+        return ("\(alias).\(info.matches)", info.stored)
+    }
+
+    /// Runs `body` on a connection of its own to the file (read-only, outside any transaction, so
+    /// that `interrupt` from another thread stops it), with the name of the table of relation rows
+    /// to read: the file's when it has indexes or there is no side index, else the side index's
+    /// copy, attached read-only as `loupe_side`.
+    public func withStatementConnection<T>(isCancelled: @escaping @Sendable () -> Bool, _ body: (Database, String) throws -> T) throws -> T {
+        let reader = try file.makeReader()
+        let done = Mutex(false)
+        // Ctrl-C: SQLite is interrupted in the middle of a statement.
+        let watcher = Thread {
+            while !done.withLock({ $0 }) {
+                if isCancelled() { reader.interrupt(); return }
+                usleep(20_000)
+            }
+        }
+        watcher.start()
+        defer { done.withLock { $0 = true } }
+        do {
+            return try reader.inDatabase { db in
+                var table = "relations"
+                if !hasRelationIndexes, sideIndex != nil, let location = SideIndex.location(for: file) {
+                    try db.execute(sql: "ATTACH DATABASE ? AS loupe_side", arguments: [StoreFile.uri(location, "mode=ro")])
+                    table = "loupe_side.relations"
+                }
+                return try body(db, table)
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            throw StoreError(.unreadable, path: file.path, reason: "cancelled")
+        } catch let error as DatabaseError {
+            throw StoreError.from(error, path: file.path)
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeSQL
+import LoupeStore
+import LoupeTestSupport
+import XCTest
+
+/// SQL over a Persist file read a page at a time (``PersistQuerySource``) against the engine over
+/// the loaded graph: the same answers (and errors) for statements through relations, backlinks,
+/// aggregates, `SUBQUERY`, sorts, projections and groups, on stores with and without indexes.
+final class PersistPushdownTests: XCTestCase {
+    /// Statements the source must answer itself (never nil).
+    static let translated = [
+        "count Book", "count Book where pages > 500", "count Loan where book.author.born < 1920",
+        "count Book where @links.Loan.book.@count >= 3", "Book sort by price desc, title, id", "Book group by language",
+        "count Loan where book.pages > 100 AND member.name BEGINSWITH[c] \"a\"", "Loan where returned == nil AND book.inPrint == true",
+        "Book where author.country == \"PT\" OR publisher.founded < 1900", "count Book where tags.@count == 0",
+        "Book where ANY tags.label == \"poetry\"", "Book where ALL tags.label != \"fiction\"", "Book where NONE tags.label BEGINSWITH \"s\"",
+        "count Book where @links.Review.book.@avg.rating >= 4", "Book where @links.Review.book.@max.rating == 5 sort by title limit 10",
+        "Author where @links.Book.author.@count > 6", "count Author where @links.Book.author.@sum.pages > 3000",
+        "Member where @links.Loan.member.@count == 0", "count Member where favorites.@count >= 2 AND SUBQUERY(favorites, $b, $b.pages > 400).@count > 0",
+        "Book where SUBQUERY(@links.Loan.book, $l, $l.renewals > 1 AND $l.member.joined < book.published).@count >= 1",
+        "Loan sort by book.title, id limit 25 offset 5", "Book sort by pages desc limit 30 select title, author.name, @links.Loan.book.@count",
+        "Loan group by book.language", "Review group by rating", "Book distinct language sort by language",
+        "count Loan where book.author.died != nil",
+        "Book where title CONTAINS[cd] \"cafe\"", "Member where name MATCHES \".*[ÀÉÖØ].*\"",
+        "count Book where price BETWEEN {10, 20}", "Book where language IN {\"en\", \"fr\"} sort by id desc limit 7",
+        "Loan where due < borrowed", "count Review where book.author.name LIKE \"*a*\"", "Book where id < 400",
+        "count Book where @links.Member.favorites.@count > 0", "Publisher where @links.Book.publisher.@min.pages < 60",
+        "count Loan where NOT (book.pages > 300)", "Tag where @links.Book.tags.@count BETWEEN {20, 40}",
+    ]
+    /// Statements whose errors must be the engine's.
+    static let failing = ["count Book where titel == \"x\"", "Loan where book.pages > \"many\"", "Book where @links.Loan.boook.@count > 1",
+                          "Book where title MATCHES \"(\"", "count Loan where book.author.nme == 1"]
+
+    func testAnswersAreTheEngines() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 6_000, seed: 41)
+        try compare(path)
+    }
+
+    /// Persist's own files: no index at all; then a side index in Loupe's cache.
+    func testWithoutIndexesThenWithTheSideIndex() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 2_500, seed: 42)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for index in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'loupe_%'") {
+                try db.execute(sql: "DROP INDEX \(index.quotedDatabaseIdentifier)")
+            }
+            // Rows that point at nothing, and duplicated edges, as hand-written stores have.
+            try db.execute(sql: "INSERT INTO relations SELECT from_id, 99999999, relation FROM relations WHERE rowid % 97 = 0")
+            try db.execute(sql: "INSERT INTO relations SELECT from_id, to_id, relation FROM relations WHERE relation = 'tags' AND rowid % 13 = 0")
+        }
+        try queue.close()
+        try compare(path)
+        let saved = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-pushdown-side-\(UUID().uuidString)" }
+        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let file = try StoreFile.openForReading(path)
+        try PersistPages.open(file).buildRelationIndex(progress: { _, _ in }, isCancelled: { false })
+        XCTAssertTrue(try PersistPages.open(file).notes.contains("relation index from Loupe's cache"))
+        try compare(path)
+    }
+
+    /// Documents SQLite's JSON functions read otherwise than the load (not JSON, not objects,
+    /// BLOBs, repeated and escaped member names, lone surrogates, booleans, numbers beside text),
+    /// relation rows to nothing and repeated: the answers stay the engine's.
+    func testAwkwardDocuments() throws {
+        let path = try Shared.temporaryPath()
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE by_type (id INTEGER PRIMARY KEY NOT NULL, type_name TEXT NOT NULL, json TEXT NOT NULL);
+                CREATE TABLE relations (from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, relation TEXT NOT NULL);
+                """)
+            let documents: [(String, String)] = [
+                ("Thing", #"{"n": 5, "s": "abc", "b": true, "d": "2024-01-02 03:04:05 Z"}"#), ("Thing", #"{"n": 5.5, "s": "xy", "b": false}"#),
+                ("Thing", #"{"n": "7", "s": 3}"#), ("Thing", #"{"n": null}"#), ("Thing", "{not json"), ("Thing", "[1, 2]"),
+                ("Thing", #"{"n": 1e2, "s": "é"}"#), ("Thing", #"{"n": 12345678901234567890}"#),
+                ("Dup", #"{"n": 1, "n": 9, "m": 1}"#), ("Dup", #"{"\u006e": 4, "m": 2}"#), ("Dup", #"{"n": 3, "s": "a\ud800b", "m": 3.5}"#),
+                ("Dup", #"{"n": true, "m": null}"#), ("Dup", #"{"n": 2, "s": "ok", "m": -1}"#),
+                ("Clean", #"{"v": 1, "w": "b"}"#), ("Clean", #"{"v": 2.5, "w": "a"}"#), ("Clean", #"{"v": null}"#), ("Clean", "{}"),
+                ("Clean", #"{"v": 1e3, "w": "Ä"}"#), ("Clean", #"{"v": 3, "w": "a"}"#),
+            ]
+            for (i, (type, json)) in documents.enumerated() {
+                try db.execute(sql: "INSERT INTO by_type VALUES (?, ?, ?)", arguments: [i + 1, type, json])
+            }
+            try db.execute(sql: "UPDATE by_type SET json = CAST(json AS BLOB) WHERE id = 2")
+            // Thing.owner → Clean; Clean.items → Thing (one repeated, one to nothing); Dup.peer → Dup.
+            try db.execute(sql: """
+                INSERT INTO relations VALUES (1, 14, 'owner'), (2, 15, 'owner'), (3, 14, 'owner'), (7, 18, 'owner'),
+                  (14, 1, 'items'), (14, 2, 'items'), (14, 2, 'items'), (15, 3, 'items'), (15, 999, 'items'), (18, 7, 'items'),
+                  (9, 10, 'peer'), (10, 11, 'peer'), (11, 13, 'peer')
+                """)
+        }
+        try queue.close()
+        let statements = [
+            "count Thing where n > 4", "Thing where n == 5", "Thing where n != 5", "Thing sort by n, id", "Thing sort by s, id", "Thing group by n",
+            "Thing group by s", "Thing where b == true", "Thing where d > \"2020\"", "Thing where s BEGINSWITH \"x\"",
+            "Dup where n > 1", "Dup where m > 1", "Dup sort by m desc, id", "Dup group by s", "Dup where peer.m >= 2", "Dup where peer.peer.n == 3",
+            "Clean where v >= 1", "Clean sort by v desc, id", "Clean group by v", "Clean group by w", "Clean where w == \"a\" sort by v",
+            "count Clean where items.@count >= 2", "Thing where owner.v > 1", "Clean where ANY items.n > 4", "Clean where @links.Thing.owner.@count > 0",
+            "Clean where items.@sum.n > 5", "Clean where items.@max.s == \"xy\"", "Clean sort by id select w, v, items.@count, @links.Thing.owner.@count",
+        ]
+        let graph = try LoadedStore.open(path).graph
+        let source = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)))
+        var translated = 0
+        for text in statements {
+            let statement = try Parser.parse(text)
+            let expected: String
+            do { expected = Self.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
+            do {
+                guard let answer = try source.answer(statement, isCancelled: { false }) else { continue }
+                translated += 1
+                XCTAssertEqual(Self.describe(answer), expected, text)
+            } catch let error as QueryError { XCTAssertEqual("error: \(error.render(source: text))", expected, text) }
+        }
+        XCTAssertGreaterThan(translated, statements.count * 3 / 4)
+    }
+
+    func compare(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let graph = try LoadedStore.open(path).graph
+        let source = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)))
+        for text in Self.translated + Self.failing {
+            let statement = try Parser.parse(text)
+            let expected: String
+            do { expected = Self.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
+            let got: String
+            do {
+                guard let answer = try source.answer(statement, isCancelled: { false }) else {
+                    XCTFail("not translated: \(text)", file: file, line: line)
+                    continue
+                }
+                got = Self.describe(answer)
+            } catch let error as QueryError { got = "error: \(error.render(source: text))" }
+            XCTAssertEqual(got, expected, text, file: file, line: line)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "the file is never written", file: file, line: line)
+    }
+
+    static func describe(_ result: QueryResult, _ graph: ObjectGraph) -> String {
+        switch result {
+        case .count(let n): return "count \(n)"
+        case .objects(let type, let refs): return "\(type?.name.rawValue ?? "-"): " + refs.map { graph.id(of: $0).description }.joined(separator: " ")
+        case .projection(let columns, let rows, _): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+        case .groups(let key, let rows, _): return key + "\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
+        case .message(let m): return m
+        }
+    }
+
+    static func describe(_ answer: SourceAnswer) -> String {
+        switch answer {
+        case .count(let n): return "count \(n)"
+        case .objects(let type, let keys): return "\(type): " + keys.map(\.description).joined(separator: " ")
+        case .projection(let columns, let rows): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+        case .groups(let key, let rows): return key + "\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
+        }
+    }
+}
