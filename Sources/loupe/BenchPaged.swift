@@ -3,6 +3,8 @@ import Foundation
 import GRDB
 import LoupeBrowser
 import LoupeModel
+import LoupeQuery
+import LoupeSQL
 import LoupeStore
 import TerminalKit
 
@@ -90,6 +92,23 @@ struct BenchPaged: ParsableCommand {
                 terminal.draw { browser.render(into: &$0) }
             }
         }
+        // The bench's five questions answered over the file (the statements paged mode pushes
+        // down to SQLite), the first time (reading the store's relations and the kinds of what
+        // each reads) and again, beside SQLite's json_extract over the same file.
+        let questions = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(store.file)))
+        var questionLines: [String] = []
+        var disagreements = 0
+        for (name, statement, sql, _) in BenchQuery.cases {
+            let parsed = try Parser.parse(statement)
+            let (_, first) = try timed { try questions.answer(parsed, isCancelled: { false }) }
+            let (answer, again) = try timed { try questions.answer(parsed, isCancelled: { false }) }
+            let (rows, sqlite) = try timed { try StoreFile.openForReading(store.file).read { try Row.fetchAll($0, sql: sql) } }
+            let same = answer.map { BenchQuery.agrees($0, rows) } ?? false
+            if !same { disagreements += 1 }
+            questionLines.append(name.padding(toLength: 22, withPad: " ", startingAt: 0)
+                + String(format: " %9.2f s   %9.2f s   %11.2f s   %6.2f×   %@", first, again, sqlite, sqlite / again,
+                         answer == nil ? "not translated" : same ? "yes" : "NO"))
+        }
         let peak = peakMemoryMB()
         // Baseline: SQLite reading what as many windows need, without building anything: the
         // next 300 keys and documents of the type, and the relation rows from and to them.
@@ -124,6 +143,9 @@ struct BenchPaged: ParsableCommand {
                      sqliteSeconds, String(format: pagingSeconds < sqliteSeconds / 10 ? "%.3f" : "%.1f", pagingSeconds / max(sqliteSeconds, 1e-9))))
         print(String(format: "to the last row:        %.0f ms", endSeconds * 1000))
         print(String(format: "follow a link and back: %.1f ms (%d times, from rows across the type)", followSeconds * 1000 / Double(max(follows, 1)), follows))
+        print("questions (pushed down to SQLite)   first      again    sqlite3 json_extract   vs sqlite3   same answer")
+        questionLines.forEach { print($0) }
         print(String(format: "peak memory:            %.0f MB (the whole session)", peak))
+        if disagreements > 0 { throw ExitCode(1) }
     }
 }
