@@ -17,13 +17,21 @@ public final class Browser {
         switch stack.last?.content {
         case .paged(let rows)?: return rows.window.graph
         case .pagedFrequency(let table)?: return table.graph
-        default: return loadedGraph
+        default:
+            // In paged mode, a projection or frequency table a statement gave holds values only:
+            // drawn with the schema of the view it came from.
+            if loadedGraph == nil, pages != nil {
+                for sheet in stack.reversed() { if case .paged(let rows) = sheet.content { return rows.window.graph } }
+            }
+            return loadedGraph
         }
     }
     /// The whole graph, once loaded (nil while loading, and in paged mode).
     var loadedGraph: ObjectGraph?
     /// In paged mode, the store read a page at a time (see ``attachPaged(_:)``).
     public internal(set) var pages: PageSource?
+    /// What answers statements over the store in paged mode (SQL over the file), if anything.
+    public internal(set) var querySource: (any QuerySource)?
     /// In paged mode, how many rows a window reads around what a screen shows.
     public var pagedWindowRows = 300
     /// Why the store is paged, for the status line (nil: asked for).
@@ -435,6 +443,10 @@ public final class Browser {
                 return
             }
             if case .frequency(let column, let rows, let source)? = current?.content, let sheet = current {
+                if sheet.countedTotal != nil {
+                    message = "a group the store counted does not open in paged mode: ask for it with `Type where \(column) == value`"
+                    return
+                }
                 guard sheet.selection < rows.count, let session else { return }
                 let value = rows[sheet.selection].key
                 do {
@@ -602,7 +614,7 @@ public final class Browser {
             replOutput.append("loupe> " + line)
             if [".quit", ".exit", ".q"].contains(line.trimmingCharacters(in: .whitespaces)) { wantsQuit = true; return }
             if runPaged(line) { return }
-            replOutput.append("error: paged mode answers `count T [where …]` and `T where …` on T's own attributes; other statements need the whole graph (reopen with a larger --memory-budget)")
+            replOutput.append("error: paged mode answers counts, queries and groups over the store; edits, dot-commands and predicates without a type need the whole graph (reopen with a larger --memory-budget)")
             return
         }
         if isPreview {

@@ -68,8 +68,9 @@ extension Browser {
     /// Browses `source` a page at a time: the types pane from its catalog, the first type's first
     /// page at once. Statements and edits need the whole graph and say so. `reason` says why on
     /// the status line (`over the 2.0 GB memory budget`).
-    public func attachPaged(_ source: PageSource, reason: String? = nil) {
+    public func attachPaged(_ source: PageSource, reason: String? = nil, querySource: (any QuerySource)? = nil) {
         pages = source
+        self.querySource = querySource
         pagedReason = reason
         loadedGraph = nil
         isPreview = false
@@ -324,66 +325,106 @@ extension Browser {
         }
     }
 
-    /// What paged mode answers of a statement: a count, or the keys of the objects it lists.
+    /// What paged mode answers of a statement: a count, the keys of the objects it lists, a
+    /// projection's rows or a frequency table.
     enum PagedAnswer: Sendable {
         case count(Int)
         case keys(typeName: String, [ObjectID])
+        case projection(columns: [String], rows: [[Value]])
+        case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
     }
 
-    /// A statement typed in paged mode: `count T [where …]` and `T where …` whose paths read only
-    /// `T`'s own attributes are answered over the store a few thousand objects at a time (off the
-    /// UI thread, Ctrl-C cancels), the objects listed as a paged view; anything else needs the
-    /// whole graph and says so. Returns false when it did not run.
+    /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
+    /// cancels): by the ``querySource`` (SQL over the file: paths through relations and backlinks,
+    /// aggregates, sorts, projections, groups), else, for `count T [where …]` and `T where …` whose
+    /// paths read only `T`'s own attributes, by the engine a few thousand objects at a time.
+    /// Objects are listed as a paged view, projections and groups as in the loaded browser.
+    /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
     func runPaged(_ line: String) -> Bool {
-        guard let pages, let graph else { return false }
-        guard let statement = try? Parser.parse(line) else { return false }
-        let query: Query?
-        switch statement {
-        case .count: query = nil
-        case .query(let q) where q.type != nil && q.clauses.isEmpty && q.projection == nil: query = q
-        default: return false
+        guard let pages, graph != nil else { return false }
+        let statement: Statement
+        do { statement = try Parser.parse(line) } catch let error as QueryError {
+            replOutput.append(contentsOf: error.render(source: line).split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            trimOutput()
+            return true
+        } catch { return false }
+        let chunked = chunkedStatement(statement, pages)
+        guard statement.pushdownRoot != nil, querySource != nil || chunked != nil else { return false }
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+        let task = RunningTask(line: line, isLoad: true, verb: "querying")
+        nonisolated(unsafe) let source = pages
+        let sql = querySource
+        start(task) {
+            let result = Result { () throws -> PagedAnswer in
+                if let sql, let answer = try sql.answer(statement, isCancelled: { task.cancellation.isCancelled }) {
+                    switch answer {
+                    case .count(let n): return .count(n)
+                    case .objects(let typeName, let keys): return .keys(typeName: typeName, keys)
+                    case .projection(let columns, let rows): return .projection(columns: columns, rows: rows)
+                    case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
+                    }
+                }
+                guard let chunked, !task.cancellation.isCancelled else {
+                    throw PagedRefusal("paged mode answers what SQL can say over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+                }
+                return try Self.answerInChunks(statement, chunked, source, task)
+            }
+            task.finish(.answered(result))
         }
-        // Paths that start at one of the type's attributes (nested keys after it are the
-        // value's own): no relation of the type named anywhere, no backlinks.
+        return true
+    }
+
+    /// A statement the engine can answer a chunk of objects at a time: a count or a plain
+    /// filter whose paths start at one of the type's attributes (nested keys after it are the
+    /// value's own), naming no relation of the type and no backlink.
+    struct ChunkedStatement: Sendable {
+        let type: Int
+        let typeName: String
+        let names: Set<String>
+        let listsObjects: Bool
+    }
+
+    func chunkedStatement(_ statement: Statement, _ pages: PageSource) -> ChunkedStatement? {
+        guard let graph else { return nil }
+        let listsObjects: Bool
+        switch statement {
+        case .count: listsObjects = false
+        case .query(let q) where q.type != nil && q.clauses.isEmpty && q.projection == nil: listsObjects = true
+        default: return nil
+        }
         guard let reads = statement.namesRead, reads.linkTypes.isEmpty,
               let t = pages.catalog.firstIndex(where: { $0.name == reads.type.text })
                 ?? Self.onlyMatch(pages.catalog.map(\.name), reads.type.text),
               let table = graph.type(named: pages.catalog[t].name),
               !reads.names.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } })
-        else { return false }
-        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
-        let total = pages.catalog[t].count
-        let typeName = pages.catalog[t].name
-        let task = RunningTask(line: line, isLoad: true, verb: "querying")
-        nonisolated(unsafe) let source = pages
-        start(task) {
-            let result = Result { () throws -> PagedAnswer in
-                // First the kinds each name holds over the whole type (paths compile on them, as
-                // over the loaded graph), then the objects a few thousand at a time.
-                let kinds = try source.kinds(type: t, names: reads.names)
-                var count = 0, keys: [ObjectID] = [], read = 0
-                var failure: QueryError?   // kept as it is (the store's reader would wrap it)
-                try source.forEachChunk(type: t, size: 4_096, kinds: kinds) { chunk in
-                    do {
-                        switch try QueryEngine(graph: chunk).run(statement) {
-                        case .count(let n): count += n
-                        case .objects(_, let refs): keys += refs.map { chunk.id(of: $0) }
-                        default: break
-                        }
-                    } catch let error as QueryError {
-                        failure = error
-                        return false
-                    }
-                    read += chunk.types[t].count
-                    task.report(read, total)
-                    return !task.cancellation.isCancelled
+        else { return nil }
+        return ChunkedStatement(type: t, typeName: pages.catalog[t].name, names: reads.names, listsObjects: listsObjects)
+    }
+
+    /// First the kinds each name holds over the whole type (paths compile on them, as over the
+    /// loaded graph), then the objects a few thousand at a time through the engine.
+    static func answerInChunks(_ statement: Statement, _ plan: ChunkedStatement, _ source: PageSource, _ task: RunningTask) throws -> PagedAnswer {
+        let kinds = try source.kinds(type: plan.type, names: plan.names)
+        let total = source.catalog[plan.type].count
+        var count = 0, keys: [ObjectID] = [], read = 0
+        var failure: QueryError?   // kept as it is (the store's reader would wrap it)
+        try source.forEachChunk(type: plan.type, size: 4_096, kinds: kinds) { chunk in
+            do {
+                switch try QueryEngine(graph: chunk).run(statement) {
+                case .count(let n): count += n
+                case .objects(_, let refs): keys += refs.map { chunk.id(of: $0) }
+                default: break
                 }
-                if let failure { throw failure }
-                return query == nil ? .count(count) : .keys(typeName: typeName, keys)
+            } catch let error as QueryError {
+                failure = error
+                return false
             }
-            task.finish(.answered(result))
+            read += chunk.types[plan.type].count
+            task.report(read, total)
+            return !task.cancellation.isCancelled
         }
-        return true
+        if let failure { throw failure }
+        return plan.listsObjects ? .keys(typeName: plan.typeName, keys) : .count(count)
     }
 
     /// The only name among `names` equal to `name` ignoring case.
@@ -402,7 +443,16 @@ extension Browser {
             ensurePagedWindow(span: max(1, layout.recordsBody.height))
             detailSelection = initialDetailSelection()
             replOutput.append("\(keys.count) objects")
+        case .success(.projection(let columns, let rows)):
+            push(Sheet(content: .projection(columns: columns, rows: rows, refs: []), crumb: line))
+            replOutput.append("\(rows.count) rows")
+        case .success(.groups(let key, let rows, let total)):
+            var sheet = Sheet(content: .frequency(column: key, rows: rows, source: []), crumb: line)
+            sheet.countedTotal = total
+            push(sheet)
+            replOutput.append("\(rows.count) groups")
         case .failure(let error as QueryError): replOutput.append(contentsOf: error.render(source: line).split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        case .failure where cancelled: replOutput.append("cancelled")
         case .failure(let error): replOutput.append("error: \(error)")
         }
         trimOutput()

@@ -23,6 +23,9 @@ public struct Sheet {
     /// True for the view of a whole type: its rows follow the type's (objects inserted appear,
     /// deleted ones stay marked until committed).
     public var showsWholeType = false
+    /// For a frequency table a store counted (paged mode), how many objects it counted (the
+    /// table holds no objects of its own).
+    public var countedTotal: Int?
     /// Opened from the relation graph: going back returns to the graph, at this node.
     public var openedFromGraphNode: Int?
     public var selection = 0
@@ -162,7 +165,7 @@ public struct Sheet {
             if case .reference(let r) = v { return graph.id(of: r).value }
             return v
         case .frequency(_, let rows, let source):
-            return Sheet.frequencyValue(rows, row: row, column: column, total: source.count)
+            return Sheet.frequencyValue(rows, row: row, column: column, total: countedTotal ?? source.count)
         case .pagedFrequency(let table):
             return Sheet.frequencyValue(table.rows, row: row, column: column, total: table.total)
         }

@@ -17,7 +17,8 @@ public enum SourceAnswer: Sendable {
     case count(Int)
     case objects(typeName: String, keys: [ObjectID])
     case projection(columns: [String], rows: [[Value]])
-    case groups(key: String, rows: [(key: Value, count: Int)])
+    /// A frequency table, and how many objects it counted.
+    case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
 }
 
 extension QueryEngine {

@@ -226,7 +226,7 @@ struct PersistPlan {
         }
         switch statement {
         case .group(let q, let by):
-            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses))
+            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses), total: keys.count)
         case .query(let q):
             let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: keys.count)
             if let projection = q.projection {

@@ -267,7 +267,7 @@ struct BenchQuery: ParsableCommand {
         switch result {
         case .objects(_, let refs): return agrees(.objects(typeName: "", keys: refs.map { graph.id(of: $0) }), rows)
         case .count(let n): return agrees(.count(n), rows)
-        case .groups(let key, let groups, _): return agrees(.groups(key: key, rows: groups), rows)
+        case .groups(let key, let groups, let objects): return agrees(.groups(key: key, rows: groups, total: objects.count), rows)
         default: return false
         }
     }
@@ -283,7 +283,7 @@ struct BenchQuery: ParsableCommand {
                 if case .int(let i) = id { return (row[0] as Int64?) == i }
                 return false
             }
-        case .groups(_, let groups):
+        case .groups(_, let groups, _):
             var mine: [String: Int] = [:]
             for g in groups { mine[ValueFormatter.plain(g.key)] = g.count }
             var theirs: [String: Int] = [:]

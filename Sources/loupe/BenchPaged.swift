@@ -35,7 +35,7 @@ struct BenchPaged: ParsableCommand {
             let (source, seconds) = try timed { try PersistPages.open(try StoreFile.openForReading(store.file)) }
             openSeconds.append(seconds)
             let browser = Browser(fileLabel: store.file, formatName: PersistFormat.name)
-            browser.attachPaged(source)
+            browser.attachPaged(source, querySource: PersistQuerySource(pages: source))
             terminal.draw { browser.render(into: &$0) }
             return browser
         }

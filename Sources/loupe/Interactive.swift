@@ -3,6 +3,7 @@ import Synchronization
 import LoupeBrowser
 import LoupeHost
 import LoupeModel
+import LoupeSQL
 import LoupeStore
 import NcursesBackend
 import TerminalKit
@@ -44,7 +45,7 @@ enum Interactive {
                               history: HistoryFile.load(), persistsHistory: true)
         browser.storePath = path
         browser.background = ThreadRunner()   // building a relation index (`I`)
-        browser.attachPaged(source, reason: reason)
+        browser.attachPaged(source, reason: reason, querySource: PersistQuerySource(pages: source))
         try loop(browser, box: LoadBox(), host: nil, isLoaded: true)
     }
 

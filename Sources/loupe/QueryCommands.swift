@@ -248,7 +248,7 @@ struct Browse: ParsableCommand {
             if let source = try pagedSource(path) {
                 let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: PersistFormat.name,
                                       theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
-                browser.attachPaged(source.pages, reason: source.reason)
+                browser.attachPaged(source.pages, reason: source.reason, querySource: PersistQuerySource(pages: source.pages))
                 try writeScreen(browser, steps)
                 return
             }

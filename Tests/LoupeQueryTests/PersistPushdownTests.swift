@@ -147,7 +147,7 @@ final class PersistPushdownTests: XCTestCase {
         case .count(let n): return "count \(n)"
         case .objects(let type, let refs): return "\(type?.name.rawValue ?? "-"): " + refs.map { graph.id(of: $0).description }.joined(separator: " ")
         case .projection(let columns, let rows, _): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
-        case .groups(let key, let rows, _): return key + "\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
+        case .groups(let key, let rows, let objects): return key + " of \(objects.count)\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
         case .message(let m): return m
         }
     }
@@ -157,7 +157,7 @@ final class PersistPushdownTests: XCTestCase {
         case .count(let n): return "count \(n)"
         case .objects(let type, let keys): return "\(type): " + keys.map(\.description).joined(separator: " ")
         case .projection(let columns, let rows): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
-        case .groups(let key, let rows): return key + "\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
+        case .groups(let key, let rows, let total): return key + " of \(total)\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
         }
     }
 }
