@@ -209,8 +209,7 @@ extension Browser {
         guard let pages else { message = "I builds a relation index for paged mode; this store is loaded whole"; return }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
         guard pages.offersRelationIndex else {
-            message = pages.notes.contains { $0.contains("no relation index") }
-                ? "no place for an index: the cache is off (LOUPE_CACHE_DIR=off)" : "the relations are indexed already"
+            message = pages.relationIndexBuilt ? "Loupe's relation index is built already" : "no place for an index: the cache is off (LOUPE_CACHE_DIR=off)"
             return
         }
         let task = RunningTask(line: Browser.indexTaskLine, isLoad: true, verb: "indexing")
@@ -224,7 +223,7 @@ extension Browser {
     /// Says how building the index ended; windows read through it from now on.
     func finishRelationIndex(_ result: Result<Void, any Error>, cancelled: Bool) {
         switch result {
-        case .success: message = "relation index built in Loupe's cache: pages read relation rows by key"
+        case .success: message = "relation index built in Loupe's cache: pages and statements read relation rows by key"
         case .failure where cancelled: message = "index cancelled: nothing was kept"
         case .failure(let error): message = "cannot build the index: \(error)"
         }

@@ -63,6 +63,8 @@ public protocol PageSource: AnyObject {
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }
+    /// True when that index is built (in Loupe's cache, fresh for the file).
+    var relationIndexBuilt: Bool { get }
     /// Builds that index (off the UI thread), reporting rows copied; `isCancelled` stops it.
     func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws
 }

@@ -31,10 +31,16 @@ final class PersistTranslation: PredicateTranslation {
     /// whether the member holds only numbers (or nothing).
     private var extracted: [String: (sql: String, onlyNumbers: Bool)] = [:]
 
-    init(graph: ObjectGraph, db: Database, pages: PersistPages, relationTable: String, plain: [Int: Set<String>]) {
+    /// The relations (`source type NUL name`) whose rows all come from that type's objects and
+    /// point at objects of its one target type (``RelationShape/exclusive``): hops over them
+    /// need no join to tell.
+    let exclusive: Set<String>
+
+    init(graph: ObjectGraph, db: Database, pages: PersistPages, relationTable: String, plain: [Int: Set<String>], exclusive: Set<String>) {
         self.pages = pages
         self.relationTable = relationTable
         self.plain = plain
+        self.exclusive = exclusive
         super.init(graph: graph, db: db)
     }
 
@@ -56,6 +62,22 @@ final class PersistTranslation: PredicateTranslation {
         return sql.replacingOccurrences(of: "?", with: bind(argument))
     }
 
+    /// The count of one to-many step from the object at hand (`outer`) as a `GROUP BY` over the
+    /// relation rows (`by`: the column at the object's end): the condition that its key is among
+    /// those whose count meets `having`. A name only this step's objects use, with no row to
+    /// nothing, is counted from the rows alone; otherwise only rows whose other end is one of the
+    /// step's objects count.
+    private func groups(of hop: (edge: String, target: String, relation: String, isTarget: String), by: String, other: String,
+                        exclusive: Bool, outer: String) -> (String) -> String {
+        let relations = relationTable
+        return { having in
+            // The other end's keys as one set SQLite makes once (from the type's index), not a
+            // lookup per row.
+            let others = exclusive ? "" : " AND \(hop.edge).\(other) IN (SELECT \(hop.target).id FROM by_type \(hop.target) WHERE \(hop.isTarget))"
+            return "\(outer).id IN (SELECT \(hop.edge).\(by) FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation)\(others) GROUP BY \(hop.edge).\(by) HAVING \(having))"
+        }
+    }
+
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
         var current = start
         var steps = p.steps[...]
@@ -73,7 +95,7 @@ final class PersistTranslation: PredicateTranslation {
         // A path that is one to-many step: its count as a GROUP BY over the relation rows.
         var countGroups: ((String) -> String)?
         // The to-one hops from the outer row while every step so far is one (nil once one is not).
-        var hops: [(from: String, edge: String, target: String, relation: String, isTarget: String)]? = []
+        var hops: [(from: String, edge: String, target: String, relation: String, isTarget: String, type: Int, exclusive: Bool)]? = []
 
         /// Enters one hop: relation rows `edge` (their `near` end at the object at hand) and the
         /// objects `target` at their `far` end.
@@ -125,15 +147,14 @@ final class PersistTranslation: PredicateTranslation {
                     guard column.targetTypes.count == 1 else { return nil }
                     let from = current.alias
                     let hop = enter(column.targetTypes[0], relation: column.name, near: "from_id", far: "to_id", many: column.isToMany)
+                    let exclusive = self.exclusive.contains("\(type.index)\u{0}\(column.name)")
                     if column.isToMany {
                         if steps.count == 1 {
-                            countGroups = { having in
-                                "\(from).id IN (SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) JOIN by_type \(hop.target) ON \(hop.target).id = \(hop.edge).to_id AND \(hop.isTarget) WHERE \(hop.edge).relation = \(hop.relation) GROUP BY \(hop.edge).from_id HAVING \(having))"
-                            }
+                            countGroups = groups(of: hop, by: "from_id", other: "to_id", exclusive: exclusive, outer: from)
                         }
                         hops = nil
                     } else if toMany == 0 {
-                        hops?.append((from, hop.edge, hop.target, hop.relation, hop.isTarget))
+                        hops?.append((from, hop.edge, hop.target, hop.relation, hop.isTarget, column.targetTypes[0], exclusive))
                     }
                 } else {
                     return nil
@@ -144,9 +165,8 @@ final class PersistTranslation: PredicateTranslation {
                 let to = current.alias
                 let hop = enter(source.index, relation: source.relations[r].name, near: "to_id", far: "from_id", many: true)
                 if steps.count == 1 {
-                    countGroups = { having in
-                        "\(to).id IN (SELECT \(hop.edge).to_id FROM \(relations) \(hop.edge) JOIN by_type \(hop.target) ON \(hop.target).id = \(hop.edge).from_id AND \(hop.isTarget) WHERE \(hop.edge).relation = \(hop.relation) GROUP BY \(hop.edge).to_id HAVING \(having))"
-                    }
+                    let exclusive = self.exclusive.contains("\(source.index)\u{0}\(source.relations[r].name)")
+                    countGroups = groups(of: hop, by: "to_id", other: "from_id", exclusive: exclusive, outer: to)
                 }
                 hops = nil
             case .id:
@@ -185,12 +205,21 @@ final class PersistTranslation: PredicateTranslation {
             guard let value else { return nil }
             var operand = Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion)
             if let hops, !hops.isEmpty {
-                operand.semiJoin = (value.sql, value.conversion, { condition in
-                    var inner = condition
-                    for hop in hops.reversed() {
-                        inner = "\(hop.from).id IN (SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) JOIN by_type \(hop.target) ON \(hop.target).id = \(hop.edge).to_id AND \(hop.isTarget) WHERE \(hop.edge).relation = \(hop.relation) AND \(inner))"
+                operand.semiJoin = (value.sql, value.conversion, { [unowned self] condition in
+                    // The objects at the far end that pass, then hop by hop back, the keys of the
+                    // objects whose row reaches one: sets SQLite makes once, not per outer row.
+                    let last = hops[hops.count - 1]
+                    var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND \(condition)"
+                    for (i, hop) in hops.enumerated().reversed() {
+                        reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation) AND \(hop.edge).to_id IN (\(reached))"
+                        // Rows of a name some other type's objects have too, or rows from nothing:
+                        // only the keys of this hop's own objects go on.
+                        if i > 0, !hop.exclusive {
+                            let alias = self.newAlias()
+                            reached = "SELECT \(alias).id FROM by_type \(alias) WHERE \(self.isType(hops[i - 1].type, alias)) AND \(alias).id IN (\(reached))"
+                        }
                     }
-                    return inner
+                    return "\(hops[0].from).id IN (\(reached))"
                 })
             }
             return .scalar(operand)

@@ -139,25 +139,40 @@ public final class PersistPages: PageSource, Sendable {
     /// The ``SideIndex`` of the relation rows, when the store has no index of its own and one was
     /// built (now or before).
     private let side: Mutex<DatabaseQueue?>
+    private let sideBuilt: Mutex<Bool>
     var sideIndex: DatabaseQueue? { side.withLock { $0 } }
 
     /// True when the store has no relation index, none is in Loupe's cache, and one can be built there.
-    public var offersRelationIndex: Bool { !hasRelationIndexes && sideIndex == nil && SideIndex.isAvailable(for: file) }
+    /// True when there is no side index and one can be built (windows read through it when the
+    /// store has no relation index of its own; statements always do).
+    public var offersRelationIndex: Bool { !hasSideIndex && SideIndex.isAvailable(for: file) }
+    /// True when a fresh ``SideIndex`` of the store is in Loupe's cache.
+    var hasSideIndex: Bool { sideBuilt.withLock { $0 } }
+    public var relationIndexBuilt: Bool { hasSideIndex }
 
     /// Builds the relation index in Loupe's cache (``SideIndex``) and reads relation rows through
     /// it from then on.
     public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
-        try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled)
+        try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled) { db in
+            try self.exactRelations(on: db, relationTable: "relations").map { shapes in
+                shapes.map { SideIndex.StoredShape(source: self.types[$0.source].name, name: $0.name, toMany: $0.toMany,
+                                                   targets: $0.targets.map { self.types[$0].name }, exclusive: $0.exclusive) }
+            }
+        }
         guard let queue = SideIndex.open(for: file) else {
             throw StoreError(.busy, path: file.path, reason: "the file changed since it was opened; reopen it")
         }
-        side.withLock { $0 = queue }
+        sideBuilt.withLock { $0 = true }
+        if !hasRelationIndexes { side.withLock { $0 = queue } } else { try? queue.close() }
     }
 
     private init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int, stamp: FileStamp) {
         self.file = file
         self.openedStamp = stamp
-        self.side = Mutex(hasRelationIndexes ? nil : SideIndex.open(for: file))
+        let side = SideIndex.open(for: file)
+        self.sideBuilt = Mutex(side != nil)
+        if hasRelationIndexes { try? side?.close() }
+        self.side = Mutex(hasRelationIndexes ? nil : side)
         self.edgesPerObject = edgesPerObject
         self.types = types
         self.schemaIsExact = schemaIsExact

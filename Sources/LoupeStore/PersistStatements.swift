@@ -11,6 +11,9 @@ public struct RelationShape: Sendable, Equatable {
     public let name: String
     public let toMany: Bool
     public let targets: [Int]
+    /// True when every row of this name comes from an object of `source` and points at an
+    /// object of its one target type: a hop over it needs no join to tell.
+    public let exclusive: Bool
 }
 
 /// Reads one member of Persist documents as a load holds it: the member's last value in a JSON
@@ -52,6 +55,16 @@ extension PersistPages {
     /// The caller keeps the answer: it holds until the file changes.
     public func exactRelations(on db: Database, relationTable: String) throws -> [RelationShape]? {
         guard !types.contains(where: \.storedAsBytes) else { return nil }
+        // Read when the side index was built, while it describes the file.
+        if hasSideIndex, let kept = SideIndex.shapes(for: file) {
+            let index = Dictionary(types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+            let shapes = kept.compactMap { s -> RelationShape? in
+                guard let source = index[s.source] else { return nil }
+                let targets = s.targets.compactMap { index[$0] }
+                return targets.count == s.targets.count ? RelationShape(source: source, name: s.name, toMany: s.toMany, targets: targets, exclusive: s.exclusive) : nil
+            }
+            if shapes.count == kept.count { return shapes }
+        }
         // Each object's type by key: a flat table over the keys' span when they are dense (as
         // Persist's rowids are), else a dictionary.
         guard let bounds = try Row.fetchOne(db, sql: "SELECT min(id), max(id), count(*) FROM by_type"),
@@ -74,19 +87,21 @@ extension PersistPages {
             }
             return sparse[id].map { Int($0) - 1 }
         }
-        struct Shape { var targets = Set<Int>(); var toMany = false; var seen = Set<Int64>(); var seenBits: [UInt64] = [] }
-        var names: [String: Int] = [:], nameList: [String] = []
+        struct Shape { var targets = Set<Int>(); var toMany = false; var rows = 0; var seen = Set<Int64>(); var seenBits: [UInt64] = [] }
+        var names: [String: Int] = [:], nameList: [String] = [], rowsNamed: [Int] = []
         var shapes: [Shape] = [], keys: [Int] = [], slot: [Int: Int] = [:]   // key: relation name number << 16 | source type
         let cursor = try Row.fetchCursor(db, sql: "SELECT from_id, to_id, relation FROM \(relationTable)")
         while let row = try cursor.next() {
             guard case .int64(let from) = (row[0] as DatabaseValue).storage, case .int64(let to) = (row[1] as DatabaseValue).storage,
                   case .string(let name) = (row[2] as DatabaseValue).storage else { return nil }
-            guard let source = typeIndex(of: from), let target = typeIndex(of: to) else { continue }
             let n = names[name] ?? {
                 nameList.append(name)
+                rowsNamed.append(0)
                 names[name] = nameList.count - 1
                 return nameList.count - 1
             }()
+            rowsNamed[n] += 1
+            guard let source = typeIndex(of: from), let target = typeIndex(of: to) else { continue }
             let key = n << 16 | source
             let s = slot[key] ?? {
                 shapes.append(Shape(seenBits: dense ? [UInt64](repeating: 0, count: (span + 63) / 64) : []))
@@ -95,6 +110,7 @@ extension PersistPages {
                 return shapes.count - 1
             }()
             shapes[s].targets.insert(target)
+            shapes[s].rows += 1
             if shapes[s].toMany { continue }
             if dense {
                 let i = Int(from - low), bit: UInt64 = 1 << UInt64(i & 63)
@@ -104,10 +120,11 @@ extension PersistPages {
                 shapes[s].seen = []
             }
         }
-        var found: [String: (source: Int, name: String, toMany: Bool, targets: Set<Int>)] = [:]
+        var found: [String: (source: Int, name: String, toMany: Bool, targets: Set<Int>, exclusive: Bool)] = [:]
         for (key, shape) in zip(keys, shapes) {
             let (source, name) = (key & 0xFFFF, nameList[key >> 16])
-            found[types[source].name + "\u{0}" + name] = (source, name, shape.toMany, shape.targets)
+            found[types[source].name + "\u{0}" + name] = (source, name, shape.toMany, shape.targets,
+                                                           shape.rows == rowsNamed[key >> 16] && shape.targets.count == 1)
         }
         // What Loupe recorded of each relation's kind, and relations it declared without rows.
         let index = Dictionary(types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
@@ -115,13 +132,13 @@ extension PersistPages {
             for row in try Row.fetchAll(db, sql: "SELECT type_name, relation, to_many FROM \(PersistFormat.relationKindsTable)") {
                 guard let type = (row[0] as DatabaseValue).lenientText, let source = index[type], let name = (row[1] as DatabaseValue).lenientText else { continue }
                 let key = type + "\u{0}" + name
-                var shape = found[key] ?? (source, name, false, [])
+                var shape = found[key] ?? (source, name, false, [], false)
                 if (row[2] as DatabaseValue).lenientBool { shape.toMany = true }
                 found[key] = shape
             }
         }
         return found.values.sorted { ($0.source, $0.name) < ($1.source, $1.name) }
-            .map { RelationShape(source: $0.source, name: $0.name, toMany: $0.toMany, targets: $0.targets.sorted()) }
+            .map { RelationShape(source: $0.source, name: $0.name, toMany: $0.toMany, targets: $0.targets.sorted(), exclusive: $0.exclusive) }
     }
 
     /// What the members `names` of type `type`'s documents hold over the whole type (one pass):
@@ -191,8 +208,8 @@ extension PersistPages {
 
     /// Runs `body` on a connection of its own to the file (read-only, outside any transaction, so
     /// that `interrupt` from another thread stops it), with the name of the table of relation rows
-    /// to read: the file's when it has indexes or there is no side index, else the side index's
-    /// copy, attached read-only as `loupe_side`.
+    /// to read: the side index's copy when there is one (attached read-only as `loupe_side`: its
+    /// indexes by relation name serve joins and counts), else the file's.
     public func withStatementConnection<T>(isCancelled: @escaping @Sendable () -> Bool, _ body: (Database, String) throws -> T) throws -> T {
         let reader = try file.makeReader()
         let done = Mutex(false)
@@ -208,7 +225,7 @@ extension PersistPages {
         do {
             return try reader.inDatabase { db in
                 var table = "relations"
-                if !hasRelationIndexes, sideIndex != nil, let location = SideIndex.location(for: file) {
+                if hasSideIndex, let location = SideIndex.location(for: file) {
                     try db.execute(sql: "ATTACH DATABASE ? AS loupe_side", arguments: [StoreFile.uri(location, "mode=ro")])
                     table = "loupe_side.relations"
                 }

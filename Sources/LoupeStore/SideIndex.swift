@@ -9,13 +9,15 @@ import LoupeModel
 ///
 /// The index is a SQLite file of its own (`index-<hash>.sqlite` beside the schema cache's
 /// entries) holding a copy of the `relations` table keyed by the store's rowids, with indexes by
-/// `from_id` and by `to_id`, and the store's real path, ``FileStamp``, database header and Loupe's
+/// `from_id` and by `to_id` (what windows look up), by relation name and either end (what
+/// statements join and count, covering), the relations as a whole load finds them
+/// (``RelationShape``, when they can be read exactly), and the store's real path, ``FileStamp``, database header and Loupe's
 /// build: like a cache entry, it is used only while it describes the file as it is. It is built
 /// only when the user asks (paged mode offers it), from one read snapshot, into a temporary name
 /// renamed into place when whole; a failed or cancelled build leaves nothing.
 public enum SideIndex {
     /// The layout of the index file; a change makes older files stale.
-    static let version = 1
+    static let version = 2
 
     /// Where the side index of `file` lives, or nil when caching is off.
     static func location(for file: StoreFile) -> String? {
@@ -44,11 +46,30 @@ public enum SideIndex {
         return queue
     }
 
+    /// One relation as the index keeps it (``RelationShape`` with type names, not positions).
+    public struct StoredShape: Codable, Sendable {
+        let source: String
+        let name: String
+        let toMany: Bool
+        let targets: [String]
+        let exclusive: Bool
+    }
+
+    /// The relations the side index of `file` keeps, if it is fresh and could read them exactly.
+    static func shapes(for file: StoreFile) -> [StoredShape]? {
+        guard let queue = open(for: file) else { return nil }
+        defer { try? queue.close() }
+        guard let text = try? queue.read({ try String.fetchOne($0, sql: "SELECT json FROM shapes") }) else { return nil }
+        return try? JSONDecoder().decode([StoredShape].self, from: Data(text.utf8))
+    }
+
     /// Builds the side index of `file`: every relation row read on one snapshot into a new file,
     /// then the two indexes; `progress(done, total)` as rows are copied; `isCancelled` stops it.
     /// Throws (leaving nothing) when caching is off, the file changes meanwhile, or a write fails.
+    /// `shapes` reads the store's relations (on a connection to the store) once the rows are copied.
     public static func build(for file: StoreFile, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-                             isCancelled: @escaping @Sendable () -> Bool = { false }) throws {
+                             isCancelled: @escaping @Sendable () -> Bool = { false },
+                             shapes: (Database) throws -> [StoredShape]? = { _ in nil }) throws {
         guard let location = location(for: file), let path = SchemaCache.realPath(file.path),
               let directory = SchemaCache.directory.withLock({ $0 }) else {
             throw StoreError(.unreadable, path: file.path, reason: "the cache is off (LOUPE_CACHE_DIR=off): there is no place for an index")
@@ -70,6 +91,7 @@ public enum SideIndex {
             try out.execute(sql: """
                 CREATE TABLE relations (rowid_ INTEGER PRIMARY KEY, from_id, to_id, relation);
                 CREATE TABLE loupe_side_index (version INTEGER, build TEXT, path TEXT, stamp BLOB, header BLOB);
+                CREATE TABLE shapes (json TEXT);
                 """)
             let insert = try out.makeStatement(sql: "INSERT INTO relations VALUES (?, ?, ?, ?)")
             try file.read { db in
@@ -85,13 +107,19 @@ public enum SideIndex {
                     }
                 }
             }
+            let read = try file.read { try shapes($0) }
             guard file.stamp() == stamp else { throw StoreError(.busy, path: file.path, reason: "the file changed while it was indexed; try again") }
+            try out.execute(sql: "INSERT INTO shapes VALUES (?)", arguments: [try read.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }])
             try out.execute(sql: "CREATE INDEX side_from ON relations (from_id, rowid_)")
             try out.execute(sql: "CREATE INDEX side_to ON relations (to_id, rowid_)")
+            if isCancelled() { throw StoreError(.unreadable, path: file.path, reason: "the index was cancelled") }
+            try out.execute(sql: "CREATE INDEX side_relation_from ON relations (relation, from_id, to_id)")
+            try out.execute(sql: "CREATE INDEX side_relation_to ON relations (relation, to_id, from_id)")
             try out.execute(sql: "INSERT INTO loupe_side_index VALUES (?, ?, ?, ?, ?)",
                             arguments: [version, SchemaCache.build, path, try JSONEncoder().encode(stamp), Data(header)])
         }
         try target.close()
+        if isCancelled() { throw StoreError(.unreadable, path: file.path, reason: "the index was cancelled") }
         guard rename(temporary, location) == 0 else { throw StoreError(.unreadable, path: location, reason: String(cString: strerror(errno))) }
         done = true
     }

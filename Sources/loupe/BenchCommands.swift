@@ -264,32 +264,44 @@ struct BenchQuery: ParsableCommand {
     /// sorted list has the same objects in the same order (ids); a frequency table the same keys
     /// with the same counts.
     static func agrees(_ result: QueryResult, _ rows: [Row], graph: ObjectGraph) -> Bool {
+        let columns = (0..<(rows.first?.count ?? 0)).map { c in rows.map { $0[c] as DatabaseValue } }
         switch result {
-        case .objects(_, let refs): return agrees(.objects(typeName: "", keys: refs.map { graph.id(of: $0) }), rows)
-        case .count(let n): return agrees(.count(n), rows)
-        case .groups(let key, let groups, let objects): return agrees(.groups(key: key, rows: groups, total: objects.count), rows)
+        case .objects(_, let refs): return agrees(.objects(typeName: "", keys: refs.map { graph.id(of: $0) }), columns)
+        case .count(let n): return agrees(.count(n), columns)
+        case .groups(let key, let groups, let objects): return agrees(.groups(key: key, rows: groups, total: objects.count), columns)
         default: return false
         }
     }
 
+    /// A query's rows as columns (a column of values takes far less memory than rows).
+    static func columns(_ db: Database, sql: String) throws -> [[DatabaseValue]] {
+        var columns: [[DatabaseValue]] = []
+        let cursor = try Row.fetchCursor(db, sql: sql)
+        while let row = try cursor.next() {
+            if columns.isEmpty { columns = Array(repeating: [], count: row.count) }
+            for c in 0..<row.count { columns[c].append(row[c]) }
+        }
+        return columns
+    }
+
     /// True when SQLite's rows say what a ``QuerySource`` answered: the count, the keys in order, or
     /// the frequency table (in any order).
-    static func agrees(_ answer: SourceAnswer, _ rows: [Row]) -> Bool {
+    static func agrees(_ answer: SourceAnswer, _ columns: [[DatabaseValue]]) -> Bool {
+        let rowCount = columns.first?.count ?? 0
         switch answer {
         case .count(let n):
-            return rows.count == 1 && (rows[0][0] as Int?) == n
+            return rowCount == 1 && Int.fromDatabaseValue(columns[0][0]) == n
         case .objects(_, let ids):
-            return ids.count == rows.count && zip(ids, rows).allSatisfy { id, row in
-                if case .int(let i) = id { return (row[0] as Int64?) == i }
+            return ids.count == rowCount && zip(ids, columns.first ?? []).allSatisfy { id, cell in
+                if case .int(let i) = id { return Int64.fromDatabaseValue(cell) == i }
                 return false
             }
         case .groups(_, let groups, _):
             var mine: [String: Int] = [:]
             for g in groups { mine[ValueFormatter.plain(g.key)] = g.count }
             var theirs: [String: Int] = [:]
-            for row in rows {
-                let key = (row[0] as DatabaseValue).isNull ? ValueFormatter.plain(.null) : ((row[0] as String?) ?? "\(row[0] as DatabaseValue)")
-                theirs[key] = row[1]
+            for (key, count) in zip(columns.first ?? [], columns.dropFirst().first ?? []) {
+                theirs[key.isNull ? ValueFormatter.plain(.null) : (String.fromDatabaseValue(key) ?? "\(key)")] = Int.fromDatabaseValue(count)
             }
             return mine == theirs
         default:

@@ -211,7 +211,7 @@ final class PagedBrowsingTests: XCTestCase {
         browser.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
         XCTAssertTrue(browser.pages?.offersRelationIndex == true)
         browser.handle(.key(.character("I")))
-        XCTAssertEqual(browser.message, "relation index built in Loupe's cache: pages read relation rows by key")
+        XCTAssertEqual(browser.message, "relation index built in Loupe's cache: pages and statements read relation rows by key")
         XCTAssertEqual(browser.pages?.notes.contains("relation index from Loupe's cache"), true)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
         for seed in UInt64(27)...30 { try walk(path, seed: seed, count: 100, edgesPerObject: 3, windowRows: 30) }
