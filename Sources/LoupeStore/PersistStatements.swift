@@ -199,6 +199,31 @@ extension PersistPages {
         return builder.finish()
     }
 
+    /// The objects `keys` of type `type`, in that order, as a graph with the store's schema and
+    /// their attributes (no relations): what printing a statement's objects reads. Read by key,
+    /// a few hundred at a time; keys of no object of the type are left out.
+    public func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph {
+        let schema = types.map { ($0.name, $0.attributes, [(name: String, toMany: Bool, targets: [Int])]()) }
+        let builder = PersistFormat.schemaBuilder(schema)
+        let info = types[type]
+        try file.read { db in
+            for chunk in keys.compactMap(\.integerKey).chunked(500) {
+                var documents: [Int64: Row] = [:]
+                let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) AND id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                                                 arguments: StatementArguments([info.stored] + chunk.map(\.databaseValue)))
+                while let row = try cursor.next() { if let id = row[0] as Int64? { documents[id] = row.copy() } }
+                for key in chunk {
+                    guard let row = documents[key] else { continue }
+                    let ref = builder.addObject(type: type, id: .int(key))
+                    for (name, value) in PersistFormat.members(row, at: 1) ?? [] {
+                        builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
+                    }
+                }
+            }
+        }
+        return builder.finish()
+    }
+
     /// The SQL condition that a `by_type` row under `alias` is of type `type`, and the value its
     /// `?` takes.
     public func typeCondition(_ type: Int, alias: String) -> (sql: String, argument: DatabaseValue) {

@@ -22,15 +22,36 @@ struct Query: ParsableCommand {
     @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
     @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
-    @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
+    @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
+    @Option(help: "A Persist file whose whole load would take more than this is answered by SQLite over the file: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    var memoryBudget: MemoryBudget?
 
     func run() throws {
         // Loaded no more than the statement needs (the session parses it again, and reports errors).
-        let parsed = try? Parser.parse(statement)
+        let parsed: LoupeQuery.Statement?
+        do { parsed = try Parser.parse(statement) } catch let error as QueryError {
+            printError(error.render(source: statement))
+            throw ExitCode(2)
+        }
         if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
         // A file is opened once for every attempt below (a WAL file without its `-shm` is copied).
         let file = store.isPostgres ? nil : try StoreFile.openForReading(store.file)
+        // A Persist file too large to load (or --engine sql): SQLite answers over the file.
+        if !commit, engine != .memory, let file, let parsed, let (pages, overBudget) = try persistPages(file) {
+            do {
+                if let answer = try PersistQuerySource(pages: pages).answer(parsed, isCancelled: { false }) {
+                    try write(answer, pages)
+                    return
+                }
+            } catch let error as QueryError {
+                printError(error.render(source: statement))
+                throw ExitCode(2)
+            }
+            let why = "paths into nested values, arithmetic, relations to several types and stores whose rows SQL cannot join as a load does are left to the in-memory engine"
+            if engine == .sql { throw CLIError("SQL cannot answer this statement exactly over this Persist store (\(why)); run it with --engine auto or memory") }
+            if let overBudget { throw CLIError("\(overBudget), and SQL cannot answer this statement exactly over the file (\(why)); raise --memory-budget to load it") }
+        }
         // A relational file or a PostgreSQL database: the database answers, with the engine's
         // semantics, no load.
         if !commit, engine != .memory, let parsed {
@@ -124,6 +145,42 @@ struct Query: ParsableCommand {
         case .load, .commit:
             throw ValidationError("dot-commands run in `loupe repl`")
         }
+    }
+}
+
+extension Query {
+    /// The Persist store `file` read by SQL, when `--engine sql` asks for it or a whole load
+    /// would go over the memory budget (then with the reason); nil for other formats and stores not
+    /// keyed by integers, which load.
+    func persistPages(_ file: StoreFile) throws -> (pages: PersistPages, overBudget: String?)? {
+        let budget = memoryBudget ?? .standard
+        let estimate = MemoryBudget.wholeLoadEstimate(path: store.file)
+        guard engine == .sql || estimate > budget.bytes else { return nil }
+        guard try file.read({ try StoreFormats.detect($0, path: store.file) }) == PersistFormat.self else { return nil }
+        let reason = estimate > budget.bytes ? "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget" : nil
+        do { return (try PersistPages.open(file), reason) } catch let error as StoreError {
+            // Keys that are not integers: loaded whole (as the browser does), unless SQL was asked for.
+            if engine != .sql { return nil }
+            throw CLIError("SQL cannot read this Persist store by key (\(error.reason ?? "\(error)")); run it with --engine auto or memory")
+        }
+    }
+
+    /// Prints what SQL answered over a Persist file; objects are read by key to be printed.
+    func write(_ answer: SourceAnswer, _ pages: PersistPages) throws {
+        let sink = OutputSink(fd: 1)
+        let empty = GraphBuilder(formatName: PersistFormat.name).finish()
+        let toTerminal = isatty(1) == 1
+        switch answer {
+        case .count(let n): QueryResult.count(n).write(format, graph: empty, toTerminal: toTerminal, to: sink)
+        case .projection(let columns, let rows): QueryResult.projection(columns: columns, rows: rows, refs: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
+        case .groups(let key, let rows, _): QueryResult.groups(key: key, rows: rows, objects: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
+        case .objects(let typeName, let keys):
+            guard let t = pages.catalog.firstIndex(where: { $0.name == typeName }) else { break }
+            let graph = try pages.objects(type: t, keys: keys)
+            let refs = (0..<graph.types[t].count).map { ObjectRef(type: t, row: $0) }
+            QueryResult.objects(type: graph.types[t], refs: refs).write(format, graph: graph, toTerminal: toTerminal, to: sink)
+        }
+        sink.flush()
     }
 }
 

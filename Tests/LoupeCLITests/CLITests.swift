@@ -384,6 +384,36 @@ final class CLITests: XCTestCase {
     /// `--paged`, or a whole load over `--memory-budget`, browses a Persist store a window at a
     /// time: the same screen as the loaded graph (the status line says which mode), the file
     /// untouched; other formats and bad sizes are refused in one line.
+    /// `loupe query` on a Persist file over the memory budget (or with --engine sql): SQLite answers
+    /// over the file, in every format, what the loaded graph answers; what does not translate
+    /// says so; the file is never written.
+    func testQueriesOverTheBudgetArePushedDown() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 2_000, seed: 19)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let statements = ["count Loan where book.author.born < 1930", "Book where @links.Loan.book.@count >= 2 sort by title limit 8",
+                          "Loan sort by book.pages desc, id limit 5 select book.title, member.name, renewals", "Loan group by book.language",
+                          "Member where name BEGINSWITH[c] \"a\"", "count Book where titel > 3"]
+        for statement in statements {
+            for format in ["table", "json", "csv"] {
+                let loaded = try loupe(["query", path, statement, "--format", format, "--engine", "memory"])
+                for options in [["--memory-budget", "1K"], ["--engine", "sql"]] {
+                    let pushed = try loupe(["query", path, statement, "--format", format] + options)
+                    XCTAssertEqual(pushed.status, loaded.status, "\(statement) \(options)")
+                    XCTAssertEqual(pushed.stdout, loaded.stdout, "\(statement) \(format) \(options)")
+                    XCTAssertEqual(pushed.stderr, loaded.stderr, "\(statement) \(format) \(options)")
+                }
+            }
+        }
+        let nested = try loupe(["query", path, "Member where address.city == \"Lisboa\"", "--memory-budget", "1K"])
+        XCTAssertEqual(nested.status, 1)
+        XCTAssertTrue(nested.stderr.contains("over the 1 KB memory budget, and SQL cannot answer this statement exactly"), nested.stderr)
+        let sql = try loupe(["query", path, "Member where address.city == \"Lisboa\"", "--engine", "sql"])
+        XCTAssertEqual(sql.status, 1)
+        XCTAssertTrue(sql.stderr.contains("SQL cannot answer this statement exactly over this Persist store"), sql.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "querying never writes")
+    }
+
     func testPagedModeOnTheCommandLine() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 2_000, seed: 9)
