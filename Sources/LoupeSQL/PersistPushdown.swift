@@ -42,8 +42,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
             for (t, names) in reads {
                 let missing = names.subtracting(known.withLock { $0.scanned[t] ?? [] })
                 guard !missing.isEmpty else { continue }
-                let found = try pages.attributeFacts(type: t, names: missing)
-                if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
+                let found = try pages.attributeFacts(type: t, names: missing, isCancelled: isCancelled)
                 known.withLock { k in
                     k.scanned[t, default: []].formUnion(missing)
                     k.kinds[t, default: [:]].merge(found.kinds) { $0.union($1) }
@@ -187,26 +186,7 @@ struct PersistPlan {
             condition = sql
         }
         from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))"
-        var operands: [PredicateTranslation.Operand] = []
-        func scalar(_ e: LoupeQuery.Expression) throws -> Bool {
-            guard case .scalar(let operand)? = try translation.translate(e, scope) else { return false }
-            operands.append(operand)
-            return true
-        }
-        switch statement {
-        case .query(let q):
-            for clause in q.clauses {
-                switch clause {
-                case .sort(let keys): for k in keys { guard try scalar(.path(k.path)) else { return nil } }
-                case .distinct(let paths): for p in paths { guard try scalar(.path(p)) else { return nil } }
-                case .limit: break
-                }
-            }
-            for column in q.projection ?? [] { guard try scalar(column.expression) else { return nil } }
-        case .group(_, let by):
-            guard try scalar(.path(by)) else { return nil }
-        default: break
-        }
+        guard let operands = try translation.clauseOperands(statement, scope) else { return nil }
         self.operands = operands
     }
 

@@ -79,13 +79,8 @@ final class PersistTranslation: PredicateTranslation {
     }
 
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
-        var current = start
-        var steps = p.steps[...]
-        if case .variable(let name)? = steps.first {
-            guard let bound = variables[name.text] else { return nil }
-            current = bound
-            steps = steps.dropFirst()
-        }
+        guard let (origin, steps) = self.start(of: p, at: start) else { return nil }
+        var current = origin
         let relations = relationTable
         var first: String?       // the first hop's tables, entered from the outer row
         var correlation = ""
@@ -177,54 +172,26 @@ final class PersistTranslation: PredicateTranslation {
             }
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
-
-        if let aggregate = p.aggregate {
-            guard let from, toMany > 0 else { return nil }
-            let exact = toMany == 1 && toOneAfterMany == 0
-            switch aggregate {
-            case .count:
-                guard exact else { return nil }
-                var operand = Operand(sql: "(SELECT count(*) \(from))", conversion: .integer)
-                operand.countGroups = countGroups
-                return .scalar(operand)
-            case .sum, .avg, .min, .max:
-                guard let value, exact || aggregate == .min || aggregate == .max else { return nil }
-                switch value.conversion {
-                case .member, .json: break
-                default: return nil
-                }
-                let convert = value.conversion
-                aggregates.append((aggregate, { [unowned self] cell in self.convert(cell, convert) }))
-                let k = aggregates.count - 1
-                return .scalar(Operand(sql: "coalesce((SELECT loupe_aggregate(\(k), \(value.sql)) \(from)), \(-1 - k))", conversion: .aggregated))
-            }
-        }
-        guard let from else { return value.map(Translated.scalar) }
-        if toMany == 0 {
-            // To-one hops: at most one row; none (no target) reads as NULL, as in the engine.
-            guard let value else { return nil }
-            var operand = Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion)
-            if let hops, !hops.isEmpty {
-                operand.semiJoin = (value.sql, value.conversion, { [unowned self] condition in
-                    // The objects at the far end that pass, then hop by hop back, the keys of the
-                    // objects whose row reaches one: sets SQLite makes once, not per outer row.
-                    let last = hops[hops.count - 1]
-                    var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND \(condition)"
-                    for (i, hop) in hops.enumerated().reversed() {
-                        reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation) AND \(hop.edge).to_id IN (\(reached))"
-                        // Rows of a name some other type's objects have too, or rows from nothing:
-                        // only the keys of this hop's own objects go on.
-                        if i > 0, !hop.exclusive {
-                            let alias = self.newAlias()
-                            reached = "SELECT \(alias).id FROM by_type \(alias) WHERE \(self.isType(hops[i - 1].type, alias)) AND \(alias).id IN (\(reached))"
-                        }
+        var reaches: ((String) -> String)?
+        if toMany == 0, let hops, !hops.isEmpty {
+            reaches = { [unowned self] condition in
+                // The objects at the far end that pass, then hop by hop back, the keys of the
+                // objects whose row reaches one: sets SQLite makes once, not per outer row.
+                let last = hops[hops.count - 1]
+                var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND \(condition)"
+                for (i, hop) in hops.enumerated().reversed() {
+                    reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation) AND \(hop.edge).to_id IN (\(reached))"
+                    // Rows of a name some other type's objects have too, or rows from nothing:
+                    // only the keys of this hop's own objects go on.
+                    if i > 0, !hop.exclusive {
+                        let alias = self.newAlias()
+                        reached = "SELECT \(alias).id FROM by_type \(alias) WHERE \(self.isType(hops[i - 1].type, alias)) AND \(alias).id IN (\(reached))"
                     }
-                    return "\(hops[0].from).id IN (\(reached))"
-                })
+                }
+                return "\(hops[0].from).id IN (\(reached))"
             }
-            return .scalar(operand)
         }
-        return .collection(Collection(from: from, value: value, element: value == nil ? current : nil,
-                                      exactMultiplicity: toMany == 1 && toOneAfterMany == 0))
+        return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
+                      countGroups: countGroups, reaches: reaches)
     }
 }

@@ -284,4 +284,82 @@ class PredicateTranslation {
     }
     /// A path from `scope`'s row: a scalar or a collection, or nil (the layout's subclass).
     func path(_ p: Path, _ start: Scope) throws -> Translated? { nil }
+
+    /// The values a statement reads per matching row beside its key: each sort key and distinct
+    /// path, then each projected column, in clause order; or the group key. Nil when one of them
+    /// is not one value in SQL.
+    func clauseOperands(_ statement: LoupeQuery.Statement, _ scope: Scope) throws -> [Operand]? {
+        var operands: [Operand] = []
+        func scalar(_ e: LoupeQuery.Expression) throws -> Bool {
+            guard case .scalar(let operand)? = try translate(e, scope) else { return false }
+            operands.append(operand)
+            return true
+        }
+        switch statement {
+        case .query(let q):
+            for clause in q.clauses {
+                switch clause {
+                case .sort(let keys): for k in keys { guard try scalar(.path(k.path)) else { return nil } }
+                case .distinct(let paths): for p in paths { guard try scalar(.path(p)) else { return nil } }
+                case .limit: break
+                }
+            }
+            for column in q.projection ?? [] { guard try scalar(column.expression) else { return nil } }
+        case .group(_, let by):
+            guard try scalar(.path(by)) else { return nil }
+        default: break
+        }
+        return operands
+    }
+
+    /// Where a path starts: the row at hand, or the object a `SUBQUERY` variable stands for (nil
+    /// for a variable not bound here), and the steps after it.
+    func start(of p: Path, at scope: Scope) -> (Scope, ArraySlice<Step>)? {
+        guard case .variable(let name)? = p.steps.first else { return (scope, p.steps[...]) }
+        guard let bound = variables[name.text] else { return nil }
+        return (bound, p.steps.dropFirst())
+    }
+
+    /// A path whose steps a layout walked, as a value or a collection: `from` the hops' tables (nil
+    /// when the path stays on the row at hand), `toMany` the to-many steps among them and
+    /// `toOneAfterMany` the to-one steps after the first to-many one, `value` the last step's
+    /// value (nil when the path ends on objects), `element` where it ends. `countGroups` is the
+    /// `GROUP BY` form of a count of one to-many step; `reaches`, given a condition on the last
+    /// table, the condition that the row at hand reaches a row where it holds (to-one hops only).
+    func walked(_ p: Path, from: String?, toMany: Int, toOneAfterMany: Int, value: Operand?, element: Scope,
+                countGroups: ((String) -> String)?, reaches: ((String) -> String)?) -> Translated? {
+        if let aggregate = p.aggregate {
+            guard let from, toMany > 0 else { return nil }
+            // Objects reached twice count once in the engine: only one to-many step counts exactly.
+            let exact = toMany == 1 && toOneAfterMany == 0
+            switch aggregate {
+            case .count:
+                guard exact else { return nil }
+                var operand = Operand(sql: "(SELECT count(*) \(from))", conversion: .integer)
+                operand.countGroups = countGroups
+                return .scalar(operand)
+            case .sum, .avg, .min, .max:
+                guard let value, exact || aggregate == .min || aggregate == .max else { return nil }
+                switch value.conversion {
+                case .cell, .member, .json: break
+                case .key, .integer, .aggregated: return nil
+                }
+                let convert = value.conversion
+                aggregates.append((aggregate, { [unowned self] cell in self.convert(cell, convert) }))
+                let k = aggregates.count - 1
+                return .scalar(Operand(sql: "coalesce((SELECT loupe_aggregate(\(k), \(value.sql)) \(from)), \(-1 - k))", conversion: .aggregated))
+            }
+        }
+        // No hop: an attribute or the key of the row at hand.
+        guard let from else { return value.map(Translated.scalar) }
+        if toMany == 0 {
+            // To-one hops: at most one row; none (a missing target) reads as NULL, as in the engine.
+            guard let value else { return nil }
+            var operand = Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion)
+            if let reaches { operand.semiJoin = (value.sql, value.conversion, reaches) }
+            return .scalar(operand)
+        }
+        return .collection(Collection(from: from, value: value, element: value == nil ? element : nil,
+                                      exactMultiplicity: toMany == 1 && toOneAfterMany == 0))
+    }
 }

@@ -125,26 +125,7 @@ struct Plan {
         } else {
             condition = "1"
         }
-        var operands: [SQLTranslation.Operand] = []
-        func scalar(_ e: LoupeQuery.Expression) throws -> Bool {
-            guard case .scalar(let operand)? = try translation.translate(e, scope) else { return false }
-            operands.append(operand)
-            return true
-        }
-        switch statement {
-        case .query(let q):
-            for clause in q.clauses {
-                switch clause {
-                case .sort(let keys): for k in keys { guard try scalar(.path(k.path)) else { return nil } }
-                case .distinct(let paths): for p in paths { guard try scalar(.path(p)) else { return nil } }
-                case .limit: break
-                }
-            }
-            for column in q.projection ?? [] { guard try scalar(column.expression) else { return nil } }
-        case .group(_, let by):
-            guard try scalar(.path(by)) else { return nil }
-        default: break
-        }
+        guard let operands = try translation.clauseOperands(statement, scope) else { return nil }
         self.operands = operands
         // Sorting by plain columns of the row (numbers, ASCII text, no blobs, no dates, or an
         // integer key): SQLite's order is the engine's (NULL first, numbers by value, text by

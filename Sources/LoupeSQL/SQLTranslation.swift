@@ -106,13 +106,8 @@ final class SQLTranslation: PredicateTranslation {
     /// A path from `scope`'s row: a scalar (attributes through to-one relations, or an aggregate
     /// of a collection) or a collection (through backlinks).
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
-        var current = start
-        var steps = p.steps[...]
-        if case .variable(let name)? = steps.first {
-            guard let bound = variables[name.text] else { return nil }
-            current = bound
-            steps = steps.dropFirst()
-        }
+        guard let (origin, steps) = self.start(of: p, at: start) else { return nil }
+        var current = origin
         var first: String?       // `"Table" xN` entered from the outer row
         var correlation = ""
         var joins: [String] = []
@@ -183,44 +178,17 @@ final class SQLTranslation: PredicateTranslation {
             }
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
-
-        if let aggregate = p.aggregate {
-            guard let from, toMany > 0 else { return nil }
-            let exact = toMany == 1 && toOneAfterMany == 0
-            switch aggregate {
-            case .count:
-                guard exact else { return nil }
-                var operand = Operand(sql: "(SELECT count(*) \(from))", conversion: .integer)
-                operand.countGroups = backlinkGroups
-                return .scalar(operand)
-            case .sum, .avg, .min, .max:
-                guard let value, exact || aggregate == .min || aggregate == .max, case .cell = value.conversion else { return nil }
-                let convert = value.conversion
-                aggregates.append((aggregate, { [unowned self] cell in self.convert(cell, convert) }))
-                let k = aggregates.count - 1
-                return .scalar(Operand(sql: "coalesce((SELECT loupe_aggregate(\(k), \(value.sql)) \(from)), \(-1 - k))", conversion: .aggregated))
+        var reaches: ((String) -> String)?
+        if toMany == 0, let hops = integerHops, !hops.isEmpty {
+            reaches = { condition in
+                var inner = condition
+                for hop in hops.reversed() {
+                    inner = "typeof(\(hop.from).\(hop.foreignKey)) IN ('integer', 'real') AND \(hop.from).\(hop.foreignKey) IN (SELECT \(hop.key) FROM \(hop.table) \(hop.alias) WHERE \(inner))"
+                }
+                return inner
             }
         }
-        guard let from else {
-            // No hop: an attribute or the key of the row at hand.
-            return value.map(Translated.scalar)
-        }
-        if toMany == 0 {
-            // To-one hops: at most one row; none (a missing target) reads as NULL, as in the engine.
-            guard let value else { return nil }
-            var operand = Operand(sql: "(SELECT \(value.sql) \(from))", conversion: value.conversion)
-            if let hops = integerHops, !hops.isEmpty {
-                operand.semiJoin = (value.sql, value.conversion, { condition in
-                    var inner = condition
-                    for hop in hops.reversed() {
-                        inner = "typeof(\(hop.from).\(hop.foreignKey)) IN ('integer', 'real') AND \(hop.from).\(hop.foreignKey) IN (SELECT \(hop.key) FROM \(hop.table) \(hop.alias) WHERE \(inner))"
-                    }
-                    return inner
-                })
-            }
-            return .scalar(operand)
-        }
-        return .collection(Collection(from: from, value: value, element: value == nil ? current : nil,
-                                      exactMultiplicity: toMany == 1 && toOneAfterMany == 0))
+        return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
+                      countGroups: backlinkGroups, reaches: reaches)
     }
 }

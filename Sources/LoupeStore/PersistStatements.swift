@@ -147,7 +147,8 @@ extension PersistPages {
     /// of the type is JSON object text, and the name is spelt without escapes and held at most
     /// once in each (SQLite would read a repeated member's first value, the load its last), and its
     /// text has no U+FFFD (which the load makes of what SQLite would hand over otherwise).
-    public func attributeFacts(type: Int, names: Set<String>) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
+    /// `isCancelled` stops the pass (throwing).
+    public func attributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool = { false }) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
         let info = types[type]
         let only = PersistFormat.MemberNames(names)
         var kinds: [String: ValueKind] = [:]
@@ -155,7 +156,10 @@ extension PersistPages {
         var documentsPlain = true
         try file.read { db in
             let cursor = try Row.fetchCursor(db, sql: "SELECT json FROM by_type WHERE \(info.matches)", arguments: [info.stored])
+            var read = 0
             while let row = try cursor.next() {
+                read += 1
+                if read % 16_384 == 0, isCancelled() { throw StoreError(.unreadable, path: file.path, reason: "cancelled") }
                 var here: [String] = []
                 let isObject: Bool? = try? row.withUnsafeData(atIndex: 0) { data in
                     guard let data else { return false }
