@@ -195,6 +195,10 @@ struct PersistPlan {
         if case .count = statement {
             return .count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0)
         }
+        if case .query(let q) = statement, case .sort(let sortKeys)? = q.clauses.first,
+           let prefix = sortKeys.indices.firstIndex(where: { !translation.ordersInSQL(operands[$0]) }) ?? Optional(sortKeys.count), prefix > 0 {
+            return try executeSorted(q, sortKeys, prefix: prefix, db, isCancelled: isCancelled)
+        }
         var keys: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
         let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY a0.id"
@@ -217,6 +221,66 @@ struct PersistPlan {
             return .objects(typeName: typeName, keys: order.map { .int(keys[$0]) })
         default:
             return .count(keys.count)
+        }
+    }
+
+    /// A query whose first clause sorts by keys SQLite orders as the engine does, for its first
+    /// `prefix` keys: SQL sorts by them (then by key, the engine's order for ties), rows come in
+    /// runs that agree on them, and each run is sorted by the other keys here as it ends. Only
+    /// one run's sort values are held at a time, and a `limit` right after the sort stops
+    /// reading at the first run's end that reaches it.
+    private func executeSorted(_ q: Query, _ sortKeys: [SortKey], prefix: Int, _ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
+        let orderBy = (0..<prefix).map { operands[$0].sql + (sortKeys[$0].ascending ? "" : " DESC") } + ["a0.id"]
+        let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY \(orderBy.joined(separator: ", "))"
+        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
+        let rest = Array(q.clauses.dropFirst())
+        var enough = Int.max
+        if case .limit(let n, let offset)? = rest.first { enough = n + offset }
+        var keys: [Int64] = [], later: [[Value]] = Array(repeating: [], count: operands.count - sortKeys.count)
+        var runKeys: [Int64] = [], runPrefix: [DatabaseValue] = [], run: [[Value]] = Array(repeating: [], count: operands.count)
+        func finishRun() {
+            guard !runKeys.isEmpty else { return }
+            let order = prefix < sortKeys.count
+                ? QueryEngine.sortOrder(columns: Array(run[prefix..<sortKeys.count]), ascending: sortKeys[prefix...].map(\.ascending)) : Array(runKeys.indices)
+            for i in order {
+                keys.append(runKeys[i])
+                for c in later.indices { later[c].append(run[sortKeys.count + c][i]) }
+            }
+            runKeys.removeAll(keepingCapacity: true)
+            for c in run.indices { run[c].removeAll(keepingCapacity: true) }
+        }
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(translation.arguments))
+        var read = 0
+        while let row = try cursor.next() {
+            let cells = (0..<prefix).map { row[$0 + 1] as DatabaseValue }
+            if !runKeys.isEmpty, !zip(cells, runPrefix).allSatisfy(Self.sortsEqual) {
+                finishRun()
+                if keys.count >= enough { break }
+            }
+            if runKeys.isEmpty { runPrefix = cells }
+            runKeys.append(row[0])
+            for (i, operand) in operands.enumerated() { run[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
+            read += 1
+            if read % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
+        }
+        finishRun()
+        let (order, next) = QueryEngine.applyClauses(rest, values: later, count: keys.count)
+        if let projection = q.projection {
+            let rows = order.map { i in (next..<next + projection.count).map { later[$0][i] } }
+            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows)
+        }
+        return .objects(typeName: typeName, keys: order.map { .int(keys[$0]) })
+    }
+
+    /// True when SQLite's `ORDER BY` puts two sort values level: equal numbers (an integer and a
+    /// real by value), or two NULLs.
+    static func sortsEqual(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+        switch (a.storage, b.storage) {
+        case (.null, .null): return true
+        case let (.int64(x), .int64(y)): return x == y
+        case let (.double(x), .double(y)): return x == y
+        case let (.int64(x), .double(y)), let (.double(y), .int64(x)): return Double(x) == y && Int64(exactly: y) == x
+        default: return false
         }
     }
 }

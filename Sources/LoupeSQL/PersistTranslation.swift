@@ -51,6 +51,16 @@ final class PersistTranslation: PredicateTranslation {
         return extracted[value.sql]
     }
 
+    /// True when SQLite orders the operand's values as `sort by` does: keys and counts (integers
+    /// or NULL), members `json_extract` reads that hold only numbers (by value, NULL first).
+    func ordersInSQL(_ operand: Operand) -> Bool {
+        switch operand.conversion {
+        case .key, .integer: return true
+        case .json: return extracted[operand.sql]?.onlyNumbers == true
+        case .cell, .member, .aggregated: return false
+        }
+    }
+
     override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
         if case .member(let name) = conversion { return members[name]?.value(in: cell) ?? .null }
         return super.convert(cell, conversion)

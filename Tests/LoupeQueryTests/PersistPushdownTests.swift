@@ -30,6 +30,10 @@ final class PersistPushdownTests: XCTestCase {
         "Loan where due < borrowed", "count Review where book.author.name LIKE \"*a*\"", "Book where id < 400",
         "count Book where @links.Member.favorites.@count > 0", "Publisher where @links.Book.publisher.@min.pages < 60",
         "count Loan where NOT (book.pages > 300)", "Tag where @links.Book.tags.@count BETWEEN {20, 40}",
+        // Sorted by SQL on keys it orders as the engine does, ties by the other keys in runs.
+        "Author sort by died desc, name", "Book sort by price, title limit 5", "Loan sort by renewals desc, book.title limit 12 offset 3",
+        "Book sort by @links.Loan.book.@count desc, title limit 10", "Book sort by pages limit 5 select title, pages",
+        "Book sort by price desc distinct language", "Loan sort by book.author.id, id limit 30", "Author sort by died, born desc limit 40 select name, died, born",
     ]
     /// Statements whose errors must be the engine's.
     static let failing = ["count Book where titel == \"x\"", "Loan where book.pages > \"many\"", "Book where @links.Loan.boook.@count > 1",
