@@ -54,7 +54,8 @@ public final class PersistQuerySource: QuerySource, Sendable {
             // Every name, kind and quantifier error, exactly as the engine reports them.
             _ = try QueryEngine(graph: schema).run(statement)
             let translation = PersistTranslation(graph: schema, db: db, pages: pages, relationTable: relationTable, plain: plain,
-                                                 exclusive: Set(relations.filter(\.exclusive).map { "\($0.source)\u{0}\($0.name)" }))
+                                                 exclusive: Set(relations.filter(\.exclusive).map { "\($0.source)\u{0}\($0.name)" }),
+                                                 typedRows: relationTable != "relations" && pages.sideIndexKnowsTypes)
             SQLPushdown.register(translation, in: db)
             defer { AggregateRegistry.current.withLock { $0 = nil } }
             guard let plan = try PersistPlan(statement, translation) else { return nil }

@@ -35,8 +35,12 @@ final class PersistTranslation: PredicateTranslation {
     /// point at objects of its one target type (``RelationShape/exclusive``): hops over them
     /// need no join to tell.
     let exclusive: Set<String>
+    /// True when the relation rows carry their ends' types (Loupe's relation index): a hop's
+    /// rows are then those of its two types, with no object read to tell.
+    let typedRows: Bool
 
-    init(graph: ObjectGraph, db: Database, pages: PersistPages, relationTable: String, plain: [Int: Set<String>], exclusive: Set<String>) {
+    init(graph: ObjectGraph, db: Database, pages: PersistPages, relationTable: String, plain: [Int: Set<String>], exclusive: Set<String>, typedRows: Bool) {
+        self.typedRows = typedRows
         self.pages = pages
         self.relationTable = relationTable
         self.plain = plain
@@ -78,14 +82,21 @@ final class PersistTranslation: PredicateTranslation {
     /// nothing, is counted from the rows alone; otherwise only rows whose other end is one of the
     /// step's objects count.
     private func groups(of hop: (edge: String, target: String, relation: String, isTarget: String), by: String, other: String,
-                        exclusive: Bool, outer: String) -> (String) -> String {
+                        types: (from: Int, to: Int), exclusive: Bool, outer: String) -> (String) -> String {
         let relations = relationTable
-        return { having in
-            // The other end's keys as one set SQLite makes once (from the type's index), not a
-            // lookup per row.
-            let others = exclusive ? "" : " AND \(hop.edge).\(other) IN (SELECT \(hop.target).id FROM by_type \(hop.target) WHERE \(hop.isTarget))"
+        return { [unowned self] having in
+            // Rows typed at both ends, or the other end's keys as one set SQLite makes once (from
+            // the type's index), not a lookup per row.
+            let others = self.typedRows ? self.typed(hop.edge, types)
+                : exclusive ? "" : " AND \(hop.edge).\(other) IN (SELECT \(hop.target).id FROM by_type \(hop.target) WHERE \(hop.isTarget))"
             return "\(outer).id IN (SELECT \(hop.edge).\(by) FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation)\(others) GROUP BY \(hop.edge).\(by) HAVING \(having))"
         }
+    }
+
+    /// ` AND e.from_type = ? AND e.to_type = ?`: the rows of relation rows `edge` between objects of
+    /// those two types (Loupe's relation index numbers them; NULL for an object not there).
+    private func typed(_ edge: String, _ types: (from: Int, to: Int)) -> String {
+        " AND \(edge).from_type = \(bind(Int64(types.from).databaseValue)) AND \(edge).to_type = \(bind(Int64(types.to).databaseValue))"
     }
 
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
@@ -100,7 +111,7 @@ final class PersistTranslation: PredicateTranslation {
         // A path that is one to-many step: its count as a GROUP BY over the relation rows.
         var countGroups: ((String) -> String)?
         // The to-one hops from the outer row while every step so far is one (nil once one is not).
-        var hops: [(from: String, edge: String, target: String, relation: String, isTarget: String, type: Int, exclusive: Bool)]? = []
+        var hops: [(from: String, edge: String, target: String, relation: String, isTarget: String, types: (from: Int, to: Int), exclusive: Bool)]? = []
 
         /// Enters one hop: relation rows `edge` (their `near` end at the object at hand) and the
         /// objects `target` at their `far` end.
@@ -155,11 +166,11 @@ final class PersistTranslation: PredicateTranslation {
                     let exclusive = self.exclusive.contains("\(type.index)\u{0}\(column.name)")
                     if column.isToMany {
                         if steps.count == 1 {
-                            countGroups = groups(of: hop, by: "from_id", other: "to_id", exclusive: exclusive, outer: from)
+                            countGroups = groups(of: hop, by: "from_id", other: "to_id", types: (type.index, column.targetTypes[0]), exclusive: exclusive, outer: from)
                         }
                         hops = nil
                     } else if toMany == 0 {
-                        hops?.append((from, hop.edge, hop.target, hop.relation, hop.isTarget, column.targetTypes[0], exclusive))
+                        hops?.append((from, hop.edge, hop.target, hop.relation, hop.isTarget, (type.index, column.targetTypes[0]), exclusive))
                     }
                 } else {
                     return nil
@@ -171,7 +182,7 @@ final class PersistTranslation: PredicateTranslation {
                 let hop = enter(source.index, relation: source.relations[r].name, near: "to_id", far: "from_id", many: true)
                 if steps.count == 1 {
                     let exclusive = self.exclusive.contains("\(source.index)\u{0}\(source.relations[r].name)")
-                    countGroups = groups(of: hop, by: "to_id", other: "from_id", exclusive: exclusive, outer: to)
+                    countGroups = groups(of: hop, by: "to_id", other: "from_id", types: (source.index, type.index), exclusive: exclusive, outer: to)
                 }
                 hops = nil
             case .id:
@@ -190,12 +201,13 @@ final class PersistTranslation: PredicateTranslation {
                 let last = hops[hops.count - 1]
                 var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND \(condition)"
                 for (i, hop) in hops.enumerated().reversed() {
-                    reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation) AND \(hop.edge).to_id IN (\(reached))"
+                    let typed = self.typedRows ? self.typed(hop.edge, hop.types) : ""
+                    reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation)\(typed) AND \(hop.edge).to_id IN (\(reached))"
                     // Rows of a name some other type's objects have too, or rows from nothing:
                     // only the keys of this hop's own objects go on.
-                    if i > 0, !hop.exclusive {
+                    if i > 0, !hop.exclusive, !self.typedRows {
                         let alias = self.newAlias()
-                        reached = "SELECT \(alias).id FROM by_type \(alias) WHERE \(self.isType(hops[i - 1].type, alias)) AND \(alias).id IN (\(reached))"
+                        reached = "SELECT \(alias).id FROM by_type \(alias) WHERE \(self.isType(hop.types.from, alias)) AND \(alias).id IN (\(reached))"
                     }
                 }
                 return "\(hops[0].from).id IN (\(reached))"

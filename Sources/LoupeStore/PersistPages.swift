@@ -153,7 +153,8 @@ public final class PersistPages: PageSource, Sendable {
     /// Builds the relation index in Loupe's cache (``SideIndex``) and reads relation rows through
     /// it from then on.
     public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
-        try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled) { db in
+        try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled,
+                            types: (types.map(\.name), { try self.typeLookup($0) })) { db in
             try self.exactRelations(on: db, relationTable: "relations").map { shapes in
                 shapes.map { SideIndex.StoredShape(source: self.types[$0.source].name, name: $0.name, toMany: $0.toMany,
                                                    targets: $0.targets.map { self.types[$0].name }, exclusive: $0.exclusive) }

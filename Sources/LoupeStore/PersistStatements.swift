@@ -65,28 +65,12 @@ extension PersistPages {
             }
             if shapes.count == kept.count { return shapes }
         }
-        // Each object's type by key: a flat table over the keys' span when they are dense (as
-        // Persist's rowids are), else a dictionary.
+        let typeIndex = try typeLookup(db)
+        // Which objects have a row of a relation already: a bit per key over a dense span.
         guard let bounds = try Row.fetchOne(db, sql: "SELECT min(id), max(id), count(*) FROM by_type"),
               let low = bounds[0] as Int64?, let high = bounds[1] as Int64?, let count = bounds[2] as Int? else { return [] }
         let span = Int(clamping: high.subtractingReportingOverflow(low).partialValue) + 1
         let dense = high >= low && span <= 4 * count + 1_024
-        var flat = dense ? [UInt16](repeating: 0, count: span) : []
-        var sparse: [Int64: UInt16] = [:]
-        for (t, info) in types.enumerated() {
-            let cursor = try Int64.fetchCursor(db, sql: "SELECT id FROM by_type WHERE \(info.matches)", arguments: [info.stored])
-            while let id = try cursor.next() {
-                if dense { flat[Int(id - low)] = UInt16(t + 1) } else { sparse[id] = UInt16(t + 1) }
-            }
-        }
-        @inline(__always) func typeIndex(of id: Int64) -> Int? {
-            if dense {
-                guard id >= low, id <= high else { return nil }
-                let t = flat[Int(id - low)]
-                return t == 0 ? nil : Int(t) - 1
-            }
-            return sparse[id].map { Int($0) - 1 }
-        }
         struct Shape { var targets = Set<Int>(); var toMany = false; var rows = 0; var seen = Set<Int64>(); var seenBits: [UInt64] = [] }
         var names: [String: Int] = [:], nameList: [String] = [], rowsNamed: [Int] = []
         var shapes: [Shape] = [], keys: [Int] = [], slot: [Int: Int] = [:]   // key: relation name number << 16 | source type
@@ -101,7 +85,7 @@ extension PersistPages {
                 return nameList.count - 1
             }()
             rowsNamed[n] += 1
-            guard let source = typeIndex(of: from), let target = typeIndex(of: to) else { continue }
+            guard let source = typeIndex(from), let target = typeIndex(to) else { continue }
             let key = n << 16 | source
             let s = slot[key] ?? {
                 shapes.append(Shape(seenBits: dense ? [UInt64](repeating: 0, count: (span + 63) / 64) : []))
@@ -112,7 +96,7 @@ extension PersistPages {
             shapes[s].targets.insert(target)
             shapes[s].rows += 1
             if shapes[s].toMany { continue }
-            if dense {
+            if dense, from >= low, from <= high {
                 let i = Int(from - low), bit: UInt64 = 1 << UInt64(i & 63)
                 if shapes[s].seenBits[i >> 6] & bit != 0 { shapes[s].toMany = true; shapes[s].seenBits = [] } else { shapes[s].seenBits[i >> 6] |= bit }
             } else if !shapes[s].seen.insert(from).inserted {
@@ -139,6 +123,37 @@ extension PersistPages {
         }
         return found.values.sorted { ($0.source, $0.name) < ($1.source, $1.name) }
             .map { RelationShape(source: $0.source, name: $0.name, toMany: $0.toMany, targets: $0.targets.sorted(), exclusive: $0.exclusive) }
+    }
+
+    /// Each object's type (a position in the catalog) by key, read from `by_type` once: a flat
+    /// table over the keys' span when they are dense (as Persist's rowids are), else a dictionary.
+    func typeLookup(_ db: Database) throws -> (Int64) -> Int? {
+        guard let bounds = try Row.fetchOne(db, sql: "SELECT min(id), max(id), count(*) FROM by_type"),
+              let low = bounds[0] as Int64?, let high = bounds[1] as Int64?, let count = bounds[2] as Int? else { return { _ in nil } }
+        let span = Int(clamping: high.subtractingReportingOverflow(low).partialValue) + 1
+        let dense = high >= low && span <= 4 * count + 1_024
+        var flat = dense ? [UInt16](repeating: 0, count: span) : []
+        var sparse: [Int64: UInt16] = [:]
+        for (t, info) in types.enumerated() {
+            let cursor = try Int64.fetchCursor(db, sql: "SELECT id FROM by_type WHERE \(info.matches)", arguments: [info.stored])
+            while let id = try cursor.next() {
+                if dense { flat[Int(id - low)] = UInt16(t + 1) } else { sparse[id] = UInt16(t + 1) }
+            }
+        }
+        if dense {
+            return { [flat] id in
+                guard id >= low, id <= high else { return nil }
+                let t = flat[Int(id - low)]
+                return t == 0 ? nil : Int(t) - 1
+            }
+        }
+        return { [sparse] id in sparse[id].map { Int($0) - 1 } }
+    }
+
+    /// True when the side index numbers its rows' ends by this catalog's types (statements then
+    /// tell a row's types from the row).
+    public var sideIndexKnowsTypes: Bool {
+        hasSideIndex && SideIndex.typeNames(for: file) == types.map(\.name)
     }
 
     /// What the members `names` of type `type`'s documents hold over the whole type (one pass):

@@ -9,15 +9,16 @@ import LoupeModel
 ///
 /// The index is a SQLite file of its own (`index-<hash>.sqlite` beside the schema cache's
 /// entries) holding a copy of the `relations` table keyed by the store's rowids, with indexes by
-/// `from_id` and by `to_id` (what windows look up), by relation name and either end (what
-/// statements join and count, covering), the relations as a whole load finds them
+/// `from_id` and by `to_id` (what windows look up), each row's ends' types (positions in the
+/// catalog, NULL for an object that is not there) and indexes by relation name, both types and
+/// either end (what statements join and count, covering), the relations as a whole load finds them
 /// (``RelationShape``, when they can be read exactly), and the store's real path, ``FileStamp``, database header and Loupe's
 /// build: like a cache entry, it is used only while it describes the file as it is. It is built
 /// only when the user asks (paged mode offers it), from one read snapshot, into a temporary name
 /// renamed into place when whole; a failed or cancelled build leaves nothing.
 public enum SideIndex {
     /// The layout of the index file; a change makes older files stale.
-    static let version = 2
+    static let version = 3
 
     /// Where the side index of `file` lives, or nil when caching is off.
     static func location(for file: StoreFile) -> String? {
@@ -55,6 +56,13 @@ public enum SideIndex {
         let exclusive: Bool
     }
 
+    /// The types the side index of `file` numbered its rows' ends by (positions), if it is fresh.
+    static func typeNames(for file: StoreFile) -> [String]? {
+        guard let queue = open(for: file) else { return nil }
+        defer { try? queue.close() }
+        return try? queue.read { try String.fetchAll($0, sql: "SELECT name FROM types ORDER BY position") }
+    }
+
     /// The relations the side index of `file` keeps, if it is fresh and could read them exactly.
     static func shapes(for file: StoreFile) -> [StoredShape]? {
         guard let queue = open(for: file) else { return nil }
@@ -66,9 +74,12 @@ public enum SideIndex {
     /// Builds the side index of `file`: every relation row read on one snapshot into a new file,
     /// then the two indexes; `progress(done, total)` as rows are copied; `isCancelled` stops it.
     /// Throws (leaving nothing) when caching is off, the file changes meanwhile, or a write fails.
-    /// `shapes` reads the store's relations (on a connection to the store) once the rows are copied.
+    /// `types` gives each end of a row its type (a position in `names`; nil for an object that is
+    /// not there), read on the copy's connection; `shapes` reads the store's relations (on a
+    /// connection to the store) once the rows are copied.
     public static func build(for file: StoreFile, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                              isCancelled: @escaping @Sendable () -> Bool = { false },
+                             types: (names: [String], lookup: (Database) throws -> (Int64) -> Int?)? = nil,
                              shapes: (Database) throws -> [StoredShape]? = { _ in nil }) throws {
         guard let location = location(for: file), let path = SchemaCache.realPath(file.path),
               let directory = SchemaCache.directory.withLock({ $0 }) else {
@@ -89,17 +100,25 @@ public enum SideIndex {
         let target = try DatabaseQueue(path: temporary, configuration: configuration)
         try target.write { out in
             try out.execute(sql: """
-                CREATE TABLE relations (rowid_ INTEGER PRIMARY KEY, from_id, to_id, relation);
+                CREATE TABLE relations (rowid_ INTEGER PRIMARY KEY, from_id, to_id, relation, from_type INTEGER, to_type INTEGER);
                 CREATE TABLE loupe_side_index (version INTEGER, build TEXT, path TEXT, stamp BLOB, header BLOB);
                 CREATE TABLE shapes (json TEXT);
+                CREATE TABLE types (position INTEGER PRIMARY KEY, name TEXT);
                 """)
-            let insert = try out.makeStatement(sql: "INSERT INTO relations VALUES (?, ?, ?, ?)")
+            for (i, name) in (types?.names ?? []).enumerated() { try out.execute(sql: "INSERT INTO types VALUES (?, ?)", arguments: [i, name]) }
+            let insert = try out.makeStatement(sql: "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?)")
             try file.read { db in
+                let typeOf = try types?.lookup(db)
                 let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM relations") ?? 0
                 let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, from_id, to_id, relation FROM relations")
                 var n = 0
+                func type(_ key: DatabaseValue) -> DatabaseValue {
+                    guard let typeOf, case .int64(let id) = key.storage else { return .null }
+                    return typeOf(id).map { Int64($0).databaseValue } ?? .null
+                }
                 while let row = try cursor.next() {
-                    try insert.execute(arguments: [row[0] as DatabaseValue, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue])
+                    let (from, to) = (row[1] as DatabaseValue, row[2] as DatabaseValue)
+                    try insert.execute(arguments: [row[0] as DatabaseValue, from, to, row[3] as DatabaseValue, type(from), type(to)])
                     n += 1
                     if n % 65_536 == 0 {
                         progress(n, total)
@@ -113,8 +132,8 @@ public enum SideIndex {
             try out.execute(sql: "CREATE INDEX side_from ON relations (from_id, rowid_)")
             try out.execute(sql: "CREATE INDEX side_to ON relations (to_id, rowid_)")
             if isCancelled() { throw StoreError(.unreadable, path: file.path, reason: "the index was cancelled") }
-            try out.execute(sql: "CREATE INDEX side_relation_from ON relations (relation, from_id, to_id)")
-            try out.execute(sql: "CREATE INDEX side_relation_to ON relations (relation, to_id, from_id)")
+            try out.execute(sql: "CREATE INDEX side_typed_from ON relations (relation, from_type, to_type, from_id, to_id)")
+            try out.execute(sql: "CREATE INDEX side_typed_to ON relations (relation, from_type, to_type, to_id, from_id)")
             try out.execute(sql: "INSERT INTO loupe_side_index VALUES (?, ?, ?, ?, ?)",
                             arguments: [version, SchemaCache.build, path, try JSONEncoder().encode(stamp), Data(header)])
         }
