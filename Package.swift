@@ -58,7 +58,7 @@ let package = Package(
                                                             .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "LoupeHost", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeSQL", "LoupeTestSupport"],
                     exclude: ["Golden"]),
-        .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport", "DisplayText", "LoupeStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport", "DisplayText", "LoupeStore", "LoupeQuery", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -202,27 +202,32 @@ public final class PersistPages: PageSource, Sendable {
             let indexed = try Self.indexedColumns(db)
             let hasRelationIndexes = indexed["relations"]?.contains("from_id") == true && indexed["relations"]?.contains("to_id") == true
             let hasTypeIndex = indexed["by_type"]?.contains("type_name") == true
-            func pages(_ types: [PagedType], exact: Bool) -> PersistPages {
-                PersistPages(file: file, types: types, schemaIsExact: exact, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex,
-                             edgesPerObject: max(1, edgesPerObject), stamp: stamp)
+            func pages(_ types: [PagedType], exact: Bool) throws -> PersistPages {
+                // A damaged file can list a type twice (its GROUP BY reads a broken b-tree):
+                // types are found by name, so such a catalog is refused.
+                guard Set(types.map(\.name)).count == types.count else {
+                    throw StoreError(.undecodableRow, path: file.path, typeName: "by_type", reason: "the catalog lists a type twice (the file is damaged); it must be loaded whole")
+                }
+                return PersistPages(file: file, types: types, schemaIsExact: exact, hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex,
+                                    edgesPerObject: max(1, edgesPerObject), stamp: stamp)
             }
             func relations(_ cached: [SchemaCache.CachedRelation]) -> [PagedRelation] {
                 cached.map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) }
             }
             // A whole load's entry (its names are text: one repaired from other bytes is read again).
             if let entry, !entry.types.contains(where: { $0.name.contains("\u{FFFD}") }) {
-                return pages(entry.types.map { PagedType(name: $0.name, count: $0.count, stored: $0.name.databaseValue, storedAsBytes: false,
+                return try pages(entry.types.map { PagedType(name: $0.name, count: $0.count, stored: $0.name.databaseValue, storedAsBytes: false,
                                                          attributes: $0.attributes, relations: relations($0.relations)) }, exact: true)
             }
             if let pagedEntry {
-                return pages(pagedEntry.types.map {
+                return try pages(pagedEntry.types.map {
                     PagedType(name: $0.name, count: $0.count, stored: $0.storedBytes.map { Data($0).databaseValue } ?? $0.name.databaseValue,
                               storedAsBytes: $0.storedBytes != nil, attributes: $0.attributes, relations: relations($0.relations))
                 }, exact: false)
             }
             let stored = try PersistFormat.storedTypes(db)
             if let entry, entry.types.map(\.name) == stored.map(\.name), entry.types.map(\.count) == stored.map(\.count) {
-                return pages(zip(stored, entry.types).map { info, cached in
+                return try pages(zip(stored, entry.types).map { info, cached in
                     PagedType(name: info.name, count: info.count, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: cached.attributes,
                               relations: relations(cached.relations))
                 }, exact: true)
@@ -234,7 +239,7 @@ public final class PersistPages: PageSource, Sendable {
                 return SchemaCache.PagedCachedType(name: type.name, count: type.count, storedBytes: bytes, attributes: type.attributes,
                                                    relations: type.relations.map { SchemaCache.CachedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
             }, file: file, stamp: stamp)
-            return pages(types, exact: false)
+            return try pages(types, exact: false)
         }
     }
 

@@ -1,6 +1,7 @@
 import DisplayText
 import Foundation
 import GRDB
+import LoupeQuery
 import LoupeStore
 import LoupeTestSupport
 import XCTest
@@ -157,7 +158,22 @@ final class TmuxTests: XCTestCase {
         try waitFor("row 750/750")
         try keys("Tab", "Enter")
         try waitFor("› author (1)")
-        try keys("q", "q", "q")
+        // Statements through relations and backlinks, answered by SQL over the file.
+        guard case .count(let n) = try QueryEngine(graph: LoadedStore.open(path).graph).run("count Loan where book.author.born < 1930") else { return XCTFail("a count") }
+        try keys(":", "count Loan where book.author.born < 1930", "Enter")
+        // The REPL's line under the statement: its count, once SQL answered.
+        var answered: String?
+        let deadline = Date().addingTimeInterval(10)
+        while answered == nil, Date() < deadline {
+            let lines = try screen().split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "│ ")) }
+            if let echo = lines.firstIndex(where: { $0.hasSuffix("loupe> count Loan where book.author.born < 1930") }), echo + 1 < lines.count,
+               !lines[echo + 1].isEmpty, !lines[echo + 1].hasPrefix("loupe>") { answered = lines[echo + 1] }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertEqual(answered, "\(n)")
+        try keys("Book where @links.Loan.book.@count >= 3 sort by title limit 5", "Enter")
+        try waitFor("5 objects")
+        try keys("Escape", "q", "q", "q", "q")
         let end = try waitFor("TTY-END")
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
         assertTerminalRestored(end)

@@ -10,8 +10,8 @@ import LoupeStore
 /// JSON; then statements through relations and backlinks go to both engines, and when SQL
 /// answers (``SQLPushdown``) its JSON must be the in-memory engine's; on a Persist store the
 /// schema cache entry the load left must give `schema`, `show` and projected statements as the
-/// loaded graph gives them, and paged mode's windows must describe objects as the loaded graph
-/// does. A crash, trap, hang or disagreement is a finding; refusing the file with an error is
+/// loaded graph gives them, paged mode's windows must describe objects as the loaded graph does,
+/// and statements SQL answers over the paged store must be answered as in memory. A crash, trap, hang or disagreement is a finding; refusing the file with an error is
 /// expected.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -123,6 +123,7 @@ enum FileFuzz {
         SchemaCache.directory.withLock { $0 = directory }
         let exact = try? PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: 5)
         for pages in [sampled, exact].compactMap({ $0 }) {
+            if compare { compareQuerySource(graph, pages: pages) }
             for (t, entry) in pages.catalog.enumerated() {
                 for range in [0..<min(entry.count, 25), max(0, entry.count - 25)..<entry.count] {
                     guard let keys = try? pages.keys(type: t, range: range), let window = try? pages.window(keys: keys) else { continue }
@@ -139,6 +140,49 @@ enum FileFuzz {
                     }
                 }
             }
+        }
+    }
+
+    /// Statements answered by SQL over the paged store (``PersistQuerySource``, as paged mode and
+    /// `loupe query` over the budget ask it) against the in-memory engine: the same counts, keys
+    /// in the same order, rows and groups; errors on both sides.
+    static func compareQuerySource(_ graph: ObjectGraph, pages: PersistPages) {
+        let source = PersistQuerySource(pages: pages)
+        for statement in statements(graph) {
+            guard let parsed = try? Parser.parse(statement) else { continue }
+            let memory: String
+            do { memory = describe(try QueryEngine(graph: graph).run(parsed), graph) } catch { memory = "error: \(error)" }
+            let sql: String
+            do {
+                guard let answer = try source.answer(parsed, isCancelled: { false }) else { continue }
+                sql = describe(answer)
+            } catch is StoreError {
+                continue   // SQL refused the file; the caller says so
+            } catch {
+                sql = "error: \(error)"
+            }
+            if sql != memory, !sql.hasPrefix("error: ") || !memory.hasPrefix("error: ") {
+                fatalError("SQL over the paged store disagrees on \(statement)\nSQL:    \(sql)\nmemory: \(memory)")
+            }
+        }
+    }
+
+    static func describe(_ result: QueryResult, _ graph: ObjectGraph) -> String {
+        switch result {
+        case .count(let n): return "count \(n)"
+        case .objects(_, let refs): return refs.map { graph.id(of: $0).description }.joined(separator: " ")
+        case .projection(let columns, let rows, _): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+        case .groups(let key, let rows, let objects): return key + " of \(objects.count)\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
+        case .message(let m): return m
+        }
+    }
+
+    static func describe(_ answer: SourceAnswer) -> String {
+        switch answer {
+        case .count(let n): return "count \(n)"
+        case .objects(_, let keys): return keys.map(\.description).joined(separator: " ")
+        case .projection(let columns, let rows): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+        case .groups(let key, let rows, let total): return key + " of \(total)\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
         }
     }
 
