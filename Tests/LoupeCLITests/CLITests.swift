@@ -160,9 +160,14 @@ final class CLITests: XCTestCase {
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("SQL cannot answer this statement exactly"), refused.stderr)
         XCTAssertEqual(try loupe(["query", chinook, arithmetic]).stdout, "260\n")
-        let persist = try loupe(["query", try Shared.copyFromCheckout("sample-data/library.sqlite"), "count Book", "--engine", "sql"])
-        XCTAssertNotEqual(persist.status, 0)
-        XCTAssertTrue(persist.stderr.contains("plain relational SQLite files"), persist.stderr)
+        // A Persist store: answered by SQL over the file; a framework store is not.
+        let library = try Shared.copyFromCheckout("sample-data/library.sqlite")
+        let persist = try loupe(["query", library, "count Book where author.born < 1950", "--engine", "sql"])
+        XCTAssertEqual(persist.status, 0, persist.stderr)
+        XCTAssertEqual(persist.stdout, try loupe(["query", library, "count Book where author.born < 1950", "--engine", "memory"]).stdout)
+        let coreData = try loupe(["query", try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite"), "count Recipe", "--engine", "sql"])
+        XCTAssertNotEqual(coreData.status, 0)
+        XCTAssertTrue(coreData.stderr.contains("plain relational SQLite files and Persist stores"), coreData.stderr)
         // A misspelt name reads the same from either engine.
         let misspelt = try loupe(["query", chinook, "Track where Nmae == 1", "--engine", "sql"])
         XCTAssertEqual(misspelt.status, 2)
