@@ -22,6 +22,8 @@ public final class PersistQuerySource: QuerySource, Sendable {
     private struct Known {
         /// The store's relations, once read (`.some(nil)`: they cannot be joined exactly).
         var relations: [RelationShape]??
+        /// Every relation name the rows use (lowercased), once read.
+        var relationNames: Set<String>?
         /// Per type, the kinds of the names read so far (a name no object holds is absent) and
         /// which names were read.
         var kinds: [Int: [String: ValueKind]] = [:]
@@ -36,18 +38,26 @@ public final class PersistQuerySource: QuerySource, Sendable {
     public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
         guard statement.pushdownRoot != nil, statement.namesRead != nil else { return nil }
         return try pages.withStatementConnection(isCancelled: isCancelled) { db, relationTable -> SourceAnswer? in
-            guard let relations = try relations(db, relationTable) else { return nil }
             // The kinds of what the statement reads, over each whole type.
-            let reads = AttributeReads.of(statement, in: pages.schemaGraph(relations: relations, kinds: [:]))
-            for (t, names) in reads {
-                let missing = names.subtracting(known.withLock { $0.scanned[t] ?? [] })
-                guard !missing.isEmpty else { continue }
-                let found = try pages.attributeFacts(type: t, names: missing, isCancelled: isCancelled)
-                known.withLock { k in
-                    k.scanned[t, default: []].formUnion(missing)
-                    k.kinds[t, default: [:]].merge(found.kinds) { $0.union($1) }
-                    k.plain[t, default: []].formUnion(found.plain)
+            func scan(_ reads: [Int: Set<String>]) throws {
+                for (t, names) in reads {
+                    let missing = names.subtracting(known.withLock { $0.scanned[t] ?? [] })
+                    guard !missing.isEmpty else { continue }
+                    let found = try pages.attributeFacts(type: t, names: missing, isCancelled: isCancelled)
+                    known.withLock { k in
+                        k.scanned[t, default: []].formUnion(missing)
+                        k.kinds[t, default: [:]].merge(found.kinds) { $0.union($1) }
+                        k.plain[t, default: []].formUnion(found.plain)
+                    }
                 }
+            }
+            let relations: [RelationShape]
+            if known.withLock({ $0.relations == nil }), try readsOnlyAttributes(statement, db, relationTable, scan) {
+                relations = []   // no relation can matter to it: the store's are not read
+            } else {
+                guard let exact = try self.relations(db, relationTable) else { return nil }
+                relations = exact
+                try scan(AttributeReads.of(statement, in: pages.schemaGraph(relations: relations, kinds: [:])))
             }
             let (kinds, plain) = known.withLock { ($0.kinds, $0.plain) }
             let schema = pages.schemaGraph(relations: relations, kinds: kinds)
@@ -62,6 +72,33 @@ public final class PersistQuerySource: QuerySource, Sendable {
             let answer = try plan.execute(db, isCancelled: isCancelled)
             for test in translation.valueTests { try test.check() }
             return answer
+        }
+    }
+
+    /// True when the statement's relations cannot matter to its answer or its errors, so that the
+    /// store's relations need not be read first (a pass over every relation row): no name it uses
+    /// is any relation's name (those are read once: one pass over the names alone), and every
+    /// name its paths start with is an attribute of its type that some object holds (so no error
+    /// suggests a relation). `scan` reads the kinds of those attributes.
+    private func readsOnlyAttributes(_ statement: LoupeQuery.Statement, _ db: Database, _ relationTable: String,
+                                     _ scan: ([Int: Set<String>]) throws -> Void) throws -> Bool {
+        guard let names = statement.namesRead, names.linkTypes.isEmpty else { return false }
+        let relationNames: Set<String>
+        if let kept = known.withLock({ $0.relationNames }) { relationNames = kept } else {
+            let read = Set(try String.fetchAll(db, sql: "SELECT DISTINCT CAST(relation AS TEXT) FROM \(relationTable) WHERE relation IS NOT NULL").map { $0.lowercased() })
+            known.withLock { $0.relationNames = read }
+            relationNames = read
+        }
+        guard names.names.allSatisfy({ !relationNames.contains($0.lowercased()) }) else { return false }
+        let attributesOnly = pages.schemaGraph(relations: [], kinds: [:])
+        guard let root = attributesOnly.type(named: names.type.text) else { return false }
+        let reads = AttributeReads.of(statement, in: attributesOnly)
+        try scan(reads)
+        let found = known.withLock { $0.kinds[root.index] ?? [:] }
+        let schema = pages.schemaGraph(relations: [], kinds: [root.index: found])
+        let type = schema.types[root.index]
+        return (reads[root.index] ?? []).allSatisfy { name in
+            type.attribute(named: name).map { found[type.attributes[$0].name] != nil } ?? false
         }
     }
 

@@ -27,8 +27,7 @@ final class PersistTranslation: PredicateTranslation {
     /// (``PersistPages/attributeFacts(type:names:)``).
     let plain: [Int: Set<String>]
     /// Members read with SQLite's `json_extract`, by the operand's SQL (and for a document, the
-    /// member's name): the expression, and
-    /// whether the member holds only numbers (or nothing).
+    /// member's name): the expression, and whether the member holds only numbers (or nothing).
     private var extracted: [String: (sql: String, onlyNumbers: Bool)] = [:]
 
     /// The relations (`source type NUL name`) whose rows all come from that type's objects and
