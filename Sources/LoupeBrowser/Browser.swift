@@ -32,6 +32,10 @@ public final class Browser {
     public internal(set) var pages: PageSource?
     /// What answers statements over the store in paged mode (SQL over the file), if anything.
     public internal(set) var querySource: (any QuerySource)?
+    /// In paged mode, true once the REPL said that `I` makes slow statements faster.
+    var hintedRelationIndex = false
+    /// In paged mode, a statement that takes longer than this says (once) that `I` helps.
+    public var relationIndexHintSeconds = 2.0
     /// In paged mode, how many rows a window reads around what a screen shows.
     public var pagedWindowRows = 300
     /// Why the store is paged, for the status line (nil: asked for).
@@ -714,7 +718,8 @@ public final class Browser {
             return true
         case .answered(let result):
             running = nil
-            finishPagedStatement(line: task.line, result, cancelled: task.cancellation.isCancelled)
+            finishPagedStatement(line: task.line, result, cancelled: task.cancellation.isCancelled,
+                                 seconds: Double(DispatchTime.now().uptimeNanoseconds - task.started.uptimeNanoseconds) / 1e9)
             return true
         default: break
         }

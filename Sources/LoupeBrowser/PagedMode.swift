@@ -434,7 +434,16 @@ extension Browser {
     }
 
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.
-    func finishPagedStatement(line: String, _ result: Result<PagedAnswer, any Error>, cancelled: Bool) {
+    /// A statement that took `seconds` (more than ``relationIndexHintSeconds``) on a store without
+    /// Loupe's relation index says once that `I` builds it.
+    func finishPagedStatement(line: String, _ result: Result<PagedAnswer, any Error>, cancelled: Bool, seconds: Double = 0) {
+        defer {
+            if case .success = result, !cancelled, seconds > relationIndexHintSeconds, pages?.offersRelationIndex == true, !hintedRelationIndex {
+                hintedRelationIndex = true
+                replOutput.append(String(format: "(%.1f s: I builds Loupe's relation index, which statements through relations read faster)", seconds))
+                trimOutput()
+            }
+        }
         switch result {
         case .success where cancelled: replOutput.append("cancelled")
         case .success(.count(let n)): replOutput.append("\(n)")

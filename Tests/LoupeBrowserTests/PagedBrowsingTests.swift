@@ -173,6 +173,17 @@ final class PagedBrowsingTests: XCTestCase {
             let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
             XCTAssertEqual(paged.replOutput.last, answer, statement)
         }
+        // A slow statement on a store without Loupe's relation index says, once, that `I` helps.
+        let saved = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-hint-\(UUID().uuidString)" }
+        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let hinted = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        let hintPages = try PersistPages.open(try StoreFile.openForReading(path))
+        hinted.attachPaged(hintPages, querySource: PersistQuerySource(pages: hintPages))
+        hinted.relationIndexHintSeconds = 0
+        hinted.run("count Book")
+        hinted.run("count Loan")
+        XCTAssertEqual(hinted.replOutput.filter { $0.contains("I builds Loupe's relation index") }.count, 1, hinted.replOutput.joined(separator: "\n"))
         // Relation rows SQL cannot join as a load does (a name stored as bytes): own attributes
         // are still answered a chunk at a time; the rest says why not.
         try HostileFiles.addAwkwardPersistRows(path)
