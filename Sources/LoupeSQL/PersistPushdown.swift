@@ -69,6 +69,8 @@ public final class PersistQuerySource: QuerySource, Sendable {
             SQLPushdown.register(translation, in: db)
             defer { AggregateRegistry.current.withLock { $0 = nil } }
             guard let plan = try PersistPlan(statement, translation) else { return nil }
+            // Asked to stop while the schema was read: nothing more is read.
+            if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
             let answer = try plan.execute(db, isCancelled: isCancelled)
             for test in translation.valueTests { try test.check() }
             return answer

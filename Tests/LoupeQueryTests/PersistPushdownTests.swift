@@ -45,6 +45,17 @@ final class PersistPushdownTests: XCTestCase {
         try compare(path)
     }
 
+    /// Ctrl-C: a statement asked to stop throws instead of answering, and the source answers the
+    /// next one.
+    func testCancelledStatementsStop() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 20_000, seed: 43)
+        let source = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)))
+        XCTAssertThrowsError(try source.answer(try Parser.parse("Book where title CONTAINS \"a\""), isCancelled: { true }))
+        guard case .count(let n)? = try source.answer(try Parser.parse("count Book"), isCancelled: { false }) else { return XCTFail("a count") }
+        XCTAssertEqual(n, try LoadedStore.open(path).graph.type(named: "Book")?.count)
+    }
+
     /// Persist's own files: no index at all; then a side index in Loupe's cache.
     func testWithoutIndexesThenWithTheSideIndex() throws {
         let path = try Shared.temporaryPath()
