@@ -166,7 +166,9 @@ extension Query {
     }
 
     /// Prints what SQL answered over a Persist file; objects are read by key to be printed.
-    func write(_ answer: SourceAnswer, _ pages: PersistPages) throws {
+    func write(_ answer: SourceAnswer, _ pages: PersistPages) throws { try Query.write(answer, pages, format: format) }
+
+    static func write(_ answer: SourceAnswer, _ pages: PersistPages, format: OutputFormat) throws {
         let sink = OutputSink(fd: 1)
         let empty = GraphBuilder(formatName: PersistFormat.name).finish()
         let toTerminal = isatty(1) == 1
@@ -194,8 +196,17 @@ struct Repl: ParsableCommand {
         abstract: "A line REPL: statements and dot-commands, one per line (reads stdin when it is not a terminal).")
     @OptionGroup var store: StoreArgument
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
+    @Option(help: "A Persist file whose whole load would take more than this is answered by SQLite over the file, statement by statement: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    var memoryBudget: MemoryBudget?
 
     func run() throws {
+        if !store.isPostgres, MemoryBudget.wholeLoadEstimate(path: store.file) > (memoryBudget ?? .standard).bytes {
+            let file = try StoreFile.openForReading(store.file)
+            if try file.read({ try StoreFormats.detect($0, path: store.file) }) == PersistFormat.self, let pages = try? PersistPages.open(file) {
+                try Repl.pagedLoop(pages, label: URL(fileURLWithPath: store.file).lastPathComponent, budget: memoryBudget ?? .standard, format: format)
+                return
+            }
+        }
         let host: SessionHost
         let graph: ObjectGraph, banner: String
         do {
@@ -206,6 +217,60 @@ struct Repl: ParsableCommand {
             banner = "Loupe \(DisplayText.escaped(opened.label)) — \(opened.formatName), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
         }
         try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
+    }
+
+    /// The REPL over a Persist store too large to load: each statement answered by SQLite over
+    /// the file (``PersistQuerySource``) as `loupe query` answers it over the budget; `.types`
+    /// lists the catalog, `.quit` leaves; what needs the whole graph says so. Ctrl-C stops the
+    /// statement that runs.
+    static func pagedLoop(_ pages: PersistPages, label: String, budget: MemoryBudget, format: OutputFormat) throws {
+        let source = PersistQuerySource(pages: pages)
+        let interactive = isatty(0) == 1
+        if interactive {
+            print("Loupe \(DisplayText.escaped(label)) — Persist, \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: statements are answered by SQLite over the file. .quit to leave.")
+        }
+        let running = Mutex<Cancellation?>(nil)
+        signal(SIGINT, SIG_IGN)
+        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupts.setEventHandler {
+            if let cancellation = running.withLock({ $0 }) { cancellation.cancel() } else { Foundation.exit(130) }
+        }
+        interrupts.resume()
+        defer { interrupts.cancel() }
+        var failures = 0
+        while true {
+            if interactive { print("loupe> ", terminator: ""); fflush(nil) }
+            guard let line = readLine(strippingNewline: true) else { break }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            if [".quit", ".exit", ".q"].contains(text) { break }
+            if text == ".types" {
+                let sink = OutputSink(fd: 1)
+                ResultTable(columns: ["type", "count"], rows: pages.catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
+                sink.flush()
+                continue
+            }
+            func fail(_ message: String) { printError(message); failures += 1 }
+            let statement: LoupeQuery.Statement
+            do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
+            let cancellation = Cancellation()
+            running.withLock { $0 = cancellation }
+            defer { running.withLock { $0 = nil } }
+            do {
+                guard let answer = try source.answer(statement, isCancelled: { cancellation.isCancelled }) else {
+                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, edits and dot-commands other than .types and .quit); reopen with a larger --memory-budget")
+                    continue
+                }
+                try Query.write(answer, pages, format: format)
+            } catch let error as QueryError {
+                fail(error.render(source: text))
+            } catch where cancellation.isCancelled {
+                fail("error: cancelled")
+            } catch {
+                fail("error: \(error)")
+            }
+        }
+        if !interactive && failures > 0 { throw ExitCode(1) }
     }
 
     static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {

@@ -410,6 +410,17 @@ final class CLITests: XCTestCase {
                 }
             }
         }
+        // `loupe repl` over the budget: each statement answered the same way, as the loaded REPL prints it.
+        let script = statements.joined(separator: "\n") + "\n"
+        let loadedRepl = try loupe(["repl", path, "--format", "json"], stdin: script)
+        let pagedRepl = try loupe(["repl", path, "--format", "json", "--memory-budget", "1K"], stdin: script)
+        XCTAssertEqual(pagedRepl.stdout, loadedRepl.stdout)
+        XCTAssertEqual(pagedRepl.stderr, loadedRepl.stderr)
+        XCTAssertEqual(pagedRepl.status, loadedRepl.status)
+        let types = try loupe(["repl", path, "--memory-budget", "1K"], stdin: ".types\nMember where address.city == \"Lisboa\"\n.quit\n")
+        XCTAssertTrue(types.stdout.contains("Loan"), types.stdout)
+        XCTAssertTrue(types.stderr.contains("this one needs the whole graph"), types.stderr)
+        XCTAssertEqual(types.status, 1)
         let nested = try loupe(["query", path, "Member where address.city == \"Lisboa\"", "--memory-budget", "1K"])
         XCTAssertEqual(nested.status, 1)
         XCTAssertTrue(nested.stderr.contains("over the 1 KB memory budget, and SQL cannot answer this statement exactly"), nested.stderr)
