@@ -229,14 +229,8 @@ struct Repl: ParsableCommand {
         if interactive {
             print("Loupe \(DisplayText.escaped(label)) — Persist, \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: statements are answered by SQLite over the file. .quit to leave.")
         }
-        let running = Mutex<Cancellation?>(nil)
-        signal(SIGINT, SIG_IGN)
-        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupts.setEventHandler {
-            if let cancellation = running.withLock({ $0 }) { cancellation.cancel() } else { Foundation.exit(130) }
-        }
-        interrupts.resume()
-        defer { interrupts.cancel() }
+        let interrupts = StatementInterrupts()
+        defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
         while true {
             if interactive { print("loupe> ", terminator: ""); fflush(nil) }
@@ -253,9 +247,8 @@ struct Repl: ParsableCommand {
             func fail(_ message: String) { printError(message); failures += 1 }
             let statement: LoupeQuery.Statement
             do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
-            let cancellation = Cancellation()
-            running.withLock { $0 = cancellation }
-            defer { running.withLock { $0 = nil } }
+            let cancellation = interrupts.begin()
+            defer { interrupts.end() }
             do {
                 guard let answer = try source.answer(statement, isCancelled: { cancellation.isCancelled }) else {
                     fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, edits and dot-commands other than .types and .quit); reopen with a larger --memory-budget")
@@ -279,15 +272,8 @@ struct Repl: ParsableCommand {
         session.host = host
         let interactive = isatty(0) == 1
         if interactive { print(banner) }
-        // Ctrl-C stops the statement that runs; at the prompt it leaves.
-        let running = Mutex<Cancellation?>(nil)
-        signal(SIGINT, SIG_IGN)
-        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupts.setEventHandler {
-            if let cancellation = running.withLock({ $0 }) { cancellation.cancel() } else { Foundation.exit(130) }
-        }
-        interrupts.resume()
-        defer { interrupts.cancel() }
+        let interrupts = StatementInterrupts()
+        defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
         var warnedAtEnd = false
         // On a terminal: line editing, history and completion; else lines as they come.
@@ -313,15 +299,42 @@ struct Repl: ParsableCommand {
                 }
                 break
             }
-            let cancellation = Cancellation()
-            running.withLock { $0 = cancellation }
+            let cancellation = interrupts.begin()
             let reply = session.execute(line, cancellation: cancellation)
-            running.withLock { $0 = nil }
+            interrupts.end()
             if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
             if let error = reply.error { printError(error); failures += 1 }
         }
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
+}
+
+/// Ctrl-C at a line REPL: stops the statement that runs (between ``begin()`` and ``end()``); at
+/// the prompt it leaves (exit 130). Ctrl-C is handled so for as long as the value lives.
+final class StatementInterrupts: @unchecked Sendable {
+    private let running = Mutex<Cancellation?>(nil)
+    private let source: any DispatchSourceSignal
+
+    init() {
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { [unowned self] in
+            if let cancellation = self.running.withLock({ $0 }) { cancellation.cancel() } else { Foundation.exit(130) }
+        }
+        source.resume()
+    }
+
+    deinit { source.cancel() }
+
+    /// A statement starts: Ctrl-C cancels it from now on.
+    func begin() -> Cancellation {
+        let cancellation = Cancellation()
+        running.withLock { $0 = cancellation }
+        return cancellation
+    }
+
+    /// The statement ended: Ctrl-C leaves again.
+    func end() { running.withLock { $0 = nil } }
 }
 
 struct Sample: ParsableCommand {
