@@ -222,7 +222,7 @@ struct Repl: ParsableCommand {
     /// The REPL over a Persist store too large to load: each statement answered by SQLite over
     /// the file (``PersistQuerySource``) as `loupe query` answers it over the budget; `.types`
     /// lists the catalog, `.quit` leaves; what needs the whole graph says so. Ctrl-C stops the
-    /// statement that runs.
+    /// statement that runs. On a terminal, lines are edited as in the loaded REPL.
     static func pagedLoop(_ pages: PersistPages, label: String, budget: MemoryBudget, format: OutputFormat) throws {
         let source = PersistQuerySource(pages: pages)
         let interactive = isatty(0) == 1
@@ -232,9 +232,19 @@ struct Repl: ParsableCommand {
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
+        // On a terminal: line editing, history and completion (types and their attributes as the
+        // schema knows them); else lines as they come.
+        let schema = pages.schemaGraph(relations: [], kinds: [:])
+        let reader = interactive && isatty(1) == 1 ? LineReader(completion: { text, cursor in
+            Completion.complete(text, cursor: cursor, graph: schema, currentType: nil)
+        }) : nil
         while true {
-            if interactive { print("loupe> ", terminator: ""); fflush(nil) }
-            guard let line = readLine(strippingNewline: true) else { break }
+            let next: String?
+            if let reader { next = reader.readLine() } else {
+                if interactive { print("loupe> ", terminator: ""); fflush(nil) }
+                next = readLine(strippingNewline: true)
+            }
+            guard let line = next else { break }
             let text = line.trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
             if [".quit", ".exit", ".q"].contains(text) { break }

@@ -233,6 +233,26 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(status.isEmpty || status.contains(") Z "), "Loupe still runs after its terminal closed: \(status)")
     }
 
+    /// `loupe repl` on a Persist file over the memory budget: statements answered by SQL over the
+    /// file, the line edited as in the loaded REPL (Tab completes from the schema, Up recalls).
+    func testPagedReplOnATerminal() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 2_000, seed: 6)
+        guard case .count(let n) = try QueryEngine(graph: LoadedStore.open(path).graph).run("count Loan where book.pages > 300") else { return XCTFail("a count") }
+        try start(path, subcommand: "repl --memory-budget 1K", width: 100, height: 20)
+        try waitFor("over the 1 KB memory budget")
+        try keys("count Lo", "Tab")
+        try waitFor("loupe> count Loan")
+        try keys(" where book.pages > 300", "Enter")
+        try waitFor("loupe> count Loan where book.pages > 300\n\(n)\n")
+        try keys("Up")
+        try waitFor("\(n)\nloupe> count Loan where book.pages > 300")
+        try keys("C-c", "C-d")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
+    }
+
     /// `loupe repl` on a terminal edits its line: Tab completes from the schema, Up recalls,
     /// Ctrl-C clears the line, Ctrl-D leaves with the terminal as it was.
     func testLoupeReplEditsItsLineOnATerminal() throws {
