@@ -108,24 +108,7 @@ final class PagedBrowsingTests: XCTestCase {
             "Review where text MATCHES \".*[0-9].*\"", "Book where title LIKE \"*a*\"", "count Odd where TRUEPREDICATE",
             "Book where titel == \"x\"", "Member where address.city.nothing == 1", "count Loan where renewals.@count > 1",
         ]
-        for statement in statements {
-            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-            whole.attach(graph)
-            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-            paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
-            for browser in [whole, paged] {
-                browser.run(statement)
-                browser.handle(.key(.character("j")))
-            }
-            var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
-            whole.render(into: &a)
-            paged.render(into: &b)
-            if let y = zip(a.lines.prefix(20), b.lines.prefix(20)).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-                XCTFail("\(statement), line \(y):\n whole: \(a.lines[y])\n paged: \(b.lines[y])")
-            }
-            let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
-            XCTAssertEqual(paged.replOutput.last, answer, statement)
-        }
+        for statement in statements { try assertSameAnswer(statement, graph: graph, path: path, pushedDown: false) }
         // Relations, backlinks, sorting and projections need the whole graph.
         let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
@@ -151,27 +134,12 @@ final class PagedBrowsingTests: XCTestCase {
             "Book where pages > 500", "Book where autor.name == \"x\"", "Book group by language",
         ]
         for statement in statements {
-            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-            whole.attach(graph)
-            let pages = try PersistPages.open(try StoreFile.openForReading(path))
-            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-            paged.attachPaged(pages, querySource: PersistQuerySource(pages: pages))
-            for browser in [whole, paged] {
-                browser.run(statement)
-                browser.handle(.key(.character("j")))
-            }
-            var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
-            whole.render(into: &a)
-            paged.render(into: &b)
-            // A projection's rows hold values only in paged mode: its breadcrumb and detail
-            // pane do not show each row's object; the types and records panes are the same.
+            // A projection's rows hold values only in paged mode: its breadcrumb and detail pane
+            // do not show each row's object; the types and records panes are the same.
             let projects = statement.contains(" select ")
-            let screen = { (buffer: Buffer) in buffer.lines.prefix(20).dropFirst(projects ? 1 : 0).map { projects ? String(Array($0).prefix(82)) : $0 } }
-            if let y = zip(screen(a), screen(b)).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-                XCTFail("\(statement), line \(y):\n whole: \(screen(a)[y])\n paged: \(screen(b)[y])")
+            try assertSameAnswer(statement, graph: graph, path: path, pushedDown: true) { buffer in
+                buffer.lines.prefix(20).dropFirst(projects ? 1 : 0).map { projects ? String(Array($0).prefix(82)) : $0 }
             }
-            let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
-            XCTAssertEqual(paged.replOutput.last, answer, statement)
         }
         // A slow statement on a store without Loupe's relation index says, once, that `I` helps.
         let saved = SchemaCache.directory.withLock { $0 }
@@ -195,6 +163,32 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertEqual(paged.replOutput.last, "\(n)")
         paged.run("count Loan where book.pages > 100")
         XCTAssertTrue(paged.replOutput.last?.hasPrefix("error: paged mode answers what SQL can say") == true, paged.replOutput.last ?? "")
+    }
+
+    /// Runs `statement` in a browser on the loaded graph and in a paged one (answering with SQL
+    /// over the file when `pushedDown`), one row down after it; their screens (the first 20
+    /// lines, or what `lines` picks of them) and the REPL's last answer must be the same.
+    func assertSameAnswer(_ statement: String, graph: ObjectGraph, path: String, pushedDown: Bool,
+                          lines: (Buffer) -> [String] = { Array($0.lines.prefix(20)) },
+                          file: StaticString = #filePath, line: UInt = #line) throws {
+        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        whole.attach(graph)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.attachPaged(pages, querySource: pushedDown ? PersistQuerySource(pages: pages) : nil)
+        for browser in [whole, paged] {
+            browser.run(statement)
+            browser.handle(.key(.character("j")))
+        }
+        var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
+        whole.render(into: &a)
+        paged.render(into: &b)
+        let (x, y) = (lines(a), lines(b))
+        if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            XCTFail("\(statement), line \(i):\n whole: \(x[i])\n paged: \(y[i])", file: file, line: line)
+        }
+        let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
+        XCTAssertEqual(paged.replOutput.last, answer, statement, file: file, line: line)
     }
 
     /// Persist's own files have no index: each window scans the relation rows (and says so).
