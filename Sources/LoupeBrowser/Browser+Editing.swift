@@ -43,6 +43,7 @@ extension Browser {
 
     /// Stages a step and shows the staged graph; a refusal becomes the message, nothing staged.
     func stage(_ step: EditStep) {
+        if pages != nil { stagePaged(step); return }
         guard let session else { return }
         var pending = session.pending
         do { try pending.stage(step) } catch {
@@ -63,7 +64,7 @@ extension Browser {
             return
         }
         session.replacePending(pending)
-        adopt(pending.graph, remap: false)
+        if pages != nil { pagedChanges?.adopt(pending); refreshPagedViews() } else { adopt(pending.graph, remap: false) }
         message = "\(undo ? "undone" : "redone"): \(step.label)"
     }
 
@@ -114,7 +115,7 @@ extension Browser {
                 openPicker(ref, table.relations[r])
                 return
             }
-        } else if let sheet = current, case .objects = sheet.content {
+        } else if let sheet = current, sheet.showsObjects {
             let columns = sheet.columns(graph: graph)
             guard sheet.column < columns.count else { return }
             let name = columns[sheet.column]
@@ -152,7 +153,14 @@ extension Browser {
     func submitEdit(_ text: String, ref: ObjectRef, attribute: String) {
         guard let graph else { return }
         do {
-            let value = try Editor(graph: graph).typedValue(text, for: ref, attribute: attribute)
+            let value: Value
+            if pages != nil, var changes = pagedChanges {
+                // Checked against what the whole store holds, as a load checks it.
+                defer { pagedChanges = changes }
+                value = try changes.typedValue(text, for: graph.identity(of: ref), attribute: attribute)
+            } else {
+                value = try Editor(graph: graph).typedValue(text, for: ref, attribute: attribute)
+            }
             let label = "update \(graph.table(ref).name) \(whereClause(ref)) set \(attribute) = \(Browser.sourceLiteral(value))"
             stage(EditStep(label: label, edits: [.set(graph.identity(of: ref), attribute: attribute, value: value)]))
             inputMode = .statement
@@ -162,6 +170,7 @@ extension Browser {
             editor.set(text)
             message = "refused: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
         } catch {
+            editor.set(text)
             message = "refused: \(error)"
         }
     }
@@ -197,6 +206,7 @@ extension Browser {
     /// The type the records pane shows.
     var currentType: TypeTable? {
         if case .objects(let type?, _)? = current?.content { return type }
+        if case .paged(let rows)? = current?.content { return rows.type }
         return nil
     }
 
@@ -204,6 +214,11 @@ extension Browser {
 
     func openPicker(_ ref: ObjectRef, _ relation: RelationColumn) {
         guard let graph else { return }
+        if pages != nil {
+            // The candidates are every object of the target types: a store too large to load.
+            message = "paged mode: set \(relation.name) at the REPL (update \(graph.table(ref).name) \(whereClause(ref)) set \(relation.name) = #key)"
+            return
+        }
         let types = relation.foreignKey.map { [$0.targetType] } ?? relation.targetTypes
         guard !types.isEmpty else { message = "\(relation.name) has no known target type yet: set it at the REPL (update … set \(relation.name) = #key)"; return }
         let candidates = types.flatMap { t in graph.types[t].liveRows.map { ObjectRef(type: t, row: $0) } }

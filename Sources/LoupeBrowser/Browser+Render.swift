@@ -16,7 +16,7 @@ extension Browser {
         // Room for a caret error (five lines) when the screen allows.
         var replHeight = h >= 30 ? 9 : h >= 24 ? 7 : 4
         // The types pane as wide as its longest name and count (within a sixth to a third of the screen).
-        let typeRows = pages != nil ? pendingTypes : graph?.types.map { ($0.name.rawValue, $0.count) } ?? []
+        let typeRows = pages != nil ? pagedTypeRows : graph?.types.map { ($0.name.rawValue, $0.count) } ?? []
         let typesNatural = typeRows.map { DisplayText.width(of: DisplayText.fit($0.0, width: 40)) + String($0.1).count + 3 }.max() ?? 16
         var typesWidth = w >= 100 ? min(28, max(16, w / 6, min(typesNatural, w / 4))) : w >= 60 ? min(max(16, typesNatural), w / 3) : 0
         var detailWidth = w >= 100 ? max(30, w * 3 / 10) : w >= 60 ? max(26, w * 2 / 5) : 0
@@ -78,7 +78,7 @@ extension Browser {
         layout.typesBody = inner
         // When every type is read-only (a framework store) the status line says so once instead.
         let allReadOnly = graph?.types.allSatisfy(\.isReadOnly) ?? false
-        let rows: [(String, Int)] = isPreview || pages != nil ? pendingTypes
+        let rows: [(String, Int)] = isPreview ? pendingTypes : pages != nil ? pagedTypeRows
             : graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly && !allReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
@@ -167,7 +167,7 @@ extension Browser {
         rowsReadLastFrame = visibleRows.count
         // With pending changes, each row starts with a marker readable without colour:
         // `+` added, `~` changed, `-` marked for deletion.
-        let changes = pendingChanges?.changes
+        let changes = shownChanges
         let markerWidth = changes == nil ? 0 : 2
         // Widths from the header and the visible rows only.
         // The natural width of each column (header and visible cells, measured up to the pane's
@@ -283,7 +283,7 @@ extension Browser {
             return
         }
         let table = graph.table(ref)
-        let changes = pendingChanges?.changes
+        let changes = shownChanges
         let state = changes.map { $0.isRemoved(ref) ? " (marked for deletion)" : $0.isInserted(ref) ? " (added)" : "" } ?? ""
         let inner = paneBlock(&buffer, area, graph.label(of: ref) + state, .detail)
         layout.detailBody = inner
@@ -449,7 +449,7 @@ extension Browser {
             let c = changes.changes.counts
             parts.append(("pending +\(c.added) ~\(c.changed) -\(c.deleted)", 8))
             pendingHint = "(Ctrl-S commits, U undoes)"
-        } else if pages != nil {
+        } else if pages != nil && pagedChanges == nil {
             parts.append(("read-only", 4))
         } else if let graph, !graph.types.isEmpty, graph.types.allSatisfy(\.isReadOnly) {
             parts.append(("read-only", 4))

@@ -42,7 +42,9 @@ public final class Browser {
     var pagedReason: String?
     /// In paged mode, the link totals read for objects their windows cut, by key.
     var linkTotalsRead: [ObjectID: [ObjectWindow.Link: Int]] = [:]
-    public private(set) var session: ReplSession?
+    /// In paged mode with a host that commits, the staged edits (their base read by key).
+    var pagedChanges: PagedChanges?
+    public internal(set) var session: ReplSession?
     /// What the status line says of the file: `library.sqlite · Persist`.
     public private(set) var fileLabel: String
     public private(set) var formatName: String
@@ -330,7 +332,7 @@ public final class Browser {
     /// Runs one command on the focused pane.
     public func perform(_ command: Command) {
         message = ""
-        if pages != nil, let what = Browser.needsWholeGraph(command) { refusePaged(what); return }
+        if pages != nil, let what = Browser.needsWholeGraph(command), !(pagedChanges != nil && Browser.isEditCommand(command)) { refusePaged(what); return }
         let page = max(1, layout.recordsBody.height - 1)
         switch command {
         case .moveDown: move(by: 1)
@@ -615,10 +617,11 @@ public final class Browser {
     /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
         if pages != nil {
+            if runPagedEdit(line) { return }
             replOutput.append("loupe> " + line)
             if [".quit", ".exit", ".q"].contains(line.trimmingCharacters(in: .whitespaces)) { wantsQuit = true; return }
             if runPaged(line) { return }
-            replOutput.append("error: paged mode answers counts, queries and groups over the store; edits, dot-commands and predicates without a type need the whole graph (reopen with a larger --memory-budget)")
+            replOutput.append("error: paged mode answers counts, queries, groups" + (pagedChanges != nil ? ", edits and .changes/.commit/.undo/.redo/.rollback/.reload" : "") + " over the store; other dot-commands and predicates without a type need the whole graph (reopen with a larger --memory-budget)")
             return
         }
         if isPreview {
@@ -721,6 +724,14 @@ public final class Browser {
             finishPagedStatement(line: task.line, result, cancelled: task.cancellation.isCancelled,
                                  seconds: Double(DispatchTime.now().uptimeNanoseconds - task.started.uptimeNanoseconds) / 1e9)
             return true
+        case .pagedStaged(let revision, let result):
+            running = nil
+            finishPagedStaged(revision: revision, result, line: task.line, cancelled: task.cancellation.isCancelled)
+            return true
+        case .pagedReopened(let result):
+            running = nil
+            finishPagedReopen(result)
+            return true
         default: break
         }
         guard let session else { return false }
@@ -756,12 +767,12 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed, .counted, .found, .answered: break   // handled above
+        case .indexed, .counted, .found, .answered, .pagedStaged, .pagedReopened: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
             if case .success = result {
-                adopt(session.engine.graph, remap: true)
+                if pages != nil { finishPagedCommit() } else { adopt(session.engine.graph, remap: true) }
                 message = reply.output.trimmingCharacters(in: .whitespacesAndNewlines)
                 if quitAfterCommit { wantsQuit = true }
             } else if let error = reply.error {
@@ -909,6 +920,10 @@ final class RunningTask: Sendable {
         case found(String, String, Result<[ObjectID], any Error>)
         /// Paged mode: a statement answered over the store.
         case answered(Result<Browser.PagedAnswer, any Error>)
+        /// Paged mode: an edit statement staged over a copy of the changes as they were at this revision.
+        case pagedStaged(UUID, Result<(PagedChanges, EditStep), any Error>)
+        /// Paged mode: the store opened again, the edits staged over it (and those dropped).
+        case pagedReopened(Result<(PagedChanges, [EditStep]), any Error>)
     }
 
     let line: String

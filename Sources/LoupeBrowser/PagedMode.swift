@@ -16,7 +16,7 @@ public struct PagedRows {
 
     public let source: Source
     /// How many rows the sheet has.
-    public let count: Int
+    public internal(set) var count: Int
     /// The name of the type every row is of (nil: several).
     public let typeName: String?
     /// The position of the window's first row, its keys, and what was read for them.
@@ -78,6 +78,7 @@ extension Browser {
         progress = nil
         pendingTypes = source.catalog
         typeSelection = 0
+        startPagedEditing()
         openType(0)
     }
 
@@ -177,18 +178,26 @@ extension Browser {
         let range = start..<min(rows.count, start + size)
         do {
             let keys: [ObjectID]
+            var inserted: [ObjectIdentity] = []
             switch rows.source {
             case .type(let t):
-                keys = try pages.keys(type: t, range: range, near: rows.keys.isEmpty ? nil : (rows.start, rows.keys))
+                // The store's objects, then those staged as new (after them, as a load shows them).
+                let stored = pages.catalog[t].count
+                let storedRange = range.clamped(to: 0..<stored)
+                let near = Array(rows.keys.prefix(max(0, stored - rows.start)))
+                keys = storedRange.isEmpty ? [] : try pages.keys(type: t, range: storedRange, near: near.isEmpty ? nil : (rows.start, near))
+                if range.upperBound > stored, let new = pagedChanges?.inserted(ofType: pages.catalog[t].name) {
+                    inserted = Array(new[max(0, range.lowerBound - stored)..<min(new.count, range.upperBound - stored)])
+                }
             case .keys(let all):
                 keys = Array(all[range])
             case .link(let origin, let link):
                 keys = try pages.linkKeys(of: origin, link: link, range: range)
             }
-            rows.window = try pages.window(keys: keys)
+            rows.window = try pagedChanges.map { try $0.window(keys: keys, inserted: inserted) } ?? pages.window(keys: keys)
             rows.isRead = true
             rows.start = start
-            rows.keys = keys
+            rows.keys = keys + inserted.map(\.id)
             updateCurrent { $0.content = .paged(rows) }
         } catch {
             message = "cannot read this page: \(error)"
@@ -471,7 +480,7 @@ extension Browser {
     /// command works a page at a time (`F` and sorting a frequency table check the view).
     static func needsWholeGraph(_ command: Command) -> String? {
         switch command {
-        case .editValue, .addObject, .deleteObject, .undoEdit, .redoEdit, .commitChanges: return "editing"
+        case .editValue, .addObject, .deleteObject, .undoEdit, .redoEdit, .commitChanges: return "editing (it needs a store Loupe can write)"
         case .searchForward, .searchNext, .searchPrevious: return "search"
         case .graphMoreHops: return "a graph of more than one hop"
         default: return nil

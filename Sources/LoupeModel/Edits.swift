@@ -125,13 +125,19 @@ public struct PendingChanges: Sendable {
     }
 
     /// The same active steps staged over another base (the file reloaded after another process
-    /// wrote): the steps whose objects still exist are kept; the others are returned, unstaged.
+    /// wrote; in paged mode, a base holding more objects): the steps whose objects still exist
+    /// are kept; the others are returned, unstaged. Undone steps that still apply stay undone
+    /// (redo brings them back); the others are dropped with them, unreported.
     public func rebased(on newBase: ObjectGraph) -> (PendingChanges, dropped: [EditStep]) {
         var rebased = PendingChanges(base: newBase)
         var dropped: [EditStep] = []
         for step in active {
             do { try rebased.stage(step) } catch { dropped.append(step) }
         }
+        let kept = rebased.cursor
+        for step in steps[cursor...] { try? rebased.stage(step) }
+        while rebased.cursor > kept { rebased.cursor -= 1 }
+        if rebased.cursor != rebased.steps.count { rebased.refold() }
         return (rebased, dropped)
     }
 }
@@ -399,6 +405,20 @@ extension ObjectGraph {
                                   lineage: types[t].lineage)
         }
         return ObjectGraph(types: tables, formatName: formatName)
+    }
+
+    /// The same graph with the kinds `kinds` gives (by type name, then attribute name) added to
+    /// those attributes' kinds: what a graph holding some objects of a store knows of what the
+    /// whole store holds (paged mode's edits are checked against it, as a load's are).
+    public func addingKinds(_ kinds: [String: [String: ValueKind]]) -> ObjectGraph {
+        guard !kinds.isEmpty else { return self }
+        return ObjectGraph(types: types.map { t in
+            guard let known = kinds[t.name.rawValue] else { return t }
+            var attributes = t.attributes
+            for i in attributes.indices { if let k = known[attributes[i].name] { attributes[i].kinds.formUnion(k) } }
+            return TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason, keyPolicy: t.keyPolicy, ids: t.ids,
+                             attributes: attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage)
+        }, formatName: formatName)
     }
 
     /// The same graph under another format name, every type read-only for `reason` (a store

@@ -23,11 +23,15 @@ public struct ObjectWindow: Sendable {
     /// order; their links' totals and keys come from the store when asked
     /// (``PageSource/linkTotals(of:)``, ``PageSource/linkKeys(of:link:range:)``).
     public let cut: Set<ObjectID>
+    /// The staged changes applied to the window (paged editing), by the graph's rows: which
+    /// rows are added, changed or marked for deletion. Nil for a window as the store holds it.
+    public let changes: ChangeSet?
 
-    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectID> = []) {
+    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectID> = [], changes: ChangeSet? = nil) {
         self.graph = graph
         self.refs = refs
         self.cut = cut
+        self.changes = changes
     }
 }
 
@@ -60,6 +64,9 @@ public protocol PageSource: AnyObject {
     /// the attributes in `kinds` present with at least those kinds (as in the whole store), until
     /// `body` returns false.
     func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws
+    /// The largest integer key of any object stored (0 when there is none): a new object's key,
+    /// where keys are shared by every type and assigned as max + 1, is one more.
+    func maximumIntegerKey() throws -> Int64
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }

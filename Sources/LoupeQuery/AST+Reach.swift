@@ -1,4 +1,5 @@
 import Foundation
+import LoupeModel
 
 /// What a statement can reach in a graph, read from its tree before any store is loaded: a
 /// one-shot `loupe query` loads only the type a statement reads when that is all it can reach.
@@ -134,5 +135,62 @@ private struct Reach {
         case .links?, .variable?: leavesType = true
         case nil: break
         }
+    }
+}
+
+extension Mutation {
+    /// The type the mutation changes.
+    public var typeName: Name {
+        switch self { case .update(let t, _, _), .insert(let t, _), .delete(let t, _): return t }
+    }
+
+    /// The query that selects the objects an `update` or `delete` changes (every object of the
+    /// type without `where`); nil for `insert`.
+    public var selection: Statement? {
+        switch self {
+        case .update(let t, let p, _), .delete(let t, let p): return .query(Query(type: t, predicate: p))
+        case .insert: return nil
+        }
+    }
+
+    /// The keys the values name (`#12`, `#"k"`, and plain integers and text, which a relation
+    /// takes as keys): the objects an edit over some of a store's objects reads before it is checked.
+    public var namedKeys: [ObjectID] {
+        var out: [ObjectID] = []
+        func visit(_ e: Expression) {
+            switch e {
+            case .literal(.reference(.int(let i)), _), .literal(.integer(let i), _): out.append(.int(i))
+            case .literal(.reference(.string(let s)), _), .literal(.string(let s), _): out.append(.string(s))
+            case .list(let items, _): items.forEach(visit)
+            default: break
+            }
+        }
+        switch self {
+        case .update(_, _, let assignments): assignments.forEach { visit($0.value) }
+        case .insert(_, let fields): fields.forEach { visit($0.1) }
+        case .delete: break
+        }
+        return out
+    }
+
+    /// The names the values' paths start with, when every value reads only the object's own
+    /// attributes, `id` and `@type` (and key literals); nil when one reaches further (`@links`, a
+    /// variable, `SUBQUERY`). A name may still be a relation's, which the caller checks.
+    public var valueNames: Set<String>? {
+        // `#key` literals name objects by key (the edit reads them); only paths matter here.
+        var paths = Reach()
+        func visit(_ e: Expression) {
+            switch e {
+            case .literal: break
+            case .list(let items, _): items.forEach(visit)
+            default: paths.visit(e)
+            }
+        }
+        switch self {
+        case .update(_, _, let assignments): assignments.forEach { visit($0.value) }
+        case .insert(_, let fields): fields.forEach { visit($0.1) }
+        case .delete: break
+        }
+        return paths.leavesType ? nil : paths.allNames
     }
 }

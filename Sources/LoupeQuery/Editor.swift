@@ -18,25 +18,31 @@ import LoupeModel
 public struct Editor {
     public let graph: ObjectGraph
     private let engine: QueryEngine
+    /// The largest key the store holds beyond `graph` (paged mode's graph holds some objects of
+    /// it): a key shared by every type is assigned above both.
+    private let storedKeyMaximum: Int64
 
-    public init(graph: ObjectGraph) {
+    public init(graph: ObjectGraph, storedKeyMaximum: Int64 = 0) {
         self.graph = graph
+        self.storedKeyMaximum = storedKeyMaximum
         engine = QueryEngine(graph: graph)
     }
 
     // MARK: Statements
 
     /// The step a mutation statement stages; `source` is the statement as typed (its label).
-    public func step(for mutation: Mutation, source: String, cancellation: Cancellation? = nil) throws -> EditStep {
+    /// `objects`, when given, are the objects its `where` selects, found by the caller (paged
+    /// mode asks the store); the predicate is then not evaluated here.
+    public func step(for mutation: Mutation, source: String, cancellation: Cancellation? = nil, objects: [ObjectRef]? = nil) throws -> EditStep {
         switch mutation {
         case .update(let typeName, let predicate, let assignments):
-            return try update(typeName, predicate, assignments, source: source, cancellation: cancellation)
+            return try update(typeName, predicate, assignments, source: source, cancellation: cancellation, objects: objects)
         case .insert(let typeName, let fields):
             return try insert(typeName, fields, source: source)
         case .delete(let typeName, let predicate):
             let type = try writable(typeName)
             let compiler = Compiler(graph: graph)
-            let refs = try engine.filter(type, predicate, QueryEngine.Run(compiler: compiler, cancellation: cancellation))
+            let refs = try objects ?? engine.filter(type, predicate, QueryEngine.Run(compiler: compiler, cancellation: cancellation))
             return EditStep(label: source, edits: try deletions(refs, at: typeName.range))
         }
     }
@@ -86,11 +92,11 @@ public struct Editor {
     }
 
     private func update(_ typeName: Name, _ predicate: Predicate?, _ assignments: [Assignment], source: String,
-                        cancellation: Cancellation?) throws -> EditStep {
+                        cancellation: Cancellation?, objects: [ObjectRef]?) throws -> EditStep {
         let type = try writable(typeName)
         let compiler = Compiler(graph: graph)
         let run = QueryEngine.Run(compiler: compiler, cancellation: cancellation)
-        let refs = try engine.filter(type, predicate, run)
+        let refs = try objects ?? engine.filter(type, predicate, run)
         let targets = try assignments.map { try target($0.target, on: type, allowNew: $0.kind == .set) }
         let values = try assignments.map { try compiler.expression($0.value, on: [type.index]) }
         let env = run.environment()
@@ -303,7 +309,7 @@ public struct Editor {
         }
         switch type.keyPolicy {
         case .globalInteger:
-            return .int(nextInteger(graph.types.flatMap(\.ids)))
+            return .int(nextInteger(graph.types.flatMap(\.ids) + [.int(storedKeyMaximum)]))
         case .rowid:
             return .int(nextInteger(type.ids))
         case .column(let name, let autoIncrements):

@@ -134,12 +134,16 @@ public final class PersistPages: PageSource, Sendable {
     /// At most this many objects at the far end of a window's relations get their documents read.
     static let targetDocuments = 2_000
 
+    public func maximumIntegerKey() throws -> Int64 {
+        try file.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM by_type") ?? 0 }
+    }
+
     /// The file's stamp when it was opened (a commit by anyone changes it).
-    let openedStamp: FileStamp
+    public let openedStamp: FileStamp
     /// The ``SideIndex`` of the relation rows, when the store has no index of its own and one was
     /// built (now or before).
-    private let side: Mutex<DatabaseQueue?>
-    private let sideBuilt: Mutex<Bool>
+    let side: Mutex<DatabaseQueue?>
+    let sideBuilt: Mutex<Bool>
     var sideIndex: DatabaseQueue? { side.withLock { $0 } }
 
     /// True when the store has no relation index, none is in Loupe's cache, and one can be built there.
@@ -167,7 +171,7 @@ public final class PersistPages: PageSource, Sendable {
         if !hasRelationIndexes { side.withLock { $0 = queue } } else { try? queue.close() }
     }
 
-    private init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int, stamp: FileStamp) {
+    init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int, stamp: FileStamp) {
         self.file = file
         self.openedStamp = stamp
         let side = SideIndex.open(for: file)

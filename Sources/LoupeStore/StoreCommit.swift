@@ -22,6 +22,14 @@ public enum StoreCommit {
         public let deleted: Int
         public let statements: Int
         public let seconds: Double
+        /// The writes to Persist's `relations` table, in order, with the rowid SQLite gave each
+        /// inserted row: what a copy of the table (``SideIndex``) repeats to stay the file's.
+        public internal(set) var relationWrites: [RelationWrite] = []
+        /// How many objects of each type (by name) the commit added (positive) or deleted (negative).
+        public internal(set) var countChanges: [String: Int] = [:]
+        /// The file's stamp just before the writes (as loaded) and just after the commit.
+        public internal(set) var stampBefore: FileStamp?
+        public internal(set) var stampAfter: FileStamp?
         public var summary: String {
             "committed: \(added) added, \(changed) changed, \(deleted) deleted (\(statements) statement\(statements == 1 ? "" : "s"), \(String(format: "%.3f", seconds)) s)"
         }
@@ -32,6 +40,14 @@ public enum StoreCommit {
             self.statements = statements
             self.seconds = seconds
         }
+    }
+
+    /// One statement written to Persist's `relations` table.
+    public struct RelationWrite: Sendable {
+        public let sql: String
+        public let arguments: [DatabaseValue]
+        /// The rowid of the row an `INSERT` added.
+        public let insertedRowID: Int64?
     }
 
     /// The writer of a format, or the reason the format is not written.
@@ -73,6 +89,8 @@ public enum StoreCommit {
         do { queue = try DatabaseQueue(path: absolute, configuration: config) } catch { throw commitError(error, path: path) }
         defer { try? queue.close() }
         var statements = 0
+        var relationWrites: [RelationWrite] = []
+        var countChanges: [String: Int] = [:]
         do {
             try queue.inTransaction(.immediate) { db in
                 // Holding the write lock: nobody else commits until this transaction ends.
@@ -104,9 +122,19 @@ public enum StoreCommit {
                 }
                 for unit in remaining {
                     try history?.begin(unit, db)
+                    switch unit.kind {
+                    case .create: countChanges[unit.typeName, default: 0] += 1
+                    case .delete: countChanges[unit.typeName, default: 0] -= 1
+                    default: break
+                    }
                     for statement in unit.statements {
                         try db.cachedStatement(sql: statement.sql).execute(arguments: StatementArguments(statement.arguments))
                         statements += 1
+                        if statement.sql.hasPrefix(#"INSERT INTO "relations""#) {
+                            relationWrites.append(RelationWrite(sql: statement.sql, arguments: statement.arguments, insertedRowID: db.lastInsertedRowID))
+                        } else if statement.sql.hasPrefix(#"DELETE FROM "relations""#) {
+                            relationWrites.append(RelationWrite(sql: statement.sql, arguments: statement.arguments, insertedRowID: nil))
+                        }
                     }
                     try history?.end(unit, db)
                 }
@@ -121,7 +149,12 @@ public enum StoreCommit {
         } catch {
             throw commitError(error, path: path)
         }
-        return Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+        var report = Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+        report.relationWrites = relationWrites
+        report.countChanges = countChanges.filter { $0.value != 0 }
+        report.stampBefore = stamp
+        report.stampAfter = FileStamp(path: absolute, watch: watch)
+        return report
     }
 
     /// A failure of the commit in words that say what the user can do; their edits stay pending.

@@ -44,9 +44,12 @@ enum Interactive {
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
         browser.storePath = path
-        browser.background = ThreadRunner()   // building a relation index (`I`)
+        browser.background = ThreadRunner()   // statements, edits, commits, building a relation index (`I`)
+        let host = PagedStoreHost(pages: source) { PersistQuerySource(pages: $0) }
+        browser.host = host
         browser.attachPaged(source, reason: reason, querySource: PersistQuerySource(pages: source))
         try loop(browser, box: LoadBox(), host: nil, isLoaded: true)
+        withExtendedLifetime(host) {}   // the browser holds it weakly
     }
 
     static func run(path: String) throws {

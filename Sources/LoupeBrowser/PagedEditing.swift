@@ -1,0 +1,245 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+
+/// Editing in paged mode: the same keys and statements as over a loaded graph (`e`, `a`, `d`,
+/// `U`, `R`, `Ctrl-S`; `update`, `insert`, `delete`, `.changes`, `.commit`, `.undo`, `.redo`,
+/// `.rollback`, `.reload`), staged in a ``PagedChanges`` whose base holds the objects edits name
+/// (read by key), shown in every window with the changes applied, and committed by the host
+/// (a ``PagedSessionHost``) in one transaction with the same checks against the file.
+extension Browser {
+    /// True for the keys that edit.
+    static func isEditCommand(_ command: Command) -> Bool {
+        switch command {
+        case .editValue, .addObject, .deleteObject, .undoEdit, .redoEdit, .commitChanges: return true
+        default: return false
+        }
+    }
+
+    /// The staged changes as the current view's rows show them: in paged mode, applied to its
+    /// window (by the window's rows); else the pending changes over the loaded graph.
+    var shownChanges: ChangeSet? {
+        guard pages != nil else { return pendingChanges?.changes }
+        if case .paged(let rows)? = current?.content { return rows.window.changes }
+        return nil
+    }
+
+    /// The catalog's types with the counts a commit of the pending changes would leave.
+    var pagedTypeRows: [(String, Int)] {
+        guard let pending = pendingChanges else { return pendingTypes }
+        let changes = pending.changes
+        return pendingTypes.map { entry in
+            guard let type = pending.base.type(named: entry.name), type.name.rawValue == entry.name else { return entry }
+            let (t, stored) = (type.index, type.count)
+            let added = (changes.inserted[t] ?? []).indices.filter { !(changes.removed[t]?.contains(stored + $0) ?? false) }.count
+            let deleted = changes.removed[t]?.rows.filter { $0 < stored }.count ?? 0
+            return (entry.name, entry.count + added - deleted)
+        }
+    }
+
+    /// Starts paged editing when the host can commit to the store (a ``PagedSessionHost``): an
+    /// empty edit base and a session over it for the REPL's dot-commands.
+    func startPagedEditing() {
+        pagedChanges = nil
+        guard let pages, host is PagedSessionHost, let changes = try? PagedChanges(pages: pages) else {
+            session = nil
+            return
+        }
+        pagedChanges = changes
+        let session = ReplSession(graph: changes.pending.graph, mode: .table)
+        session.host = host
+        session.storePath = storePath
+        self.session = session
+    }
+
+    /// Stages a step made by a key (a cell, a deletion) over the store's objects.
+    func stagePaged(_ step: EditStep) {
+        guard var changes = pagedChanges, let session else { refusePaged("editing (it needs a store Loupe can write)"); return }
+        do { try changes.stage(step) } catch {
+            message = "not staged: \(error)"
+            return
+        }
+        pagedChanges = changes
+        session.replacePending(changes.pending)
+        refreshPagedViews()
+        message = "staged: \(step.label) · \(session.pendingSummary)"
+    }
+
+    /// Every paged view read again with the staged changes (a type's count with its new objects).
+    func refreshPagedViews() {
+        guard let pages else { return }
+        for i in stack.indices {
+            guard case .paged(var rows) = stack[i].content else { continue }
+            rows.isRead = false
+            if case .type(let t) = rows.source, t < pages.catalog.count {
+                rows.count = pages.catalog[t].count + (pagedChanges?.inserted(ofType: pages.catalog[t].name).count ?? 0)
+            }
+            stack[i].content = .paged(rows)
+            if stack[i].selection >= rows.count { stack[i].selection = max(0, rows.count - 1) }
+        }
+        ensurePagedWindow(span: max(1, layout.recordsBody.height))
+    }
+
+    /// Runs a line that edits in paged mode: a mutation (its `where` answered by the store, off
+    /// the UI thread), or a dot-command of the pending changes. False for anything else.
+    func runPagedEdit(_ line: String) -> Bool {
+        guard let session, let changes = pagedChanges else { return false }
+        guard let statement = try? Parser.parse(line) else { return false }
+        switch statement {
+        case .mutation(let mutation):
+            replOutput.append("loupe> " + line)
+            guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+            stagePagedStatement(mutation, line: line, over: changes)
+            return true
+        case .dotCommand(let name, _, _):
+            guard case .success(let command) = ReplSession.command(named: name) else { return false }
+            switch command.name {
+            case "changes", "undo", "redo", "rollback":
+                guard case .reply(let reply) = session.begin(line) else { return false }
+                replOutput.append("loupe> " + line)
+                if let error = reply.error { replOutput.append(contentsOf: error.split(separator: "\n").map(String.init)) }
+                replOutput.append(contentsOf: reply.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(reply.output.hasSuffix("\n") ? 1 : 0))
+                pagedChanges?.adopt(session.pending)
+                refreshPagedViews()
+                trimOutput()
+                return true
+            case "commit":
+                replOutput.append("loupe> " + line)
+                guard !session.pending.isEmpty else { replOutput.append("no pending changes"); return true }
+                guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+                commit(session.pending, line: line)
+                return true
+            case "reload":
+                replOutput.append("loupe> " + line)
+                guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+                reopenPaged(changes)
+                return true
+            case "quit" where !session.pending.isEmpty:
+                replOutput.append("loupe> " + line)
+                requestQuit()
+                return true
+            default:
+                return false
+            }
+        default:
+            return false
+        }
+    }
+
+    /// Stages `mutation` off the UI thread: the objects its `where` selects found by the store
+    /// (SQL, or the chunked engine on a type's own attributes), then read and edited over a copy
+    /// of the changes; the UI takes the copy when nothing was staged meanwhile.
+    func stagePagedStatement(_ mutation: Mutation, line: String, over changes: PagedChanges) {
+        guard let pages else { return }
+        let selection = mutation.selection
+        let chunked = selection.flatMap { chunkedStatement($0, pages) }
+        let sql = querySource
+        let revision = changes.pending.revision
+        nonisolated(unsafe) let source = pages
+        let task = RunningTask(line: line, isLoad: true, verb: "staging")
+        start(task) {
+            let result = Result { () throws -> (PagedChanges, EditStep) in
+                var work = changes
+                var selected: [ObjectID]?
+                if let selection {
+                    let answer: PagedAnswer
+                    if let sql, let found = try sql.answer(selection, isCancelled: { task.cancellation.isCancelled }) {
+                        guard case .objects(_, let keys) = found else { throw PagedRefusal("the store did not list objects for this where") }
+                        answer = .keys(typeName: mutation.typeName.text, keys)
+                    } else if let chunked, !task.cancellation.isCancelled {
+                        answer = try Self.answerInChunks(selection, chunked, source, task)
+                    } else {
+                        throw PagedRefusal("paged mode changes the objects SQL can find over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+                    }
+                    guard case .keys(_, let keys) = answer else { throw PagedRefusal("the store did not list objects for this where") }
+                    selected = try work.selected(mutation, storeKeys: keys)
+                }
+                let step = try work.stage(mutation, source: line, selected: selected, cancellation: task.cancellation)
+                return (work, step)
+            }
+            task.finish(.pagedStaged(revision, result))
+        }
+    }
+
+    /// Takes a staged statement's changes (unless something was staged while it ran).
+    func finishPagedStaged(revision: UUID, _ result: Result<(PagedChanges, EditStep), any Error>, line: String, cancelled: Bool) {
+        switch result {
+        case _ where cancelled:
+            replOutput.append("cancelled")
+        case .failure(let error as QueryError):
+            replOutput.append(contentsOf: error.render(source: line).split(separator: "\n").map(String.init))
+        case .failure(let error):
+            replOutput.append("error: \(error)")
+        case .success(let (changes, step)):
+            guard let session, pagedChanges?.pending.revision == revision else {
+                replOutput.append("error: changes were staged while the statement ran; run it again")
+                break
+            }
+            pagedChanges = changes
+            session.replacePending(changes.pending)
+            refreshPagedViews()
+            if step.edits.isEmpty {
+                replOutput.append("nothing to change")
+            } else {
+                replOutput.append("staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s") (\(session.pendingSummary)); .changes shows the writes, .commit writes them")
+                message = "staged: \(step.label)"
+            }
+        }
+        trimOutput()
+    }
+
+    /// After a commit: the store as the host left it (catalog, relation index, statements), a new
+    /// empty edit base, and every view read again.
+    func finishPagedCommit() {
+        guard let host = host as? PagedSessionHost else { return }
+        let (next, sql) = host.pagedStore
+        adoptPagedStore(next, querySource: sql)
+        guard let changes = try? PagedChanges(pages: next) else { pagedChanges = nil; return }
+        pagedChanges = changes
+        session?.replacePending(changes.pending)
+        refreshPagedViews()
+    }
+
+    /// `.reload`: the store opened again off the UI thread and the pending steps staged over it.
+    func reopenPaged(_ changes: PagedChanges) {
+        guard let host = host as? PagedSessionHost else { replOutput.append("error: reloading is not available here"); return }
+        let snapshot = changes
+        let task = RunningTask(line: ".reload", isLoad: true, verb: "reopening")
+        start(task) {
+            let result = Result { () throws -> (PagedChanges, [EditStep]) in
+                try host.reopen()
+                return try snapshot.reopened(on: host.pagedStore.pages)
+            }
+            task.finish(.pagedReopened(result))
+        }
+    }
+
+    func finishPagedReopen(_ result: Result<(PagedChanges, [EditStep]), any Error>) {
+        switch result {
+        case .failure(let error):
+            replOutput.append("error: \(error)")
+        case .success(let (changes, dropped)):
+            guard let host = host as? PagedSessionHost else { return }
+            adoptPagedStore(host.pagedStore.pages, querySource: host.pagedStore.querySource)
+            pagedChanges = changes
+            session?.replacePending(changes.pending)
+            refreshPagedViews()
+            let counts = changes.pages.catalog.reduce(0) { $0 + $1.count }
+            var note = changes.isEmpty ? "" : "; the pending changes are staged again"
+            if !dropped.isEmpty {
+                note = "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
+            }
+            replOutput.append("reloaded: \(changes.pages.catalog.count) types, \(counts) objects" + note)
+        }
+        trimOutput()
+    }
+
+    /// Another state of the same store (after a commit or a reload): the catalog, what answers
+    /// statements, the link totals read; the views keep their places and are read again.
+    private func adoptPagedStore(_ next: PageSource, querySource sql: (any QuerySource)?) {
+        pages = next
+        querySource = sql
+        pendingTypes = next.catalog
+        linkTotalsRead = [:]
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+import Synchronization
+
+/// The store under a paged session (a Persist file browsed a page at a time): previews and
+/// commits the pending changes (over their edit base, ``PagedChanges``) into the file in one
+/// transaction, checked against the file's stamp when it was opened as a loaded session's are;
+/// then carries the catalog and Loupe's relation index forward to the file's new state
+/// (``PersistPages/afterCommit(_:newAttributes:)``) instead of reading the store again.
+public final class PagedStoreHost: PagedSessionHost {
+    private struct State {
+        var pages: PersistPages
+        var querySource: (any QuerySource)?
+        var plan: WritePlan?
+    }
+    private let state: Mutex<State>
+    private let answerer: @Sendable (PersistPages) -> (any QuerySource)?
+
+    /// A host for `pages`; `querySource` makes what answers statements over a state of the store.
+    public init(pages: PersistPages, querySource: @escaping @Sendable (PersistPages) -> (any QuerySource)?) {
+        answerer = querySource
+        state = Mutex(State(pages: pages, querySource: querySource(pages), plan: nil))
+    }
+
+    public var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) {
+        state.withLock { ($0.pages, $0.querySource) }
+    }
+
+    public func reopen() throws {
+        let file = state.withLock { $0.pages.file }
+        let pages = try PersistPages.open(file)
+        let source = answerer(pages)
+        state.withLock { $0 = State(pages: pages, querySource: source, plan: nil) }
+    }
+
+    /// `.reload`: the store opened again; the graph returned is the new edit base's (empty).
+    public func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        try reopen()
+        return try state.withLock { $0.pages }.window(keys: [] as [ObjectID]).graph
+    }
+
+    public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
+        let pages = state.withLock { $0.pages }
+        let plan = try StoreCommit.preview(pending, path: pages.file.path, format: PersistFormat.self)
+        state.withLock { $0.plan = plan }
+        return plan.description(maxLines: maxLines)
+    }
+
+    public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
+        let (pages, planned) = state.withLock { s in
+            defer { s.plan = nil }
+            return (s.pages, s.plan)
+        }
+        let report = try StoreCommit.commit(pending, path: pages.file.path, format: PersistFormat.self, loadedStamp: pages.openedStamp, planned: planned)
+        var newAttributes: [String: [String]] = [:]
+        for (t, names) in pending.changes.newAttributes { newAttributes[pending.base.types[t].name.rawValue] = names }
+        let next = pages.afterCommit(report, newAttributes: newAttributes)
+        let source = answerer(next)
+        state.withLock { $0 = State(pages: next, querySource: source, plan: nil) }
+        return (try next.window(keys: [] as [ObjectID]).graph, report.summary)
+    }
+}

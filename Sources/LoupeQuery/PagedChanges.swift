@@ -1,0 +1,234 @@
+import LoupeModel
+
+/// Edits over a store browsed a page at a time (paged mode), staged, undone and committed as a
+/// loaded session's are: steps of primitive ``Edit``s naming objects by identity, in a
+/// ``PendingChanges``. Its base is not the whole graph but the **edit base**: a window of the
+/// store holding every object an edit names (read by key, with what is around them), grown as
+/// edits name more (the steps are staged again over the larger base). A commit writes from it
+/// as from a loaded graph: each object's document as read, checked against the file.
+///
+/// What a view shows is the store's window with the staged changes applied (``window(keys:inserted:)``).
+/// A statement's `where` is answered by the store (the caller asks it, ``selected(_:storeKeys:)``
+/// adds the staged state): exactly, because a statement whose predicate reaches other objects
+/// is refused while changes are pending (the store would answer it as the file holds them).
+public struct PagedChanges: @unchecked Sendable {
+    /// The store, read by key.
+    public let pages: PageSource
+    /// The edit base: the objects edits named, as the store holds them.
+    public private(set) var base: ObjectWindow
+    /// The keys read into the base, in the order they were first named.
+    public private(set) var baseKeys: [ObjectID] = []
+    private var baseKeySet = Set<ObjectID>()
+    /// The staged changes over the base (with the whole store's kinds of the attributes edited).
+    public private(set) var pending: PendingChanges
+    /// The kinds of value each edited attribute holds over its whole type (by type, then
+    /// attribute name), read once: what values are checked against, as in a load.
+    private var kinds: [String: [String: ValueKind]] = [:]
+    /// The largest key stored: new objects' keys go above it.
+    private var storedKeyMaximum: Int64
+    /// The most objects one statement may change in paged mode (each is read into the edit base).
+    public static let statementLimit = 50_000
+
+    /// No changes yet over `pages`: the base holds no object (only the store's schema).
+    public init(pages: PageSource) throws {
+        self.pages = pages
+        base = try pages.window(keys: [])
+        pending = PendingChanges(base: base.graph)
+        storedKeyMaximum = try pages.maximumIntegerKey()
+    }
+
+    /// True when something is staged.
+    public var isEmpty: Bool { pending.isEmpty }
+
+    // MARK: The edit base
+
+    /// Reads `keys` into the edit base (those not in it yet, and not staged as new objects), and
+    /// the whole store's kinds of `attributes` (type name, attribute name), then stages the
+    /// steps again over the larger base. Throws when a step no longer applies (an object it
+    /// names is gone from the file): nothing changes then.
+    public mutating func include(_ keys: [ObjectID], kindsOf attributes: [(type: String, attribute: String)] = []) throws {
+        let staged = Set(pending.changes.inserted.values.joined())
+        var new: [ObjectID] = []
+        var seen = baseKeySet
+        for key in keys where !staged.contains(key) && seen.insert(key).inserted { new.append(key) }
+        var missing: [String: Set<String>] = [:]
+        for (type, attribute) in attributes where kinds[type]?[attribute] == nil { missing[type, default: []].insert(attribute) }
+        guard !new.isEmpty || !missing.isEmpty else { return }
+        var nextKinds = kinds
+        for (type, names) in missing {
+            guard let t = pages.catalog.firstIndex(where: { $0.name == type }) else { continue }
+            let found = try pages.kinds(type: t, names: names)
+            for name in names { nextKinds[type, default: [:]][name] = found[name] ?? [] }
+        }
+        let nextBase = new.isEmpty ? base : try pages.window(keys: baseKeys + new)
+        let (rebased, dropped) = pending.rebased(on: nextBase.graph.addingKinds(nextKinds))
+        if let step = dropped.first {
+            throw PagedEditError("'\(step.label)' no longer applies to the store (an object it names is gone from the file); undo it or reopen the store")
+        }
+        base = nextBase
+        baseKeys += new
+        baseKeySet.formUnion(new)
+        kinds = nextKinds
+        pending = rebased
+    }
+
+    /// The store opened again (after another process wrote, or this session committed): the
+    /// edit base read again from `pages` and every step staged over it; the steps that no longer
+    /// apply are returned, unstaged.
+    public func reopened(on pages: PageSource) throws -> (PagedChanges, dropped: [EditStep]) {
+        var next = try PagedChanges(pages: pages)
+        guard !baseKeys.isEmpty || !pending.steps.isEmpty else { return (next, []) }
+        next.base = try pages.window(keys: baseKeys)
+        next.baseKeys = baseKeys
+        next.baseKeySet = baseKeySet
+        let (rebased, dropped) = pending.rebased(on: next.base.graph)
+        next.pending = rebased
+        return (next, dropped)
+    }
+
+    // MARK: Staging
+
+    /// Stages a step the browser made (a cell, a deletion): the objects it names are read into
+    /// the base first. A relation of an object with more links than a window reads is refused
+    /// (its whole list is not in memory to be rewritten).
+    public mutating func stage(_ step: EditStep) throws {
+        var keys: [ObjectID] = []
+        for edit in step.edits {
+            switch edit {
+            case .insert: break
+            case .set(let o, _, _), .remove(let o): keys.append(o.id)
+            case .link(let o, _, let targets): keys.append(o.id); keys += targets.map(\.id)
+            }
+        }
+        try include(keys)
+        for case .link(let o, let relation, _) in step.edits where base.cut.contains(o.id) {
+            throw PagedEditError("\(o) has more links than paged mode reads at once: its \(relation) is changed in a loaded session (a larger --memory-budget)")
+        }
+        try pending.stage(step)
+    }
+
+    /// Replaces the pending changes with `changes` over the same base (`.undo`, `.redo`,
+    /// `.rollback` in the session).
+    public mutating func adopt(_ changes: PendingChanges) {
+        guard changes.base === pending.base else { return }
+        pending = changes
+    }
+
+    /// The text typed for a cell, read as the attribute's kind over its whole type (as a load
+    /// checks it) for object `identity`.
+    public mutating func typedValue(_ text: String, for identity: ObjectIdentity, attribute: String) throws -> Value {
+        try include([identity.id], kindsOf: [(identity.type.rawValue, attribute)])
+        guard let ref = pending.changes.row(of: identity) else { throw PagedEditError("\(identity) is not in the store") }
+        return try Editor(graph: pending.graph, storedKeyMaximum: storedKeyMaximum).typedValue(text, for: ref, attribute: attribute)
+    }
+
+    /// The objects an `update` or `delete` changes, from the keys the store's answer to its
+    /// ``Mutation/selection`` gave (`storeKeys`, the file's state): objects staged changes
+    /// touched are judged again on their staged state (inserted ones too, deleted ones dropped).
+    /// Refused while changes are pending when the predicate reaches other objects (the store
+    /// would judge it on what the file holds), and over ``statementLimit`` objects.
+    public func selected(_ mutation: Mutation, storeKeys: [ObjectID]) throws -> [ObjectID] {
+        guard let statement = mutation.selection, case .query(let query) = statement else { return [] }
+        var keys = storeKeys
+        if !pending.isEmpty {
+            let graph = pending.graph
+            let type = try Compiler(graph: graph).resolveType(mutation.typeName)
+            guard let reach = statement.singleTypeReach,
+                  !reach.firstNames.contains(where: { name in type.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } }) else {
+                throw PagedEditError("while changes are pending, paged mode changes objects chosen by their own attributes only (the store would judge other objects as the file holds them): commit or undo first")
+            }
+            let touched = Set(pending.changes.touched.filter { Int($0.type) == type.index }.map { graph.id(of: $0) })
+            let engine = QueryEngine(graph: graph)
+            let passing = try engine.filter(type, query.predicate, QueryEngine.Run(compiler: Compiler(graph: graph), cancellation: nil))
+                .filter { graph.table($0).isLive(Int($0.row)) }.map { graph.id(of: $0) }
+            keys = keys.filter { !touched.contains($0) } + passing.filter { touched.contains($0) }
+        }
+        guard keys.count <= Self.statementLimit else {
+            throw PagedEditError("this would change \(keys.count) objects; paged mode stages at most \(Self.statementLimit) in one statement (narrow the where)")
+        }
+        return keys
+    }
+
+    /// Stages a mutation statement: `selected` are the objects its `where` chose (from
+    /// ``selected(_:storeKeys:)``; nil for `insert`). The objects, the keys its values name and
+    /// the whole store's kinds of the attributes it assigns are read first; then the editor
+    /// checks and stages it as over a loaded graph. Returns the step.
+    @discardableResult
+    public mutating func stage(_ mutation: Mutation, source: String, selected: [ObjectID]?, cancellation: Cancellation? = nil) throws -> EditStep {
+        let type = try Compiler(graph: pending.graph).resolveType(mutation.typeName)
+        let assigned: [String]
+        switch mutation {
+        case .update(_, _, let assignments): assigned = assignments.map(\.target.text)
+        case .insert(_, let fields): assigned = fields.map(\.0.text)
+        case .delete: assigned = []
+        }
+        if let names = mutation.valueNames,
+           let relation = names.first(where: { name in type.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } }) {
+            throw PagedEditError("in paged mode a value reads the object's own attributes; '\(relation)' is a relation (set it with #key)")
+        } else if mutation.valueNames == nil {
+            throw PagedEditError("in paged mode a value reads the object's own attributes (no @links, variables or SUBQUERY)")
+        }
+        try include((selected ?? []) + mutation.namedKeys, kindsOf: assigned.map { (type.name.rawValue, $0) })
+        let graph = pending.graph
+        let refs = selected.map { keys in keys.compactMap { graph.ref(type: graph.types[type.index], id: $0) } }
+        let step = try Editor(graph: graph, storedKeyMaximum: storedKeyMaximum).step(for: mutation, source: source, cancellation: cancellation, objects: refs)
+        for case .link(let o, let relation, _) in step.edits where base.cut.contains(o.id) {
+            throw PagedEditError("\(o) has more links than paged mode reads at once: its \(relation) is changed in a loaded session (a larger --memory-budget)")
+        }
+        guard !step.edits.isEmpty else { return step }   // nothing to change: nothing staged
+        try pending.stage(step)
+        if case .insert = mutation { storedKeyMaximum = max(storedKeyMaximum, step.edits.compactMap { edit -> Int64? in
+            if case .insert(let o, _) = edit, case .int(let i) = o.id { return i }
+            return nil
+        }.max() ?? storedKeyMaximum) }
+        return step
+    }
+
+    // MARK: What views show
+
+    /// The objects staged as new, of the type named `typeName`, in the order they were added.
+    public func inserted(ofType typeName: String) -> [ObjectIdentity] {
+        guard let t = pending.base.type(named: typeName), t.name.rawValue == typeName else { return [] }
+        return (pending.changes.inserted[t.index] ?? []).map { ObjectIdentity(type: t.name, id: $0) }
+    }
+
+    /// The store's objects `keys` as the staged changes leave them, then the objects `inserted`
+    /// (staged as new): a window of the store (with the targets of relations edits set on them)
+    /// and the active edits applied to it. Deleted objects stay, not live, as in a loaded view.
+    public func window(keys: [ObjectID], inserted: [ObjectIdentity] = []) throws -> ObjectWindow {
+        let edits = pending.active.flatMap(\.edits)
+        guard !edits.isEmpty else { return try pages.window(keys: keys) }
+        let new = Set(pending.changes.inserted.values.joined())
+        let shown = Set(keys).union(inserted.map(\.id))
+        var extra: [ObjectID] = []
+        var seen = shown
+        for case .link(let o, _, let targets) in edits where shown.contains(o.id) {
+            for target in targets where !new.contains(target.id) && seen.insert(target.id).inserted { extra.append(target.id) }
+        }
+        let read = try pages.window(keys: keys + extra)
+        var changes = ChangeSet(base: read.graph)
+        for edit in edits {
+            if case .insert = edit {} else if changes.row(of: edit.object) == nil { continue }
+            try? changes.apply(edit)
+        }
+        let graph = read.graph.applying(changes)
+        let refs = Array(read.refs.prefix(keys.count)) + inserted.map { changes.row(of: $0) }
+        return ObjectWindow(graph: graph, refs: refs, cut: read.cut, changes: changes)
+    }
+}
+
+/// Why paged mode did not stage an edit, said as it is.
+public struct PagedEditError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The host of a paged session: commits as ``SessionHost`` does (its `commit` returns the new
+/// edit base's empty graph), then hands over the store as the commit left it.
+public protocol PagedSessionHost: SessionHost {
+    /// The store as it is now (after a commit or ``reopen()``, the file's new state), and what
+    /// answers statements over it.
+    var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) { get }
+    /// Opens the store again as the file is now (`.reload`, after another process wrote).
+    func reopen() throws
+}

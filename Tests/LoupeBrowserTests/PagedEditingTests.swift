@@ -1,0 +1,230 @@
+import Foundation
+import GRDB
+import LoupeBrowser
+import LoupeHost
+import LoupeModel
+import LoupeQuery
+import LoupeSQL
+import LoupeStore
+import LoupeTestSupport
+import TerminalKit
+import XCTest
+
+/// Editing in paged mode against editing over the loaded graph: the same statements and keys on
+/// two copies of a store, one loaded and one read a page at a time, stage the same changes
+/// (counted alike), and their commits leave the two files with the same rows; a file another
+/// process wrote refuses the commit and keeps the changes; Loupe's relation index is carried
+/// forward to the file's new state, row for row what a new build makes.
+final class PagedEditingTests: XCTestCase {
+    /// A browser reading `path` a page at a time, with the host the executable gives it.
+    func pagedBrowser(_ path: String, edgesPerObject: Int = 2_000) throws -> (Browser, PagedStoreHost) {
+        let pages = try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject)
+        let host = PagedStoreHost(pages: pages) { PersistQuerySource(pages: $0) }
+        let b = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        b.host = host
+        b.storePath = path
+        b.attachPaged(pages, reason: "test", querySource: PersistQuerySource(pages: pages))
+        return (b, host)
+    }
+
+    /// A browser on the whole graph of `path`, with a loaded session's host.
+    func loadedBrowser(_ path: String) throws -> (Browser, StoreHost) {
+        let host = StoreHost()
+        let graph = try host.load(path: path, progress: nil)
+        let b = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        b.host = host
+        b.storePath = path
+        b.attach(graph)
+        return (b, host)
+    }
+
+    /// The file's objects and relation rows as text (relation rows in each object's order).
+    static func rows(_ path: String) throws -> String {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let objects = try Row.fetchAll(db, sql: "SELECT id, type_name, json FROM by_type ORDER BY id").map { "\($0[0] as Int64) \($0[1] as String) \($0[2] as String)" }
+            let links = try Row.fetchAll(db, sql: "SELECT from_id, relation, to_id FROM relations ORDER BY from_id, relation, rowid").map { "\($0[0] as Int64).\($0[1] as String) → \($0[2] as Int64)" }
+            return (objects + links).joined(separator: "\n")
+        }
+    }
+
+    /// Fails with the first line where two files' rows differ.
+    func assertSameRows(_ a: String, _ b: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let (x, y) = (try Self.rows(a).split(separator: "\n", omittingEmptySubsequences: false), try Self.rows(b).split(separator: "\n", omittingEmptySubsequences: false))
+        if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            XCTFail("\(what): line \(i) differs:\n \(x[i])\n \(y[i])", file: file, line: line)
+        } else if x.count != y.count {
+            XCTFail("\(what): \(x.count) lines against \(y.count)", file: file, line: line)
+        }
+    }
+
+    func status(_ b: Browser) -> String {
+        var buffer = Buffer(width: 160, height: 30)
+        b.render(into: &buffer)
+        return buffer.lines.last ?? ""
+    }
+
+    func pendingPart(_ b: Browser) -> String {
+        let line = status(b)
+        guard let r = line.range(of: #"pending \+\d+ ~\d+ -\d+"#, options: .regularExpression) else { return "no pending in: " + line }
+        return String(line[r])
+    }
+
+    func testPagedEditsCommitWhatLoadedEditsCommit() throws {
+        let original = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: original, objects: 900, seed: 5)
+        let loadedPath = try Shared.temporaryPath("loaded.sqlite"), pagedPath = try Shared.temporaryPath("paged.sqlite")
+        try FileManager.default.copyItem(atPath: original, toPath: loadedPath)
+        try FileManager.default.copyItem(atPath: original, toPath: pagedPath)
+        let graph = try LoadedStore.open(original).graph
+        func ids(_ type: String) -> [ObjectID] { graph.type(named: type)!.ids }
+        let (loans, books, tags) = (ids("Loan"), ids("Book"), ids("Tag"))
+        let statements = [
+            "update Book where pages > 400 set pages = 400",
+            "update Author where name BEGINSWITH \"A\" set country = \"Nowhere\", note = \"added\"",
+            "delete Loan where id == \(loans[0])",
+            "insert Author {name: \"Zoë Test\", born: 1950}",
+            "update Loan where id == \(loans[1]) set book = #\(books[3])",
+            "update Book where id == \(books[2]) set tags += #\(tags[1])",
+            "delete Book where id == \(books[5])",
+            "update Book where pages < 150 set pages = pages + 1",
+            ".undo", ".redo", ".undo",
+        ]
+        let (loaded, loadedHost) = try loadedBrowser(loadedPath)
+        let (paged, pagedHost) = try pagedBrowser(pagedPath)
+        for statement in statements {
+            loaded.run(statement)
+            paged.run(statement)
+            XCTAssertEqual(pendingPart(paged), pendingPart(loaded), "after \(statement):\n" + paged.replOutput.suffix(3).joined(separator: "\n"))
+        }
+        // Keys: the first type's second row, a cell edited, the third row deleted, undo, redo.
+        let keys = "j l e <C-u>\nEdited by key\n<Enter> j d U R"
+        _ = loaded.play(try PlayScript.parse(keys), width: 160, height: 30)
+        let screen = paged.play(try PlayScript.parse(keys), width: 160, height: 30)
+        XCTAssertEqual(pendingPart(paged), pendingPart(loaded))
+        let loadedScreen = loaded.play([], width: 160, height: 30)
+        XCTAssertEqual(screen.lines.prefix(7).map { String($0.prefix(26)) }, loadedScreen.lines.prefix(7).map { String($0.prefix(26)) },
+                       "the types pane counts what the commit would leave")
+        XCTAssertTrue(screen.text.contains("Editedbykey"), "the staged value shows in the page: \(screen.text)")
+        XCTAssertTrue(screen.lines.contains { $0.contains("│- ") || $0.contains("│-") }, "a row marked for deletion: \(screen.text)")
+
+        // While changes are pending, a where through a relation is refused in paged mode.
+        paged.run("update Loan where book.pages > 300 set renewals = 9")
+        XCTAssertTrue(paged.replOutput.last?.contains("own attributes only") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
+        try assertSameRows(pagedPath, original, "nothing is written before the commit")
+
+        loaded.run(".commit")
+        paged.run(".commit")
+        XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix("committed:") }, paged.replOutput.suffix(4).joined(separator: "\n"))
+        try assertSameRows(pagedPath, loadedPath, "the two commits wrote the same rows")
+        XCTAssertNotEqual(try Self.rows(pagedPath), try Self.rows(original))
+        XCTAssertTrue(status(paged).contains("no pending changes"), status(paged))
+
+        // The paged view is the file's new state: its catalog, and statements over it.
+        let after = try LoadedStore.open(pagedPath).graph
+        XCTAssertEqual(paged.pages?.catalog.map(\.name), after.types.map(\.name.rawValue))
+        XCTAssertEqual(paged.pages?.catalog.map(\.count), after.types.map(\.count))
+        paged.run("count Author where name == \"Zoë Test\"")
+        XCTAssertEqual(paged.replOutput.last, "1")
+        withExtendedLifetime((loadedHost, pagedHost)) {}
+    }
+
+    func testAConcurrentWriteRefusesTheCommitAndReloadKeepsTheEdits() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 400, seed: 8)
+        let graph = try LoadedStore.open(path).graph
+        let book = graph.type(named: "Book")!.ids[0], other = graph.type(named: "Book")!.ids[1]
+        let (paged, host) = try pagedBrowser(path)
+        paged.run("update Book where id == \(book) set pages = 4242")
+        XCTAssertTrue(pendingPart(paged).hasPrefix("pending +0 ~1 -0"), status(paged))
+        // Another process changes another book.
+        let writer = try DatabaseQueue(path: path)
+        try writer.write { try $0.execute(sql: "UPDATE by_type SET json = json_set(json, '$.pages', 7) WHERE id = ?", arguments: [Int64("\(other)")!]) }
+        try writer.close()
+        let before = try Self.rows(path)
+        paged.run(".commit")
+        XCTAssertTrue(paged.replOutput.suffix(3).contains { $0.contains("another process wrote") }, paged.replOutput.suffix(3).joined(separator: "\n"))
+        XCTAssertEqual(try Self.rows(path), before, "a refused commit writes nothing")
+        XCTAssertTrue(pendingPart(paged).hasPrefix("pending +0 ~1 -0"), "the edit stays pending: \(status(paged))")
+        paged.run(".reload")
+        XCTAssertTrue(paged.replOutput.last?.contains("staged again") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
+        paged.run(".commit")
+        XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix("committed: 0 added, 1 changed") }, paged.replOutput.suffix(3).joined(separator: "\n"))
+        let now = try LoadedStore.open(path).graph
+        let books = now.type(named: "Book")!
+        XCTAssertEqual(books.value(row: books.row(for: book)!, named: "pages"), .int(4242))
+        XCTAssertEqual(books.value(row: books.row(for: other)!, named: "pages"), .int(7), "the other process's write is kept")
+        withExtendedLifetime(host) {}
+    }
+
+    /// A store without indexes, with Loupe's relation index built: a commit that changes relation
+    /// rows carries the index forward (it stays in use, row for row a new build's), and windows
+    /// and statements read the new rows through it.
+    func testTheRelationIndexIsCarriedForward() throws {
+        let cache = NSTemporaryDirectory() + "loupe-cache-\(UUID().uuidString)"
+        let previous = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = cache }
+        defer { SchemaCache.directory.withLock { $0 = previous }; try? FileManager.default.removeItem(atPath: cache) }
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 600, seed: 3)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for table in ["by_type", "relations"] {
+                for index in try db.indexes(on: table) { try db.execute(sql: "DROP INDEX \(index.name.quotedDatabaseIdentifier)") }
+            }
+        }
+        try queue.close()
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        try pages.buildRelationIndex(progress: { _, _ in }, isCancelled: { false })
+        let graph = try LoadedStore.open(path).graph
+        let loans = graph.type(named: "Loan")!.ids, books = graph.type(named: "Book")!.ids, tags = graph.type(named: "Tag")!.ids
+        let (paged, host) = try pagedBrowser(path)
+        XCTAssertTrue(paged.pages?.relationIndexBuilt == true)
+        for statement in ["update Loan where id == \(loans[0]) set book = #\(books[9])", "update Book where id == \(books[1]) set tags = {#\(tags[0]), #\(tags[2])}",
+                          "delete Book where id == \(books[4])", "insert Loan {renewals: 1, book: #\(books[9])}", ".commit"] {
+            paged.run(statement)
+        }
+        XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix("committed:") }, paged.replOutput.suffix(4).joined(separator: "\n"))
+        XCTAssertTrue(host.pagedStore.pages.relationIndexBuilt, "the index describes the file after the commit")
+        func sideRows() throws -> [String] {
+            let side = try FileManager.default.contentsOfDirectory(atPath: cache).first { $0.hasPrefix("index-") && $0.hasSuffix(".sqlite") }!
+            let q = try DatabaseQueue(path: cache + "/" + side)
+            defer { try? q.close() }
+            return try q.read { try Row.fetchAll($0, sql: "SELECT * FROM relations ORDER BY rowid_").map { $0.description } }
+        }
+        let carried = try sideRows()
+        try PersistPages.open(try StoreFile.openForReading(path)).buildRelationIndex(progress: { _, _ in }, isCancelled: { false })
+        XCTAssertEqual(carried, try sideRows(), "the carried index is what a new build makes")
+        // Statements over the index answer as the loaded file does.
+        let now = try LoadedStore.open(path).graph
+        for statement in ["count Loan where book.id == \(books[9])", "count Book where @links.Loan.book.@count >= 1", "count Book where tags.@count == 2"] {
+            paged.run(statement)
+            let expected = try QueryEngine(graph: now).run(statement)
+            guard case .count(let n) = expected else { return XCTFail("\(expected)") }
+            XCTAssertEqual(paged.replOutput.last, "\(n)", statement)
+        }
+        withExtendedLifetime(host) {}
+    }
+
+    /// What paged mode refuses to stage, and says why: the relation picker (every object of the
+    /// target types), a relation of an object with more links than a window reads.
+    func testRefusals() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 500, seed: 2)
+        let graph = try LoadedStore.open(path).graph
+        let authors = graph.type(named: "Author")!
+        // An author with several books: its backlinks are cut at one edge per object.
+        let books = graph.type(named: "Book")!
+        let (paged, host) = try pagedBrowser(path, edgesPerObject: 1)
+        let tagged = books.ids.first { id in books.relation(named: "tags").map { books.relations[$0].targets(of: books.row(for: id)!).count > 1 } ?? false }!
+        let current = Set(books.relations[books.relation(named: "tags")!].targets(of: books.row(for: tagged)!).map { graph.id(of: $0) })
+        let tag = graph.type(named: "Tag")!.ids.first { !current.contains($0) }!
+        paged.run("update Book where id == \(tagged) set tags += #\(tag)")
+        XCTAssertTrue(paged.replOutput.last?.contains("more links than paged mode reads at once") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
+        XCTAssertTrue(status(paged).contains("no pending changes"), status(paged))
+        paged.run("update Author where id == \(authors.ids[0]) set name = @links.Book.author.@count")
+        XCTAssertTrue(paged.replOutput.last?.contains("own attributes") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
+        withExtendedLifetime(host) {}
+    }
+}
