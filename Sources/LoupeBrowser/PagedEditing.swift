@@ -131,8 +131,7 @@ extension Browser {
     /// of the changes; the UI takes the copy when nothing was staged meanwhile.
     func stagePagedStatement(_ mutation: Mutation, line: String, over changes: PagedChanges) {
         guard let pages else { return }
-        let selection = mutation.selection
-        let chunked = selection.flatMap { chunkedStatement($0, pages) }
+        let chunked = mutation.selection.flatMap { chunkedStatement($0, pages) }
         let sql = querySource
         let revision = changes.pending.revision
         nonisolated(unsafe) let source = pages
@@ -140,21 +139,15 @@ extension Browser {
         start(task) {
             let result = Result { () throws -> (PagedChanges, EditStep) in
                 var work = changes
-                var selected: [ObjectID]?
-                if let selection {
-                    let answer: PagedAnswer
+                let step = try work.stage(mutation, source: line, storeKeys: { selection in
                     if let sql, let found = try sql.answer(selection, isCancelled: { task.cancellation.isCancelled }) {
                         guard case .objects(_, let keys) = found else { throw PagedRefusal("the store did not list objects for this where") }
-                        answer = .keys(typeName: mutation.typeName.text, keys)
-                    } else if let chunked, !task.cancellation.isCancelled {
-                        answer = try Self.answerInChunks(selection, chunked, source, task)
-                    } else {
-                        throw PagedRefusal("paged mode changes the objects SQL can find over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+                        return keys
                     }
-                    guard case .keys(_, let keys) = answer else { throw PagedRefusal("the store did not list objects for this where") }
-                    selected = try work.selected(mutation, storeKeys: keys)
-                }
-                let step = try work.stage(mutation, source: line, selected: selected, cancellation: task.cancellation)
+                    guard let chunked, !task.cancellation.isCancelled,
+                          case .keys(_, let keys) = try Self.answerInChunks(selection, chunked, source, task) else { return nil }
+                    return keys
+                }, cancellation: task.cancellation)
                 return (work, step)
             }
             task.finish(.pagedStaged(revision, result))
@@ -178,12 +171,8 @@ extension Browser {
             pagedChanges = changes
             session.replacePending(changes.pending)
             refreshPagedViews()
-            if step.edits.isEmpty {
-                replOutput.append("nothing to change")
-            } else {
-                replOutput.append("staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s") (\(session.pendingSummary)); .changes shows the writes, .commit writes them")
-                message = "staged: \(step.label)"
-            }
+            replOutput.append(session.stagedText(step).trimmingCharacters(in: .newlines))
+            if !step.edits.isEmpty { message = "staged: \(step.label)" }
         }
         trimOutput()
     }

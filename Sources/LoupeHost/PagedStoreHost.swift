@@ -24,6 +24,9 @@ public final class PagedStoreHost: PagedSessionHost {
         state = Mutex(State(pages: pages, querySource: querySource(pages), plan: nil))
     }
 
+    /// The store as it is now (after a commit or ``reopen()``, the file's new state).
+    public var pages: PersistPages { state.withLock { $0.pages } }
+
     public var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) {
         state.withLock { ($0.pages, $0.querySource) }
     }

@@ -149,6 +149,22 @@ public struct PagedChanges: @unchecked Sendable {
         return keys
     }
 
+    /// Stages a mutation statement whose `where` the store answers: `storeKeys` gives the keys
+    /// the store's answer to a selection lists (nil when it cannot answer it), then
+    /// ``selected(_:storeKeys:)`` and ``stage(_:source:selected:cancellation:)``.
+    @discardableResult
+    public mutating func stage(_ mutation: Mutation, source: String, storeKeys: (Statement) throws -> [ObjectID]?,
+                               cancellation: Cancellation? = nil) throws -> EditStep {
+        var chosen: [ObjectID]?
+        if let selection = mutation.selection {
+            guard let keys = try storeKeys(selection) else {
+                throw PagedEditError("paged mode changes the objects SQL can find over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+            }
+            chosen = try selected(mutation, storeKeys: keys)
+        }
+        return try stage(mutation, source: source, selected: chosen, cancellation: cancellation)
+    }
+
     /// Stages a mutation statement: `selected` are the objects its `where` chose (from
     /// ``selected(_:storeKeys:)``; nil for `insert`). The objects, the keys its values name and
     /// the whole store's kinds of the attributes it assigns are read first; then the editor

@@ -147,13 +147,10 @@ public final class ReplSession {
         switch outcome {
         case .failure(let error):
             return Reply(output: "", error: error.render(source: evaluation.line))
-        case .success(.staged(_, let step)) where step.edits.isEmpty:
-            lastResult = nil
-            return Reply(output: "nothing staged: no object changes\n")
         case .success(.staged(let changes, let step)):
             lastResult = nil
-            replacePending(changes)
-            var text = "staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s") (\(pendingSummary)); .changes shows the writes, .commit writes them\n"
+            if !step.edits.isEmpty { replacePending(changes) }
+            var text = stagedText(step)
             if timer { text += String(format: "Run Time: %.3f ms\n", seconds * 1000) }
             return Reply(output: text)
         case .success(.result(let result)):
@@ -213,6 +210,12 @@ public final class ReplSession {
             quitWarned = false
             return Reply(output: summary + "\n")
         }
+    }
+
+    /// What staging `step` (now pending) says: how many objects, and what is pending in all.
+    public func stagedText(_ step: EditStep) -> String {
+        guard !step.edits.isEmpty else { return "nothing staged: no object changes\n" }
+        return "staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s") (\(pendingSummary)); .changes shows the writes, .commit writes them\n"
     }
 
     /// `2 added, 3 changed, 1 deleted in 4 steps`.

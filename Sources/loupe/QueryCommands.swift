@@ -220,11 +220,18 @@ struct Repl: ParsableCommand {
     }
 
     /// The REPL over a Persist store too large to load: each statement answered by SQLite over
-    /// the file (``PersistQuerySource``) as `loupe query` answers it over the budget; `.types`
-    /// lists the catalog, `.quit` leaves; what needs the whole graph says so. Ctrl-C stops the
-    /// statement that runs. On a terminal, lines are edited as in the loaded REPL.
+    /// the file (``PersistQuerySource``) as `loupe query` answers it over the budget; edits
+    /// (`update`, `insert`, `delete`) staged over the objects they name, read by key
+    /// (``PagedChanges``), with `.changes`, `.commit`, `.undo`, `.redo`, `.rollback` and `.reload`
+    /// as in the loaded REPL; `.types` lists the catalog, `.quit` leaves (asking first when
+    /// changes are pending); what needs the whole graph says so. Ctrl-C stops the statement
+    /// that runs. On a terminal, lines are edited as in the loaded REPL.
     static func pagedLoop(_ pages: PersistPages, label: String, budget: MemoryBudget, format: OutputFormat) throws {
-        let source = PersistQuerySource(pages: pages)
+        let host = PagedStoreHost(pages: pages) { PersistQuerySource(pages: $0) }
+        var changes = try PagedChanges(pages: pages)
+        let session = ReplSession(graph: changes.pending.graph, mode: .table)
+        session.host = host
+        session.storePath = pages.file.path
         let interactive = isatty(0) == 1
         if interactive {
             print("Loupe \(DisplayText.escaped(label)) — Persist, \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: statements are answered by SQLite over the file. .quit to leave.")
@@ -232,39 +239,76 @@ struct Repl: ParsableCommand {
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
+        var warnedAtEnd = false
         // On a terminal: line editing, history and completion (types and their attributes as the
         // schema knows them); else lines as they come.
         let schema = pages.schemaGraph(relations: [], kinds: [:])
         let reader = interactive && isatty(1) == 1 ? LineReader(completion: { text, cursor in
             Completion.complete(text, cursor: cursor, graph: schema, currentType: nil)
         }) : nil
-        while true {
+        while !session.wantsQuit {
             let next: String?
             if let reader { next = reader.readLine() } else {
                 if interactive { print("loupe> ", terminator: ""); fflush(nil) }
                 next = readLine(strippingNewline: true)
             }
-            guard let line = next else { break }
+            guard let line = next else {
+                if continuesAtEnd(session, terminal: reader != nil, warned: &warnedAtEnd) { continue }
+                break
+            }
             let text = line.trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
-            if [".quit", ".exit", ".q"].contains(text) { break }
+            func fail(_ message: String) { printError(message); failures += 1 }
+            let (current, source) = host.pagedStore
             if text == ".types" {
                 let sink = OutputSink(fd: 1)
-                ResultTable(columns: ["type", "count"], rows: pages.catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
+                ResultTable(columns: ["type", "count"], rows: current.catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
                 sink.flush()
                 continue
             }
-            func fail(_ message: String) { printError(message); failures += 1 }
             let statement: LoupeQuery.Statement
             do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
+            // The pending changes' dot-commands, as the loaded REPL runs them.
+            if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name),
+               ["changes", "commit", "undo", "redo", "rollback", "quit"].contains(command.name) {
+                let reply = session.execute(text)
+                if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+                if let error = reply.error { fail(error) }
+                if command.name == "commit", reply.error == nil, let next = try? PagedChanges(pages: host.pages) { changes = next }
+                changes.adopt(session.pending)
+                session.replacePending(changes.pending)
+                continue
+            }
             let cancellation = interrupts.begin()
             defer { interrupts.end() }
             do {
-                guard let answer = try source.answer(statement, isCancelled: { cancellation.isCancelled }) else {
-                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, edits and dot-commands other than .types and .quit); reopen with a larger --memory-budget")
+                if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name), command.name == "reload" {
+                    try host.reopen()
+                    let (next, dropped) = try changes.reopened(on: host.pagedStore.pages)
+                    changes = next
+                    session.replacePending(next.pending)
+                    let catalog = next.pages.catalog
+                    print("reloaded: \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects"
+                          + (dropped.isEmpty ? (next.isEmpty ? "" : "; the pending changes are staged again")
+                             : "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")))
                     continue
                 }
-                try Query.write(answer, pages, format: format)
+                if case .mutation(let mutation) = statement {
+                    var work = changes
+                    let step = try work.stage(mutation, source: text, storeKeys: { selection in
+                        guard case .objects(_, let keys)? = try source?.answer(selection, isCancelled: { cancellation.isCancelled }) else { return nil }
+                        return keys
+                    }, cancellation: cancellation)
+                    changes = work
+                    session.replacePending(changes.pending)
+                    FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
+                    continue
+                }
+                guard let answer = try source?.answer(statement, isCancelled: { cancellation.isCancelled }) else {
+                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
+                    continue
+                }
+                try Query.write(answer, host.pages, format: format)
             } catch let error as QueryError {
                 fail(error.render(source: text))
             } catch where cancellation.isCancelled {
@@ -273,7 +317,21 @@ struct Repl: ParsableCommand {
                 fail("error: \(error)")
             }
         }
+        withExtendedLifetime(host) {}
         if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+
+    /// End of input (Ctrl-D) with changes not written: on a terminal, says so once as `.quit`
+    /// does and goes on (true; a second Ctrl-D leaves); from a script, notes they were not written.
+    static func continuesAtEnd(_ session: ReplSession, terminal: Bool, warned: inout Bool) -> Bool {
+        guard !session.pending.isEmpty else { return false }
+        if terminal && !warned {
+            warned = true
+            printError("\(session.pendingSummary) not written: .commit writes them, .rollback drops them; Ctrl-D again leaves without writing them")
+            return true
+        }
+        if !terminal { printError("note: \(session.pendingSummary) not written (the input ended without .commit)") }
+        return false
     }
 
     static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {
@@ -297,16 +355,7 @@ struct Repl: ParsableCommand {
                 next = readLine(strippingNewline: true)
             }
             guard let line = next else {
-                // End of input (Ctrl-D) with changes not written: on a terminal, ask as `.quit`
-                // does (a second Ctrl-D leaves); from a script, say they were not written.
-                if !session.pending.isEmpty {
-                    if reader != nil && !warnedAtEnd {
-                        warnedAtEnd = true
-                        printError("\(session.pendingSummary) not written: .commit writes them, .rollback drops them; Ctrl-D again leaves without writing them")
-                        continue
-                    }
-                    if reader == nil { printError("note: \(session.pendingSummary) not written (the input ended without .commit)") }
-                }
+                if continuesAtEnd(session, terminal: reader != nil, warned: &warnedAtEnd) { continue }
                 break
             }
             let cancellation = interrupts.begin()

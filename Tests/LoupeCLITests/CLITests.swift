@@ -430,6 +430,57 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "querying never writes")
     }
 
+    /// `loupe repl` over the budget edits as the loaded REPL does: the same script prints the same
+    /// replies (staged counts, `.changes`' steps, the commit's counts) and leaves the same rows.
+    func testTheReplOverTheBudgetEdits() throws {
+        let original = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: original, objects: 1_500, seed: 23)
+        let loadedPath = try Shared.temporaryPath("loaded.sqlite"), pagedPath = try Shared.temporaryPath("paged.sqlite")
+        try FileManager.default.copyItem(atPath: original, toPath: loadedPath)
+        try FileManager.default.copyItem(atPath: original, toPath: pagedPath)
+        let (book, tag) = (try Self.firstID("Book", in: original), try Self.firstID("Tag", in: original))
+        let script = """
+            update Book where pages > 450 set pages = 450, checked = true
+            delete Loan where renewals >= 2
+            insert Tag {name: "new-tag"}
+            update Book where id == \(book) set tags += #\(tag)
+            .undo
+            .redo
+            update Book where id == \(book + 1) set author = nil
+            .changes
+            .commit
+            count Tag where name == "new-tag"
+            update Member where name BEGINSWITH "A" set name = "Anon"
+            .rollback
+            .changes
+            update Book where author.born < 1960 set pages = 1
+            update Book where title BEGINSWITH "S" set pages = 2
+            .commit
+
+            """
+        let loaded = try loupe(["repl", loadedPath], stdin: script)
+        let paged = try loupe(["repl", pagedPath, "--memory-budget", "1K"], stdin: script)
+        // The writes a preview lists are the same rows in the same words, up to the commit's time.
+        func timeless(_ text: String) -> String { text.replacingOccurrences(of: #", [0-9.]+ s\)"#, with: ")", options: .regularExpression) }
+        XCTAssertEqual(timeless(paged.stdout), timeless(loaded.stdout))
+        XCTAssertEqual(paged.stderr, loaded.stderr)
+        XCTAssertEqual(paged.status, loaded.status)
+        XCTAssertEqual(paged.stdout.components(separatedBy: "committed:").count, 3, paged.stdout)
+        XCTAssertFalse(paged.stdout.contains("nothing staged"), paged.stdout)
+        let rows = { (path: String) throws -> [String] in
+            try DatabaseQueue(path: path).read { db in
+                try Row.fetchAll(db, sql: "SELECT id, type_name, json FROM by_type ORDER BY id").map(\.description)
+                    + Row.fetchAll(db, sql: "SELECT from_id, relation, to_id FROM relations ORDER BY from_id, relation, rowid").map(\.description)
+            }
+        }
+        XCTAssertTrue(try rows(pagedPath) == rows(loadedPath), "the two REPLs wrote the same rows")
+        XCTAssertFalse(try rows(pagedPath) == rows(original))
+    }
+
+    static func firstID(_ type: String, in path: String) throws -> Int64 {
+        try DatabaseQueue(path: path).read { try Int64.fetchOne($0, sql: "SELECT min(id) FROM by_type WHERE type_name = ?", arguments: [type])! }
+    }
+
     func testPagedModeOnTheCommandLine() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 2_000, seed: 9)
