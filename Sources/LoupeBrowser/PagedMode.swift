@@ -67,8 +67,10 @@ public struct PagedFrequency {
 extension Browser {
     /// Browses `source` a page at a time: the types pane from its catalog, the first type's first
     /// page at once. Statements are answered by `querySource` (SQL over the store) when given,
-    /// else, on a type's own attributes, a chunk at a time; edits need the whole graph and say
-    /// so. `reason` says why on the status line (`over the 2.0 GB memory budget`).
+    /// else, on a type's own attributes, a chunk at a time. Edits are staged over the objects they
+    /// name (``PagedChanges``) when ``host`` is a ``PagedSessionHost`` (set it first); without
+    /// one the store is read-only and says so. `reason` says why on the status line (`over the
+    /// 2.0 GB memory budget`).
     public func attachPaged(_ source: PageSource, reason: String? = nil, querySource: (any QuerySource)? = nil) {
         pages = source
         self.querySource = querySource

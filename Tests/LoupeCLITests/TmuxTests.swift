@@ -180,6 +180,35 @@ final class TmuxTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
     }
 
+    /// Paged mode edits on a real terminal: a statement and a cell staged, `Ctrl-S` shows the
+    /// writes, Enter commits them into the file.
+    func testPagedEditsOnATerminal() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 4)
+        try start(path, subcommand: "browse --memory-budget 1M", width: 140, height: 35)
+        try waitFor("over the 1 MB memory budget")
+        try waitFor("Publisher #1")
+        try keys(":", "update Book where pages > 900 set pages = 900", "Enter")
+        try waitFor("staged: ")
+        try keys("Escape")
+        // Publisher #2's name, edited in place.
+        try keys("j", "l", "e", "C-u", "Renamed Press", "Enter")
+        let staged = try waitFor("Renamed Press")
+        XCTAssertTrue(staged.contains("~  2 Renamed Press"), staged)
+        try keys("C-s")
+        try waitFor("Enter commits")
+        try keys("Enter")
+        try waitFor("committed: 0 added")
+        try keys("q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
+        let graph = try LoadedStore.open(path).graph
+        let publishers = graph.type(named: "Publisher")!, books = graph.type(named: "Book")!
+        XCTAssertEqual(publishers.value(row: 1, named: "name"), .string("Renamed Press"))
+        XCTAssertEqual(books.liveRows.map { books.value(row: $0, named: "pages") }.compactMap { v -> Int64? in if case .int(let i) = v { return i } else { return nil } }.max(), 900)
+    }
+
     func testCtrlCCancelsARunningStatementAndTheBrowserGoesOn() throws {
         let path = try HostileFiles.slowRows()
         try start(path)
