@@ -183,7 +183,8 @@ extension Browser {
         guard let host = host as? PagedSessionHost else { return }
         let (next, sql) = host.pagedStore
         adoptPagedStore(next, querySource: sql)
-        guard let changes = try? PagedChanges(pages: next) else { pagedChanges = nil; return }
+        let reach = pagedChanges?.pending.changes.reach ?? ChangeReach(attributes: [:], relations: true)
+        guard let changes = try? pagedChanges?.afterCommit(on: next, reach: reach) ?? PagedChanges(pages: next) else { pagedChanges = nil; return }
         pagedChanges = changes
         session?.replacePending(changes.pending)
         refreshPagedViews()

@@ -16,12 +16,13 @@ public final class PagedStoreHost: PagedSessionHost {
         var plan: WritePlan?
     }
     private let state: Mutex<State>
-    private let answerer: @Sendable (PersistPages) -> (any QuerySource)?
+    private let answerer: @Sendable (PersistPages, _ previous: (any QuerySource)?, ChangeReach?) -> (any QuerySource)?
 
-    /// A host for `pages`; `querySource` makes what answers statements over a state of the store.
-    public init(pages: PersistPages, querySource: @escaping @Sendable (PersistPages) -> (any QuerySource)?) {
+    /// A host for `pages`; `querySource` makes what answers statements over a state of the store
+    /// (after a commit, given the one before and what the commit changed, to keep what still holds).
+    public init(pages: PersistPages, querySource: @escaping @Sendable (PersistPages, _ previous: (any QuerySource)?, ChangeReach?) -> (any QuerySource)?) {
         answerer = querySource
-        state = Mutex(State(pages: pages, querySource: querySource(pages), plan: nil))
+        state = Mutex(State(pages: pages, querySource: querySource(pages, nil, nil), plan: nil))
     }
 
     /// The store as it is now (after a commit or ``reopen()``, the file's new state).
@@ -34,7 +35,7 @@ public final class PagedStoreHost: PagedSessionHost {
     public func reopen() throws {
         let file = state.withLock { $0.pages.file }
         let pages = try PersistPages.open(file)
-        let source = answerer(pages)
+        let source = answerer(pages, nil, nil)
         state.withLock { $0 = State(pages: pages, querySource: source, plan: nil) }
     }
 
@@ -52,15 +53,15 @@ public final class PagedStoreHost: PagedSessionHost {
     }
 
     public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
-        let (pages, planned) = state.withLock { s in
+        let (pages, planned, previous) = state.withLock { s in
             defer { s.plan = nil }
-            return (s.pages, s.plan)
+            return (s.pages, s.plan, s.querySource)
         }
         let report = try StoreCommit.commit(pending, path: pages.file.path, format: PersistFormat.self, loadedStamp: pages.openedStamp, planned: planned)
         var newAttributes: [String: [String]] = [:]
         for (t, names) in pending.changes.newAttributes { newAttributes[pending.base.types[t].name.rawValue] = names }
         let next = pages.afterCommit(report, newAttributes: newAttributes)
-        let source = answerer(next)
+        let source = answerer(next, previous, pending.changes.reach)
         state.withLock { $0 = State(pages: next, querySource: source, plan: nil) }
         return (try next.window(keys: [] as [ObjectID]).graph, report.summary)
     }

@@ -154,6 +154,27 @@ public struct EditError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { "\(object): \(reason)" }
 }
 
+/// What a commit changed beyond its objects (``ChangeSet/reach``): what a reader that kept
+/// knowledge of the whole store (kinds of attributes, its relations) must read again.
+public struct ChangeReach: Sendable, Equatable {
+    /// Per type name, the attributes whose values changed; nil: any (objects added or deleted).
+    public let attributes: [String: Set<String>?]
+    /// True when relation rows changed.
+    public let relations: Bool
+
+    public init(attributes: [String: Set<String>?], relations: Bool) {
+        self.attributes = attributes
+        self.relations = relations
+    }
+
+    /// True when knowledge of attribute `name` of type `type` still holds.
+    public func keeps(type: String, attribute name: String) -> Bool {
+        guard let changed = attributes[type] else { return true }
+        guard let names = changed else { return false }
+        return !names.contains(name)
+    }
+}
+
 /// Staged changes folded by object: what each row's cells, relations and life became. Rows of
 /// inserted objects come after the base's rows, in the order they were inserted.
 public struct ChangeSet: Sendable {
@@ -247,6 +268,16 @@ public struct ChangeSet: Sendable {
         if base.types[t].attributeIndex[name] == nil, !(newAttributes[t]?.contains(name) ?? false) {
             newAttributes[t, default: []].append(name)
         }
+    }
+
+    /// What writing these changes may change of what is known of the store beyond the objects:
+    /// per type name, the attributes whose values change (nil: any, where objects are added or
+    /// deleted), and whether any relation row changes (links set, objects deleted).
+    public var reach: ChangeReach {
+        var attributes: [String: Set<String>?] = [:]
+        for (t, byAttribute) in cells { attributes[base.types[t].name.rawValue] = Set(byAttribute.keys) }
+        for t in Set(inserted.keys).union(removed.keys) { attributes[base.types[t].name.rawValue] = .some(nil) }
+        return ChangeReach(attributes: attributes, relations: !links.isEmpty || !removed.isEmpty)
     }
 
     /// The staged value of a cell, if an edit set it.

@@ -72,6 +72,16 @@ public struct PagedChanges: @unchecked Sendable {
         pending = rebased
     }
 
+    /// No changes over `pages`, the store as this session's commit left it: what was known of
+    /// the whole store's kinds is kept where the commit (`reach`) cannot have changed it.
+    public func afterCommit(on pages: PageSource, reach: ChangeReach) throws -> PagedChanges {
+        var next = try PagedChanges(pages: pages)
+        for (type, byName) in kinds {
+            for (name, kind) in byName where reach.keeps(type: type, attribute: name) { next.kinds[type, default: [:]][name] = kind }
+        }
+        return next
+    }
+
     /// The store opened again (after another process wrote, or this session committed): the
     /// edit base read again from `pages` and every step staged over it; the steps that no longer
     /// apply are returned, unstaged.

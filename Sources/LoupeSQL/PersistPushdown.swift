@@ -35,6 +35,37 @@ public final class PersistQuerySource: QuerySource, Sendable {
 
     public init(pages: PersistPages) { self.pages = pages }
 
+    /// What a ``PagedStoreHost``-style host answers statements with over a state of the store: a
+    /// new source, or after a commit the previous one carried forward (``carried(to:after:)``).
+    @Sendable public static func following(_ pages: PersistPages, previous: (any QuerySource)?, after reach: ChangeReach?) -> (any QuerySource)? {
+        guard let previous = previous as? PersistQuerySource, let reach else { return PersistQuerySource(pages: pages) }
+        return previous.carried(to: pages, after: reach)
+    }
+
+    /// A source over `pages`, the store as this session's commit left it, keeping what this one
+    /// read of the whole store where the commit (`reach`) cannot have changed it: the store's
+    /// relations when no relation row changed, each attribute's kinds unless its values changed
+    /// or its type gained or lost objects. (Types keep their catalog positions across a commit.)
+    public func carried(to pages: PersistPages, after reach: ChangeReach) -> PersistQuerySource {
+        let next = PersistQuerySource(pages: pages)
+        let names = self.pages.catalog.map(\.name)
+        next.known.withLock { k in
+            known.withLock { old in
+                if !reach.relations {
+                    k.relations = old.relations
+                    k.relationNames = old.relationNames
+                }
+                for (t, scanned) in old.scanned where t < names.count {
+                    let kept = scanned.filter { reach.keeps(type: names[t], attribute: $0) }
+                    k.scanned[t] = kept
+                    k.kinds[t] = old.kinds[t]?.filter { kept.contains($0.key) }
+                    k.plain[t] = old.plain[t]?.filter { kept.contains($0) }
+                }
+            }
+        }
+        return next
+    }
+
     public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
         guard statement.pushdownRoot != nil, statement.namesRead != nil else { return nil }
         return try pages.withStatementConnection(isCancelled: isCancelled) { db, relationTable -> SourceAnswer? in

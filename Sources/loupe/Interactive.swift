@@ -45,7 +45,7 @@ enum Interactive {
                               history: HistoryFile.load(), persistsHistory: true)
         browser.storePath = path
         browser.background = ThreadRunner()   // statements, edits, commits, building a relation index (`I`)
-        let host = PagedStoreHost(pages: source) { PersistQuerySource(pages: $0) }
+        let host = PagedStoreHost(pages: source, querySource: PersistQuerySource.following)
         browser.host = host
         browser.attachPaged(source, reason: reason, querySource: PersistQuerySource(pages: source))
         try loop(browser, box: LoadBox(), host: nil, isLoaded: true)

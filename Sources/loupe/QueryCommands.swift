@@ -227,7 +227,7 @@ struct Repl: ParsableCommand {
     /// changes are pending); what needs the whole graph says so. Ctrl-C stops the statement
     /// that runs. On a terminal, lines are edited as in the loaded REPL.
     static func pagedLoop(_ pages: PersistPages, label: String, budget: MemoryBudget, format: OutputFormat) throws {
-        let host = PagedStoreHost(pages: pages) { PersistQuerySource(pages: $0) }
+        let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
         var changes = try PagedChanges(pages: pages)
         let session = ReplSession(graph: changes.pending.graph, mode: .table)
         session.host = host
@@ -274,7 +274,9 @@ struct Repl: ParsableCommand {
                 let reply = session.execute(text)
                 if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
                 if let error = reply.error { fail(error) }
-                if command.name == "commit", reply.error == nil, let next = try? PagedChanges(pages: host.pages) { changes = next }
+                if command.name == "commit", reply.error == nil, let next = try? changes.afterCommit(on: host.pages, reach: changes.pending.changes.reach) {
+                    changes = next
+                }
                 changes.adopt(session.pending)
                 session.replacePending(changes.pending)
                 continue

@@ -19,7 +19,7 @@ final class PagedEditingTests: XCTestCase {
     /// A browser reading `path` a page at a time, with the host the executable gives it.
     func pagedBrowser(_ path: String, edgesPerObject: Int = 2_000) throws -> (Browser, PagedStoreHost) {
         let pages = try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject)
-        let host = PagedStoreHost(pages: pages) { PersistQuerySource(pages: $0) }
+        let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
         let b = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         b.host = host
         b.storePath = path
@@ -93,6 +93,11 @@ final class PagedEditingTests: XCTestCase {
         ]
         let (loaded, loadedHost) = try loadedBrowser(loadedPath)
         let (paged, pagedHost) = try pagedBrowser(pagedPath)
+        // Statements read the store's relations and kinds before the edits: the commit keeps
+        // what it cannot have changed, and the answers after it must still be the file's.
+        let questions = ["count Book where pages >= 400", "count Author where country == \"Nowhere\"", "count Loan where book.pages >= 400",
+                         "count Book where tags.@count >= 2", "count Member where name BEGINSWITH \"A\"", "count Author where note == \"added\""]
+        for question in questions { paged.run(question) }
         for statement in statements {
             loaded.run(statement)
             paged.run(statement)
@@ -127,6 +132,11 @@ final class PagedEditingTests: XCTestCase {
         XCTAssertEqual(paged.pages?.catalog.map(\.count), after.types.map(\.count))
         paged.run("count Author where name == \"Zoë Test\"")
         XCTAssertEqual(paged.replOutput.last, "1")
+        for question in questions {
+            paged.run(question)
+            guard case .count(let n) = try QueryEngine(graph: after).run(question) else { return XCTFail(question) }
+            XCTAssertEqual(paged.replOutput.last, "\(n)", question)
+        }
         withExtendedLifetime((loadedHost, pagedHost)) {}
     }
 
