@@ -152,15 +152,9 @@ extension Browser {
     /// Enter in the cell editor: the text read as the column's kind, staged, or refused with the reason.
     func submitEdit(_ text: String, ref: ObjectRef, attribute: String) {
         guard let graph else { return }
+        if pages != nil { submitPagedEdit(text, ref: ref, attribute: attribute); return }
         do {
-            let value: Value
-            if pages != nil, var changes = pagedChanges {
-                // Checked against what the whole store holds, as a load checks it.
-                defer { pagedChanges = changes }
-                value = try changes.typedValue(text, for: graph.identity(of: ref), attribute: attribute)
-            } else {
-                value = try Editor(graph: graph).typedValue(text, for: ref, attribute: attribute)
-            }
+            let value = try Editor(graph: graph).typedValue(text, for: ref, attribute: attribute)
             let label = "update \(graph.table(ref).name) \(whereClause(ref)) set \(attribute) = \(Browser.sourceLiteral(value))"
             stage(EditStep(label: label, edits: [.set(graph.identity(of: ref), attribute: attribute, value: value)]))
             inputMode = .statement

@@ -732,6 +732,10 @@ public final class Browser {
             running = nil
             finishPagedReopen(result)
             return true
+        case .pagedCellStaged(let revision, let text, let ref, let attribute, let result):
+            running = nil
+            finishPagedCell(revision: revision, text: text, ref: ref, attribute: attribute, result)
+            return true
         default: break
         }
         guard let session else { return false }
@@ -767,7 +771,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed, .counted, .found, .answered, .pagedStaged, .pagedReopened: break   // handled above
+        case .indexed, .counted, .found, .answered, .pagedStaged, .pagedReopened, .pagedCellStaged: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -922,6 +926,9 @@ final class RunningTask: Sendable {
         case answered(Result<Browser.PagedAnswer, any Error>)
         /// Paged mode: an edit statement staged over a copy of the changes as they were at this revision.
         case pagedStaged(UUID, Result<(PagedChanges, EditStep), any Error>)
+        /// Paged mode: a cell's new text (for the object and attribute) read and staged over a copy
+        /// of the changes as they were at this revision.
+        case pagedCellStaged(UUID, String, ObjectRef, String, Result<(PagedChanges, EditStep), any Error>)
         /// Paged mode: the store opened again, the edits staged over it (and those dropped).
         case pagedReopened(Result<(PagedChanges, [EditStep]), any Error>)
     }

@@ -65,6 +65,52 @@ extension Browser {
         message = "staged: \(step.label) · \(session.pendingSummary)"
     }
 
+    /// Enter in the cell editor in paged mode: the text read as the attribute's kind over its
+    /// whole type (read once, off the UI thread: seconds over millions of objects), then staged;
+    /// a refusal reopens the editor with the text, as over a loaded graph.
+    func submitPagedEdit(_ text: String, ref: ObjectRef, attribute: String) {
+        guard let graph, let changes = pagedChanges else { refusePaged("editing (it needs a store Loupe can write)"); return }
+        guard running == nil else { editor.set(text); message = "wait for the running task (Ctrl-C cancels it)"; return }
+        let identity = graph.identity(of: ref), clause = whereClause(ref)
+        let task = RunningTask(line: text, isLoad: true, verb: "checking")
+        start(task) {
+            let result = Result { () throws -> (PagedChanges, EditStep) in
+                var work = changes
+                let value = try work.typedValue(text, for: identity, attribute: attribute)
+                let step = EditStep(label: "update \(identity.type) \(clause) set \(attribute) = \(Browser.sourceLiteral(value))",
+                                    edits: [.set(identity, attribute: attribute, value: value)])
+                try work.stage(step)
+                return (work, step)
+            }
+            task.finish(.pagedCellStaged(changes.pending.revision, text, ref, attribute, result))
+        }
+    }
+
+    /// Takes a cell edit's changes, or reopens the editor with the text and the reason.
+    func finishPagedCell(revision: UUID, text: String, ref: ObjectRef, attribute: String, _ result: Result<(PagedChanges, EditStep), any Error>) {
+        switch result {
+        case .success(let (changes, step)) where pagedChanges?.pending.revision == revision:
+            pagedChanges = changes
+            session?.replacePending(changes.pending)
+            refreshPagedViews()
+            inputMode = .statement
+            focus = previousFocus
+            message = "staged: \(step.label) · \(session?.pendingSummary ?? "")"
+        case .success:
+            inputMode = .editValue(ref, attribute: attribute)
+            editor.set(text)
+            message = "not staged: changes were staged meanwhile; press Enter again"
+        case .failure(let error):
+            inputMode = .editValue(ref, attribute: attribute)
+            editor.set(text)
+            if let error = error as? QueryError {
+                message = "refused: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
+            } else {
+                message = "refused: \(error)"
+            }
+        }
+    }
+
     /// Every paged view read again with the staged changes (a type's count with its new objects).
     func refreshPagedViews() {
         guard let pages else { return }

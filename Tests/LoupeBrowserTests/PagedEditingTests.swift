@@ -233,6 +233,11 @@ final class PagedEditingTests: XCTestCase {
         paged.run("update Book where id == \(tagged) set tags += #\(tag)")
         XCTAssertTrue(paged.replOutput.last?.contains("more links than paged mode reads at once") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
         XCTAssertTrue(status(paged).contains("no pending changes"), status(paged))
+        // A cell takes what its attribute holds over the whole type: the editor stays open with the text.
+        let refused = paged.play(try PlayScript.parse("j l l l e <C-u>\nnineteen\n<Enter>"), width: 160, height: 30)
+        XCTAssertTrue(refused.lines.last?.contains("refused: the text \"nineteen\" cannot go into Publisher.founded") == true, refused.lines.last ?? "")
+        XCTAssertTrue(refused.text.contains("nineteen"), "the editor keeps the text: \(refused.text)")
+        XCTAssertTrue(status(paged).contains("no pending changes"), status(paged))
         paged.run("update Author where id == \(authors.ids[0]) set name = @links.Book.author.@count")
         XCTAssertTrue(paged.replOutput.last?.contains("own attributes") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
         withExtendedLifetime(host) {}
