@@ -190,7 +190,12 @@ final class PagedEditingTests: XCTestCase {
         XCTAssertTrue(pendingPart(paged).hasPrefix("pending +0 ~1 -0"), "the edit stays pending: \(status(paged))")
         paged.run(".reload")
         XCTAssertTrue(paged.replOutput.last?.contains("staged again") == true, paged.replOutput.suffix(2).joined(separator: "\n"))
-        paged.run(".commit")
+        // Quitting asks first; Ctrl-S shows the writes, Enter commits them.
+        let asked = paged.play(try PlayScript.parse("q"), width: 120, height: 30)
+        XCTAssertTrue(asked.text.contains("Quit with changes that are not written?"), asked.text)
+        let preview = paged.play(try PlayScript.parse("<Esc> <C-s>"), width: 120, height: 30)
+        XCTAssertTrue(preview.text.contains("\"pages\":4242"), "the preview shows the document after: \(preview.text)")
+        _ = paged.play(try PlayScript.parse("<Enter>"), width: 120, height: 30)
         XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix("committed: 0 added, 1 changed") }, paged.replOutput.suffix(3).joined(separator: "\n"))
         let now = try LoadedStore.open(path).graph
         let books = now.type(named: "Book")!
