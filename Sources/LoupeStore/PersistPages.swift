@@ -27,6 +27,14 @@ public final class PersistPages: PageSource, Sendable {
         let attributes: [String]
         let relations: [PagedRelation]
 
+        /// The type as paged mode's cache entry keeps it.
+        var cached: SchemaCache.PagedCachedType {
+            var bytes: [UInt8]?
+            if storedAsBytes, case .blob(let data) = stored.storage { bytes = Array(data) }
+            return SchemaCache.PagedCachedType(name: name, count: count, storedBytes: bytes, attributes: attributes,
+                                               relations: relations.map { SchemaCache.CachedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
+        }
+
         /// The condition that selects the type's rows, with `stored` bound to its `?`.
         var matches: String { storedAsBytes ? "type_name IS CAST(? AS TEXT)" : "type_name IS ?" }
     }
@@ -237,12 +245,7 @@ public final class PersistPages: PageSource, Sendable {
                 }, exact: true)
             }
             let types = try sampledSchema(db, stored, relationIndexes: hasRelationIndexes)
-            SchemaCache.savePaged(types.map { type in
-                var bytes: [UInt8]?
-                if type.storedAsBytes, case .blob(let data) = type.stored.storage { bytes = Array(data) }
-                return SchemaCache.PagedCachedType(name: type.name, count: type.count, storedBytes: bytes, attributes: type.attributes,
-                                                   relations: type.relations.map { SchemaCache.CachedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
-            }, file: file, stamp: stamp)
+            SchemaCache.savePaged(types.map(\.cached), file: file, stamp: stamp)
             return try pages(types, exact: false)
         }
     }

@@ -22,12 +22,7 @@ extension PersistPages {
         if hasSideIndex, let before = report.stampBefore, stamp.followsDirectly(before) {
             carrySideIndex(report.relationWrites, stamp: stamp)
         }
-        SchemaCache.savePaged(updated.map { type in
-            var bytes: [UInt8]?
-            if type.storedAsBytes, case .blob(let data) = type.stored.storage { bytes = Array(data) }
-            return SchemaCache.PagedCachedType(name: type.name, count: type.count, storedBytes: bytes, attributes: type.attributes,
-                                               relations: type.relations.map { SchemaCache.CachedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
-        }, file: file, stamp: stamp)
+        SchemaCache.savePaged(updated.map(\.cached), file: file, stamp: stamp)
         return PersistPages(file: file, types: updated, schemaIsExact: schemaIsExact && !wroteRelations && newAttributes.values.allSatisfy(\.isEmpty),
                             hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: edgesPerObject, stamp: stamp)
     }

@@ -38,20 +38,9 @@ final class PagedEditingTests: XCTestCase {
         return (b, host)
     }
 
-    /// The file's objects and relation rows as text (relation rows in each object's order).
-    static func rows(_ path: String) throws -> String {
-        let queue = try DatabaseQueue(path: path)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            let objects = try Row.fetchAll(db, sql: "SELECT id, type_name, json FROM by_type ORDER BY id").map { "\($0[0] as Int64) \($0[1] as String) \($0[2] as String)" }
-            let links = try Row.fetchAll(db, sql: "SELECT from_id, relation, to_id FROM relations ORDER BY from_id, relation, rowid").map { "\($0[0] as Int64).\($0[1] as String) → \($0[2] as Int64)" }
-            return (objects + links).joined(separator: "\n")
-        }
-    }
-
     /// Fails with the first line where two files' rows differ.
     func assertSameRows(_ a: String, _ b: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let (x, y) = (try Self.rows(a).split(separator: "\n", omittingEmptySubsequences: false), try Self.rows(b).split(separator: "\n", omittingEmptySubsequences: false))
+        let (x, y) = (try Shared.persistRows(a), try Shared.persistRows(b))
         if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
             XCTFail("\(what): line \(i) differs:\n \(x[i])\n \(y[i])", file: file, line: line)
         } else if x.count != y.count {
@@ -74,9 +63,7 @@ final class PagedEditingTests: XCTestCase {
     func testPagedEditsCommitWhatLoadedEditsCommit() throws {
         let original = try Shared.temporaryPath()
         try SampleGenerator.generate(path: original, objects: 900, seed: 5)
-        let loadedPath = try Shared.temporaryPath("loaded.sqlite"), pagedPath = try Shared.temporaryPath("paged.sqlite")
-        try FileManager.default.copyItem(atPath: original, toPath: loadedPath)
-        try FileManager.default.copyItem(atPath: original, toPath: pagedPath)
+        let (loadedPath, pagedPath) = try Shared.twoCopies(of: original)
         let graph = try LoadedStore.open(original).graph
         func ids(_ type: String) -> [ObjectID] { graph.type(named: type)!.ids }
         let (loans, books, tags) = (ids("Loan"), ids("Book"), ids("Tag"))
@@ -123,7 +110,7 @@ final class PagedEditingTests: XCTestCase {
         paged.run(".commit")
         XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix("committed:") }, paged.replOutput.suffix(4).joined(separator: "\n"))
         try assertSameRows(pagedPath, loadedPath, "the two commits wrote the same rows")
-        XCTAssertNotEqual(try Self.rows(pagedPath), try Self.rows(original))
+        XCTAssertNotEqual(try Shared.persistRows(pagedPath), try Shared.persistRows(original))
         XCTAssertTrue(status(paged).contains("no pending changes"), status(paged))
 
         // The paged view is the file's new state: its catalog, and statements over it.
@@ -156,9 +143,7 @@ final class PagedEditingTests: XCTestCase {
             "update Odd where id == \(odd[0]) set many = {#\(book)}",
             "insert Odd {self: 9}",
         ]
-        let loadedPath = try Shared.temporaryPath("loaded.sqlite"), pagedPath = try Shared.temporaryPath("paged.sqlite")
-        try FileManager.default.copyItem(atPath: original, toPath: loadedPath)
-        try FileManager.default.copyItem(atPath: original, toPath: pagedPath)
+        let (loadedPath, pagedPath) = try Shared.twoCopies(of: original)
         let (loaded, loadedHost) = try loadedBrowser(loadedPath)
         let (paged, pagedHost) = try pagedBrowser(pagedPath)
         for statement in statements + [".commit"] {
@@ -183,10 +168,10 @@ final class PagedEditingTests: XCTestCase {
         let writer = try DatabaseQueue(path: path)
         try writer.write { try $0.execute(sql: "UPDATE by_type SET json = json_set(json, '$.pages', 7) WHERE id = ?", arguments: [Int64("\(other)")!]) }
         try writer.close()
-        let before = try Self.rows(path)
+        let before = try Shared.persistRows(path)
         paged.run(".commit")
         XCTAssertTrue(paged.replOutput.suffix(3).contains { $0.contains("another process wrote") }, paged.replOutput.suffix(3).joined(separator: "\n"))
-        XCTAssertEqual(try Self.rows(path), before, "a refused commit writes nothing")
+        XCTAssertEqual(try Shared.persistRows(path), before, "a refused commit writes nothing")
         XCTAssertTrue(pendingPart(paged).hasPrefix("pending +0 ~1 -0"), "the edit stays pending: \(status(paged))")
         paged.run(".reload")
         XCTAssertTrue(paged.replOutput.last?.contains("staged again") == true, paged.replOutput.suffix(2).joined(separator: "\n"))

@@ -435,9 +435,7 @@ final class CLITests: XCTestCase {
     func testTheReplOverTheBudgetEdits() throws {
         let original = try Shared.temporaryPath()
         try SampleGenerator.generate(path: original, objects: 1_500, seed: 23)
-        let loadedPath = try Shared.temporaryPath("loaded.sqlite"), pagedPath = try Shared.temporaryPath("paged.sqlite")
-        try FileManager.default.copyItem(atPath: original, toPath: loadedPath)
-        try FileManager.default.copyItem(atPath: original, toPath: pagedPath)
+        let (loadedPath, pagedPath) = try Shared.twoCopies(of: original)
         let (book, tag) = (try Self.firstID("Book", in: original), try Self.firstID("Tag", in: original))
         let script = """
             update Book where pages > 450 set pages = 450, checked = true
@@ -467,14 +465,8 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(paged.status, loaded.status)
         XCTAssertEqual(paged.stdout.components(separatedBy: "committed:").count, 3, paged.stdout)
         XCTAssertFalse(paged.stdout.contains("nothing staged"), paged.stdout)
-        let rows = { (path: String) throws -> [String] in
-            try DatabaseQueue(path: path).read { db in
-                try Row.fetchAll(db, sql: "SELECT id, type_name, json FROM by_type ORDER BY id").map(\.description)
-                    + Row.fetchAll(db, sql: "SELECT from_id, relation, to_id FROM relations ORDER BY from_id, relation, rowid").map(\.description)
-            }
-        }
-        XCTAssertTrue(try rows(pagedPath) == rows(loadedPath), "the two REPLs wrote the same rows")
-        XCTAssertFalse(try rows(pagedPath) == rows(original))
+        XCTAssertTrue(try Shared.persistRows(pagedPath) == Shared.persistRows(loadedPath), "the two REPLs wrote the same rows")
+        XCTAssertFalse(try Shared.persistRows(pagedPath) == Shared.persistRows(original))
     }
 
     static func firstID(_ type: String, in path: String) throws -> Int64 {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// The shared reference folder (`../shared` beside the checkout) and fresh temp files, for every
 /// test target.
@@ -54,6 +55,26 @@ public enum Shared {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder.appendingPathComponent(name).path
+    }
+
+    /// Two copies of the file at `path` (in fresh temp folders), for one test to change each its
+    /// own way (a loaded session and a paged one) and compare.
+    public static func twoCopies(of path: String) throws -> (String, String) {
+        let a = try temporaryPath("a.sqlite"), b = try temporaryPath("b.sqlite")
+        try FileManager.default.copyItem(atPath: path, toPath: a)
+        try FileManager.default.copyItem(atPath: path, toPath: b)
+        return (a, b)
+    }
+
+    /// A Persist file's rows as lines: every object (`id type_name json`) in key order, then every
+    /// relation row (`from.relation → to`) in each object's order.
+    public static func persistRows(_ path: String) throws -> [String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, type_name, json FROM by_type ORDER BY id").map { "\($0[0] as DatabaseValue) \($0[1] as DatabaseValue) \($0[2] as DatabaseValue)" }
+                + Row.fetchAll(db, sql: "SELECT from_id, relation, to_id FROM relations ORDER BY from_id, relation, rowid").map { "\($0[0] as DatabaseValue).\($0[1] as DatabaseValue) → \($0[2] as DatabaseValue)" }
+        }
     }
 
     /// The bytes of a file and its companions, to prove nothing was written.
