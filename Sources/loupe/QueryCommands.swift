@@ -239,23 +239,11 @@ struct Repl: ParsableCommand {
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
-        var warnedAtEnd = false
-        // On a terminal: line editing, history and completion (types and their attributes as the
-        // schema knows them); else lines as they come.
+        // Completion: types and their attributes as the schema knows them.
         let schema = pages.schemaGraph(relations: [], kinds: [:])
-        let reader = interactive && isatty(1) == 1 ? LineReader(completion: { text, cursor in
-            Completion.complete(text, cursor: cursor, graph: schema, currentType: nil)
-        }) : nil
+        var input = ReplInput(interactive: interactive) { text, cursor in Completion.complete(text, cursor: cursor, graph: schema, currentType: nil) }
         while !session.wantsQuit {
-            let next: String?
-            if let reader { next = reader.readLine() } else {
-                if interactive { print("loupe> ", terminator: ""); fflush(nil) }
-                next = readLine(strippingNewline: true)
-            }
-            guard let line = next else {
-                if continuesAtEnd(session, terminal: reader != nil, warned: &warnedAtEnd) { continue }
-                break
-            }
+            guard let line = input.next(session) else { break }
             let text = line.trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
             func fail(_ message: String) { printError(message); failures += 1 }
@@ -323,19 +311,6 @@ struct Repl: ParsableCommand {
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
 
-    /// End of input (Ctrl-D) with changes not written: on a terminal, says so once as `.quit`
-    /// does and goes on (true; a second Ctrl-D leaves); from a script, notes they were not written.
-    static func continuesAtEnd(_ session: ReplSession, terminal: Bool, warned: inout Bool) -> Bool {
-        guard !session.pending.isEmpty else { return false }
-        if terminal && !warned {
-            warned = true
-            printError("\(session.pendingSummary) not written: .commit writes them, .rollback drops them; Ctrl-D again leaves without writing them")
-            return true
-        }
-        if !terminal { printError("note: \(session.pendingSummary) not written (the input ended without .commit)") }
-        return false
-    }
-
     static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {
         let session = ReplSession(graph: graph, mode: mode)
         session.storePath = path
@@ -345,21 +320,11 @@ struct Repl: ParsableCommand {
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
-        var warnedAtEnd = false
-        // On a terminal: line editing, history and completion; else lines as they come.
-        let reader = interactive && isatty(1) == 1 ? LineReader(completion: { text, cursor in
+        var input = ReplInput(interactive: interactive) { text, cursor in
             Completion.complete(text, cursor: cursor, graph: session.engine.graph, currentType: session.currentType)
-        }) : nil
+        }
         while !session.wantsQuit {
-            let next: String?
-            if let reader { next = reader.readLine() } else {
-                if interactive { print("loupe> ", terminator: ""); fflush(nil) }
-                next = readLine(strippingNewline: true)
-            }
-            guard let line = next else {
-                if continuesAtEnd(session, terminal: reader != nil, warned: &warnedAtEnd) { continue }
-                break
-            }
+            guard let line = input.next(session) else { break }
             let cancellation = interrupts.begin()
             let reply = session.execute(line, cancellation: cancellation)
             interrupts.end()
@@ -367,6 +332,41 @@ struct Repl: ParsableCommand {
             if let error = reply.error { printError(error); failures += 1 }
         }
         if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+}
+
+/// Where a line REPL's lines come from: on a terminal, the line editor (history, Tab completion
+/// by `complete`); else standard input as lines come.
+struct ReplInput {
+    private let reader: LineReader?
+    private let interactive: Bool
+    private var warnedAtEnd = false
+
+    init(interactive: Bool, complete: @escaping (String, Int) -> Completion.Result) {
+        self.interactive = interactive
+        reader = interactive && isatty(1) == 1 ? LineReader(completion: complete) : nil
+    }
+
+    /// The next line, or nil when the input ends. An end (Ctrl-D) with `session`'s changes not
+    /// written: on a terminal, says so once as `.quit` does and reads on (a second Ctrl-D ends);
+    /// from a script, notes they were not written.
+    mutating func next(_ session: ReplSession) -> String? {
+        while true {
+            let line: String?
+            if let reader { line = reader.readLine() } else {
+                if interactive { print("loupe> ", terminator: ""); fflush(nil) }
+                line = readLine(strippingNewline: true)
+            }
+            if let line { return line }
+            guard !session.pending.isEmpty else { return nil }
+            if reader != nil && !warnedAtEnd {
+                warnedAtEnd = true
+                printError("\(session.pendingSummary) not written: .commit writes them, .rollback drops them; Ctrl-D again leaves without writing them")
+                continue
+            }
+            if reader == nil { printError("note: \(session.pendingSummary) not written (the input ended without .commit)") }
+            return nil
+        }
     }
 }
 
