@@ -22,7 +22,8 @@ public struct PagedChanges: @unchecked Sendable {
     /// The staged changes over the base (with the whole store's kinds of the attributes edited).
     public private(set) var pending: PendingChanges
     /// The kinds of value each edited attribute holds over its whole type (by type, then
-    /// attribute name), read once: what values are checked against, as in a load.
+    /// attribute name), read once: what values are checked against, as in a load. The base of
+    /// ``pending`` is always the base's graph with these kinds added.
     private var kinds: [String: [String: ValueKind]] = [:]
     /// The largest key stored: new objects' keys go above it.
     private var storedKeyMaximum: Int64
@@ -79,6 +80,8 @@ public struct PagedChanges: @unchecked Sendable {
         for (type, byName) in kinds {
             for (name, kind) in byName where reach.keeps(type: type, attribute: name) { next.kinds[type, default: [:]][name] = kind }
         }
+        // The base's graph always carries every kind known (values are checked against them).
+        next.pending = PendingChanges(base: next.base.graph.addingKinds(next.kinds))
         return next
     }
 
