@@ -450,7 +450,7 @@ public final class Browser {
             }
             if case .frequency(let column, let rows, let source)? = current?.content, let sheet = current {
                 if sheet.countedTotal != nil {
-                    message = "a group the store counted does not open in paged mode: ask for it with `Type where \(column) == value`"
+                    if sheet.selection < rows.count { openPagedGroup(crumb: sheet.crumb, column: column, value: rows[sheet.selection].key) }
                     return
                 }
                 guard sheet.selection < rows.count, let session else { return }

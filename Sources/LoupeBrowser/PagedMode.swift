@@ -359,6 +359,12 @@ extension Browser {
             trimOutput()
             return true
         } catch { return false }
+        return runPaged(statement, line: line)
+    }
+
+    /// Answers a parsed statement over the store (see ``runPaged(_:)``); `line` labels its view.
+    func runPaged(_ statement: Statement, line: String) -> Bool {
+        guard let pages else { return false }
         let chunked = chunkedStatement(statement, pages)
         guard statement.pushdownRoot != nil, querySource != nil || chunked != nil else { return false }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
@@ -476,6 +482,28 @@ extension Browser {
         case .failure(let error): replOutput.append("error: \(error)")
         }
         trimOutput()
+    }
+
+    /// Enter on a group a statement counted over the store: its objects, found by the store too,
+    /// as `Type where (predicate) AND key == value` (the group statement is the view's crumb).
+    func openPagedGroup(crumb: String, column: String, value: Value) {
+        guard case .group(var query, let by)? = try? Parser.parse(crumb) else { message = "this group does not open"; return }
+        let literal: Literal
+        switch value {
+        case .null: literal = .null
+        case .bool(let b): literal = .bool(b)
+        case .int(let i): literal = .integer(i)
+        case .double(let d): literal = .decimal(d)
+        case .string(let s): literal = .string(s)
+        case .date(let d): literal = .date(d)
+        default: message = "a group of \(ValueFormatter.kindName(value)) values does not open in paged mode"; return
+        }
+        let test = Predicate.comparison(Comparison(quantifier: nil, lhs: .path(by), op: .equal, options: [], rhs: .literal(literal, by.range), range: by.range))
+        query.predicate = query.predicate.map { .and([$0, test]) } ?? test
+        query.clauses = []
+        query.projection = nil
+        // Labelled as the loaded browser labels a group's objects.
+        if !runPaged(.query(query), line: "\(column) = \(ValueFormatter.plain(value))") { message = "this group does not open in paged mode" }
     }
 
     /// What a command needs that paged mode does not have, named for the message; nil when the

@@ -141,6 +141,15 @@ public struct Comparison: Equatable, Sendable, CustomStringConvertible {
     /// The operator's place, for errors about the comparison as a whole.
     public var range: SourceRange
 
+    public init(quantifier: Quantifier? = nil, lhs: Expression, op: ComparisonOperator, options: ComparisonOptions = [], rhs: Expression, range: SourceRange) {
+        self.quantifier = quantifier
+        self.lhs = lhs
+        self.op = op
+        self.options = options
+        self.rhs = rhs
+        self.range = range
+    }
+
     public var description: String {
         "(\(quantifier.map { "\($0) " } ?? "")\(lhs) \(op.rawValue)\(options.text) \(rhs))"
     }
