@@ -62,7 +62,7 @@ extension Browser {
     private func renderBreadcrumb(_ buffer: inout Buffer, width: Int) {
         // Each step shortened (a query's statement to 40 cells), then cut from the left: the
         // current place always shows.
-        var parts = stack.map { DisplayText.fit($0.crumb, width: 40) }
+        var parts = stack.filter { !$0.isObjectOfRow }.map { DisplayText.fit($0.crumb, width: 40) }
         if let graph, let ref = selectedObject { parts.append(DisplayText.fit(graph.label(of: ref), width: 40)) }
         let text = parts.isEmpty ? "Loupe" : parts.joined(separator: " › ")
         buffer.put(" " + DisplayText.fitFromEnd(text, width: width - 2), x: 0, y: 0, style: theme.header, maxWidth: width)

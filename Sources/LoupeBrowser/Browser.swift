@@ -463,6 +463,10 @@ public final class Browser {
                 } catch { message = "\(error)" }
                 return
             }
+            if pages != nil, case .projection? = current?.content, let sheet = current, sheet.selection < sheet.rowKeys.count {
+                openPagedRowObject(sheet.rowKeys[sheet.selection], of: sheet)
+                return
+            }
             if selectedObject != nil {
                 focus = .detail
                 detailSelection = initialDetailSelection()

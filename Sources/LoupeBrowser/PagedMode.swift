@@ -341,7 +341,7 @@ extension Browser {
     enum PagedAnswer: Sendable {
         case count(Int)
         case keys(typeName: String, [ObjectID])
-        case projection(columns: [String], rows: [[Value]])
+        case projection(columns: [String], rows: [[Value]], keys: [ObjectID])
         case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
     }
 
@@ -377,7 +377,7 @@ extension Browser {
                     switch answer {
                     case .count(let n): return .count(n)
                     case .objects(let typeName, let keys): return .keys(typeName: typeName, keys)
-                    case .projection(let columns, let rows): return .projection(columns: columns, rows: rows)
+                    case .projection(let columns, let rows, let keys): return .projection(columns: columns, rows: rows, keys: keys)
                     case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
                     }
                 }
@@ -469,8 +469,11 @@ extension Browser {
             ensurePagedWindow(span: max(1, layout.recordsBody.height))
             detailSelection = initialDetailSelection()
             replOutput.append("\(keys.count) objects")
-        case .success(.projection(let columns, let rows)):
-            push(Sheet(content: .projection(columns: columns, rows: rows, refs: []), crumb: line))
+        case .success(.projection(let columns, let rows, let keys)):
+            // Values only; each row keeps its object's key (Enter opens the object).
+            var sheet = Sheet(content: .projection(columns: columns, rows: rows, refs: []), crumb: line)
+            sheet.rowKeys = keys
+            push(sheet)
             replOutput.append("\(rows.count) rows")
         case .success(.groups(let key, let rows, let total)):
             var sheet = Sheet(content: .frequency(column: key, rows: rows, source: []), crumb: line)
@@ -482,6 +485,19 @@ extension Browser {
         case .failure(let error): replOutput.append("error: \(error)")
         }
         trimOutput()
+    }
+
+    /// Enter on a row of a projection the store answered: the row's object, read by key, in the
+    /// detail pane (a projection holds values only).
+    func openPagedRowObject(_ key: ObjectID, of sheet: Sheet) {
+        let root = (try? Parser.parse(sheet.crumb))?.pushdownRoot?.type.text
+        let typeName = root.flatMap { root in pages?.catalog.first { $0.name.caseInsensitiveCompare(root) == .orderedSame }?.name }
+        var object = Sheet(content: .paged(PagedRows(source: .keys([key]), count: 1, typeName: typeName)), crumb: "\(typeName ?? "object") #\(key)")
+        object.isObjectOfRow = true
+        push(object)
+        ensurePagedWindow(span: max(1, layout.recordsBody.height))
+        focus = .detail
+        detailSelection = initialDetailSelection()
     }
 
     /// Enter on a group a statement counted over the store: its objects, found by the store too,

@@ -26,6 +26,11 @@ public struct Sheet {
     /// For a frequency table a store counted (paged mode), how many objects it counted (the
     /// table holds no objects of its own).
     public var countedTotal: Int?
+    /// For a projection the store answered (paged mode), the key of each row's object.
+    public var rowKeys: [ObjectID] = []
+    /// The object of a projection's row, opened from it (paged mode): the breadcrumb names it
+    /// once, as the selected object, as over a loaded projection.
+    public var isObjectOfRow = false
     /// Opened from the relation graph: going back returns to the graph, at this node.
     public var openedFromGraphNode: Int?
     public var selection = 0

@@ -16,7 +16,8 @@ public protocol QuerySource: AnyObject, Sendable {
 public enum SourceAnswer: Sendable {
     case count(Int)
     case objects(typeName: String, keys: [ObjectID])
-    case projection(columns: [String], rows: [[Value]])
+    /// A projection's rows, each with the key of the object it was read from.
+    case projection(columns: [String], rows: [[Value]], keys: [ObjectID])
     /// A frequency table, and how many objects it counted.
     case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
 }

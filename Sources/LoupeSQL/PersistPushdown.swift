@@ -287,7 +287,7 @@ struct PersistPlan {
             let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: keys.count)
             if let projection = q.projection {
                 let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
-                return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows)
+                return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, keys: order.map { .int(keys[$0]) })
             }
             return .objects(typeName: typeName, keys: order.map { .int(keys[$0]) })
         default:
@@ -338,7 +338,7 @@ struct PersistPlan {
         let (order, next) = QueryEngine.applyClauses(rest, values: later, count: keys.count)
         if let projection = q.projection {
             let rows = order.map { i in (next..<next + projection.count).map { later[$0][i] } }
-            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows)
+            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, keys: order.map { .int(keys[$0]) })
         }
         return .objects(typeName: typeName, keys: order.map { .int(keys[$0]) })
     }

@@ -174,7 +174,7 @@ extension Query {
         let toTerminal = isatty(1) == 1
         switch answer {
         case .count(let n): QueryResult.count(n).write(format, graph: empty, toTerminal: toTerminal, to: sink)
-        case .projection(let columns, let rows): QueryResult.projection(columns: columns, rows: rows, refs: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
+        case .projection(let columns, let rows, _): QueryResult.projection(columns: columns, rows: rows, refs: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
         case .groups(let key, let rows, _): QueryResult.groups(key: key, rows: rows, objects: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
         case .objects(let typeName, let keys):
             guard let t = pages.catalog.firstIndex(where: { $0.name == typeName }) else { break }

@@ -195,6 +195,35 @@ final class PagedBrowsingTests: XCTestCase {
         }
     }
 
+    /// Enter on a row of a projection the store answered shows the row's object in the detail
+    /// pane, as the loaded browser shows it.
+    func testProjectionRowsOpenTheirObjects() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 900, seed: 17)
+        let graph = try LoadedStore.open(path).graph
+        let statement = "Loan where renewals > 0 sort by book.pages desc, id limit 6 select book.title, renewals"
+        for row in 0..<3 {
+            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            whole.attach(graph)
+            let pages = try PersistPages.open(try StoreFile.openForReading(path))
+            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            paged.attachPaged(pages, querySource: PersistQuerySource(pages: pages))
+            func detail(_ b: Browser) -> [String] {
+                var buffer = Buffer(width: 120, height: 30)
+                b.render(into: &buffer)
+                return buffer.lines.prefix(18).map { $0.components(separatedBy: "┐┌").last!.components(separatedBy: "││").last! }
+            }
+            for b in [whole, paged] {
+                b.run(statement)
+                for _ in 0..<row { b.handle(.key(.character("j"))) }
+                b.handle(.key(.enter))
+            }
+            XCTAssertEqual(paged.focus, .detail)
+            XCTAssertEqual(detail(paged), detail(whole), "row \(row)")
+            XCTAssertTrue(detail(paged).first?.contains("Loan #") == true, detail(paged).first ?? "")
+        }
+    }
+
     /// Runs `statement` in a browser on the loaded graph and in a paged one (answering with SQL
     /// over the file when `pushedDown`), then `keys` (one row down); their screens (the first 20
     /// lines, or what `lines` picks of them) and the REPL's last answer must be the same.

@@ -165,7 +165,9 @@ final class PersistPushdownTests: XCTestCase {
         switch result {
         case .count(let n): return "count \(n)"
         case .objects(let type, let refs): return "\(type?.name.rawValue ?? "-"): " + refs.map { graph.id(of: $0).description }.joined(separator: " ")
-        case .projection(let columns, let rows, _): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+        case .projection(let columns, let rows, let refs):
+            return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+                + "\nof " + refs.map { graph.id(of: $0).description }.joined(separator: " ")
         case .groups(let key, let rows, let objects): return key + " of \(objects.count)\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
         case .message(let m): return m
         }
@@ -175,7 +177,9 @@ final class PersistPushdownTests: XCTestCase {
         switch answer {
         case .count(let n): return "count \(n)"
         case .objects(let type, let keys): return "\(type): " + keys.map(\.description).joined(separator: " ")
-        case .projection(let columns, let rows): return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+        case .projection(let columns, let rows, let keys):
+            return columns.joined(separator: "|") + "\n" + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n")
+                + "\nof " + keys.map(\.description).joined(separator: " ")
         case .groups(let key, let rows, let total): return key + " of \(total)\n" + rows.map { "\($0.key) \($0.count)" }.joined(separator: "\n")
         }
     }
