@@ -37,6 +37,12 @@ struct Query: ParsableCommand {
         if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
         // A file is opened once for every attempt below (a WAL file without its `-shm` is copied).
         let file = store.isPostgres ? nil : try StoreFile.openForReading(store.file)
+        // An edit of a Persist file too large to load: staged over the objects it names, read by
+        // key, shown, and written with --commit, as over the loaded graph.
+        if case .mutation(let mutation)? = parsed, engine == .auto, let file, let (pages, _) = try persistPages(file) {
+            try stageOverBudget(mutation, pages)
+            return
+        }
         // A Persist file too large to load (or --engine sql): SQLite answers over the file.
         if !commit, engine != .memory, let file, let parsed, let (pages, overBudget) = try persistPages(file) {
             do {
@@ -163,6 +169,40 @@ extension Query {
             if engine != .sql { return nil }
             throw CLIError("SQL cannot read this Persist store by key (\(error.reason ?? "\(error)")); run it with --engine auto or memory")
         }
+    }
+
+    /// An `update`, `insert` or `delete` over a Persist file whose whole load is over the budget:
+    /// its `where` answered by SQLite, the objects it names read by key (``PagedChanges``), the
+    /// writes shown and, with `--commit`, written in one transaction — the same output and the
+    /// same rows as over the loaded graph.
+    func stageOverBudget(_ mutation: Mutation, _ pages: PersistPages) throws {
+        let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
+        var changes = try PagedChanges(pages: pages)
+        let session = ReplSession(graph: changes.pending.graph, mode: format)
+        session.host = host
+        session.storePath = store.file
+        let step: EditStep
+        do {
+            step = try changes.stage(mutation, source: statement, storeKeys: { selection in
+                guard case .objects(_, let keys)? = try host.pagedStore.querySource?.answer(selection, isCancelled: { false }) else { return nil }
+                return keys
+            })
+        } catch let error as QueryError {
+            printError(error.render(source: statement))
+            throw ExitCode(2)
+        } catch let error as PagedEditError {
+            throw CLIError("\(error)")
+        }
+        session.replacePending(changes.pending)
+        FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
+        FileHandle.standardOutput.write(Data(try session.changesText().utf8))
+        guard commit else {
+            print("nothing written: run again with --commit to write these changes")
+            return
+        }
+        let done = session.execute(".commit")
+        if let error = done.error { printError(error); throw ExitCode(1) }
+        FileHandle.standardOutput.write(Data(done.output.utf8))
     }
 
     /// Prints what SQL answered over a Persist file; objects are read by key to be printed.

@@ -469,6 +469,30 @@ final class CLITests: XCTestCase {
         XCTAssertFalse(try Shared.persistRows(pagedPath) == Shared.persistRows(original))
     }
 
+    /// `loupe query` with an edit over the budget: the same writes shown, nothing written without
+    /// `--commit`, the same rows with it, as over the loaded graph.
+    func testOneShotEditsOverTheBudget() throws {
+        let original = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: original, objects: 1_000, seed: 29)
+        let book = try Self.firstID("Book", in: original)
+        let statements = ["update Book where pages > 800 set pages = 800", "delete Loan where renewals >= 2",
+                          "insert Tag {name: \"one-shot\"}", "update Book where id == \(book) set author = nil", "update Book where pages > 5000 set pages = 1"]
+        func timeless(_ text: String) -> String { text.replacingOccurrences(of: #", [0-9.]+ s\)"#, with: ")", options: .regularExpression) }
+        for statement in statements {
+            for commit in [false, true] {
+                let (loadedPath, pagedPath) = try Shared.twoCopies(of: original)
+                let options = commit ? ["--commit"] : []
+                let loaded = try loupe(["query", loadedPath, statement] + options)
+                let paged = try loupe(["query", pagedPath, statement, "--memory-budget", "1K"] + options)
+                XCTAssertEqual(timeless(paged.stdout), timeless(loaded.stdout), statement)
+                XCTAssertEqual(paged.stderr, loaded.stderr, statement)
+                XCTAssertEqual(paged.status, loaded.status, statement)
+                XCTAssertTrue(try Shared.persistRows(pagedPath) == Shared.persistRows(loadedPath), "\(statement) \(options)")
+                if !commit { XCTAssertTrue(try Shared.persistRows(pagedPath) == Shared.persistRows(original), "nothing written: \(statement)") }
+            }
+        }
+    }
+
     static func firstID(_ type: String, in path: String) throws -> Int64 {
         try DatabaseQueue(path: path).read { try Int64.fetchOne($0, sql: "SELECT min(id) FROM by_type WHERE type_name = ?", arguments: [type])! }
     }
