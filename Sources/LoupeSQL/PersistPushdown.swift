@@ -264,6 +264,7 @@ struct PersistPlan {
     func execute(_ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
         let arguments = StatementArguments(translation.arguments)
         if case .count = statement {
+            if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data(("SELECT count(*) \(from)\n").utf8)) }
             return .count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0)
         }
         if case .query(let q) = statement, case .sort(let sortKeys)? = q.clauses.first,
