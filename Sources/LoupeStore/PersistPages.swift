@@ -152,6 +152,8 @@ public final class PersistPages: PageSource, Sendable {
     /// built (now or before).
     let side: Mutex<DatabaseQueue?>
     let sideBuilt: Mutex<Bool>
+    /// Per type, what passes over its documents found of each name (``attributeFacts``).
+    let knownFacts = Mutex<[Int: [String: AttributeFact]]>([:])
     var sideIndex: DatabaseQueue? { side.withLock { $0 } }
 
     /// True when the store has no relation index, none is in Loupe's cache, and one can be built there.

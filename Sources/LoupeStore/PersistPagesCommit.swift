@@ -11,7 +11,9 @@ extension PersistPages {
     /// nobody else wrote in between (in a rollback-journal file, the change counter moved by
     /// exactly one); otherwise it is left stale and `I` offers to build it again. The new
     /// catalog is kept as paged mode's cache entry, so that opening the store again reads nothing.
-    public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]]) -> PersistPages {
+    /// What passes over the documents found of each attribute (``attributeFacts``) is kept where
+    /// the commit (`reach`) cannot have changed it.
+    public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]], reach: ChangeReach) -> PersistPages {
         let stamp = report.stampAfter ?? file.stamp()
         let wroteRelations = !report.relationWrites.isEmpty
         let updated = types.map { type -> PagedType in
@@ -23,8 +25,16 @@ extension PersistPages {
             carrySideIndex(report.relationWrites, stamp: stamp)
         }
         SchemaCache.savePaged(updated.map(\.cached), file: file, stamp: stamp)
-        return PersistPages(file: file, types: updated, schemaIsExact: schemaIsExact && !wroteRelations && newAttributes.values.allSatisfy(\.isEmpty),
-                            hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: edgesPerObject, stamp: stamp)
+        let next = PersistPages(file: file, types: updated, schemaIsExact: schemaIsExact && !wroteRelations && newAttributes.values.allSatisfy(\.isEmpty),
+                                hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: edgesPerObject, stamp: stamp)
+        let kept = knownFacts.withLock { facts in
+            Dictionary(uniqueKeysWithValues: facts.compactMap { t, byName -> (Int, [String: AttributeFact])? in
+                guard t < types.count else { return nil }
+                return (t, byName.filter { reach.keeps(type: types[t].name, attribute: $0.key) })
+            })
+        }
+        next.knownFacts.withLock { $0 = kept }
+        return next
     }
 
     /// Repeats `writes` on the side index's copy of `relations` (each inserted row under the

@@ -163,7 +163,36 @@ extension PersistPages {
     /// once in each (SQLite would read a repeated member's first value, the load its last), and its
     /// text has no U+FFFD (which the load makes of what SQLite would hand over otherwise).
     /// `isCancelled` stops the pass (throwing).
+    /// Each name's facts are read once per state of the store (``knownFacts``; kept across this
+    /// session's commits where they cannot have changed).
     public func attributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool = { false }) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
+        let known = knownFacts.withLock { $0[type] ?? [:] }
+        let missing = names.filter { known[$0] == nil }
+        if !missing.isEmpty {
+            let read = try readAttributeFacts(type: type, names: Set(missing), isCancelled: isCancelled)
+            knownFacts.withLock { facts in
+                for name in missing { facts[type, default: [:]][name] = AttributeFact(kinds: read.kinds[name], plain: read.plain.contains(name)) }
+            }
+        }
+        let all = knownFacts.withLock { $0[type] ?? [:] }
+        var kinds: [String: ValueKind] = [:]
+        var plain = Set<String>()
+        for name in names {
+            guard let fact = all[name] else { continue }
+            if let k = fact.kinds { kinds[name] = k }
+            if fact.plain { plain.insert(name) }
+        }
+        return (kinds, plain)
+    }
+
+    /// What one pass over a type's documents found of one name (``attributeFacts``): its kinds
+    /// (nil: no document holds it), and whether `json_extract` reads it as the load does.
+    struct AttributeFact: Sendable {
+        let kinds: ValueKind?
+        let plain: Bool
+    }
+
+    private func readAttributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
         let info = types[type]
         let only = PersistFormat.MemberNames(names)
         var kinds: [String: ValueKind] = [:]
