@@ -60,7 +60,7 @@ public final class PagedStoreHost: PagedSessionHost {
         let report = try StoreCommit.commit(pending, path: pages.file.path, format: PersistFormat.self, loadedStamp: pages.openedStamp, planned: planned)
         var newAttributes: [String: [String]] = [:]
         for (t, names) in pending.changes.newAttributes { newAttributes[pending.base.types[t].name.rawValue] = names }
-        let next = pages.afterCommit(report, newAttributes: newAttributes, reach: pending.changes.reach)
+        let next = pages.afterCommit(report, newAttributes: newAttributes)
         let source = answerer(next, previous, pending.changes.reach)
         state.withLock { $0 = State(pages: next, querySource: source, plan: nil) }
         return (try next.window(keys: [] as [ObjectID]).graph, report.summary)

@@ -11,9 +11,9 @@ extension PersistPages {
     /// nobody else wrote in between (in a rollback-journal file, the change counter moved by
     /// exactly one); otherwise it is left stale and `I` offers to build it again. The new
     /// catalog is kept as paged mode's cache entry, so that opening the store again reads nothing.
-    /// What passes over the documents found of each attribute (``attributeFacts``) is kept where
-    /// the commit (`reach`) cannot have changed it.
-    public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]], reach: ChangeReach) -> PersistPages {
+    /// What passes over the documents found of each attribute (``attributeFacts``) is moved by
+    /// the commit's documents, before and after, exactly (see ``carriedFacts(_:)``).
+    public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]]) -> PersistPages {
         let stamp = report.stampAfter ?? file.stamp()
         let wroteRelations = !report.relationWrites.isEmpty
         let updated = types.map { type -> PagedType in
@@ -27,14 +27,38 @@ extension PersistPages {
         SchemaCache.savePaged(updated.map(\.cached), file: file, stamp: stamp)
         let next = PersistPages(file: file, types: updated, schemaIsExact: schemaIsExact && !wroteRelations && newAttributes.values.allSatisfy(\.isEmpty),
                                 hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: edgesPerObject, stamp: stamp)
-        let kept = knownFacts.withLock { facts in
-            Dictionary(uniqueKeysWithValues: facts.compactMap { t, byName -> (Int, [String: AttributeFact])? in
-                guard t < types.count else { return nil }
-                return (t, byName.filter { reach.keeps(type: types[t].name, attribute: $0.key) })
-            })
-        }
+        let kept = carriedFacts(report.documents)
         next.knownFacts.withLock { $0 = kept }
         return next
+    }
+
+    /// The attribute facts after a commit that wrote `documents` (each object's document before
+    /// and after): each name's counts of kinds less the members the documents held before, plus
+    /// those they hold after; still plain unless a new member would be read otherwise by
+    /// `json_extract`. Only names whose facts were plain are carried (every document of the type
+    /// then is JSON object text, so the text a commit reports is the text that was counted); the
+    /// others are read again when asked.
+    func carriedFacts(_ documents: [(typeName: String, before: String, after: String)]) -> [Int: [String: AttributeFact]] {
+        var facts = knownFacts.withLock { $0 }
+        for (t, byName) in facts where t < types.count {
+            let changed = documents.filter { $0.typeName == types[t].name }
+            guard !changed.isEmpty else { continue }
+            var next = byName.filter(\.value.plain)
+            let only = PersistFormat.MemberNames(Set(next.keys))
+            for document in changed {
+                for (text, sign) in [(document.before, -1), (document.after, 1)] where !text.isEmpty {
+                    _ = Array(text.utf8).withUnsafeBytes { raw in
+                        Self.forEachMember(of: raw, only: only) { name, value, awkward in
+                            next[name]?.counts[value.kind.rawValue, default: 0] += sign
+                            if sign > 0 && awkward { next[name]?.plain = false }
+                        }
+                    }
+                }
+            }
+            // A count below zero: what was counted is not what the commit reports; read again.
+            facts[t] = next.filter { $0.value.plain && !$0.value.counts.values.contains { $0 < 0 } }
+        }
+        return facts
     }
 
     /// Repeats `writes` on the side index's copy of `relations` (each inserted row under the

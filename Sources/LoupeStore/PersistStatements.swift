@@ -171,7 +171,7 @@ extension PersistPages {
         if !missing.isEmpty {
             let read = try readAttributeFacts(type: type, names: Set(missing), isCancelled: isCancelled)
             knownFacts.withLock { facts in
-                for name in missing { facts[type, default: [:]][name] = AttributeFact(kinds: read.kinds[name], plain: read.plain.contains(name)) }
+                for name in missing { facts[type, default: [:]][name] = AttributeFact(counts: read.counts[name] ?? [:], plain: read.plain.contains(name)) }
             }
         }
         let all = knownFacts.withLock { $0[type] ?? [:] }
@@ -185,17 +185,43 @@ extension PersistPages {
         return (kinds, plain)
     }
 
-    /// What one pass over a type's documents found of one name (``attributeFacts``): its kinds
-    /// (nil: no document holds it), and whether `json_extract` reads it as the load does.
+    /// What one pass over a type's documents found of one name (``attributeFacts``): how many
+    /// values of each kind the documents hold (every member of that name), and whether
+    /// `json_extract` reads it as the load does. Counts, so that a commit's documents before and
+    /// after can move them exactly (``PersistPages/afterCommit(_:newAttributes:reach:)``).
     struct AttributeFact: Sendable {
-        let kinds: ValueKind?
-        let plain: Bool
+        var counts: [ValueKind.RawValue: Int]
+        var plain: Bool
+        /// The kinds held (nil: no document holds the name).
+        var kinds: ValueKind? {
+            let held = counts.filter { $0.value > 0 }.keys
+            return held.isEmpty ? nil : held.reduce(into: ValueKind()) { $0.insert(ValueKind(rawValue: $1)) }
+        }
     }
 
-    private func readAttributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
+    /// Calls `body` with each member of the document `raw` whose name `only` holds: its name, its
+    /// value as the load reads it, and true when SQLite's `json_extract` would read it otherwise
+    /// (spelt with escapes, repeated, text holding U+FFFD). False when it is not a JSON object.
+    static func forEachMember(of raw: UnsafeRawBufferPointer, only: PersistFormat.MemberNames, _ body: (String, Value, _ awkward: Bool) -> Void) -> Bool {
+        var here: [String] = []
+        return ((try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
+            guard only.contains(key, decoded) else { return false }
+            return true
+        }) { key, decoded, value in
+            let name = decoded ?? String(decoding: key, as: UTF8.self)
+            // Repeated, or text with what SQLite would hand over otherwise (a lone surrogate,
+            // bytes that are not UTF-8: the load shows U+FFFD).
+            var awkward = decoded != nil || here.contains(name)
+            if case .string(let text) = value, text.unicodeScalars.contains("\u{FFFD}") { awkward = true }
+            here.append(name)
+            body(name, value, awkward)
+        }) ?? false)
+    }
+
+    private func readAttributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool) throws -> (counts: [String: [ValueKind.RawValue: Int]], plain: Set<String>) {
         let info = types[type]
         let only = PersistFormat.MemberNames(names)
-        var kinds: [String: ValueKind] = [:]
+        var counts: [String: [ValueKind.RawValue: Int]] = [:]
         var awkward = Set<String>()
         var documentsPlain = true
         try file.read { db in
@@ -204,22 +230,12 @@ extension PersistPages {
             while let row = try cursor.next() {
                 read += 1
                 if read % 16_384 == 0, isCancelled() { throw StoreError(.unreadable, path: file.path, reason: "cancelled") }
-                var here: [String] = []
                 let isObject: Bool? = try? row.withUnsafeData(atIndex: 0) { data in
                     guard let data else { return false }
                     return data.withUnsafeBytes { raw in
-                        try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
-                            guard only.contains(key, decoded) else { return false }
-                            if let decoded { awkward.insert(decoded) }   // spelt with escapes
-                            return true
-                        }) { key, decoded, value in
-                            let name = decoded ?? String(decoding: key, as: UTF8.self)
-                            // Repeated, or text with what SQLite would hand over otherwise (a
-                            // lone surrogate, bytes that are not UTF-8: the load shows U+FFFD).
-                            if here.contains(name) { awkward.insert(name) }
-                            if case .string(let text) = value, text.unicodeScalars.contains("\u{FFFD}") { awkward.insert(name) }
-                            here.append(name)
-                            kinds[name, default: []].insert(value.kind)
+                        Self.forEachMember(of: raw, only: only) { name, value, isAwkward in
+                            if isAwkward { awkward.insert(name) }
+                            counts[name, default: [:]][value.kind.rawValue, default: 0] += 1
                         }
                     }
                 }
@@ -228,7 +244,7 @@ extension PersistPages {
             }
         }
         let plain: Set<String> = documentsPlain ? names.subtracting(awkward).filter(AttributeFilter.canSpell) : []
-        return (kinds, plain)
+        return (counts, plain)
     }
 
     /// The store's schema as a graph with no objects, for compiling a statement as a whole load

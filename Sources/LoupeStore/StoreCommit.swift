@@ -27,6 +27,8 @@ public enum StoreCommit {
         public internal(set) var relationWrites: [RelationWrite] = []
         /// How many objects of each type (by name) the commit added (positive) or deleted (negative).
         public internal(set) var countChanges: [String: Int] = [:]
+        /// Persist: each object's document before and after the commit (`""`: none), by stored type name.
+        public internal(set) var documents: [(typeName: String, before: String, after: String)] = []
         /// The file's stamp just before the writes (as loaded) and just after the commit.
         public internal(set) var stampBefore: FileStamp?
         public internal(set) var stampAfter: FileStamp?
@@ -91,6 +93,7 @@ public enum StoreCommit {
         var statements = 0
         var relationWrites: [RelationWrite] = []
         var countChanges: [String: Int] = [:]
+        var documents: [(typeName: String, before: String, after: String)] = []
         do {
             try queue.inTransaction(.immediate) { db in
                 // Holding the write lock: nobody else commits until this transaction ends.
@@ -105,6 +108,7 @@ public enum StoreCommit {
                 if changedSinceLoad {
                     throw StoreError(.conflict, path: path, reason: "another process wrote to the file since it was loaded (none of the objects you changed); nothing was written. Reload (your edits stay pending) and commit again")
                 }
+                documents = plan.units.compactMap { unit in unit.before.flatMap { before in unit.after.map { (unit.typeName, before, $0) } } }
                 let violationsBefore = try foreignKeyViolations(db, plan.checkedTables)
                 let history = plan.recordsHistory ? try PersistHistory(db) : nil
                 // Many documents rewritten and nothing else done to them (no history to record):
@@ -151,6 +155,7 @@ public enum StoreCommit {
         }
         var report = Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
         report.relationWrites = relationWrites
+        report.documents = documents
         report.countChanges = countChanges.filter { $0.value != 0 }
         report.stampBefore = stamp
         report.stampAfter = FileStamp(path: absolute, watch: watch)

@@ -238,6 +238,42 @@ final class PagedEditingTests: XCTestCase {
         withExtendedLifetime(host) {}
     }
 
+    /// What passes over the documents found of each attribute (kinds, and whether SQLite's
+    /// `json_extract` reads it as the load does) is moved by a commit's documents, not read again:
+    /// it must be what a new pass over the file finds — kinds gone with the last value of
+    /// theirs, kinds new, a member that `json_extract` would read otherwise.
+    func testAttributeFactsAreCarriedExactly() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 400, seed: 6)
+        let graph = try LoadedStore.open(path).graph
+        let books = graph.type(named: "Book")!.ids
+        // Two books whose pages are text: the only values of their kind.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for id in books.prefix(2) {
+                try db.execute(sql: "UPDATE by_type SET json = json_set(json, '$.pages', 'many') WHERE id = ?", arguments: [Int64("\(id)")!])
+            }
+        }
+        try queue.close()
+        let (paged, host) = try pagedBrowser(path)
+        let names: Set<String> = ["pages", "title", "price", "inPrint", "note"]
+        let t = host.pages.catalog.firstIndex { $0.name == "Book" }!
+        _ = try host.pages.attributeFacts(type: t, names: names)
+        for statement in ["update Book where id == \(books[0]) set pages = 7", "delete Book where id == \(books[1])",
+                          "update Book where id == \(books[2]) set price = 3, title = \"Bad \u{FFFD} text\"",
+                          "insert Book {title: \"New\", pages: 12, note: \"x\"}", ".commit"] {
+            paged.run(statement)
+        }
+        XCTAssertTrue(paged.replOutput.last?.hasPrefix("committed:") == true, paged.replOutput.suffix(3).joined(separator: "\n"))
+        let carried = try host.pages.attributeFacts(type: t, names: names)
+        let fresh = try PersistPages.open(try StoreFile.openForReading(path)).attributeFacts(type: t, names: names)
+        XCTAssertEqual(carried.kinds, fresh.kinds)
+        XCTAssertEqual(carried.plain, fresh.plain)
+        XCTAssertEqual(fresh.kinds["pages"], .integer, "the text values are gone")
+        XCTAssertFalse(fresh.plain.contains("title"), "text holding U+FFFD")
+        withExtendedLifetime(host) {}
+    }
+
     /// What paged mode refuses to stage, and says why: the relation picker (every object of the
     /// target types), a relation of an object with more links than a window reads.
     func testRefusals() throws {
