@@ -927,7 +927,8 @@ final class RunningTask: Sendable {
         /// Paged mode: the keys with a value (the crumb, the type's name).
         case found(String, String, Result<[ObjectID], any Error>)
         /// Paged mode: a statement answered over the store.
-        case answered(Result<Browser.PagedAnswer, any Error>)
+        /// (With a note to show after it, if any.)
+        case answered(Result<(Browser.PagedAnswer, String?), any Error>)
         /// Paged mode: an edit statement staged over a copy of the changes as they were at this revision.
         case pagedStaged(UUID, Result<(PagedChanges, EditStep), any Error>)
         /// Paged mode: a cell's new text (for the object and attribute) read and staged over a copy

@@ -192,7 +192,10 @@ extension Browser {
                     inserted = Array(new[max(0, range.lowerBound - stored)..<min(new.count, range.upperBound - stored)])
                 }
             case .keys(let all):
-                keys = Array(all[range])
+                // A statement's answer over the staged state lists new objects too (after the
+                // stored ones: their keys are the largest).
+                keys = all[range].filter { pagedChanges?.insertedIdentity($0) == nil }
+                inserted = all[range].compactMap { pagedChanges?.insertedIdentity($0) }
             case .link(let origin, let link):
                 keys = try pages.linkKeys(of: origin, link: link, range: range)
             }
@@ -343,6 +346,24 @@ extension Browser {
         case keys(typeName: String, [ObjectID])
         case projection(columns: [String], rows: [[Value]], keys: [ObjectID])
         case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
+
+        init(_ answer: SourceAnswer) {
+            switch answer {
+            case .count(let n): self = .count(n)
+            case .objects(let typeName, let keys): self = .keys(typeName: typeName, keys)
+            case .projection(let columns, let rows, let keys): self = .projection(columns: columns, rows: rows, keys: keys)
+            case .groups(let key, let rows, let total): self = .groups(key: key, rows: rows, total: total)
+            }
+        }
+
+        var sourceAnswer: SourceAnswer {
+            switch self {
+            case .count(let n): return .count(n)
+            case .keys(let typeName, let keys): return .objects(typeName: typeName, keys: keys)
+            case .projection(let columns, let rows, let keys): return .projection(columns: columns, rows: rows, keys: keys)
+            case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
+            }
+        }
     }
 
     /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
@@ -371,20 +392,25 @@ extension Browser {
         let task = RunningTask(line: line, isLoad: true, verb: "querying")
         nonisolated(unsafe) let source = pages
         let sql = querySource
+        let changes = pagedChanges
         start(task) {
-            let result = Result { () throws -> PagedAnswer in
-                if let sql, let answer = try sql.answer(statement, isCancelled: { task.cancellation.isCancelled }) {
-                    switch answer {
-                    case .count(let n): return .count(n)
-                    case .objects(let typeName, let keys): return .keys(typeName: typeName, keys)
-                    case .projection(let columns, let rows, let keys): return .projection(columns: columns, rows: rows, keys: keys)
-                    case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
+            let result = Result { () throws -> (PagedAnswer, String?) in
+                let answer: PagedAnswer
+                if let sql, let found = try sql.answer(statement, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
+                    answer = PagedAnswer(found)
+                } else {
+                    guard let chunked, !task.cancellation.isCancelled else {
+                        throw PagedRefusal("paged mode answers what SQL can say over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
                     }
+                    answer = try Self.answerInChunks(statement, chunked, source, task)
                 }
-                guard let chunked, !task.cancellation.isCancelled else {
-                    throw PagedRefusal("paged mode answers what SQL can say over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+                // The store answered over the file: with changes pending, the staged state's answer.
+                guard var changes else { return (answer, nil) }
+                switch try changes.staged(statement, fileAnswer: answer.sourceAnswer) {
+                case .same: return (answer, nil)
+                case .adjusted(let staged): return (PagedAnswer(staged), nil)
+                case .overFile: return (answer, PagedChanges.overFileNote)
                 }
-                return try Self.answerInChunks(statement, chunked, source, task)
             }
             task.finish(.answered(result))
         }
@@ -453,7 +479,11 @@ extension Browser {
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.
     /// A statement that took `seconds` (more than ``relationIndexHintSeconds``) on a store without
     /// Loupe's relation index says once that `I` builds it.
-    func finishPagedStatement(line: String, _ result: Result<PagedAnswer, any Error>, cancelled: Bool, seconds: Double = 0) {
+    func finishPagedStatement(line: String, _ outcome: Result<(PagedAnswer, String?), any Error>, cancelled: Bool, seconds: Double = 0) {
+        let result = outcome.map(\.0)
+        defer {
+            if case .success(let (_, note?)) = outcome, !cancelled { replOutput.append(note); trimOutput() }
+        }
         defer {
             if case .success = result, !cancelled, seconds > relationIndexHintSeconds, pages?.offersRelationIndex == true, !hintedRelationIndex {
                 hintedRelationIndex = true

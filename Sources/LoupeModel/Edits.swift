@@ -264,7 +264,10 @@ public struct ChangeSet: Sendable {
         }
     }
 
-    private mutating func noteAttribute(_ name: String, of t: Int) {
+    /// Notes an attribute an edit names on type `t` (a column the staged graph adds when the
+    /// type does not have it), also for an edit this change set does not hold (an object that
+    /// is not in its base: paged mode's windows hold some objects of a store).
+    public mutating func noteAttribute(_ name: String, of t: Int) {
         if base.types[t].attributeIndex[name] == nil, !(newAttributes[t]?.contains(name) ?? false) {
             newAttributes[t, default: []].append(name)
         }
@@ -328,7 +331,7 @@ extension ObjectGraph {
     /// foreign key's relation is recomputed from its column; a relation loses its edges to deleted
     /// objects; backlinks are rebuilt for the types whose incoming edges changed.
     public func applying(_ changes: ChangeSet) -> ObjectGraph {
-        guard !changes.isEmpty else { return self }
+        guard !changes.isEmpty || !changes.newAttributes.isEmpty else { return self }
         let n = types.count
         var ids = types.map(\.ids)
         var rowCountChanged = Set<Int>()

@@ -213,7 +213,87 @@ public struct PagedChanges: @unchecked Sendable {
         return step
     }
 
+    // MARK: Statements over the staged state
+
+    /// A statement's answer over the file (`fileAnswer`, as the store gave it) and what the
+    /// pending changes make of it.
+    public enum StagedAnswer {
+        /// The changes touch nothing the statement reads: the file's answer is the staged one.
+        case same
+        /// The staged state's answer: the objects the changes touch judged again on their staged
+        /// state (new ones included, deleted ones left out).
+        case adjusted(SourceAnswer)
+        /// The changes touch what the statement reads and its answer cannot be adjusted exactly
+        /// (relations, sorts, projections, groups): the file's answer, said to be the file's.
+        case overFile
+    }
+
+    /// What the pending changes make of `fileAnswer`, the store's answer to `statement` over the
+    /// file: exact for a count and a query without clauses whose predicate reads only its type's
+    /// own attributes (the count less the touched objects that passed as stored, plus those that
+    /// pass as staged; the keys likewise, in key order as a load lists them).
+    public mutating func staged(_ statement: Statement, fileAnswer: SourceAnswer) throws -> StagedAnswer {
+        guard !pending.isEmpty else { return .same }
+        let changes = pending.changes
+        let touchedTypes = Set(changes.touched.map { pending.base.types[Int($0.type)].name.rawValue })
+        guard let reach = statement.singleTypeReach else { return .overFile }
+        guard let type = pages.catalog.first(where: { $0.name.caseInsensitiveCompare(reach.type.text) == .orderedSame })?.name,
+              touchedTypes.contains(type) else {
+            // Its own type untouched; only deletions elsewhere could matter, and it reads no relation.
+            return .same
+        }
+        let predicate: Predicate?
+        switch statement {
+        case .count(_, let p): predicate = p
+        case .query(let q) where q.clauses.isEmpty && q.projection == nil: predicate = q.predicate
+        default: return .overFile
+        }
+        let base = pending.base
+        guard let table = base.type(named: type), !reach.firstNames.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } }) else {
+            return .overFile
+        }
+        // The kinds over the whole type of what it reads, as the store's answer was compiled with.
+        try include([], kindsOf: reach.firstNames.map { (type, $0) })
+        let run = { (graph: ObjectGraph) throws -> Set<ObjectID> in
+            let t = graph.types[table.index]
+            let refs = try QueryEngine(graph: graph).filter(t, predicate, QueryEngine.Run(compiler: Compiler(graph: graph), cancellation: nil))
+            return Set(refs.map { graph.id(of: $0) })
+        }
+        let touched = Set(changes.touched.filter { Int($0.type) == table.index }.map { pending.graph.id(of: $0) })
+        // As stored: the base, with the attributes edits add as columns no object holds.
+        var declared = ChangeSet(base: pending.base)
+        for (t, names) in changes.newAttributes { for name in names { declared.noteAttribute(name, of: t) } }
+        let stored = try run(pending.base.applying(declared)).intersection(touched)
+        let now = try run(pending.graph).intersection(touched)
+        switch fileAnswer {
+        case .count(let n):
+            return .adjusted(.count(n - stored.count + now.count))
+        case .objects(let typeName, let keys):
+            let kept = keys.filter { !touched.contains($0) } + now
+            return .adjusted(.objects(typeName: typeName, keys: kept.sorted()))
+        default:
+            return .overFile
+        }
+    }
+
+    /// The attributes staged edits name that the store's types do not have, by type name: a
+    /// statement over the file declares them (``QuerySource/answer(_:declaring:isCancelled:)``).
+    public var declaredAttributes: [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for (t, names) in pending.changes.newAttributes { out[pending.base.types[t].name.rawValue, default: []].formUnion(names) }
+        return out
+    }
+
+    /// Said after an answer over the file when pending changes touch what it reads (``StagedAnswer/overFile``).
+    public static let overFileNote = "(answered over the file as written: the pending changes are not in it; .commit writes them)"
+
     // MARK: What views show
+
+    /// The identity of `key` when it is an object staged as new.
+    public func insertedIdentity(_ key: ObjectID) -> ObjectIdentity? {
+        for (t, keys) in pending.changes.inserted where keys.contains(key) { return ObjectIdentity(type: pending.base.types[t].name, id: key) }
+        return nil
+    }
 
     /// The objects staged as new, of the type named `typeName`, in the order they were added.
     public func inserted(ofType typeName: String) -> [ObjectIdentity] {
@@ -235,14 +315,28 @@ public struct PagedChanges: @unchecked Sendable {
             for target in targets where !new.contains(target.id) && seen.insert(target.id).inserted { extra.append(target.id) }
         }
         let read = try pages.window(keys: keys + extra)
-        var changes = ChangeSet(base: read.graph)
-        for edit in edits {
-            if case .insert = edit {} else if changes.row(of: edit.object) == nil { continue }
-            try? changes.apply(edit)
-        }
-        let graph = read.graph.applying(changes)
+        let (graph, changes) = overlaid(read.graph)
         let refs = Array(read.refs.prefix(keys.count)) + inserted.map { changes.row(of: $0) }
         return ObjectWindow(graph: graph, refs: refs, cut: read.cut, changes: changes)
+    }
+
+    /// `graph` (some objects of the store, as it holds them) with the active edits applied to
+    /// the objects it holds, every new object added, and every attribute an edit names as a
+    /// column: what a loaded session's staged graph holds of those objects. Also the change
+    /// set applied (which rows are added, changed, marked for deletion).
+    public func overlaid(_ graph: ObjectGraph) -> (graph: ObjectGraph, changes: ChangeSet) {
+        var changes = ChangeSet(base: graph)
+        for edit in pending.active.flatMap(\.edits) {
+            if case .insert = edit {} else if changes.row(of: edit.object) == nil {
+                // Not in this graph: only the column it names.
+                if case .set(let o, let attribute, _) = edit, let t = graph.type(named: o.type.rawValue), t.name == o.type {
+                    changes.noteAttribute(attribute, of: t.index)
+                }
+                continue
+            }
+            try? changes.apply(edit)
+        }
+        return (graph.applying(changes), changes)
     }
 }
 

@@ -9,6 +9,16 @@ public protocol QuerySource: AnyObject, Sendable {
     /// The statement's answer, or nil (see above). `isCancelled` is polled while it runs; a
     /// cancelled statement throws.
     func answer(_ statement: Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer?
+    /// The same, with `attributes` (by type name) declared as attributes no object of the store
+    /// holds yet (staged edits name them): they read as null, as in the staged graph.
+    func answer(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer?
+}
+
+extension QuerySource {
+    /// A source that cannot declare attributes answers only when none are.
+    public func answer(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        attributes.isEmpty ? try answer(statement, isCancelled: isCancelled) : nil
+    }
 }
 
 /// A statement's answer from a ``QuerySource``: objects as their keys (the caller reads them a

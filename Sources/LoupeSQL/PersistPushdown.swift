@@ -67,6 +67,11 @@ public final class PersistQuerySource: QuerySource, Sendable {
     }
 
     public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        try answer(statement, declaring: [:], isCancelled: isCancelled)
+    }
+
+    public func answer(_ statement: LoupeQuery.Statement, declaring attributes: [String: Set<String>],
+                       isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
         guard statement.pushdownRoot != nil, statement.namesRead != nil else { return nil }
         return try pages.withStatementConnection(isCancelled: isCancelled) { db, relationTable -> SourceAnswer? in
             // The kinds of what the statement reads, over each whole type.
@@ -90,7 +95,12 @@ public final class PersistQuerySource: QuerySource, Sendable {
                 relations = exact
                 try scan(AttributeReads.of(statement, in: pages.schemaGraph(relations: relations, kinds: [:])))
             }
-            let (kinds, plain) = known.withLock { ($0.kinds, $0.plain) }
+            var kinds = known.withLock { $0.kinds }
+            let plain = known.withLock { $0.plain }
+            for (typeName, names) in attributes {
+                guard let t = pages.catalog.firstIndex(where: { $0.name == typeName }) else { continue }
+                for name in names where kinds[t]?[name] == nil { kinds[t, default: [:]][name] = [] }
+            }
             let schema = pages.schemaGraph(relations: relations, kinds: kinds)
             // Every name, kind and quantifier error, exactly as the engine reports them.
             _ = try QueryEngine(graph: schema).run(statement)

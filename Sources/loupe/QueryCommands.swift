@@ -208,7 +208,8 @@ extension Query {
     /// Prints what SQL answered over a Persist file; objects are read by key to be printed.
     func write(_ answer: SourceAnswer, _ pages: PersistPages) throws { try Query.write(answer, pages, format: format) }
 
-    static func write(_ answer: SourceAnswer, _ pages: PersistPages, format: OutputFormat) throws {
+    /// With `staged` changes, objects are printed as they leave them (new ones too).
+    static func write(_ answer: SourceAnswer, _ pages: PersistPages, format: OutputFormat, staged: PagedChanges? = nil) throws {
         let sink = OutputSink(fd: 1)
         let empty = GraphBuilder(formatName: PersistFormat.name).finish()
         let toTerminal = isatty(1) == 1
@@ -218,9 +219,11 @@ extension Query {
         case .groups(let key, let rows, _): QueryResult.groups(key: key, rows: rows, objects: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
         case .objects(let typeName, let keys):
             guard let t = pages.catalog.firstIndex(where: { $0.name == typeName }) else { break }
-            let graph = try pages.objects(type: t, keys: keys)
-            let refs = (0..<graph.types[t].count).map { ObjectRef(type: t, row: $0) }
-            QueryResult.objects(type: graph.types[t], refs: refs).write(format, graph: graph, toTerminal: toTerminal, to: sink)
+            let stored = try pages.objects(type: t, keys: keys)
+            let (graph, changes) = staged.map { $0.overlaid(stored) } ?? (stored, ChangeSet(base: stored))
+            let type = graph.types[t]
+            let refs = keys.compactMap { key in changes.row(of: ObjectIdentity(type: type.name, id: key)) }.filter { type.isLive(Int($0.row)) }
+            QueryResult.objects(type: type, refs: refs).write(format, graph: graph, toTerminal: toTerminal, to: sink)
         }
         sink.flush()
     }
@@ -334,11 +337,20 @@ struct Repl: ParsableCommand {
                     FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
                     continue
                 }
-                guard let answer = try source?.answer(statement, isCancelled: { cancellation.isCancelled }) else {
+                guard let fileAnswer = try source?.answer(statement, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled }) else {
                     fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
                     continue
                 }
-                try Query.write(answer, host.pages, format: format)
+                // Over the file: with changes pending, the staged state's answer (or a note).
+                var answer = fileAnswer, note: String?
+                switch try changes.staged(statement, fileAnswer: fileAnswer) {
+                case .same: break
+                case .adjusted(let staged): answer = staged
+                case .overFile: note = PagedChanges.overFileNote
+                }
+                session.replacePending(changes.pending)   // the base may have gained kinds
+                try Query.write(answer, host.pages, format: format, staged: changes)
+                if let note { printError(note) }
             } catch let error as QueryError {
                 fail(error.render(source: text))
             } catch where cancellation.isCancelled {

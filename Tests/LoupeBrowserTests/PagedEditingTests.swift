@@ -101,6 +101,24 @@ final class PagedEditingTests: XCTestCase {
         XCTAssertTrue(screen.text.contains("Editedbykey"), "the staged value shows in the page: \(screen.text)")
         XCTAssertTrue(screen.lines.contains { $0.contains("│- ") || $0.contains("│-") }, "a row marked for deletion: \(screen.text)")
 
+        // Statements answer over the staged state, as over the loaded graph (on a type's own
+        // attributes; through relations, over the file, and said so).
+        for question in questions + ["Book where pages == 400", "Author where note == \"added\""] {
+            loaded.run(question)
+            paged.run(question)
+            if question.contains("book.") || question.contains("tags.") {
+                XCTAssertEqual(paged.replOutput.last, PagedChanges.overFileNote, question)
+            } else {
+                XCTAssertEqual(paged.replOutput.last, loaded.replOutput.last { !$0.hasPrefix("loupe>") }, question)
+            }
+        }
+        let found = paged.play([], width: 160, height: 30)
+        XCTAssertTrue(found.text.contains("added"), "the staged values show in the answer's view: \(found.text)")
+        paged.run("Author where name == \"Zoë Test\"")
+        XCTAssertEqual(paged.replOutput.last, "1 objects")
+        let new = paged.play([], width: 160, height: 30)
+        XCTAssertTrue(new.lines.contains { $0.contains("+") && $0.contains("Zoë Test") }, "a new object in the answer's view: \(new.text)")
+        _ = paged.play(try PlayScript.parse("<BS> <BS> <BS>"), width: 160, height: 30)
         // While changes are pending, a where through a relation is refused in paged mode.
         paged.run("update Loan where book.pages > 300 set renewals = 9")
         XCTAssertTrue(paged.replOutput.last?.contains("own attributes only") == true, paged.replOutput.suffix(2).joined(separator: "\n"))

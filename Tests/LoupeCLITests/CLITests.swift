@@ -441,6 +441,10 @@ final class CLITests: XCTestCase {
             update Book where pages > 450 set pages = 450, checked = true
             delete Loan where renewals >= 2
             insert Tag {name: "new-tag"}
+            count Book where checked == true
+            count Loan where renewals >= 2
+            Tag where name == "new-tag"
+            Book where pages == 450 AND title BEGINSWITH "S"
             update Book where id == \(book) set tags += #\(tag)
             .undo
             .redo
