@@ -21,7 +21,9 @@ extension Browser {
     var shownChanges: ChangeSet? {
         guard pages != nil else { return pendingChanges?.changes }
         if case .paged(let rows)? = current?.content { return rows.window.changes }
-        return nil
+        // Rows of values (groups, projections): nothing to mark, the marks' column kept.
+        guard pendingChanges != nil, let graph else { return nil }
+        return ChangeSet(base: graph)
     }
 
     /// The catalog's types with the counts a commit of the pending changes would leave.

@@ -396,7 +396,8 @@ extension Browser {
         start(task) {
             let result = Result { () throws -> (PagedAnswer, String?) in
                 let answer: PagedAnswer
-                if let sql, let found = try sql.answer(statement, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
+                let asked = changes?.fileStatement(for: statement) ?? statement
+                if let sql, let found = try sql.answer(asked, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
                     answer = PagedAnswer(found)
                 } else {
                     guard let chunked, !task.cancellation.isCancelled else {
@@ -406,11 +407,8 @@ extension Browser {
                 }
                 // The store answered over the file: with changes pending, the staged state's answer.
                 guard var changes else { return (answer, nil) }
-                switch try changes.staged(statement, fileAnswer: answer.sourceAnswer) {
-                case .same: return (answer, nil)
-                case .adjusted(let staged): return (PagedAnswer(staged), nil)
-                case .overFile: return (answer, PagedChanges.overFileNote)
-                }
+                let staged = try changes.staged(statement, fileAnswer: answer.sourceAnswer)
+                return (PagedAnswer(staged.answer), staged.overFile ? PagedChanges.overFileNote : nil)
             }
             task.finish(.answered(result))
         }

@@ -215,24 +215,47 @@ public struct PagedChanges: @unchecked Sendable {
 
     // MARK: Statements over the staged state
 
-    /// A statement's answer over the file (`fileAnswer`, as the store gave it) and what the
-    /// pending changes make of it.
-    public enum StagedAnswer {
-        /// The changes touch nothing the statement reads: the file's answer is the staged one.
+    /// What the pending changes make of a statement's answer over the file.
+    enum Adjustment {
+        /// They touch nothing the statement reads: the file's answer is the staged one.
         case same
-        /// The staged state's answer: the objects the changes touch judged again on their staged
-        /// state (new ones included, deleted ones left out).
+        /// The staged state's answer.
         case adjusted(SourceAnswer)
-        /// The changes touch what the statement reads and its answer cannot be adjusted exactly
-        /// (relations, sorts, projections, groups): the file's answer, said to be the file's.
+        /// They touch what it reads and its answer cannot be adjusted exactly.
         case overFile
     }
 
-    /// What the pending changes make of `fileAnswer`, the store's answer to `statement` over the
-    /// file: exact for a count and a query without clauses whose predicate reads only its type's
-    /// own attributes (the count less the touched objects that passed as stored, plus those that
-    /// pass as staged; the keys likewise, in key order as a load lists them).
-    public mutating func staged(_ statement: Statement, fileAnswer: SourceAnswer) throws -> StagedAnswer {
+    /// The statement to ask the store for, so that ``staged(_:fileAnswer:)`` can make the staged
+    /// answer of `statement`: a `group by` without its clauses (they apply after the counts move).
+    public func fileStatement(for statement: Statement) -> Statement {
+        guard !pending.isEmpty, case .group(var query, let by) = statement, !query.clauses.isEmpty else { return statement }
+        query.clauses = []
+        return .group(query, by: by)
+    }
+
+    /// The answer to show for `statement` given `fileAnswer`, the store's answer over the file to
+    /// ``fileStatement(for:)``: the staged state's for a count, a query without clauses and a
+    /// `group by` whose paths read only their type's own attributes (the count less the touched
+    /// objects that passed as stored, plus those that pass as staged; the keys likewise, in key
+    /// order as a load lists them; each group's count likewise, then the group's clauses); else
+    /// the file's, with `overFile` true when the changes touch what the statement reads
+    /// (relations, sorts, projections).
+    public mutating func staged(_ statement: Statement, fileAnswer: SourceAnswer) throws -> (answer: SourceAnswer, overFile: Bool) {
+        // A group asked without its clauses gets them whatever the answer.
+        var clauses: [Clause] = []
+        if !pending.isEmpty, case .group(let q, _) = statement { clauses = q.clauses }
+        func withClauses(_ answer: SourceAnswer) -> SourceAnswer {
+            guard !clauses.isEmpty, case .groups(let key, let rows, let total) = answer else { return answer }
+            return .groups(key: key, rows: QueryEngine.groupClauses(rows, clauses), total: total)
+        }
+        switch try adjustment(statement, fileAnswer: fileAnswer) {
+        case .same: return (withClauses(fileAnswer), false)
+        case .overFile: return (withClauses(fileAnswer), true)
+        case .adjusted(let answer): return (answer, false)
+        }
+    }
+
+    private mutating func adjustment(_ statement: Statement, fileAnswer: SourceAnswer) throws -> Adjustment {
         guard !pending.isEmpty else { return .same }
         let changes = pending.changes
         let touchedTypes = Set(changes.touched.map { pending.base.types[Int($0.type)].name.rawValue })
@@ -243,9 +266,11 @@ public struct PagedChanges: @unchecked Sendable {
             return .same
         }
         let predicate: Predicate?
+        var group: (by: Path, clauses: [Clause])?
         switch statement {
         case .count(_, let p): predicate = p
         case .query(let q) where q.clauses.isEmpty && q.projection == nil: predicate = q.predicate
+        case .group(let q, let by) where q.projection == nil: predicate = q.predicate; group = (by, q.clauses)
         default: return .overFile
         }
         let base = pending.base
@@ -254,18 +279,29 @@ public struct PagedChanges: @unchecked Sendable {
         }
         // The kinds over the whole type of what it reads, as the store's answer was compiled with.
         try include([], kindsOf: reach.firstNames.map { (type, $0) })
-        let run = { (graph: ObjectGraph) throws -> Set<ObjectID> in
-            let t = graph.types[table.index]
-            let refs = try QueryEngine(graph: graph).filter(t, predicate, QueryEngine.Run(compiler: Compiler(graph: graph), cancellation: nil))
-            return Set(refs.map { graph.id(of: $0) })
-        }
         let touched = Set(changes.touched.filter { Int($0.type) == table.index }.map { pending.graph.id(of: $0) })
+        // The touched objects that pass in `graph`, and how many of them each group's value has.
+        let run = { (graph: ObjectGraph) throws -> (Set<ObjectID>, [Value: Int]) in
+            let t = graph.types[table.index]
+            let engine = QueryEngine(graph: graph)
+            let refs = try engine.filter(t, predicate, QueryEngine.Run(compiler: Compiler(graph: graph), cancellation: nil))
+                .filter { touched.contains(graph.id(of: $0)) }
+            return (Set(refs.map { graph.id(of: $0) }), try group.map { try engine.groupCounts(refs, by: $0.by) } ?? [:])
+        }
         // As stored: the base, with the attributes edits add as columns no object holds.
         var declared = ChangeSet(base: pending.base)
         for (t, names) in changes.newAttributes { for name in names { declared.noteAttribute(name, of: t) } }
-        let stored = try run(pending.base.applying(declared)).intersection(touched)
-        let now = try run(pending.graph).intersection(touched)
+        let (stored, storedGroups) = try run(pending.base.applying(declared))
+        let (now, nowGroups) = try run(pending.graph)
         switch fileAnswer {
+        case .groups(let key, let rows, let total):
+            guard let group else { return .overFile }
+            var counts = Dictionary(rows.map { ($0.key, $0.count) }, uniquingKeysWith: +)
+            for (value, n) in storedGroups { counts[value, default: 0] -= n }
+            for (value, n) in nowGroups { counts[value, default: 0] += n }
+            guard !counts.values.contains(where: { $0 < 0 }) else { return .overFile }
+            let moved = QueryEngine.frequencyRows(counts: counts.filter { $0.value > 0 })
+            return .adjusted(.groups(key: key, rows: QueryEngine.groupClauses(moved, group.clauses), total: total - stored.count + now.count))
         case .count(let n):
             return .adjusted(.count(n - stored.count + now.count))
         case .objects(let typeName, let keys):
@@ -284,7 +320,7 @@ public struct PagedChanges: @unchecked Sendable {
         return out
     }
 
-    /// Said after an answer over the file when pending changes touch what it reads (``StagedAnswer/overFile``).
+    /// Said after an answer over the file when pending changes touch what it reads.
     public static let overFileNote = "(answered over the file as written: the pending changes are not in it; .commit writes them)"
 
     // MARK: What views show

@@ -291,6 +291,15 @@ extension QueryEngine {
     }
 
     /// The frequency table of one column over some objects: most frequent first, ties by value.
+    /// How many of `refs` each value of `path` has, as `group by` counts them (a collection counts
+    /// each of its elements).
+    public func groupCounts(_ refs: [ObjectRef], by path: Path) throws -> [Value: Int] {
+        let key = try Compiler(graph: graph).compilePath(path, on: typesOf(refs))
+        var counts: [Value: Int] = [:]
+        for row in try frequencyTable(refs, key: key, env: Environment(slots: 0), eachElement: true) { counts[row.key] = row.count }
+        return counts
+    }
+
     public func frequencies(_ refs: [ObjectRef], of column: String) throws -> [(key: Value, count: Int)] {
         let compiler = Compiler(graph: graph)
         let key = try compiler.compilePath(columnPath(column), on: typesOf(refs))

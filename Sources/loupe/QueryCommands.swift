@@ -337,17 +337,14 @@ struct Repl: ParsableCommand {
                     FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
                     continue
                 }
-                guard let fileAnswer = try source?.answer(statement, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled }) else {
+                guard let fileAnswer = try source?.answer(changes.fileStatement(for: statement), declaring: changes.declaredAttributes,
+                                                          isCancelled: { cancellation.isCancelled }) else {
                     fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
-                var answer = fileAnswer, note: String?
-                switch try changes.staged(statement, fileAnswer: fileAnswer) {
-                case .same: break
-                case .adjusted(let staged): answer = staged
-                case .overFile: note = PagedChanges.overFileNote
-                }
+                let (answer, overFile) = try changes.staged(statement, fileAnswer: fileAnswer)
+                let note = overFile ? PagedChanges.overFileNote : nil
                 session.replacePending(changes.pending)   // the base may have gained kinds
                 try Query.write(answer, host.pages, format: format, staged: changes)
                 if let note { printError(note) }

@@ -114,6 +114,18 @@ final class PagedEditingTests: XCTestCase {
         }
         let found = paged.play([], width: 160, height: 30)
         XCTAssertTrue(found.text.contains("added"), "the staged values show in the answer's view: \(found.text)")
+        // Groups too: each group's count moved by the objects the changes touch, then the clauses.
+        for question in ["Author group by country", "Author group by country sort by count desc limit 3", "Book where pages >= 400 group by inPrint"] {
+            loaded.run(question)
+            paged.run(question)
+            let (a, b) = (loaded.play([], width: 160, height: 30), paged.play([], width: 160, height: 30))
+            if let y = zip(a.lines.prefix(20), b.lines.prefix(20)).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                XCTFail("\(question), line \(y):\n loaded: \(a.lines[y])\n paged:  \(b.lines[y])")
+            }
+            XCTAssertEqual(paged.replOutput.last, loaded.replOutput.last { !$0.hasPrefix("loupe>") }, question)
+            _ = loaded.play(try PlayScript.parse("<BS>"), width: 160, height: 30)
+            _ = paged.play(try PlayScript.parse("<BS>"), width: 160, height: 30)
+        }
         paged.run("Author where name == \"Zoë Test\"")
         XCTAssertEqual(paged.replOutput.last, "1 objects")
         let new = paged.play([], width: 160, height: 30)

@@ -445,6 +445,8 @@ final class CLITests: XCTestCase {
             count Loan where renewals >= 2
             Tag where name == "new-tag"
             Book where pages == 450 AND title BEGINSWITH "S"
+            Loan group by renewals
+            Book where pages == 450 group by language sort by count desc limit 3
             update Book where id == \(book) set tags += #\(tag)
             .undo
             .redo
