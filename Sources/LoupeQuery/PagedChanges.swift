@@ -259,12 +259,15 @@ public struct PagedChanges: @unchecked Sendable {
         guard !pending.isEmpty else { return .same }
         let changes = pending.changes
         let touchedTypes = Set(changes.touched.map { pending.base.types[Int($0.type)].name.rawValue })
-        guard let reach = statement.singleTypeReach else { return .overFile }
-        guard let type = pages.catalog.first(where: { $0.name.caseInsensitiveCompare(reach.type.text) == .orderedSame })?.name,
-              touchedTypes.contains(type) else {
-            // Its own type untouched; only deletions elsewhere could matter, and it reads no relation.
-            return .same
+        guard let reach = statement.singleTypeReach,
+              let type = pages.catalog.first(where: { $0.name.caseInsensitiveCompare(reach.type.text) == .orderedSame })?.name,
+              let table = pending.base.type(named: type),
+              !reach.firstNames.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } }) else {
+            // It reads relations (whose targets the changes may delete or change): over the file.
+            return .overFile
         }
+        // Its own type untouched, and it reads only its own attributes.
+        guard touchedTypes.contains(type) else { return .same }
         let predicate: Predicate?
         var group: (by: Path, clauses: [Clause])?
         switch statement {
@@ -272,10 +275,6 @@ public struct PagedChanges: @unchecked Sendable {
         case .query(let q) where q.clauses.isEmpty && q.projection == nil: predicate = q.predicate
         case .group(let q, let by) where q.projection == nil: predicate = q.predicate; group = (by, q.clauses)
         default: return .overFile
-        }
-        let base = pending.base
-        guard let table = base.type(named: type), !reach.firstNames.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } }) else {
-            return .overFile
         }
         // The kinds over the whole type of what it reads, as the store's answer was compiled with.
         try include([], kindsOf: reach.firstNames.map { (type, $0) })
