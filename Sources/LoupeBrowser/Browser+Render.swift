@@ -432,6 +432,7 @@ extension Browser {
         } else if let graph {
             parts.append(("\(graph.types.count) types", 1))
             parts.append(("\(graph.objectCount) objects", 2))
+            if let loadNote { parts.append((DisplayText.escaped(loadNote), 5)) }
             if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
         } else if let progress {
             parts.append(("loading \(progress.total > 0 ? progress.done * 100 / progress.total : 0)%", 9))

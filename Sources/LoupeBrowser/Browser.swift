@@ -40,6 +40,9 @@ public final class Browser {
     public var pagedWindowRows = 300
     /// Why the store is paged, for the status line (nil: asked for).
     var pagedReason: String?
+    /// Said on the status line of a store loaded whole although it is over the memory budget
+    /// (paged mode reads Persist stores only).
+    public var loadNote: String?
     /// In paged mode, the link totals read for objects their windows cut, by key.
     var linkTotalsRead: [ObjectID: [ObjectWindow.Link: Int]] = [:]
     /// In paged mode with a host that commits, the staged edits (their base read by key).

@@ -52,7 +52,7 @@ enum Interactive {
         withExtendedLifetime(host) {}   // the browser holds it weakly
     }
 
-    static func run(path: String) throws {
+    static func run(path: String, note: String? = nil) throws {
         let file = try StoreFile.openForReading(path)
         let (format, types) = try LoadedStore.catalog(file)
         let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: format.name,
@@ -61,6 +61,7 @@ enum Interactive {
         let host = StoreHost()
         browser.host = host
         browser.storePath = path
+        browser.loadNote = note
         browser.background = ThreadRunner()
         browser.pendingTypes = types
         browser.progress = (0, types.reduce(0) { $0 + max(0, $1.count) })

@@ -493,8 +493,12 @@ struct Browse: ParsableCommand {
             if let source = try pagedSource(path) {
                 let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: PersistFormat.name,
                                       theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
+                let host = PagedStoreHost(pages: source.pages, querySource: PersistQuerySource.following)
+                browser.host = host
+                browser.storePath = path
                 browser.attachPaged(source.pages, reason: source.reason, querySource: PersistQuerySource(pages: source.pages))
                 try writeScreen(browser, steps)
+                withExtendedLifetime(host) {}
                 return
             }
             let opened = try OpenedStore.open(path)
@@ -503,6 +507,7 @@ struct Browse: ParsableCommand {
                                   theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
             browser.storePath = path   // a file's path, or the database's URL (reload)
             browser.host = host
+            browser.loadNote = wholeLoadNote(path)
             browser.attach(opened.graph)
             try writeScreen(browser, steps)
             return
@@ -516,7 +521,17 @@ struct Browse: ParsableCommand {
         }
         if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) }
         else if let source = try pagedSource(path) { try Interactive.run(paged: source.pages, reason: source.reason, path: path) }
-        else { try Interactive.run(path: path) }
+        else { try Interactive.run(path: path, note: wholeLoadNote(path)) }
+    }
+
+    /// What the status line says of a file loaded whole although a whole load is over the memory
+    /// budget (paged mode reads Persist stores keyed by integers only; README says so), or nil.
+    func wholeLoadNote(_ path: String) -> String? {
+        guard !paged, !PostgresConnection.isURL(path) else { return nil }
+        let budget = memoryBudget ?? .standard
+        let estimate = MemoryBudget.wholeLoadEstimate(path: path)
+        guard estimate > budget.bytes else { return nil }
+        return "loaded whole: ≈ \(MemoryBudget(bytes: estimate)), over the \(budget) budget"
     }
 
     /// Plays `steps` on `browser` and writes the last screen where `--output` says.
