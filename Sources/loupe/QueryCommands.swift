@@ -138,15 +138,7 @@ struct Query: ParsableCommand {
                 Glibc.exit(0)
             case .success(let staged):
                 let reply = session.finish(evaluation, .success(staged), seconds: 0)
-                FileHandle.standardOutput.write(Data(reply.output.utf8))
-                FileHandle.standardOutput.write(Data(try session.changesText().utf8))
-                guard commit else {
-                    print("nothing written: run again with --commit to write these changes")
-                    return
-                }
-                let done = session.execute(".commit")
-                if let error = done.error { printError(error); throw ExitCode(1) }
-                FileHandle.standardOutput.write(Data(done.output.utf8))
+                try showAndCommit(session, staged: reply.output)
             }
         case .load, .commit:
             throw ValidationError("dot-commands run in `loupe repl`")
@@ -194,7 +186,13 @@ extension Query {
             throw CLIError("\(error)")
         }
         session.replacePending(changes.pending)
-        FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
+        try showAndCommit(session, staged: session.stagedText(step))
+    }
+
+    /// After an edit is staged (`staged` says so): the writes it makes, and with `--commit` the
+    /// commit, whose failure exits 1 with nothing written.
+    func showAndCommit(_ session: ReplSession, staged: String) throws {
+        FileHandle.standardOutput.write(Data(staged.utf8))
         FileHandle.standardOutput.write(Data(try session.changesText().utf8))
         guard commit else {
             print("nothing written: run again with --commit to write these changes")
