@@ -192,14 +192,16 @@ extension Browser {
                     inserted = Array(new[max(0, range.lowerBound - stored)..<min(new.count, range.upperBound - stored)])
                 }
             case .keys(let all):
-                // A statement's answer over the staged state lists new objects too (after the
-                // stored ones: their keys are the largest).
-                keys = all[range].filter { pagedChanges?.insertedIdentity($0) == nil }
-                inserted = all[range].compactMap { pagedChanges?.insertedIdentity($0) }
+                keys = Array(all[range])
             case .link(let origin, let link):
                 keys = try pages.linkKeys(of: origin, link: link, range: range)
             }
-            rows.window = try pagedChanges.map { try $0.window(keys: keys, inserted: inserted) } ?? pages.window(keys: keys)
+            if case .keys = rows.source, let pagedChanges {
+                // A statement's answer over the staged state lists new objects too, in its order.
+                rows.window = try pagedChanges.window(listing: keys)
+            } else {
+                rows.window = try pagedChanges.map { try $0.window(keys: keys, inserted: inserted) } ?? pages.window(keys: keys)
+            }
             rows.isRead = true
             rows.start = start
             rows.keys = keys + inserted.map(\.id)
@@ -407,7 +409,10 @@ extension Browser {
                 }
                 // The store answered over the file: with changes pending, the staged state's answer.
                 guard var changes else { return (answer, nil) }
-                let staged = try changes.staged(statement, fileAnswer: answer.sourceAnswer)
+                let declared = changes.declaredAttributes
+                let staged = try changes.staged(statement, fileAnswer: answer.sourceAnswer) {
+                    try sql?.answer(statement, declaring: declared, isCancelled: { task.cancellation.isCancelled })
+                }
                 return (PagedAnswer(staged.answer), staged.overFile ? PagedChanges.overFileNote : nil)
             }
             task.finish(.answered(result))

@@ -64,6 +64,9 @@ public protocol PageSource: AnyObject {
     /// the attributes in `kinds` present with at least those kinds (as in the whole store), until
     /// `body` returns false.
     func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws
+    /// The objects `keys` of type `type` (an index into ``catalog``) and their attributes, as a
+    /// load holds them (no relations), in the order given.
+    func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph
     /// The largest integer key of any object stored (0 when there is none): a new object's key,
     /// where keys are shared by every type and assigned as max + 1, is one more.
     func maximumIntegerKey() throws -> Int64

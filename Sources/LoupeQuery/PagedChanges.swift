@@ -223,14 +223,37 @@ public struct PagedChanges: @unchecked Sendable {
         case adjusted(SourceAnswer)
         /// They touch what it reads and its answer cannot be adjusted exactly.
         case overFile
+        /// A sorted or projected query over more objects than are read to sort them here.
+        case tooMany
     }
 
     /// The statement to ask the store for, so that ``staged(_:fileAnswer:)`` can make the staged
     /// answer of `statement`: a `group by` without its clauses (they apply after the counts move).
+    /// A query on a touched type's own attributes with clauses or a projection without them (its
+    /// objects are found, then sorted and projected here over their staged values).
     public func fileStatement(for statement: Statement) -> Statement {
-        guard !pending.isEmpty, case .group(var query, let by) = statement, !query.clauses.isEmpty else { return statement }
-        query.clauses = []
-        return .group(query, by: by)
+        guard !pending.isEmpty else { return statement }
+        switch statement {
+        case .group(var query, let by) where !query.clauses.isEmpty:
+            query.clauses = []
+            return .group(query, by: by)
+        case .query(var query) where (!query.clauses.isEmpty || query.projection != nil) && touchesItsOwnType(statement):
+            query.clauses = []
+            query.projection = nil
+            return .query(query)
+        default:
+            return statement
+        }
+    }
+
+    /// True when `statement` reads only its type's own attributes and the changes touch that type.
+    private func touchesItsOwnType(_ statement: Statement) -> Bool {
+        guard let reach = statement.singleTypeReach,
+              let type = pages.catalog.first(where: { $0.name.caseInsensitiveCompare(reach.type.text) == .orderedSame })?.name,
+              let table = pending.base.type(named: type),
+              !reach.firstNames.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } })
+        else { return false }
+        return pending.changes.touched.contains { Int($0.type) == table.index }
     }
 
     /// The answer to show for `statement` given `fileAnswer`, the store's answer over the file to
@@ -240,7 +263,10 @@ public struct PagedChanges: @unchecked Sendable {
     /// order as a load lists them; each group's count likewise, then the group's clauses); else
     /// the file's, with `overFile` true when the changes touch what the statement reads
     /// (relations, sorts, projections).
-    public mutating func staged(_ statement: Statement, fileAnswer: SourceAnswer) throws -> (answer: SourceAnswer, overFile: Bool) {
+    /// A sorted or projected query whose objects are more than ``statementLimit`` is asked again as
+    /// it is (`askAsItIs`) and answered over the file.
+    public mutating func staged(_ statement: Statement, fileAnswer: SourceAnswer,
+                                askAsItIs: () throws -> SourceAnswer?) throws -> (answer: SourceAnswer, overFile: Bool) {
         // A group asked without its clauses gets them whatever the answer.
         var clauses: [Clause] = []
         if !pending.isEmpty, case .group(let q, _) = statement { clauses = q.clauses }
@@ -252,6 +278,7 @@ public struct PagedChanges: @unchecked Sendable {
         case .same: return (withClauses(fileAnswer), false)
         case .overFile: return (withClauses(fileAnswer), true)
         case .adjusted(let answer): return (answer, false)
+        case .tooMany: return (try askAsItIs() ?? fileAnswer, true)
         }
     }
 
@@ -270,9 +297,10 @@ public struct PagedChanges: @unchecked Sendable {
         guard touchedTypes.contains(type) else { return .same }
         let predicate: Predicate?
         var group: (by: Path, clauses: [Clause])?
+        var query: Query?
         switch statement {
         case .count(_, let p): predicate = p
-        case .query(let q) where q.clauses.isEmpty && q.projection == nil: predicate = q.predicate
+        case .query(let q): predicate = q.predicate; query = q
         case .group(let q, let by) where q.projection == nil: predicate = q.predicate; group = (by, q.clauses)
         default: return .overFile
         }
@@ -304,8 +332,22 @@ public struct PagedChanges: @unchecked Sendable {
         case .count(let n):
             return .adjusted(.count(n - stored.count + now.count))
         case .objects(let typeName, let keys):
-            let kept = keys.filter { !touched.contains($0) } + now
-            return .adjusted(.objects(typeName: typeName, keys: kept.sorted()))
+            let kept = (keys.filter { !touched.contains($0) } + now).sorted()
+            guard let query, !query.clauses.isEmpty || query.projection != nil else { return .adjusted(.objects(typeName: typeName, keys: kept)) }
+            // Sorted, limited or projected over the objects' staged values, by the engine.
+            guard kept.count <= Self.statementLimit, let t = pages.catalog.firstIndex(where: { $0.name == type }) else { return .tooMany }
+            let stored = try pages.objects(type: t, keys: kept.filter { insertedIdentity($0) == nil })
+            // Every name it reads that the store's objects hold, as a column (some of these may not).
+            var columns = ChangeSet(base: stored)
+            for name in try pages.kinds(type: t, names: Set(reach.firstNames)).keys { columns.noteAttribute(name, of: t) }
+            let (graph, _) = overlaid(stored.applying(columns), inserting: Set(kept))
+            var asked = query
+            asked.predicate = nil
+            switch try QueryEngine(graph: graph).run(.query(asked)) {
+            case .objects(_, let refs): return .adjusted(.objects(typeName: typeName, keys: refs.map { graph.id(of: $0) }))
+            case .projection(let columns, let rows, let refs): return .adjusted(.projection(columns: columns, rows: rows, keys: refs.map { graph.id(of: $0) }))
+            default: return .overFile
+            }
         default:
             return .overFile
         }
@@ -355,13 +397,26 @@ public struct PagedChanges: @unchecked Sendable {
         return ObjectWindow(graph: graph, refs: refs, cut: read.cut, changes: changes)
     }
 
+    /// The objects `keys`, stored or staged as new, in that order, as the staged changes leave them
+    /// (a statement's answer over the staged state).
+    public func window(listing keys: [ObjectID]) throws -> ObjectWindow {
+        let new = keys.map(insertedIdentity)
+        let stored = zip(keys, new).filter { $0.1 == nil }.map(\.0)
+        let read = try window(keys: stored, inserted: new.compactMap { $0 })
+        var storedRefs = read.refs[..<stored.count].makeIterator(), newRefs = read.refs[stored.count...].makeIterator()
+        let refs = new.map { $0 == nil ? storedRefs.next() ?? nil : newRefs.next() ?? nil }
+        return ObjectWindow(graph: read.graph, refs: refs, cut: read.cut, changes: read.changes)
+    }
+
     /// `graph` (some objects of the store, as it holds them) with the active edits applied to
     /// the objects it holds, every new object added, and every attribute an edit names as a
     /// column: what a loaded session's staged graph holds of those objects. Also the change
     /// set applied (which rows are added, changed, marked for deletion).
-    public func overlaid(_ graph: ObjectGraph) -> (graph: ObjectGraph, changes: ChangeSet) {
+    /// `inserting`, when given, limits the new objects added to those keys.
+    public func overlaid(_ graph: ObjectGraph, inserting: Set<ObjectID>? = nil) -> (graph: ObjectGraph, changes: ChangeSet) {
         var changes = ChangeSet(base: graph)
         for edit in pending.active.flatMap(\.edits) {
+            if case .insert(let o, _) = edit, inserting.map({ !$0.contains(o.id) }) ?? false { continue }
             if case .insert = edit {} else if changes.row(of: edit.object) == nil {
                 // Not in this graph: only the column it names.
                 if case .set(let o, let attribute, _) = edit, let t = graph.type(named: o.type.rawValue), t.name == o.type {

@@ -341,7 +341,10 @@ struct Repl: ParsableCommand {
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
-                let (answer, overFile) = try changes.staged(statement, fileAnswer: fileAnswer)
+                let declared = changes.declaredAttributes
+                let (answer, overFile) = try changes.staged(statement, fileAnswer: fileAnswer) {
+                    try source?.answer(statement, declaring: declared, isCancelled: { cancellation.isCancelled })
+                }
                 let note = overFile ? PagedChanges.overFileNote : nil
                 session.replacePending(changes.pending)   // the base may have gained kinds
                 try Query.write(answer, host.pages, format: format, staged: changes)

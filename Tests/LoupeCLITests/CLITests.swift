@@ -447,6 +447,8 @@ final class CLITests: XCTestCase {
             Book where pages == 450 AND title BEGINSWITH "S"
             Loan group by renewals
             Book where pages == 450 group by language sort by count desc limit 3
+            Book where pages >= 440 sort by pages desc, title limit 6 select title, pages, checked
+            Tag sort by name desc limit 3
             update Book where id == \(book) set tags += #\(tag)
             .undo
             .redo
