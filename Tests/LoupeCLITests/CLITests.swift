@@ -114,6 +114,10 @@ final class CLITests: XCTestCase {
         let edit = try loupe(["bench", "edit", sample])
         XCTAssertEqual(edit.status, 0, edit.stdout + edit.stderr)
         XCTAssertTrue(edit.stdout.contains("same values in both:    yes"), edit.stdout)
+        let pagedEdit = try loupe(["bench", "edit", sample, "--paged", "--below", "20"])
+        XCTAssertEqual(pagedEdit.status, 0, pagedEdit.stdout + pagedEdit.stderr)
+        XCTAssertTrue(pagedEdit.stdout.contains("same values in both:    yes"), pagedEdit.stdout)
+        XCTAssertFalse(pagedEdit.stdout.contains("objects changed:        loupe 0,"), pagedEdit.stdout)
         XCTAssertEqual(Shared.fingerprint(sample), before, "the bench edits copies, never the store")
     }
 
