@@ -416,21 +416,7 @@ struct BenchEdit: ParsableCommand {
         try queue.close()
 
         // One answer: the same values in both files.
-        let check = "SELECT id, json_extract(json, '$.' || ?) FROM by_type WHERE type_name = ? ORDER BY id"
-        func values(_ path: String) throws -> [(Int64, Double?)] {
-            let q = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
-            defer { try? q.close() }
-            return try q.read { db in try Row.fetchAll(db, sql: check, arguments: [attribute, type]).map { ($0[0], $0[1]) } }
-        }
-        // SQLite's JSON writer keeps 15 significant digits (`%!.15g`); Loupe writes the shortest
-        // text that reads back as the same double, as Swift's JSONEncoder (Persist) does. So the
-        // values agree to 1e-14 relative, not bit for bit.
-        let a = try values(mine), b = try values(theirs)
-        let same = a.count == b.count && zip(a, b).allSatisfy { x, y in
-            guard x.0 == y.0 else { return false }
-            guard let p = x.1, let q = y.1 else { return x.1 == nil && y.1 == nil }
-            return abs(p - q) <= 1e-14 * max(abs(p), abs(q))
-        }
+        let (same, compared) = try sameValues(mine, theirs)
 
         print("objects loaded:         \(loaded.graph.objectCount) (load \(String(format: "%.2f", loadSeconds)) s)")
         print("statement:              \(statement)")
@@ -442,8 +428,28 @@ struct BenchEdit: ParsableCommand {
         print(String(format: "sqlite UPDATE json_set: %.3f s (baseline)", sqliteSeconds))
         print(String(format: "commit / baseline:      %.2f× after the preview, %.2f× without", commitSeconds / max(sqliteSeconds, 1e-9),
                      (commitSeconds + planSeconds) / max(sqliteSeconds, 1e-9)))
-        print("same values in both:    \(same ? "yes" : "NO") (\(a.count) objects compared, to 15 significant digits)")
+        print("same values in both:    \(same ? "yes" : "NO") (\(compared) objects compared, to 15 significant digits)")
         if !same { throw ExitCode(1) }
+    }
+
+    /// True when the attribute holds the same values in every object of the type in both files,
+    /// and how many objects were compared. SQLite's JSON writer keeps 15 significant digits
+    /// (`%!.15g`); Loupe writes the shortest text that reads back as the same double, as Swift's
+    /// JSONEncoder (Persist) does. So the values agree to 1e-14 relative, not bit for bit.
+    private func sameValues(_ mine: String, _ theirs: String) throws -> (Bool, Int) {
+        let check = "SELECT id, json_extract(json, '$.' || ?) FROM by_type WHERE type_name = ? ORDER BY id"
+        func values(_ path: String) throws -> [(Int64, Double?)] {
+            let q = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+            defer { try? q.close() }
+            return try q.read { db in try Row.fetchAll(db, sql: check, arguments: [attribute, type]).map { ($0[0], $0[1]) } }
+        }
+        let a = try values(mine), b = try values(theirs)
+        let same = a.count == b.count && zip(a, b).allSatisfy { x, y in
+            guard x.0 == y.0 else { return false }
+            guard let p = x.1, let q = y.1 else { return x.1 == nil && y.1 == nil }
+            return abs(p - q) <= 1e-14 * max(abs(p), abs(q))
+        }
+        return (same, a.count)
     }
 
     /// The same change over part of the type in paged mode on `mine`, beside SQLite on `theirs`.
@@ -471,18 +477,7 @@ struct BenchEdit: ParsableCommand {
             return db.changesCount
         } }
         try queue.close()
-        let check = "SELECT id, json_extract(json, '$.' || ?) FROM by_type WHERE type_name = ? ORDER BY id"
-        func values(_ path: String) throws -> [(Int64, Double?)] {
-            let q = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
-            defer { try? q.close() }
-            return try q.read { db in try Row.fetchAll(db, sql: check, arguments: [attribute, type]).map { ($0[0], $0[1]) } }
-        }
-        let a = try values(mine), b = try values(theirs)
-        let same = a.count == b.count && zip(a, b).allSatisfy { x, y in
-            guard x.0 == y.0 else { return false }
-            guard let p = x.1, let q = y.1 else { return x.1 == nil && y.1 == nil }
-            return abs(p - q) <= 1e-14 * max(abs(p), abs(q))
-        }
+        let (same, compared) = try sameValues(mine, theirs)
         print("statement (paged):      \(statement)")
         print("objects changed:        loupe \(step.objectCount), sqlite \(changed)")
         print(String(format: "open, find, read, stage: %.3f s (SQLite finds them; each read by key; values checked against the type's kinds)", stageSeconds))
@@ -491,7 +486,7 @@ struct BenchEdit: ParsableCommand {
         print(String(format: "sqlite UPDATE json_set: %.3f s (baseline)", sqliteSeconds))
         print(String(format: "all / baseline:         %.2f×", (stageSeconds + planSeconds + commitSeconds) / max(sqliteSeconds, 1e-9)))
         print(String(format: "peak memory:            %.0f MB", peak))
-        print("same values in both:    \(same ? "yes" : "NO") (\(a.count) objects compared, to 15 significant digits)")
+        print("same values in both:    \(same ? "yes" : "NO") (\(compared) objects compared, to 15 significant digits)")
         if !same { throw ExitCode(1) }
     }
 }
