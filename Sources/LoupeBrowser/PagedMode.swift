@@ -269,7 +269,9 @@ extension Browser {
         } else {
             refusePaged("a frequency table of a relation column"); return
         }
-        let total = pages.catalog[t].count
+        // With changes pending: the objects they touch counted as staged, not as stored.
+        let moved = pagedChanges?.stagedValues(ofType: pages.catalog[t].name, attribute: attribute) ?? []
+        let total = pages.catalog[t].count + moved.filter { $0.stored == nil }.count
         let task = RunningTask(line: "F \(name)", isLoad: true, verb: "counting")
         nonisolated(unsafe) let source = pages
         let limit = Browser.pagedFrequencyLimit
@@ -284,7 +286,11 @@ extension Browser {
                     if counts.count > limit { throw PagedRefusal("more than \(limit) different values: a frequency table of \(name) needs the whole graph") }
                     return !task.cancellation.isCancelled
                 }
-                return counts
+                for (_, stored, staged) in moved {
+                    if let stored { counts[stored, default: 0] -= 1 }
+                    counts[staged, default: 0] += 1
+                }
+                return counts.filter { $0.value > 0 }
             }
             task.finish(.counted(name, t, attribute, total, result))
         }
@@ -312,18 +318,22 @@ extension Browser {
         let task = RunningTask(line: "\(table.column) = \(ValueFormatter.plain(value))", isLoad: true, verb: "finding")
         nonisolated(unsafe) let source = pages
         let (type, attribute, total, typeName) = (table.type, table.attribute, table.total, table.typeName)
+        // With changes pending: the objects they touch found by their staged values.
+        let moved = pagedChanges?.stagedValues(ofType: typeName, attribute: attribute) ?? []
         start(task) {
             let empty = GraphBuilder(formatName: "").finish()
             let result = Result { () throws -> [ObjectID] in
                 var keys: [ObjectID] = []
                 var n = 0
+                let touched = Set(moved.map(\.key))
                 try source.forEachValue(type: type, attribute: attribute) { key, v in
-                    if QueryEngine.opens(v, row: value, graph: empty) { keys.append(key) }
+                    if !touched.contains(key), QueryEngine.opens(v, row: value, graph: empty) { keys.append(key) }
                     n += 1
                     if n & 65_535 == 0 { task.report(n, total) }
                     return !task.cancellation.isCancelled
                 }
-                return keys
+                guard !moved.isEmpty else { return keys }
+                return (keys + moved.filter { QueryEngine.opens($0.staged, row: value, graph: empty) }.map(\.key)).sorted()
             }
             task.finish(.found(task.line, typeName, result))
         }

@@ -353,6 +353,26 @@ public struct PagedChanges: @unchecked Sendable {
         }
     }
 
+    /// The value of `attribute` (nil: the key) that each object of the type named `typeName` the
+    /// changes touch has as stored (nil: a new object) and as staged: what moves a count of the
+    /// column over the store (paged `F`) to the rows a view shows (objects marked for deletion
+    /// included, as a loaded view shows and counts them).
+    public func stagedValues(ofType typeName: String, attribute: String?) -> [(key: ObjectID, stored: Value?, staged: Value)] {
+        guard !pending.isEmpty, let type = pending.graph.type(named: typeName), type.name.rawValue == typeName else { return [] }
+        var declared = ChangeSet(base: pending.base)
+        for (t, names) in pending.changes.newAttributes { for name in names { declared.noteAttribute(name, of: t) } }
+        let stored = pending.base.applying(declared), staged = pending.graph
+        func value(_ graph: ObjectGraph, _ row: Int) -> Value {
+            let table = graph.types[type.index]
+            guard let attribute else { return table.ids[row].value }
+            return table.attributeIndex[attribute] == nil ? .null : table.value(row: row, named: attribute)
+        }
+        return pending.changes.touched.filter { Int($0.type) == type.index }.map { ref in
+            let row = Int(ref.row)
+            return (staged.id(of: ref), pending.changes.isInserted(ref) ? nil : value(stored, row), value(staged, row))
+        }
+    }
+
     /// The attributes staged edits name that the store's types do not have, by type name: a
     /// statement over the file declares them (``QuerySource/answer(_:declaring:isCancelled:)``).
     public var declaredAttributes: [String: Set<String>] {

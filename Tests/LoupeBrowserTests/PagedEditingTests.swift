@@ -200,6 +200,33 @@ final class PagedEditingTests: XCTestCase {
         withExtendedLifetime((loadedHost, pagedHost)) {}
     }
 
+    /// `F` in paged mode with changes pending counts the objects they touch as staged, and Enter
+    /// lists a value's objects as staged: the loaded browser's screens.
+    func testFrequencyTablesCountTheStagedState() throws {
+        let original = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: original, objects: 600, seed: 21)
+        let graph = try LoadedStore.open(original).graph
+        let authors = graph.type(named: "Author")!
+        let (loadedPath, pagedPath) = try Shared.twoCopies(of: original)
+        let (loaded, loadedHost) = try loadedBrowser(loadedPath)
+        let (paged, pagedHost) = try pagedBrowser(pagedPath)
+        let column = 1 + authors.attributes.firstIndex { $0.name == "country" }!
+        let keys = "<S-Tab> " + String(repeating: "j ", count: authors.index) + "<Tab> " + String(repeating: "l ", count: column) + "F"
+        for statement in ["update Author where born < 1950 set country = \"Nowhere\"", "insert Author {name: \"New\", country: \"Nowhere\"}",
+                          "delete Author where id == \(authors.ids[3])"] {
+            loaded.run(statement)
+            paged.run(statement)
+        }
+        for script in [keys, "<Enter>"] {
+            let (a, b) = (loaded.play(try PlayScript.parse(script), width: 140, height: 30), paged.play(try PlayScript.parse(script), width: 140, height: 30))
+            if let y = zip(a.lines.prefix(20), b.lines.prefix(20)).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                XCTFail("after \(script), line \(y):\n loaded: \(a.lines[y])\n paged:  \(b.lines[y])")
+            }
+            XCTAssertTrue(b.text.contains("Nowhere"), b.text)
+        }
+        withExtendedLifetime((loadedHost, pagedHost)) {}
+    }
+
     func testAConcurrentWriteRefusesTheCommitAndReloadKeepsTheEdits() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 400, seed: 8)
