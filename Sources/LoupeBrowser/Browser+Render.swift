@@ -78,8 +78,11 @@ extension Browser {
         layout.typesBody = inner
         // When every type is read-only (a framework store) the status line says so once instead.
         let allReadOnly = graph?.types.allSatisfy(\.isReadOnly) ?? false
-        let rows: [(String, Int)] = isPreview ? pendingTypes : pages != nil ? pagedTypeRows
-            : graph.map { $0.types.map { ($0.name.rawValue + ($0.isReadOnly && !allReadOnly ? " (read-only)" : ""), $0.liveCount) } } ?? pendingTypes
+        func marked(_ type: TypeTable) -> String { type.name.rawValue + (type.isReadOnly && !allReadOnly ? " (read-only)" : "") }
+        // Paged: the catalog's counts, marked by the window's schema (every type is in it).
+        let rows: [(String, Int)] = isPreview ? pendingTypes
+            : pages != nil ? pagedTypeRows.map { row in (graph?.type(named: row.0).map(marked) ?? row.0, row.1) }
+            : graph.map { $0.types.map { (marked($0), $0.liveCount) } } ?? pendingTypes
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
         if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }

@@ -44,7 +44,7 @@ public final class Browser {
     /// (paged mode reads Persist stores only).
     public var loadNote: String?
     /// In paged mode, the link totals read for objects their windows cut, by key.
-    var linkTotalsRead: [ObjectID: [ObjectWindow.Link: Int]] = [:]
+    var linkTotalsRead: [ObjectIdentity: [ObjectWindow.Link: Int]] = [:]
     /// In paged mode with a host that commits, the staged edits (their base read by key).
     var pagedChanges: PagedChanges?
     public internal(set) var session: ReplSession?

@@ -11,7 +11,7 @@ public struct PagedRows {
         /// These objects, in this order.
         case keys([ObjectID])
         /// The objects at the other end of one link of an object (one a window cut).
-        case link(ObjectID, ObjectWindow.Link)
+        case link(ObjectIdentity, ObjectWindow.Link)
     }
 
     public let source: Source
@@ -106,7 +106,7 @@ extension Browser {
         if let total = pagedTotal(of: link, origin: origin), let name = link.relationName {
             let key = ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.sourceType)
             let typeName = link.sourceType ?? (names.count == 1 ? names.first : nil)
-            push(Sheet(content: .paged(PagedRows(source: .link(graph.id(of: origin), key), count: total, typeName: typeName)), crumb: crumb))
+            push(Sheet(content: .paged(PagedRows(source: .link(graph.identity(of: origin), key), count: total, typeName: typeName)), crumb: crumb))
         } else {
             guard !link.targets.isEmpty else { message = "\(link.label) is empty"; return }
             let keys = link.targets.map { graph.id(of: $0) }
@@ -120,11 +120,11 @@ extension Browser {
     /// The links of a cut object with their totals (read from the store once per object).
     func pagedLinkTotals(of origin: ObjectRef) -> [ObjectWindow.Link: Int]? {
         guard let pages, case .paged(let rows)? = current?.content else { return nil }
-        let id = rows.window.graph.id(of: origin)
-        guard rows.window.cut.contains(id) else { return nil }
-        if let known = linkTotalsRead[id] { return known }
-        guard let totals = try? pages.linkTotals(of: id) else { return nil }
-        linkTotalsRead[id] = totals
+        let object = rows.window.graph.identity(of: origin)
+        guard rows.window.cut.contains(object.id) else { return nil }
+        if let known = linkTotalsRead[object] { return known }
+        guard let totals = try? pages.linkTotals(of: object) else { return nil }
+        linkTotalsRead[object] = totals
         return totals
     }
 
@@ -181,9 +181,12 @@ extension Browser {
         do {
             let keys: [ObjectID]
             var inserted: [ObjectIdentity] = []
+            // The rows' type: a relational store finds keys table by table.
+            var typeName = rows.typeName
             switch rows.source {
             case .type(let t):
                 // The store's objects, then those staged as new (after them, as a load shows them).
+                typeName = pages.catalog[t].name
                 let stored = pages.catalog[t].count
                 let storedRange = range.clamped(to: 0..<stored)
                 let near = Array(rows.keys.prefix(max(0, stored - rows.start)))
@@ -200,7 +203,7 @@ extension Browser {
                 // A statement's answer over the staged state lists new objects too, in its order.
                 rows.window = try pagedChanges.window(listing: keys)
             } else {
-                rows.window = try pagedChanges.map { try $0.window(keys: keys, inserted: inserted) } ?? pages.window(keys: keys)
+                rows.window = try pagedChanges.map { try $0.window(keys: keys, inserted: inserted) } ?? pages.window(keys: keys, of: typeName)
             }
             rows.isRead = true
             rows.start = start

@@ -46,12 +46,13 @@ public protocol PageSource: AnyObject {
     /// The keys of type `type` (an index into ``catalog``) at positions `range`, in key order;
     /// `near` is a window already read (its first position and keys) to page from.
     func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID]
-    /// The objects `keys` and what is around them.
-    func window(keys: [ObjectID]) throws -> ObjectWindow
-    /// Each link of object `key` with its number of edges (asked for an object a window cut).
-    func linkTotals(of key: ObjectID) throws -> [ObjectWindow.Link: Int]
-    /// The keys at the other end of one link of object `key`, positions `range` in row order.
-    func linkKeys(of key: ObjectID, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID]
+    /// The objects `keys` of type `type` and what is around them. `type` is nil for keys of
+    /// several types, which only a store whose keys are store-wide (Persist) reads.
+    func window(keys: [ObjectID], of type: String?) throws -> ObjectWindow
+    /// Each link of `object` with its number of edges (asked for an object a window cut).
+    func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int]
+    /// The keys at the other end of one link of `object`, positions `range` in row order.
+    func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID]
     /// Calls `body` with each object of type `type` (an index into ``catalog``), in key order, and
     /// its value of `attribute` as a load would hold it (null when it has none; nil asks for the
     /// key itself), until `body` returns false.
@@ -77,4 +78,9 @@ public protocol PageSource: AnyObject {
     var relationIndexBuilt: Bool { get }
     /// Builds that index (off the UI thread), reporting rows copied; `isCancelled` stops it.
     func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws
+}
+
+extension PageSource {
+    /// The objects `keys`, of any types (a store whose keys are store-wide).
+    public func window(keys: [ObjectID]) throws -> ObjectWindow { try window(keys: keys, of: nil) }
 }

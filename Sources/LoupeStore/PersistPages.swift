@@ -74,15 +74,16 @@ public final class PersistPages: PageSource, Sendable {
         return try keys(type: type, range: range, near: known?.keys.count == near?.keys.count ? known : nil).map(ObjectID.int)
     }
 
-    public func window(keys: [ObjectID]) throws -> ObjectWindow { try window(keys: keys.compactMap(\.integerKey)) }
+    /// Persist's keys are store-wide: the type is not needed to find them.
+    public func window(keys: [ObjectID], of type: String?) throws -> ObjectWindow { try window(keys: keys.compactMap(\.integerKey)) }
 
-    public func linkTotals(of key: ObjectID) throws -> [ObjectWindow.Link: Int] {
-        guard let key = key.integerKey else { return [:] }
+    public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
+        guard let key = object.id.integerKey else { return [:] }
         return try linkTotals(of: key)
     }
 
-    public func linkKeys(of key: ObjectID, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
-        guard let key = key.integerKey else { return [] }
+    public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
+        guard let key = object.id.integerKey else { return [] }
         return try linkKeys(of: key, link: link, range: range).map(ObjectID.int)
     }
 

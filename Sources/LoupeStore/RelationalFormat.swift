@@ -78,7 +78,7 @@ public enum RelationalFormat: StoreFormat {
     }
 
     /// What the loader learned about one table before reading its rows.
-    struct Source {
+    struct Source: Sendable {
         let name: String
         let isView: Bool
         let columns: [ColumnInfo]
@@ -87,7 +87,7 @@ public enum RelationalFormat: StoreFormat {
         let foreignKeys: [(column: String, table: String, target: String?, onDelete: DeleteAction)]
     }
 
-    struct ColumnInfo {
+    struct ColumnInfo: Sendable {
         let name: String
         let storage: ColumnStorage
         var isDate: Bool {
@@ -346,11 +346,33 @@ public enum RelationalFormat: StoreFormat {
         return nil
     }
 
+    /// Which rows of a table a window of paged mode reads (``RelationalPages``), beside `rowids`.
+    struct WindowRead {
+        /// The key policy the file's layout found (no check for NULL keys again).
+        var policy: KeyPolicy
+        /// Only the rows meeting this SQL condition, with its arguments (instead of `rowids`).
+        var condition: (sql: String, arguments: [DatabaseValue])? = nil
+        /// Rows skipped first (a view's rows by position: ordinals count on from it).
+        var offset = 0
+        /// Rows read with their key and `sparseColumns` only (the other attributes null): the
+        /// sources of a window's backlinks, which it shows by count.
+        var sparse: Set<Int64> = []
+        var sparseColumns: Set<String> = []
+    }
+
     static func loadRows(_ db: Database, source: Source, builder: GraphBuilder, epoch: Double, readOnlyReason: String?,
-                         dateColumns: Set<String>? = nil, limit: Int? = nil, rowids: [Int64]? = nil, warnings: inout [String]) throws -> Int {
+                         dateColumns: Set<String>? = nil, limit: Int? = nil, rowids: [Int64]? = nil, window: WindowRead? = nil,
+                         warnings: inout [String]) throws -> Int {
         var keyColumns = source.keyColumns
         var policy: KeyPolicy
-        if source.isView {
+        if let window {
+            policy = window.policy
+            switch policy {
+            case .column(let k, _): keyColumns = [k]
+            case .columns(let ks): keyColumns = ks
+            default: keyColumns = []
+            }
+        } else if source.isView {
             policy = .rowNumber
         } else if keyColumns.count == 1 {
             let declared = source.columns.first { $0.name == keyColumns[0] }?.storage.declaredType.uppercased() ?? ""
@@ -361,7 +383,7 @@ public enum RelationalFormat: StoreFormat {
             policy = .rowid
         }
         // A rowid table whose primary key holds NULLs (SQLite allows it) cannot be keyed by it.
-        if source.hasRowID, !keyColumns.isEmpty {
+        if window == nil, source.hasRowID, !keyColumns.isEmpty {
             let nullCheck = keyColumns.map { "\(SQL.identifier($0)) IS NULL" }.joined(separator: " OR ")
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(source.name)) WHERE \(nullCheck))") ?? false {
                 warnings.append("\(source.name): its primary key holds NULLs; its rows are keyed by rowid")
@@ -378,25 +400,32 @@ public enum RelationalFormat: StoreFormat {
             readOnly = readOnly ?? "\(source.name) has columns named rowid, _rowid_ and oid, which hide its rowid; its rows cannot be told apart for a write"
         }
         let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
-        let selectRowID = rowidName != nil && keyColumns.isEmpty
+        // The rowid comes first when it is the key, or when sparse rows are told apart by it.
+        let sparse = window?.sparse ?? []
+        let selectRowID = rowidName != nil && (keyColumns.isEmpty || !sparse.isEmpty)
         let columnList = source.columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
         // Only the rows with these rowids (bound as one JSON array), when asked.
         // (A table whose rowid cannot be reached gives no row when rows are asked for by rowid.)
-        let only = rowids == nil ? "" : rowidName != nil ? " WHERE \(rowidName!) IN (SELECT value FROM json_each(?))" : " WHERE 0"
+        var only = rowids == nil ? "" : rowidName != nil ? " WHERE \(rowidName!) IN (SELECT value FROM json_each(?))" : " WHERE 0"
+        if let condition = window?.condition { only = " WHERE " + condition.sql }
+        let skipped = window?.offset ?? 0
         let sql = "SELECT \(selectRowID ? rowidName! + (columnList.isEmpty ? "" : ", ") : "")\(columnList) FROM \(SQL.identifier(source.name))"
-            + only + (rowidName.map { " ORDER BY \($0)" } ?? "") + (limit.map { " LIMIT \($0)" } ?? "")
+            + only + (rowidName.map { " ORDER BY \($0)" } ?? "")
+            + (limit.map { " LIMIT \($0)" } ?? (skipped > 0 ? " LIMIT -1" : "")) + (skipped > 0 ? " OFFSET \(skipped)" : "")
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
         let offset = selectRowID ? 1 : 0
         let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
         let dates = source.columns.map { dateColumns?.contains($0.name) ?? $0.isDate }
         var numericDates = Array(repeating: false, count: dates.count)
-        let arguments: StatementArguments = rowids == nil || rowidName == nil ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
+        var arguments: StatementArguments = rowids == nil || rowidName == nil ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
+        if let condition = window?.condition { arguments = StatementArguments(condition.arguments) }
+        let sparseSlots = Set(source.columns.indices.filter { window?.sparseColumns.contains(source.columns[$0].name) ?? false })
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        var ordinal: Int64 = 0
+        var ordinal = Int64(skipped)
         while let row = try cursor.next() {
             ordinal += 1
             let id: ObjectID
-            if selectRowID {
+            if selectRowID && keyColumns.isEmpty {
                 id = (row[0] as DatabaseValue).objectID ?? .int(ordinal)
             } else if keyIndexes.count == 1 {
                 id = (row[keyIndexes[0] + offset] as DatabaseValue).objectID ?? .int(ordinal)
@@ -406,7 +435,9 @@ public enum RelationalFormat: StoreFormat {
                 id = .int(ordinal)
             }
             let ref = builder.addObject(type: t, id: id)
+            let isSparse = !sparse.isEmpty && sparse.contains(row[0] as Int64? ?? 0)
             for (i, slot) in slots.enumerated() {
+                if isSparse && !sparseSlots.contains(i) { continue }
                 let raw = row[i + offset] as DatabaseValue
                 if dates[i], case .double = raw.storage { numericDates[i] = true }
                 if dates[i], case .int64 = raw.storage { numericDates[i] = true }

@@ -37,14 +37,25 @@ extension RelationalFormat {
         let entries = try sourceNames(db)
         var sources: [String: Source] = [:]
         for entry in entries { sources[entry.name] = try describe(db, name: entry.name, isView: entry.isView) }
-        if ReadOptions.current.infersRelations {
-            let lowered = Set(entries.filter { !$0.isView }.map { $0.name.lowercased() })
-            for source in sources.values where !source.isView {
-                for column in source.columns where !source.foreignKeys.contains(where: { $0.column == column.name }) && source.keyColumns != [column.name] {
-                    if targetNames(forKeyColumn: column.name).contains(where: { lowered.contains($0.lowercased()) }) { return nil }
-                }
+        if try mayInferRelations(db, sources: sources) { return nil }
+        return try layout(db, sources: sources)
+    }
+
+    /// True when a load of the file would look for relations in its rows: relation inference is on
+    /// and a column is named like a key of a table with no declared foreign key.
+    static func mayInferRelations(_ db: Database, sources: [String: Source]) throws -> Bool {
+        guard ReadOptions.current.infersRelations else { return false }
+        let lowered = Set(sources.values.filter { !$0.isView }.map { $0.name.lowercased() })
+        for source in sources.values where !source.isView {
+            for column in source.columns where !source.foreignKeys.contains(where: { $0.column == column.name }) && source.keyColumns != [column.name] {
+                if targetNames(forKeyColumn: column.name).contains(where: { lowered.contains($0.lowercased()) }) { return true }
             }
         }
+        return false
+    }
+
+    /// The layout with the declared relations only (what a load makes with inference off).
+    static func layout(_ db: Database, sources: [String: Source]) throws -> RelationalLayout {
         let graph = try load(db, progress: nil, only: nil, schemaOnly: true).graph
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         let tables: [RelationalLayout.Table?] = graph.types.map { type in

@@ -19,39 +19,6 @@ final class PagedBrowsingTests: XCTestCase {
     static let keys: [Key] = [.character("j"), .character("j"), .character("j"), .character("k"), .pageDown, .pageUp, .end, .home,
                               .enter, .enter, .backspace, .tab, .backTab, .character("l"), .character("h"), .character("v"), .escape]
 
-    /// Walks both browsers with the same `count` random keys from `seed`, comparing every frame.
-    func walk(_ path: String, seed: UInt64, count: Int, edgesPerObject: Int, windowRows: Int, file: StaticString = #filePath, line: UInt = #line) throws {
-        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        whole.attach(try LoadedStore.open(path).graph)
-        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        paged.pagedWindowRows = windowRows
-        paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject), reason: "test")
-        var rng = SampleGenerator.Random(state: seed)
-        var pressed: [String] = []
-        func frame(_ browser: Browser) -> [String] {
-            var buffer = Buffer(width: 120, height: 32)
-            browser.render(into: &buffer)
-            return buffer.lines
-        }
-        for step in 0..<count {
-            let a = frame(whole), b = frame(paged)
-            XCTAssertTrue(b.last?.contains("paged · test") == true, b.last ?? "", file: file, line: line)
-            if let y = zip(a.dropLast(), b.dropLast()).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-                XCTFail("line \(y) after \(pressed.joined(separator: " ")) (seed \(seed), step \(step)):\n whole: \(a[y])\n paged: \(b[y])",
-                        file: file, line: line)
-                return
-            }
-            var key = Self.keys[Int(rng.next() % UInt64(Self.keys.count))]
-            // The REPL pane is skipped: statements are the whole graph's.
-            if whole.focus == .detail, key == .tab { key = .backTab }
-            if whole.focus == .types, key == .backTab { key = .tab }
-            pressed.append("\(key)")
-            whole.handle(.key(key))
-            paged.handle(.key(key))
-            XCTAssertEqual(whole.focus, paged.focus, file: file, line: line)
-        }
-    }
-
     func testPagedScreensAreTheLoadedGraphs() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 3_000, seed: 11)
@@ -310,5 +277,43 @@ final class PagedBrowsingTests: XCTestCase {
             }
         }
         try queue.close()
+    }
+}
+
+extension XCTestCase {
+    /// Walks both browsers with the same `count` random keys from `seed`, comparing every frame;
+    /// `open` makes the paged store (a Persist store unless said otherwise).
+    func walk(_ path: String, seed: UInt64, count: Int, edgesPerObject: Int, windowRows: Int,
+              open: (StoreFile, Int) throws -> PageSource = { try PersistPages.open($0, edgesPerObject: $1) },
+              file: StaticString = #filePath, line: UInt = #line) throws {
+        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        whole.attach(try LoadedStore.open(path).graph)
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.pagedWindowRows = windowRows
+        paged.attachPaged(try open(try StoreFile.openForReading(path), edgesPerObject), reason: "test")
+        var rng = SampleGenerator.Random(state: seed)
+        var pressed: [String] = []
+        func frame(_ browser: Browser) -> [String] {
+            var buffer = Buffer(width: 120, height: 32)
+            browser.render(into: &buffer)
+            return buffer.lines
+        }
+        for step in 0..<count {
+            let a = frame(whole), b = frame(paged)
+            XCTAssertTrue(b.last?.contains("paged · test") == true, b.last ?? "", file: file, line: line)
+            if let y = zip(a.dropLast(), b.dropLast()).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                XCTFail("line \(y) after \(pressed.joined(separator: " ")) (seed \(seed), step \(step)):\n whole: \(a[y])\n paged: \(b[y])",
+                        file: file, line: line)
+                return
+            }
+            var key = PagedBrowsingTests.keys[Int(rng.next() % UInt64(PagedBrowsingTests.keys.count))]
+            // The REPL pane is skipped: statements are the whole graph's.
+            if whole.focus == .detail, key == .tab { key = .backTab }
+            if whole.focus == .types, key == .backTab { key = .tab }
+            pressed.append("\(key)")
+            whole.handle(.key(key))
+            paged.handle(.key(key))
+            XCTAssertEqual(whole.focus, paged.focus, file: file, line: line)
+        }
     }
 }

@@ -150,6 +150,64 @@ public enum HostileFiles {
         }
     }
 
+    /// A relational file whose keys a window must read as a load reads them: a text key, a key
+    /// column without affinity holding both `5` and `'5'` (foreign keys to it spelt `'05'`, `'+7'`,
+    /// `7.0`), a foreign key to a column that repeats values, a self-reference with a hub of
+    /// `hub` rows (indexed) and notes on it (not indexed), dangling values, a table keyed by rowid,
+    /// a composite key, a `WITHOUT ROWID` table and a table whose rowid is hidden (both without
+    /// relations), a view, dates, and text with controls.
+    public static func awkwardRelational(people: Int = 400, hub: Int = 60) throws -> String {
+        try make("awkward.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE Parent(code TEXT PRIMARY KEY, name TEXT, born DATE);
+                CREATE TABLE Mixed(k PRIMARY KEY, label TEXT);
+                CREATE TABLE Tag(n INTEGER PRIMARY KEY, label TEXT);
+                CREATE TABLE Person(id INTEGER PRIMARY KEY, name TEXT, boss INTEGER REFERENCES Person(id),
+                                    parent TEXT REFERENCES Parent(code), mixed REFERENCES Mixed(k), tag TEXT REFERENCES Tag(label), seen DATETIME);
+                CREATE INDEX person_boss ON Person(boss);
+                CREATE TABLE Note(body TEXT, person INTEGER REFERENCES Person(id));
+                CREATE TABLE Pair(a INTEGER, b TEXT, person INTEGER REFERENCES Person, PRIMARY KEY (a, b));
+                CREATE TABLE Setting(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+                CREATE TABLE Hidden(rowid, _rowid_, oid, v);
+                CREATE VIEW Bosses AS SELECT p.name AS name, count(*) AS reports FROM Person p JOIN Person q ON q.boss = p.id GROUP BY p.id;
+                INSERT INTO Parent VALUES ('p1', 'Ada', '1815-12-10'), ('p2', 'Bo', 'not a date'), ('P1', 'Upper', NULL), ('p3', 'Cy' || char(27) || '[31m', 1000000000);
+                INSERT INTO Mixed VALUES ('x', 'ex'), (2.5, 'two and a half');
+                INSERT INTO Tag VALUES (1, 'a'), (2, 'b'), (3, 'a'), (4, 'c');
+                INSERT INTO Setting VALUES ('theme', 'dark'), ('lines', 40), ('a', NULL);
+                INSERT INTO Hidden VALUES (1, 2, 3, 'x'), (4, 5, 6, 'y');
+                """)
+            let parents: [DatabaseValue] = ["p1".databaseValue, "p2".databaseValue, "P1".databaseValue, "p9".databaseValue, .null]
+            // Integer keys first, their text twins far after them (no window holds both).
+            for i in 1...150 { try db.execute(sql: "INSERT INTO Mixed VALUES (?, ?)", arguments: [i, "int \(i)"]) }
+            for i in stride(from: 1, through: 150, by: 2) { try db.execute(sql: "INSERT INTO Mixed VALUES (?, ?)", arguments: ["\(i)", "text \(i)"]) }
+            func mixedValue(_ i: Int) -> DatabaseValue {
+                let k = i % 150 + 1
+                switch i % 9 {
+                case 0: return k.databaseValue
+                case 1: return "\(k)".databaseValue              // the text twin when k is odd, else the integer
+                case 2: return "0\(k)".databaseValue             // only the integer
+                case 3: return "+\(k)".databaseValue
+                case 4: return Double(k).databaseValue
+                case 5: return "x".databaseValue
+                case 6: return "y".databaseValue                 // dangling
+                case 7: return 2.5.databaseValue
+                default: return .null
+                }
+            }
+            let tags: [DatabaseValue] = ["a".databaseValue, "b".databaseValue, "c".databaseValue, "z".databaseValue, .null]
+            for i in 1...people {
+                let boss: DatabaseValue = i == 1 ? .null : i <= hub ? 1.databaseValue : i % 7 == 0 ? 999.databaseValue : ((i * 37) % (i - 1) + 1).databaseValue
+                try db.execute(sql: "INSERT INTO Person VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               arguments: [i, "person \(i)", boss, parents[i % parents.count], mixedValue(i), tags[i % tags.count],
+                                           i % 3 == 0 ? "2024-0\(i % 9 + 1)-1\(i % 9)T10:00:00Z" : nil])
+            }
+            for i in 0..<(people * 2) {
+                try db.execute(sql: "INSERT INTO Note VALUES (?, ?)", arguments: ["note \(i)", i % 3 == 0 ? 1 : i % people + 1])
+            }
+            for i in 0..<30 { try db.execute(sql: "INSERT INTO Pair VALUES (?, ?, ?)", arguments: [i % 4, "b\(i)", i % 5 == 0 ? 1 : i + 2]) }
+        }
+    }
+
     /// A WAL file whose rows are in its `-wal` and whose `-shm` is gone (as after a crash).
     public static func walWithoutSharedMemory(rows: Int = 50) throws -> String {
         let path = try Shared.temporaryPath("wal.sqlite")

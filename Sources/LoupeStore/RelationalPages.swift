@@ -1,0 +1,617 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// A plain relational SQLite file read a page at a time (the browser's paged mode), for a file
+/// larger than the memory a whole load may take: the catalog once, the keys of a table by
+/// position (keyset paging by rowid, the order a load reads rows in), and windows of rows by key,
+/// each a small graph with every table of the file (as a load names them), the rows asked for,
+/// the rows their foreign keys name, and the rows whose foreign keys name them (the first
+/// ``edgesPerObject`` of each relation per row, in rowid order; a row with more is *cut*, and its
+/// links' totals and keys come from the file when shown or followed).
+///
+/// Rows are found by indexed lookups that fetch a superset of what a load would link (every
+/// spelling a load accepts: the value, its affinity twin, text that reads as the integer); the
+/// relations of a window are then linked by ``RelationalFormat/linkForeignKeys(_:_:warnings:)``,
+/// the code a load links with, so a window's links are the loaded graph's. The sources of a
+/// window's backlinks are read with their keys and foreign keys only (the browser shows them by
+/// count). Tables without a reachable rowid (`WITHOUT ROWID` tables, views) are paged by position;
+/// relations from or to them are not followed in paged mode (``notes`` says so), and relations a
+/// load would infer from the rows (undeclared `XId` columns) are not made. Reading never writes.
+public final class RelationalPages: PageSource, Sendable {
+    public let file: StoreFile
+    /// The file's types, attributes and declared relations with no objects, as a load names them.
+    public let layout: RelationalLayout
+    /// Per type (by index): what a load read of its table, and its row count.
+    let sources: [RelationalFormat.Source]
+    let counts: [Int]
+    /// Per type: the columns that lead an index of the table (a lookup by them is a seek).
+    let indexedColumns: [Set<String>]
+    /// Why a framework file is read-only, as a load says it (nil for a plain file).
+    let readOnlyReason: String?
+    /// At most this many rows of each relation to a row are read into a window.
+    public let edgesPerObject: Int
+    /// The file's stamp when it was opened.
+    public let openedStamp: FileStamp
+    /// True when a load would also look for undeclared relations in the rows (paged mode does not).
+    public let leavesOutInference: Bool
+
+    public var catalog: [(name: String, count: Int)] { zip(layout.graph.types, counts).map { ($0.name.rawValue, $1) } }
+
+    public var notes: [String] {
+        var notes: [String] = []
+        if leavesOutInference { notes.append("relations not declared by the file are not inferred") }
+        let unpaged = layout.graph.types.filter { layout.tables[$0.index] == nil }.map(\.name.rawValue)
+        if !unpaged.isEmpty { notes.append("no rowid in \(unpaged.joined(separator: ", ")): paged by position, their relations not followed") }
+        let unindexed = incoming.flatMap { $0 }.filter { !indexedColumns[$0.source].contains($0.column) }
+        if !unindexed.isEmpty {
+            let names = unindexed.map { "\(sources[$0.source].name).\($0.column)" }
+            notes.append("no index on \(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? "…" : ""): their backlinks scan the table")
+        }
+        if file.stamp() != openedStamp { notes.append("the file changed since it was opened: reopen it to see it as it is") }
+        return notes
+    }
+
+    /// A declared foreign key between two tables paged by rowid, seen from its target.
+    struct Incoming: Sendable {
+        /// The type holding the foreign key, its column, and the target's column it names (nil: the key).
+        let source: Int
+        let column: String
+        let relation: String
+        let targetColumn: String?
+    }
+    /// Per type: the foreign keys that point at it.
+    let incoming: [[Incoming]]
+
+    init(file: StoreFile, layout: RelationalLayout, sources: [RelationalFormat.Source], counts: [Int], indexedColumns: [Set<String>],
+         readOnlyReason: String?, edgesPerObject: Int, stamp: FileStamp, leavesOutInference: Bool) {
+        self.file = file
+        self.layout = layout
+        self.sources = sources
+        self.counts = counts
+        self.indexedColumns = indexedColumns
+        self.readOnlyReason = readOnlyReason
+        self.edgesPerObject = max(1, edgesPerObject)
+        self.openedStamp = stamp
+        self.leavesOutInference = leavesOutInference
+        var incoming: [[Incoming]] = Array(repeating: [], count: layout.graph.types.count)
+        for source in layout.graph.types where layout.tables[source.index] != nil {
+            for relation in source.relations {
+                guard let fk = relation.foreignKey, layout.tables[fk.targetType] != nil else { continue }
+                incoming[fk.targetType].append(Incoming(source: source.index, column: fk.attribute, relation: relation.name, targetColumn: fk.targetAttribute))
+            }
+        }
+        self.incoming = incoming
+    }
+
+    /// Opens `file` for paging: its tables and views, their counts and declared relations. Throws
+    /// when the file is not a plain relational one (a framework store reads through its format).
+    public static func open(_ file: StoreFile, edgesPerObject: Int = 2_000) throws -> RelationalPages {
+        let stamp = file.stamp()
+        return try file.read { db in
+            guard try StoreFormats.detect(db, path: file.path) == RelationalFormat.self else {
+                throw StoreError(.missingTable, path: file.path, reason: "paged mode reads Persist stores and plain SQLite files")
+            }
+            var described: [String: RelationalFormat.Source] = [:]
+            for entry in try RelationalFormat.sourceNames(db) {
+                described[entry.name] = try? RelationalFormat.describe(db, name: entry.name, isView: entry.isView)
+            }
+            let layout = try RelationalFormat.layout(db, sources: described)
+            var sources: [RelationalFormat.Source] = []
+            var counts: [Int] = []
+            var indexed: [Set<String>] = []
+            for type in layout.graph.types {
+                guard let source = described[type.name.rawValue] else {
+                    throw StoreError(.unreadable, path: file.path, typeName: type.name.rawValue, reason: "its columns cannot be read")
+                }
+                sources.append(source)
+                counts.append((try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(source.name))")) ?? 0)
+                var columns = Set<String>()
+                if !source.isView {
+                    for index in try db.indexes(on: source.name) { if let first = index.columns.first { columns.insert(first) } }
+                    // The rowid and its alias (an INTEGER PRIMARY KEY) are the table's own order.
+                    if case .column(let k, true) = type.keyPolicy { columns.insert(k) }
+                }
+                indexed.append(columns)
+            }
+            return RelationalPages(file: file, layout: layout, sources: sources, counts: counts, indexedColumns: indexed,
+                                   readOnlyReason: try RelationalFormat.frameworkReadOnlyReason(db), edgesPerObject: edgesPerObject, stamp: stamp,
+                                   leavesOutInference: try RelationalFormat.mayInferRelations(db, sources: described))
+        }
+    }
+
+    // MARK: Keys and rows
+
+    /// The SQL that reaches type `t`'s rowid (nil: paged by position).
+    private func rowid(_ t: Int) -> String? { layout.tables[t]?.rowid }
+
+    /// The key columns of type `t` as its key policy names them (empty: the rowid or the position).
+    private func keyColumns(_ t: Int) -> [String] {
+        switch layout.graph.types[t].keyPolicy {
+        case .column(let k, _): return [k]
+        case .columns(let ks): return ks
+        default: return []
+        }
+    }
+
+    /// The key of a row read as `SELECT rowid, <key columns>` from column `at`, as a load makes it.
+    private func key(_ row: Row, type t: Int, at first: Int, ordinal: Int64) -> ObjectID {
+        let columns = keyColumns(t)
+        if columns.isEmpty { return (row[first] as DatabaseValue).objectID ?? .int(ordinal) }
+        if columns.count == 1 { return (row[first + 1] as DatabaseValue).objectID ?? .int(ordinal) }
+        return .composite(columns.indices.map { (row[first + 1 + $0] as DatabaseValue).objectID ?? .string("") })
+    }
+
+    /// `rowid, <key columns>` of type `t` (each key column after the rowid).
+    private func keySelection(_ t: Int, rowid: String) -> String {
+        ([rowid] + keyColumns(t).map(SQL.identifier)).joined(separator: ", ")
+    }
+
+    /// The rowid of type `t`'s row with key `key`, or nil.
+    private func rowid(of key: ObjectID, type t: Int, _ db: Database) throws -> Int64? {
+        guard let rowidName = rowid(t) else { return nil }
+        let columns = keyColumns(t)
+        if columns.isEmpty { if case .int(let i) = key { return i } else { return nil } }
+        let parts: [ObjectID]
+        if case .composite(let p) = key { parts = p } else { parts = [key] }
+        guard parts.count == columns.count else { return nil }
+        let condition = columns.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ")
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(rowidName) FROM \(SQL.identifier(sources[t].name)) WHERE \(condition) ORDER BY \(rowidName) LIMIT 1"),
+                                  arguments: StatementArguments(parts.map(\.databaseValue)))
+    }
+
+    public func keys(type t: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
+        let range = max(0, range.lowerBound) ..< min(counts[t], range.upperBound)
+        guard !range.isEmpty else { return [] }
+        let table = SQL.identifier(sources[t].name)
+        guard let rowidName = rowid(t) else {
+            // By position: a view's rows are numbered; a table without a rowid is read in its own order.
+            if keyColumns(t).isEmpty { return range.map { .int(Int64($0 + 1)) } }
+            return try file.read { db in
+                let rows = try Row.fetchAll(db, sql: "SELECT NULL, \(keyColumns(t).map(SQL.identifier).joined(separator: ", ")) FROM \(table) LIMIT ? OFFSET ?",
+                                            arguments: [range.count, range.lowerBound])
+                return rows.enumerated().map { key($1, type: t, at: 0, ordinal: Int64(range.lowerBound + $0 + 1)) }
+            }
+        }
+        // Anchors: the ends, and the window already read (its first and last rows).
+        enum Anchor { case forward(from: Int, key: ObjectID?), backward(below: Int, key: ObjectID?) }
+        var anchors: [Anchor] = [.forward(from: 0, key: nil), .backward(below: counts[t], key: nil)]
+        if let near, let first = near.keys.first, let last = near.keys.last {
+            anchors += [.forward(from: near.start, key: first), .backward(below: near.start, key: first), .forward(from: near.start + near.keys.count - 1, key: last)]
+        }
+        func cost(_ a: Anchor) -> Int? {
+            switch a {
+            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
+            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
+            }
+        }
+        let ranked = anchors.compactMap { a in cost(a).map { (a, $0) } }.sorted { $0.1 < $1.1 }
+        let selection = keySelection(t, rowid: rowidName)
+        return try file.read { db in
+            for (anchor, _) in ranked {
+                switch anchor {
+                case .forward(let from, let anchorKey):
+                    var condition = "", arguments: [DatabaseValueConvertible?] = []
+                    if let anchorKey {
+                        guard let r = try rowid(of: anchorKey, type: t, db) else { continue }   // gone: another anchor
+                        condition = " WHERE \(rowidName) >= ?"
+                        arguments.append(r)
+                    }
+                    let rows = try Row.fetchAll(db, sql: "SELECT \(selection) FROM \(table)\(condition) ORDER BY \(rowidName) LIMIT ? OFFSET ?",
+                                                arguments: StatementArguments(arguments + [range.count, range.lowerBound - from]))
+                    return rows.enumerated().map { key($1, type: t, at: 0, ordinal: Int64(range.lowerBound + $0 + 1)) }
+                case .backward(let below, let anchorKey):
+                    var condition = "", arguments: [DatabaseValueConvertible?] = []
+                    if let anchorKey {
+                        guard let r = try rowid(of: anchorKey, type: t, db) else { continue }
+                        condition = " WHERE \(rowidName) < ?"
+                        arguments.append(r)
+                    }
+                    let rows = try Row.fetchAll(db, sql: "SELECT \(selection) FROM \(table)\(condition) ORDER BY \(rowidName) DESC LIMIT ? OFFSET ?",
+                                                arguments: StatementArguments(arguments + [range.count, below - range.upperBound])).reversed()
+                    return rows.enumerated().map { key($1, type: t, at: 0, ordinal: Int64(range.lowerBound + $0 + 1)) }
+                }
+            }
+            return []
+        }
+    }
+
+    /// The rowids of type `t`'s rows whose column `column` (nil: the key) may hold a key value
+    /// naming `id` — a superset of what a load links: the value, its affinity twin, and in a
+    /// column without numeric affinity, text that reads as the integer — with the cell, in rowid
+    /// order, at most `limit` (nil: all). Through an index when one leads with the column, else
+    /// one pass over the table.
+    func candidates(_ t: Int, column: String?, naming id: ObjectID, limit: Int? = nil, _ db: Database) throws -> [(rowid: Int64, cell: DatabaseValue)] {
+        guard let rowidName = rowid(t) else { return [] }
+        let expression: String
+        if let column { expression = SQL.identifier(column) } else {
+            let columns = keyColumns(t)
+            guard columns.count <= 1 else { return [] }   // a composite key is named by no single value
+            expression = columns.first.map(SQL.identifier) ?? rowidName
+        }
+        var bound: [DatabaseValue] = []
+        for candidate in [id] + (id.affinityAlternative.map { [$0] } ?? []) where candidate.isScalar { bound.append(candidate.databaseValue) }
+        guard !bound.isEmpty else { return [] }
+        var condition = bound.map { _ in "\(expression) = ?" }.joined(separator: " OR ")
+        if case .int = id, !numericAffinity(t, column ?? keyColumns(t).first) {
+            condition += " OR (typeof(\(expression)) = 'text' AND CAST(\(expression) AS INTEGER) = ?)"
+            bound.append(bound[0])
+        }
+        let sql = "SELECT \(rowidName), \(expression) FROM \(SQL.identifier(sources[t].name)) WHERE \(condition) ORDER BY \(rowidName)" + (limit.map { " LIMIT \($0)" } ?? "")
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(bound)).map { ($0[0], $0[1]) }
+    }
+
+    /// True when SQLite gives type `t`'s column (nil: the rowid) numeric affinity: text left in it
+    /// never spells an integer (SQLite would have stored the integer).
+    private func numericAffinity(_ t: Int, _ name: String?) -> Bool {
+        guard let name else { return true }
+        guard let a = layout.graph.types[t].attribute(named: name) else { return false }
+        let declared = (layout.graph.types[t].attributes[a].storage?.declaredType ?? "").uppercased()
+        if declared.contains("INT") { return true }
+        if declared.isEmpty || ["CHAR", "CLOB", "TEXT", "BLOB"].contains(where: declared.contains) { return false }
+        return true
+    }
+
+    /// The key value a cell of type `t`'s column holds, as a load reads it (a date column's text may be a date).
+    private func keyValue(_ cell: DatabaseValue, type t: Int, column: String) -> ObjectID? {
+        guard let a = sources[t].columns.firstIndex(where: { $0.name == column }) else { return cell.objectID }
+        return ObjectID(keyValue: layout.value(cell, type: t, attribute: a))
+    }
+
+    // MARK: Windows
+
+    public func window(keys: [ObjectID], of typeName: String?) throws -> ObjectWindow {
+        try file.read { db in
+            guard !keys.isEmpty else { return ObjectWindow(graph: try read(db, full: [:], sparse: [:], roots: nil), refs: []) }
+            guard let typeName, let t = layout.graph.types.firstIndex(where: { $0.name.rawValue == typeName }) else {
+                throw StoreError(.unreadable, path: file.path, reason: "paged mode reads a table's rows by the table's name")
+            }
+            return try window(db, type: t, keys: keys)
+        }
+    }
+
+    /// The window of type `t`'s rows `keys` (see the type's comment).
+    private func window(_ db: Database, type t: Int, keys: [ObjectID]) throws -> ObjectWindow {
+        var full: [Int: Set<Int64>] = [:], sparse: [Int: Set<Int64>] = [:]
+        var cut = Set<ObjectID>()
+        guard let rowidName = rowid(t) else {
+            // By position (a view, a table without a rowid): the rows only.
+            let graph = try read(db, full: [:], sparse: [:], roots: (t, keys))
+            return ObjectWindow(graph: graph, refs: keys.map { graph.ref(type: graph.types[t], id: $0) })
+        }
+        var roots: [Int64] = []
+        for key in keys { if let r = try rowid(of: key, type: t, db) { roots.append(r) } }
+        full[t, default: []].formUnion(roots)
+        let table = SQL.identifier(sources[t].name)
+        let list = "[" + roots.map(String.init).joined(separator: ",") + "]"
+        /// Each root row's cells of `columns` (by rowid).
+        func cells(_ columns: [String]) throws -> [(rowid: Int64, cells: [DatabaseValue])] {
+            try Row.fetchAll(db, sql: "SELECT \(([rowidName] + columns.map(SQL.identifier)).joined(separator: ", ")) FROM \(table) WHERE \(rowidName) IN (SELECT value FROM json_each(?))",
+                             arguments: [list]).map { row in (row[0], columns.indices.map { row[$0 + 1] as DatabaseValue }) }
+        }
+        // What the roots' foreign keys name: every row such a value may name.
+        for relation in layout.graph.types[t].relations {
+            guard let fk = relation.foreignKey, layout.tables[fk.targetType] != nil else { continue }
+            for (_, cell) in try cells([fk.attribute]) {
+                guard let id = keyValue(cell[0], type: t, column: fk.attribute) else { continue }
+                full[fk.targetType, default: []].formUnion(try candidates(fk.targetType, column: fk.targetAttribute, naming: id, db).map(\.rowid))
+            }
+        }
+        // What names the roots: each foreign key's first rows in rowid order, per root.
+        let rootKeys = Dictionary(try cells(keyColumns(t)).map { ($0.rowid, $0.cells) }, uniquingKeysWith: { a, _ in a })
+        for link in incoming[t] {
+            let values = link.targetColumn == nil ? [] : try cells([link.targetColumn!])
+            let named: [(root: Int64, id: ObjectID)] = try roots.compactMap { root in
+                if let column = link.targetColumn {
+                    guard let cell = values.first(where: { $0.rowid == root })?.cells[0], let id = keyValue(cell, type: t, column: column) else { return nil }
+                    return (root, id)
+                }
+                return try keyOfRoot(root, rootKeys[root] ?? [], type: t).map { (root, $0) }
+            }
+            if link.targetColumn != nil {
+                // A referenced column may repeat a value: the first row holding it is the one named.
+                for (_, id) in named { full[t, default: []].formUnion(try candidates(t, column: link.targetColumn, naming: id, db).map(\.rowid)) }
+            }
+            let sourcesByRoot = try linkSources(link, naming: named, limit: edgesPerObject + 1, db)
+            for (root, id) in named {
+                let found = sourcesByRoot[root] ?? []
+                if found.count > edgesPerObject, let key = rootKeys[root].flatMap({ try? keyOfRoot(root, $0, type: t) }) { cut.insert(key) }
+                for source in found.prefix(edgesPerObject) {
+                    sparse[link.source, default: []].insert(source.rowid)
+                    // A value that names the root only through its affinity twin: the rows it
+                    // may name exactly are read too, so that the link is made as a load makes it.
+                    if let value = keyValue(source.cell, type: link.source, column: link.column), value != id {
+                        full[t, default: []].formUnion(try candidates(t, column: link.targetColumn, naming: value, db).map(\.rowid))
+                    }
+                }
+            }
+        }
+        let graph = try read(db, full: full, sparse: sparse, roots: nil)
+        return ObjectWindow(graph: graph, refs: keys.map { graph.ref(type: graph.types[t], id: $0) }, cut: cut)
+    }
+
+    /// The key of a root row from its key cells (the rowid when the type has no key columns).
+    private func keyOfRoot(_ rowid: Int64, _ cells: [DatabaseValue], type t: Int) throws -> ObjectID? {
+        let columns = keyColumns(t)
+        if columns.isEmpty { return .int(rowid) }
+        if columns.count == 1 { return cells.first?.objectID }
+        return nil   // a composite key: no single-column foreign key names it
+    }
+
+    /// The rows of `link.source` whose foreign key may name each of `named`'s values (a superset,
+    /// in rowid order), at most `limit` per root: by an index on the column, else in one pass.
+    func linkSources(_ link: Incoming, naming named: [(root: Int64, id: ObjectID)], limit: Int?, _ db: Database) throws -> [Int64: [(rowid: Int64, cell: DatabaseValue)]] {
+        var out: [Int64: [(rowid: Int64, cell: DatabaseValue)]] = [:]
+        if indexedColumns[link.source].contains(link.column) || named.count == 1 {
+            for (root, id) in named { out[root] = try candidates(link.source, column: link.column, naming: id, limit: limit, db) }
+            return out
+        }
+        // No index: one pass over the column, each value matched as a load matches it.
+        guard let rowidName = rowid(link.source) else { return [:] }
+        var roots: [ObjectID: [Int64]] = [:]
+        for (root, id) in named { roots[id, default: []].append(root) }
+        let column = SQL.identifier(link.column)
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(rowidName), \(column) FROM \(SQL.identifier(sources[link.source].name)) WHERE \(column) IS NOT NULL ORDER BY \(rowidName)")
+        while let row = try cursor.next() {
+            let cell = row[1] as DatabaseValue
+            guard let value = keyValue(cell, type: link.source, column: link.column) else { continue }
+            for id in [value] + (value.affinityAlternative.map { [$0] } ?? []) {
+                for root in roots[id] ?? [] where limit.map({ (out[root]?.count ?? 0) < $0 }) ?? true {
+                    if out[root]?.last?.rowid != row[0] as Int64 { out[root, default: []].append((row[0], cell)) }
+                }
+            }
+        }
+        return out
+    }
+
+    /// A graph with every type of the file, holding the rows `full` (whole) and `sparse` (keys
+    /// and foreign keys only) of each type, in rowid order, linked as a load links them; with
+    /// `roots`, type `roots.type`'s rows by key or position (a type paged by position).
+    private func read(_ db: Database, full: [Int: Set<Int64>], sparse: [Int: Set<Int64>], roots: (type: Int, keys: [ObjectID])?) throws -> ObjectGraph {
+        let builder = GraphBuilder(formatName: RelationalFormat.name)
+        var warnings: [String] = []
+        var tables: [KeyedTable] = []
+        for (t, source) in sources.enumerated() {
+            let fullRows = full[t] ?? [], sparseRows = (sparse[t] ?? []).subtracting(fullRows)
+            var read = RelationalFormat.WindowRead(policy: layout.graph.types[t].keyPolicy)
+            read.sparse = sparseRows
+            read.sparseColumns = Set(keyColumns(t) + layout.graph.types[t].relations.compactMap { $0.foreignKey?.attribute })
+            var rowids: [Int64]? = (fullRows.union(sparseRows)).sorted()
+            var limit: Int?
+            if let roots, roots.type == t {
+                rowids = nil
+                if keyColumns(t).isEmpty {
+                    // Rows by position: one run from the first to the last asked for.
+                    let positions = roots.keys.compactMap { key -> Int64? in if case .int(let i) = key { return i } else { return nil } }
+                    if let low = positions.min(), let high = positions.max(), low >= 1 {
+                        read.offset = Int(low - 1)
+                        limit = Int(high - low + 1)
+                    } else { limit = 0 }
+                } else {
+                    let parts = roots.keys.map { key -> [ObjectID] in if case .composite(let p) = key { return p } else { return [key] } }
+                        .filter { $0.count == keyColumns(t).count && $0.allSatisfy(\.isScalar) }
+                    let one = "(" + keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
+                    read.condition = (parts.isEmpty ? "0" : parts.map { _ in one }.joined(separator: " OR "), parts.flatMap { $0.map(\.databaseValue) })
+                }
+            }
+            let index = try RelationalFormat.loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnlyReason,
+                                                      limit: limit, rowids: rowids, window: read, warnings: &warnings)
+            tables.append(KeyedTable(name: source.name, type: index, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
+                                     foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) }))
+        }
+        RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+        return builder.finish()
+    }
+
+    // MARK: Links of a cut row
+
+    /// The row a key value names in type `t` as a load's key index finds it: the first row (in
+    /// rowid order) whose key (or `column`'s value) is the value itself, else the first whose key
+    /// is its affinity twin.
+    private func rowNamed(by id: ObjectID, in t: Int, column: String?, _ db: Database) throws -> Int64? {
+        let found = try candidates(t, column: column, naming: id, db)
+        func keyOf(_ c: (rowid: Int64, cell: DatabaseValue)) -> ObjectID? {
+            if let column { return keyValue(c.cell, type: t, column: column) }
+            return keyColumns(t).isEmpty ? .int(c.rowid) : c.cell.objectID
+        }
+        if let exact = found.first(where: { keyOf($0) == id }) { return exact.rowid }
+        guard let twin = id.affinityAlternative else { return nil }
+        return found.first { keyOf($0) == twin }?.rowid
+    }
+
+    /// The rows of `link` that name the root row `root` (whose key or referenced value is `id`),
+    /// exactly as a load links them, in rowid order.
+    private func exactSources(_ link: Incoming, root: Int64, id: ObjectID, target t: Int, _ db: Database) throws -> [(rowid: Int64, cell: DatabaseValue)] {
+        // A repeated referenced value names its first row only.
+        if link.targetColumn != nil, try rowNamed(by: id, in: t, column: link.targetColumn, db) != root { return [] }
+        var twins: [ObjectID: Bool] = [:]
+        return try (linkSources(link, naming: [(root, id)], limit: nil, db)[root] ?? []).filter { source in
+            guard let value = keyValue(source.cell, type: link.source, column: link.column) else { return false }
+            if value == id { return true }
+            // Through the affinity twin only when no row is named by the value itself.
+            if let known = twins[value] { return known }
+            let named = try rowNamed(by: value, in: t, column: link.targetColumn, db) == root
+            twins[value] = named
+            return named
+        }
+    }
+
+    /// Type `t`'s row with key `key`, and the type: nil when it is not stored, or not paged by rowid.
+    private func root(_ object: ObjectIdentity, _ db: Database) throws -> (type: Int, rowid: Int64)? {
+        guard let t = layout.graph.types.firstIndex(where: { $0.name == object.type }), layout.tables[t] != nil,
+              let r = try rowid(of: object.id, type: t, db) else { return nil }
+        return (t, r)
+    }
+
+    /// The value of the root's `column` that a foreign key names it by (nil: its key).
+    private func rootValue(_ root: (type: Int, rowid: Int64), column: String?, key: ObjectID, _ db: Database) throws -> ObjectID? {
+        guard let column, let rowidName = rowid(root.type) else { return key }
+        let cell = try DatabaseValue.fetchOne(db, sql: "SELECT \(SQL.identifier(column)) FROM \(SQL.identifier(sources[root.type].name)) WHERE \(rowidName) = ?",
+                                              arguments: [root.rowid]) ?? .null
+        return keyValue(cell, type: root.type, column: column)
+    }
+
+    public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
+        try file.read { db in
+            guard let root = try root(object, db) else { return [:] }
+            var out: [ObjectWindow.Link: Int] = [:]
+            for relation in layout.graph.types[root.type].relations {
+                out[ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil)] = try target(of: root, relation: relation, db) == nil ? 0 : 1
+            }
+            for link in incoming[root.type] {
+                guard let id = try rootValue(root, column: link.targetColumn, key: object.id, db) else { continue }
+                let n = try exactSources(link, root: root.rowid, id: id, target: root.type, db).count
+                if n > 0 { out[ObjectWindow.Link(relation: link.relation, outgoing: false, sourceType: sources[link.source].name), default: 0] += n }
+            }
+            return out
+        }
+    }
+
+    /// The row a to-one relation of the root names (its type and key), or nil.
+    private func target(of root: (type: Int, rowid: Int64), relation: RelationColumn, _ db: Database) throws -> ObjectID? {
+        guard let fk = relation.foreignKey, layout.tables[fk.targetType] != nil, let rowidName = rowid(root.type) else { return nil }
+        let cell = try DatabaseValue.fetchOne(db, sql: "SELECT \(SQL.identifier(fk.attribute)) FROM \(SQL.identifier(sources[root.type].name)) WHERE \(rowidName) = ?",
+                                              arguments: [root.rowid]) ?? .null
+        guard let value = keyValue(cell, type: root.type, column: fk.attribute),
+              let named = try rowNamed(by: value, in: fk.targetType, column: fk.targetAttribute, db) else { return nil }
+        return try keys(ofRowids: [named], type: fk.targetType, db).first
+    }
+
+    /// The keys of type `t`'s rows `rowids`, in that order.
+    private func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID] {
+        guard let rowidName = rowid(t) else { return [] }
+        var byRowid: [Int64: ObjectID] = [:]
+        for chunk in rowids.chunked(30_000) {
+            let rows = try Row.fetchAll(db, sql: "SELECT \(keySelection(t, rowid: rowidName)) FROM \(SQL.identifier(sources[t].name)) WHERE \(rowidName) IN (SELECT value FROM json_each(?))",
+                                        arguments: ["[" + chunk.map(String.init).joined(separator: ",") + "]"])
+            for row in rows { byRowid[row[0]] = key(row, type: t, at: 0, ordinal: row[0]) }
+        }
+        return rowids.compactMap { byRowid[$0] }
+    }
+
+    public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
+        try file.read { db in
+            guard let root = try root(object, db), !range.isEmpty else { return [] }
+            if link.outgoing {
+                guard range.lowerBound == 0, let relation = layout.graph.types[root.type].relations.first(where: { $0.name == link.relation }),
+                      let target = try target(of: root, relation: relation, db) else { return [] }
+                return [target]
+            }
+            var rowids: [Int64] = []
+            for incoming in incoming[root.type] where incoming.relation == link.relation && sources[incoming.source].name == link.sourceType {
+                guard let id = try rootValue(root, column: incoming.targetColumn, key: object.id, db) else { continue }
+                rowids += try exactSources(incoming, root: root.rowid, id: id, target: root.type, db).map(\.rowid)
+                let slice = Array(rowids[min(rowids.count, range.lowerBound) ..< min(rowids.count, range.upperBound)])
+                return try keys(ofRowids: slice, type: incoming.source, db)
+            }
+            return []
+        }
+    }
+
+    // MARK: Whole types
+
+    /// `SELECT <rowid or NULL>, <key columns>, <columns>` over type `t` in the load's order.
+    private func scan(_ t: Int, columns: [String], _ db: Database, _ body: (ObjectID, [DatabaseValue]) throws -> Bool) throws {
+        let keys = keyColumns(t)
+        let order = rowid(t).map { " ORDER BY \($0)" } ?? ""
+        let selection = ([rowid(t) ?? "NULL"] + keys.map(SQL.identifier) + columns.map(SQL.identifier)).joined(separator: ", ")
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(selection) FROM \(SQL.identifier(sources[t].name))\(order)")
+        var ordinal: Int64 = 0
+        while let row = try cursor.next() {
+            ordinal += 1
+            let id = key(row, type: t, at: 0, ordinal: ordinal)
+            if try !body(id, columns.indices.map { row[1 + keys.count + $0] as DatabaseValue }) { return }
+        }
+    }
+
+    public func forEachValue(type t: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws {
+        let a = attribute.flatMap { name in sources[t].columns.firstIndex { $0.name == name } }
+        try file.read { db in
+            try scan(t, columns: a.map { [sources[t].columns[$0].name] } ?? [], db) { id, cells in
+                try body(id, a.map { layout.value(cells[0], type: t, attribute: $0) } ?? id.value)
+            }
+        }
+    }
+
+    public func kinds(type t: Int, names: Set<String>) throws -> [String: ValueKind] {
+        let columns = sources[t].columns.indices.filter { names.contains(sources[t].columns[$0].name) }
+        var kinds = [ValueKind](repeating: [], count: columns.count)
+        try file.read { db in
+            try scan(t, columns: columns.map { sources[t].columns[$0].name }, db) { _, cells in
+                for (i, a) in columns.enumerated() { kinds[i].formUnion(layout.value(cells[i], type: t, attribute: a).kind) }
+                return true
+            }
+        }
+        // A table's columns are attributes of every row: a name is there when the table has rows.
+        return Dictionary(uniqueKeysWithValues: columns.enumerated().filter { !kinds[$0.offset].isEmpty }.map { (sources[t].columns[$0.element].name, kinds[$0.offset]) })
+    }
+
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+        try file.read { db in
+            var position = 0
+            while position < counts[t] {
+                let keys = try self.keys(type: t, range: position ..< position + size, near: nil)
+                guard !keys.isEmpty else { return }
+                let builder = try chunk(db, type: t, keys: keys)
+                for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
+                guard try body(builder.finish()) else { return }
+                position += keys.count
+            }
+        }
+    }
+
+    /// A builder with every type of the file and type `t`'s rows `keys` (no relations' rows).
+    private func chunk(_ db: Database, type t: Int, keys: [ObjectID]) throws -> GraphBuilder {
+        var warnings: [String] = []
+        let builder = GraphBuilder(formatName: RelationalFormat.name)
+        var full: [Int: Set<Int64>] = [:]
+        if rowid(t) != nil { for key in keys { if let r = try rowid(of: key, type: t, db) { full[t, default: []].insert(r) } } }
+        for (u, source) in sources.enumerated() {
+            var read = RelationalFormat.WindowRead(policy: layout.graph.types[u].keyPolicy)
+            var limit: Int?
+            var rowids: [Int64]? = (full[u] ?? []).sorted()
+            if u == t, rowid(t) == nil {
+                rowids = nil
+                if case .int(let first)? = keys.first, keyColumns(t).isEmpty { read.offset = Int(first - 1); limit = keys.count } else {
+                    let one = "(" + keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
+                    let parts = keys.map { key -> [ObjectID] in if case .composite(let p) = key { return p } else { return [key] } }
+                    read.condition = (parts.map { _ in one }.joined(separator: " OR "), parts.flatMap { $0.map(\.databaseValue) })
+                }
+            }
+            _ = try RelationalFormat.loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnlyReason,
+                                              limit: limit, rowids: rowids, window: read, warnings: &warnings)
+        }
+        return builder
+    }
+
+    /// The rows `keys` of type `t` as a load holds them, in rowid order (find them by key).
+    public func objects(type t: Int, keys: [ObjectID]) throws -> ObjectGraph {
+        try file.read { db in try chunk(db, type: t, keys: keys).finish() }
+    }
+
+    /// Relational keys are per table: there is no store-wide largest key (paged editing of
+    /// relational files is not offered).
+    public func maximumIntegerKey() throws -> Int64 { 0 }
+
+    public var offersRelationIndex: Bool { false }
+    public var relationIndexBuilt: Bool { false }
+    public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
+        throw StoreError(.unreadable, path: file.path, reason: "Loupe's relation index is for Persist stores; this file's own indexes serve its relations")
+    }
+}
+
+extension ObjectID {
+    /// The key bound as SQLite holds it (a composite key's parts are bound one by one).
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .int(let i): return i.databaseValue
+        case .double(let d): return d.databaseValue
+        case .string(let s): return s.databaseValue
+        case .data(let d): return d.databaseValue
+        case .composite: return .null
+        }
+    }
+
+    /// True for a key of one column.
+    var isScalar: Bool { if case .composite = self { return false } else { return true } }
+}
