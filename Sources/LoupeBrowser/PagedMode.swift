@@ -416,7 +416,7 @@ extension Browser {
                     answer = PagedAnswer(found)
                 } else {
                     guard let chunked, !task.cancellation.isCancelled else {
-                        throw PagedRefusal("paged mode answers what SQL can say over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+                        throw PagedRefusal("paged mode answers what SQL can say over the store; paths into nested values, arithmetic, relations to several types and keys that match only by SQLite's affinity need the whole graph (reopen with a larger --memory-budget)")
                     }
                     answer = try Self.answerInChunks(statement, chunked, source, task)
                 }

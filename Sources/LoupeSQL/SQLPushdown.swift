@@ -20,10 +20,24 @@ import LoupeStore
 public enum SQLPushdown {
     /// The statement's result and the graph its objects live in, or nil (see above).
     public static func run(_ statement: LoupeQuery.Statement, file: StoreFile) throws -> (result: QueryResult, graph: ObjectGraph)? {
+        try withPlan(statement, file: file, isCancelled: nil) { plan, db in try plan.execute(db) }
+    }
+
+    /// The statement's answer as a ``QuerySource`` gives it (objects and projection rows by key,
+    /// read by nobody), or nil (see above); `isCancelled` interrupts SQLite mid-statement.
+    public static func answer(_ statement: LoupeQuery.Statement, file: StoreFile, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        try withPlan(statement, file: file, isCancelled: isCancelled) { plan, db in try plan.answer(db) }
+    }
+
+    /// Checks the statement's names with the engine over the file's layout, translates it, and
+    /// runs `body` on the plan (in one read, or on a connection `isCancelled` interrupts); nil
+    /// when it does not translate exactly.
+    private static func withPlan<T>(_ statement: LoupeQuery.Statement, file: StoreFile, isCancelled: (@Sendable () -> Bool)?,
+                                    _ body: (Plan, Database) throws -> T) throws -> T? {
         guard statement.pushdownRoot != nil else { return nil }
         // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
         do {
-            let outcome = try file.read { db -> Result<(QueryResult, ObjectGraph)?, QueryError> in
+            func work(_ db: Database) throws -> Result<T?, QueryError> {
                 guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self),
                       let layout = try RelationalFormat.layout(db) else { return .success(nil) }
                 do {
@@ -33,13 +47,14 @@ public enum SQLPushdown {
                     register(translation, in: db)
                     guard let plan = try Plan(statement, translation) else { return .success(nil) }
                     defer { AggregateRegistry.current.withLock { $0 = nil } }
-                    let answer = try plan.execute(db)
+                    let answer = try body(plan, db)
                     for test in translation.valueTests { try test.check() }
                     return .success(answer)
                 } catch let error as QueryError {
                     return .failure(error)
                 }
             }
+            let outcome = try isCancelled.map { try file.readInterruptibly(isCancelled: $0, work) } ?? file.read(work)
             return try outcome.get()
         } catch let error as StoreError where error.path == nil {
             throw StoreError(error.kind, path: file.path, typeName: error.typeName, objectID: error.objectID, reason: error.reason)
@@ -170,21 +185,63 @@ struct Plan {
         return kinds.count <= 1 && kinds.isSubset(of: ["integer", "real", "text"]) && nonASCII == 0
     }
 
+    /// What the plan found: a count, groups with how many objects they counted, or rows (by
+    /// rowid, in result order) with a projection's values.
+    enum Found {
+        case count(Int)
+        case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
+        case projection(columns: [String], rows: [[Value]], rowids: [Int64])
+        /// `everyRow`: the rows are all the table's (read it whole rather than by a list).
+        case objects(rowids: [Int64], everyRow: Bool)
+    }
+
+    /// The result as the engine gives it, its objects read by rowid as a load reads them.
     func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
-        let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(condition)"
         let empty = GraphBuilder(formatName: "").finish()
+        switch try find(db) {
+        case .count(let n): return (.count(n), empty)
+        case .groups(let key, let rows, _): return (.groups(key: key, rows: rows, objects: []), empty)
+        case .projection(let columns, let rows, _): return (.projection(columns: columns, rows: rows, refs: []), empty)
+        case .objects(let chosen, let everyRow):
+            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen, everyRow: everyRow)
+            guard let type = graph.types.first else { return (.objects(type: nil, refs: []), graph) }
+            return (.objects(type: type, refs: chosen.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }), graph)
+        }
+    }
+
+    /// The answer with objects and projection rows as their keys.
+    func answer(_ db: Database) throws -> SourceAnswer {
+        let layout = translation.layout
+        switch try find(db) {
+        case .count(let n): return .count(n)
+        case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
+        case .projection(let columns, let rows, let rowids):
+            let keys = try layout.keys(ofRowids: rowids, type: root, db)
+            // A damaged table can lose a row between two reads: then no keys rather than wrong ones.
+            return .projection(columns: columns, rows: rows, keys: keys.count == rows.count ? keys : [])
+        case .objects(let rowids, _):
+            return .objects(typeName: layout.graph.types[root].name.rawValue, keys: try layout.keys(ofRowids: rowids, type: root, db))
+        }
+    }
+
+    func find(_ db: Database) throws -> Found {
+        let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(condition)"
         let arguments = StatementArguments(translation.arguments)
         if case .count = statement {
-            return (.count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0), empty)
+            return .count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0)
         }
         if case .group(let q, let by) = statement {
             // A key SQL groups exactly as the engine does (one kind of value, text in ASCII):
             // counted by GROUP BY; otherwise counted here from every row's key.
             if let key = operands.first, try groupsExactly(key, db) {
                 var counts: [Value: Int] = [:]
+                var total = 0
                 let grouped = try Row.fetchAll(db, sql: "SELECT \(key.sql), count(*) \(from) GROUP BY 1", arguments: arguments)
-                for row in grouped { counts[translation.convert(row[0] as DatabaseValue, key.conversion), default: 0] += row[1] as Int }
-                return (.groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(counts: counts), q.clauses), objects: []), empty)
+                for row in grouped {
+                    counts[translation.convert(row[0] as DatabaseValue, key.conversion), default: 0] += row[1] as Int
+                    total += row[1] as Int
+                }
+                return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(counts: counts), q.clauses), total: total)
             }
         }
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
@@ -201,20 +258,29 @@ struct Plan {
         }
         if case .group(let q, let by) = statement {
             let rows = QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses)
-            return (.groups(key: by.description, rows: rows, objects: []), empty)
+            return .groups(key: by.description, rows: rows, total: rowids.count)
         }
-        guard case .query(let q) = statement else { return (.count(0), empty) }
+        guard case .query(let q) = statement else { return .count(0) }
         // The clauses in order, over row positions.
         let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: rowids.count,
                                                      sortedFirst: sqlOrder != nil, limitedSecond: sqlLimit != nil)
         if let projection = q.projection {
             let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
-            return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)
+            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, rowids: order.map { rowids[$0] })
         }
         let chosen = order.map { rowids[$0] }
         // Every row of the table, reordered: read the table whole rather than by a list of rowids.
-        let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen, everyRow: condition == "1" && sqlLimit == nil && chosen.count == rowids.count)
-        guard let type = graph.types.first else { return (.objects(type: nil, refs: []), graph) }
-        return (.objects(type: type, refs: chosen.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }), graph)
+        return .objects(rowids: chosen, everyRow: condition == "1" && sqlLimit == nil && chosen.count == rowids.count)
+    }
+}
+
+/// A relational file's statements answered by SQLite over the file (``SQLPushdown``), objects by
+/// key: paged mode's ``QuerySource`` for plain SQLite files.
+public final class RelationalQuerySource: QuerySource, Sendable {
+    public let file: StoreFile
+    public init(file: StoreFile) { self.file = file }
+
+    public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        try SQLPushdown.answer(statement, file: file, isCancelled: isCancelled)
     }
 }

@@ -300,30 +300,13 @@ extension PersistPages {
     /// to read: the side index's copy when there is one (attached read-only as `loupe_side`: its
     /// indexes by relation name serve joins and counts), else the file's.
     public func withStatementConnection<T>(isCancelled: @escaping @Sendable () -> Bool, _ body: (Database, String) throws -> T) throws -> T {
-        let reader = try file.makeReader()
-        let done = Mutex(false)
-        // Ctrl-C: SQLite is interrupted in the middle of a statement.
-        let watcher = Thread {
-            while !done.withLock({ $0 }) {
-                if isCancelled() { reader.interrupt(); return }
-                usleep(20_000)
+        try file.readInterruptibly(isCancelled: isCancelled) { db in
+            var table = "relations"
+            if hasSideIndex, let location = SideIndex.location(for: file) {
+                try db.execute(sql: "ATTACH DATABASE ? AS loupe_side", arguments: [StoreFile.uri(location, "mode=ro")])
+                table = "loupe_side.relations"
             }
-        }
-        watcher.start()
-        defer { done.withLock { $0 = true } }
-        do {
-            return try reader.inDatabase { db in
-                var table = "relations"
-                if hasSideIndex, let location = SideIndex.location(for: file) {
-                    try db.execute(sql: "ATTACH DATABASE ? AS loupe_side", arguments: [StoreFile.uri(location, "mode=ro")])
-                    table = "loupe_side.relations"
-                }
-                return try body(db, table)
-            }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
-            throw StoreError(.unreadable, path: file.path, reason: "cancelled")
-        } catch let error as DatabaseError {
-            throw StoreError.from(error, path: file.path)
+            return try body(db, table)
         }
     }
 }

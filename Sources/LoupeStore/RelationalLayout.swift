@@ -27,6 +27,41 @@ public struct RelationalLayout: Sendable {
     public func value(_ cell: DatabaseValue, type: Int, attribute: Int) -> Value {
         RelationalFormat.value(cell, isDate: tables[type]?.columns[attribute].isDate ?? false, epoch: epoch)
     }
+
+    /// The key columns of type `t` as its key policy names them (empty: the rowid, or the position).
+    public func keyColumns(_ t: Int) -> [String] {
+        switch graph.types[t].keyPolicy {
+        case .column(let k, _): return [k]
+        case .columns(let ks): return ks
+        default: return []
+        }
+    }
+
+    /// `rowid, <key columns>` of type `t`, for ``key(_:type:ordinal:)``.
+    public func keySelection(_ t: Int, rowid: String) -> String {
+        ([rowid] + keyColumns(t).map(SQL.identifier)).joined(separator: ", ")
+    }
+
+    /// The key of a row read with ``keySelection(_:rowid:)`` first, as a load makes it (`ordinal`:
+    /// the row's position from 1, a key for a row whose key cannot be read).
+    public func key(_ row: Row, type t: Int, ordinal: Int64) -> ObjectID {
+        let columns = keyColumns(t)
+        if columns.isEmpty { return (row[0] as DatabaseValue).objectID ?? .int(ordinal) }
+        if columns.count == 1 { return (row[1] as DatabaseValue).objectID ?? .int(ordinal) }
+        return .composite(columns.indices.map { (row[1 + $0] as DatabaseValue).objectID ?? .string("") })
+    }
+
+    /// The keys of type `t`'s rows `rowids`, in that order (a rowid no row has is left out).
+    public func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID] {
+        guard let table = tables[t] else { return [] }
+        var byRowid: [Int64: ObjectID] = [:]
+        for chunk in rowids.chunked(30_000) {
+            let rows = try Row.fetchAll(db, sql: "SELECT \(keySelection(t, rowid: table.rowid)) FROM \(SQL.identifier(table.name)) WHERE \(table.rowid) IN (SELECT value FROM json_each(?))",
+                                        arguments: ["[" + chunk.map(String.init).joined(separator: ",") + "]"])
+            for row in rows { byRowid[row[0]] = key(row, type: t, ordinal: row[0]) }
+        }
+        return rowids.compactMap { byRowid[$0] }
+    }
 }
 
 extension RelationalFormat {

@@ -125,32 +125,10 @@ public final class RelationalPages: PageSource, Sendable {
     /// The SQL that reaches type `t`'s rowid (nil: paged by position).
     private func rowid(_ t: Int) -> String? { layout.tables[t]?.rowid }
 
-    /// The key columns of type `t` as its key policy names them (empty: the rowid or the position).
-    private func keyColumns(_ t: Int) -> [String] {
-        switch layout.graph.types[t].keyPolicy {
-        case .column(let k, _): return [k]
-        case .columns(let ks): return ks
-        default: return []
-        }
-    }
-
-    /// The key of a row read as `SELECT rowid, <key columns>` from column `at`, as a load makes it.
-    private func key(_ row: Row, type t: Int, at first: Int, ordinal: Int64) -> ObjectID {
-        let columns = keyColumns(t)
-        if columns.isEmpty { return (row[first] as DatabaseValue).objectID ?? .int(ordinal) }
-        if columns.count == 1 { return (row[first + 1] as DatabaseValue).objectID ?? .int(ordinal) }
-        return .composite(columns.indices.map { (row[first + 1 + $0] as DatabaseValue).objectID ?? .string("") })
-    }
-
-    /// `rowid, <key columns>` of type `t` (each key column after the rowid).
-    private func keySelection(_ t: Int, rowid: String) -> String {
-        ([rowid] + keyColumns(t).map(SQL.identifier)).joined(separator: ", ")
-    }
-
     /// The rowid of type `t`'s row with key `key`, or nil.
     private func rowid(of key: ObjectID, type t: Int, _ db: Database) throws -> Int64? {
         guard let rowidName = rowid(t) else { return nil }
-        let columns = keyColumns(t)
+        let columns = layout.keyColumns(t)
         if columns.isEmpty { if case .int(let i) = key { return i } else { return nil } }
         let parts: [ObjectID]
         if case .composite(let p) = key { parts = p } else { parts = [key] }
@@ -166,11 +144,11 @@ public final class RelationalPages: PageSource, Sendable {
         let table = SQL.identifier(sources[t].name)
         guard let rowidName = rowid(t) else {
             // By position: a view's rows are numbered; a table without a rowid is read in its own order.
-            if keyColumns(t).isEmpty { return range.map { .int(Int64($0 + 1)) } }
+            if layout.keyColumns(t).isEmpty { return range.map { .int(Int64($0 + 1)) } }
             return try file.read { db in
-                let rows = try Row.fetchAll(db, sql: "SELECT NULL, \(keyColumns(t).map(SQL.identifier).joined(separator: ", ")) FROM \(table) LIMIT ? OFFSET ?",
+                let rows = try Row.fetchAll(db, sql: "SELECT NULL, \(layout.keyColumns(t).map(SQL.identifier).joined(separator: ", ")) FROM \(table) LIMIT ? OFFSET ?",
                                             arguments: [range.count, range.lowerBound])
-                return rows.enumerated().map { key($1, type: t, at: 0, ordinal: Int64(range.lowerBound + $0 + 1)) }
+                return rows.enumerated().map { layout.key($1, type: t, ordinal: Int64(range.lowerBound + $0 + 1)) }
             }
         }
         // Anchors: the ends, and the window already read (its first and last rows).
@@ -186,7 +164,7 @@ public final class RelationalPages: PageSource, Sendable {
             }
         }
         let ranked = anchors.compactMap { a in cost(a).map { (a, $0) } }.sorted { $0.1 < $1.1 }
-        let selection = keySelection(t, rowid: rowidName)
+        let selection = layout.keySelection(t, rowid: rowidName)
         return try file.read { db in
             for (anchor, _) in ranked {
                 switch anchor {
@@ -199,7 +177,7 @@ public final class RelationalPages: PageSource, Sendable {
                     }
                     let rows = try Row.fetchAll(db, sql: "SELECT \(selection) FROM \(table)\(condition) ORDER BY \(rowidName) LIMIT ? OFFSET ?",
                                                 arguments: StatementArguments(arguments + [range.count, range.lowerBound - from]))
-                    return rows.enumerated().map { key($1, type: t, at: 0, ordinal: Int64(range.lowerBound + $0 + 1)) }
+                    return rows.enumerated().map { layout.key($1, type: t, ordinal: Int64(range.lowerBound + $0 + 1)) }
                 case .backward(let below, let anchorKey):
                     var condition = "", arguments: [DatabaseValueConvertible?] = []
                     if let anchorKey {
@@ -209,7 +187,7 @@ public final class RelationalPages: PageSource, Sendable {
                     }
                     let rows = try Row.fetchAll(db, sql: "SELECT \(selection) FROM \(table)\(condition) ORDER BY \(rowidName) DESC LIMIT ? OFFSET ?",
                                                 arguments: StatementArguments(arguments + [range.count, below - range.upperBound])).reversed()
-                    return rows.enumerated().map { key($1, type: t, at: 0, ordinal: Int64(range.lowerBound + $0 + 1)) }
+                    return rows.enumerated().map { layout.key($1, type: t, ordinal: Int64(range.lowerBound + $0 + 1)) }
                 }
             }
             return []
@@ -225,7 +203,7 @@ public final class RelationalPages: PageSource, Sendable {
         guard let rowidName = rowid(t) else { return [] }
         let expression: String
         if let column { expression = SQL.identifier(column) } else {
-            let columns = keyColumns(t)
+            let columns = layout.keyColumns(t)
             guard columns.count <= 1 else { return [] }   // a composite key is named by no single value
             expression = columns.first.map(SQL.identifier) ?? rowidName
         }
@@ -233,7 +211,7 @@ public final class RelationalPages: PageSource, Sendable {
         for candidate in [id] + (id.affinityAlternative.map { [$0] } ?? []) where candidate.isScalar { bound.append(candidate.databaseValue) }
         guard !bound.isEmpty else { return [] }
         var condition = bound.map { _ in "\(expression) = ?" }.joined(separator: " OR ")
-        if case .int = id, !numericAffinity(t, column ?? keyColumns(t).first) {
+        if case .int = id, !numericAffinity(t, column ?? layout.keyColumns(t).first) {
             condition += " OR (typeof(\(expression)) = 'text' AND CAST(\(expression) AS INTEGER) = ?)"
             bound.append(bound[0])
         }
@@ -298,7 +276,7 @@ public final class RelationalPages: PageSource, Sendable {
             }
         }
         // What names the roots: each foreign key's first rows in rowid order, per root.
-        let rootKeys = Dictionary(try cells(keyColumns(t)).map { ($0.rowid, $0.cells) }, uniquingKeysWith: { a, _ in a })
+        let rootKeys = Dictionary(try cells(layout.keyColumns(t)).map { ($0.rowid, $0.cells) }, uniquingKeysWith: { a, _ in a })
         for link in incoming[t] {
             let values = link.targetColumn == nil ? [] : try cells([link.targetColumn!])
             let named: [(root: Int64, id: ObjectID)] = try roots.compactMap { root in
@@ -332,7 +310,7 @@ public final class RelationalPages: PageSource, Sendable {
 
     /// The key of a root row from its key cells (the rowid when the type has no key columns).
     private func keyOfRoot(_ rowid: Int64, _ cells: [DatabaseValue], type t: Int) throws -> ObjectID? {
-        let columns = keyColumns(t)
+        let columns = layout.keyColumns(t)
         if columns.isEmpty { return .int(rowid) }
         if columns.count == 1 { return cells.first?.objectID }
         return nil   // a composite key: no single-column foreign key names it
@@ -375,12 +353,12 @@ public final class RelationalPages: PageSource, Sendable {
             let fullRows = full[t] ?? [], sparseRows = (sparse[t] ?? []).subtracting(fullRows)
             var read = RelationalFormat.WindowRead(policy: layout.graph.types[t].keyPolicy)
             read.sparse = sparseRows
-            read.sparseColumns = Set(keyColumns(t) + layout.graph.types[t].relations.compactMap { $0.foreignKey?.attribute })
+            read.sparseColumns = Set(layout.keyColumns(t) + layout.graph.types[t].relations.compactMap { $0.foreignKey?.attribute })
             var rowids: [Int64]? = (fullRows.union(sparseRows)).sorted()
             var limit: Int?
             if let roots, roots.type == t {
                 rowids = nil
-                if keyColumns(t).isEmpty {
+                if layout.keyColumns(t).isEmpty {
                     // Rows by position: one run from the first to the last asked for.
                     let positions = roots.keys.compactMap { key -> Int64? in if case .int(let i) = key { return i } else { return nil } }
                     if let low = positions.min(), let high = positions.max(), low >= 1 {
@@ -389,8 +367,8 @@ public final class RelationalPages: PageSource, Sendable {
                     } else { limit = 0 }
                 } else {
                     let parts = roots.keys.map { key -> [ObjectID] in if case .composite(let p) = key { return p } else { return [key] } }
-                        .filter { $0.count == keyColumns(t).count && $0.allSatisfy(\.isScalar) }
-                    let one = "(" + keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
+                        .filter { $0.count == layout.keyColumns(t).count && $0.allSatisfy(\.isScalar) }
+                    let one = "(" + layout.keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
                     read.condition = (parts.isEmpty ? "0" : parts.map { _ in one }.joined(separator: " OR "), parts.flatMap { $0.map(\.databaseValue) })
                 }
             }
@@ -412,7 +390,7 @@ public final class RelationalPages: PageSource, Sendable {
         let found = try candidates(t, column: column, naming: id, db)
         func keyOf(_ c: (rowid: Int64, cell: DatabaseValue)) -> ObjectID? {
             if let column { return keyValue(c.cell, type: t, column: column) }
-            return keyColumns(t).isEmpty ? .int(c.rowid) : c.cell.objectID
+            return layout.keyColumns(t).isEmpty ? .int(c.rowid) : c.cell.objectID
         }
         if let exact = found.first(where: { keyOf($0) == id }) { return exact.rowid }
         guard let twin = id.affinityAlternative else { return nil }
@@ -474,19 +452,7 @@ public final class RelationalPages: PageSource, Sendable {
                                               arguments: [root.rowid]) ?? .null
         guard let value = keyValue(cell, type: root.type, column: fk.attribute),
               let named = try rowNamed(by: value, in: fk.targetType, column: fk.targetAttribute, db) else { return nil }
-        return try keys(ofRowids: [named], type: fk.targetType, db).first
-    }
-
-    /// The keys of type `t`'s rows `rowids`, in that order.
-    private func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID] {
-        guard let rowidName = rowid(t) else { return [] }
-        var byRowid: [Int64: ObjectID] = [:]
-        for chunk in rowids.chunked(30_000) {
-            let rows = try Row.fetchAll(db, sql: "SELECT \(keySelection(t, rowid: rowidName)) FROM \(SQL.identifier(sources[t].name)) WHERE \(rowidName) IN (SELECT value FROM json_each(?))",
-                                        arguments: ["[" + chunk.map(String.init).joined(separator: ",") + "]"])
-            for row in rows { byRowid[row[0]] = key(row, type: t, at: 0, ordinal: row[0]) }
-        }
-        return rowids.compactMap { byRowid[$0] }
+        return try layout.keys(ofRowids: [named], type: fk.targetType, db).first
     }
 
     public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
@@ -502,7 +468,7 @@ public final class RelationalPages: PageSource, Sendable {
                 guard let id = try rootValue(root, column: incoming.targetColumn, key: object.id, db) else { continue }
                 rowids += try exactSources(incoming, root: root.rowid, id: id, target: root.type, db).map(\.rowid)
                 let slice = Array(rowids[min(rowids.count, range.lowerBound) ..< min(rowids.count, range.upperBound)])
-                return try keys(ofRowids: slice, type: incoming.source, db)
+                return try layout.keys(ofRowids: slice, type: incoming.source, db)
             }
             return []
         }
@@ -512,14 +478,14 @@ public final class RelationalPages: PageSource, Sendable {
 
     /// `SELECT <rowid or NULL>, <key columns>, <columns>` over type `t` in the load's order.
     private func scan(_ t: Int, columns: [String], _ db: Database, _ body: (ObjectID, [DatabaseValue]) throws -> Bool) throws {
-        let keys = keyColumns(t)
+        let keys = layout.keyColumns(t)
         let order = rowid(t).map { " ORDER BY \($0)" } ?? ""
         let selection = ([rowid(t) ?? "NULL"] + keys.map(SQL.identifier) + columns.map(SQL.identifier)).joined(separator: ", ")
         let cursor = try Row.fetchCursor(db, sql: "SELECT \(selection) FROM \(SQL.identifier(sources[t].name))\(order)")
         var ordinal: Int64 = 0
         while let row = try cursor.next() {
             ordinal += 1
-            let id = key(row, type: t, at: 0, ordinal: ordinal)
+            let id = layout.key(row, type: t, ordinal: ordinal)
             if try !body(id, columns.indices.map { row[1 + keys.count + $0] as DatabaseValue }) { return }
         }
     }
@@ -548,34 +514,61 @@ public final class RelationalPages: PageSource, Sendable {
 
     public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
         try file.read { db in
-            var position = 0
-            while position < counts[t] {
-                let keys = try self.keys(type: t, range: position ..< position + size, near: nil)
-                guard !keys.isEmpty else { return }
-                let builder = try chunk(db, type: t, keys: keys)
+            func finished(_ builder: GraphBuilder) -> ObjectGraph {
                 for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
-                guard try body(builder.finish()) else { return }
-                position += keys.count
+                return builder.finish()
+            }
+            guard let rowidName = rowid(t) else {
+                // By position, `size` rows at a time.
+                var position = 0
+                while position < counts[t] {
+                    guard try body(finished(try chunk(db, type: t, rows: .positions(offset: position, limit: size)))) else { return }
+                    position += size
+                }
+                return
+            }
+            // By rowid, from the last one read (keyset).
+            var last = Int64.min
+            while true {
+                let rowids = try Int64.fetchAll(db, sql: "SELECT \(rowidName) FROM \(SQL.identifier(sources[t].name)) WHERE \(rowidName) > ? ORDER BY \(rowidName) LIMIT ?",
+                                                arguments: [last, size])
+                guard let next = rowids.last else { return }
+                guard try body(finished(try chunk(db, type: t, rows: .rowids(rowids)))) else { return }
+                last = next
             }
         }
     }
 
-    /// A builder with every type of the file and type `t`'s rows `keys` (no relations' rows).
-    private func chunk(_ db: Database, type t: Int, keys: [ObjectID]) throws -> GraphBuilder {
+    /// Which rows of a type ``chunk(_:type:rows:)`` reads.
+    private enum ChunkRows {
+        case rowids([Int64])
+        case keys([ObjectID])
+        case positions(offset: Int, limit: Int)
+    }
+
+    /// A builder with every type of the file and type `t`'s rows `rows` (no relations' rows).
+    private func chunk(_ db: Database, type t: Int, rows: ChunkRows) throws -> GraphBuilder {
         var warnings: [String] = []
         let builder = GraphBuilder(formatName: RelationalFormat.name)
-        var full: [Int: Set<Int64>] = [:]
-        if rowid(t) != nil { for key in keys { if let r = try rowid(of: key, type: t, db) { full[t, default: []].insert(r) } } }
         for (u, source) in sources.enumerated() {
             var read = RelationalFormat.WindowRead(policy: layout.graph.types[u].keyPolicy)
             var limit: Int?
-            var rowids: [Int64]? = (full[u] ?? []).sorted()
-            if u == t, rowid(t) == nil {
-                rowids = nil
-                if case .int(let first)? = keys.first, keyColumns(t).isEmpty { read.offset = Int(first - 1); limit = keys.count } else {
-                    let one = "(" + keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
+            var rowids: [Int64]? = []
+            if u == t {
+                switch rows {
+                case .rowids(let r): rowids = r
+                case .keys(let keys) where rowid(t) != nil:
+                    rowids = try keys.compactMap { try rowid(of: $0, type: t, db) }.sorted()
+                case .keys(let keys):
+                    rowids = nil
+                    let one = "(" + layout.keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
                     let parts = keys.map { key -> [ObjectID] in if case .composite(let p) = key { return p } else { return [key] } }
-                    read.condition = (parts.map { _ in one }.joined(separator: " OR "), parts.flatMap { $0.map(\.databaseValue) })
+                        .filter { $0.count == layout.keyColumns(t).count && $0.allSatisfy(\.isScalar) }
+                    read.condition = (parts.isEmpty ? "0" : parts.map { _ in one }.joined(separator: " OR "), parts.flatMap { $0.map(\.databaseValue) })
+                case .positions(let offset, let count):
+                    rowids = nil
+                    read.offset = offset
+                    limit = count
                 }
             }
             _ = try RelationalFormat.loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnlyReason,
@@ -584,9 +577,9 @@ public final class RelationalPages: PageSource, Sendable {
         return builder
     }
 
-    /// The rows `keys` of type `t` as a load holds them, in rowid order (find them by key).
+    /// The rows `keys` of type `t` as a load holds them, in the table's order (find them by key).
     public func objects(type t: Int, keys: [ObjectID]) throws -> ObjectGraph {
-        try file.read { db in try chunk(db, type: t, keys: keys).finish() }
+        try file.read { db in try chunk(db, type: t, rows: .keys(keys)).finish() }
     }
 
     /// Relational keys are per table: there is no store-wide largest key (paged editing of

@@ -64,6 +64,29 @@ public final class StoreFile: Sendable {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// Runs `body` on a read-only connection of its own that SQLite interrupts, in the middle of
+    /// a statement, once `isCancelled` says so (polled every 20 ms); a cancelled read throws
+    /// "cancelled", a failed one the file's error.
+    public func readInterruptibly<T>(isCancelled: @escaping @Sendable () -> Bool, _ body: (Database) throws -> T) throws -> T {
+        let reader = try makeReader()
+        let done = Mutex(false)
+        let watcher = Thread {
+            while !done.withLock({ $0 }) {
+                if isCancelled() { reader.interrupt(); return }
+                usleep(20_000)
+            }
+        }
+        watcher.start()
+        defer { done.withLock { $0 = true } }
+        do {
+            return try reader.inDatabase { try body($0) }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            throw StoreError(.unreadable, path: path, reason: "cancelled")
+        } catch let error as DatabaseError {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
     /// How many times opening several readers on one snapshot is tried while another process
     /// commits, before the caller reads on one connection instead.
     static let snapshotAttempts = 20

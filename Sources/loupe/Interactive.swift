@@ -39,17 +39,15 @@ enum Interactive {
     }
 
     /// A store browsed a page at a time: no load, the first type's first page at once.
-    static func run(paged source: PersistPages, reason: String?, path: String) throws {
-        let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: PersistFormat.name,
+    static func run(paged source: PagedOpening, path: String) throws {
+        let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: source.formatName,
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
         browser.storePath = path
         browser.background = ThreadRunner()   // statements, edits, commits, building a relation index (`I`)
-        let host = PagedStoreHost(pages: source, querySource: PersistQuerySource.following)
-        browser.host = host
-        browser.attachPaged(source, reason: reason, querySource: PersistQuerySource(pages: source))
+        source.attach(to: browser)
         try loop(browser, box: LoadBox(), host: nil, isLoaded: true)
-        withExtendedLifetime(host) {}   // the browser holds it weakly
+        withExtendedLifetime(source.host) {}   // the browser holds it weakly
     }
 
     static func run(path: String, note: String? = nil) throws {

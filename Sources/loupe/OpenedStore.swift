@@ -1,8 +1,10 @@
 import Foundation
+import LoupeBrowser
 import LoupeHost
 import LoupeModel
 import LoupeQuery
 import LoupePostgres
+import LoupeSQL
 import LoupeStore
 
 /// What a command opened: a SQLite file loaded through its format, or a PostgreSQL database
@@ -38,5 +40,40 @@ struct OpenedStore {
         let store = try LoadedStore.open(location)
         for warning in store.warnings { printError("warning: \(warning)") }
         return OpenedStore(graph: store.graph, formatName: store.format.name, label: store.path, loaded: store)
+    }
+}
+
+/// A store opened a page at a time (paged mode): a Persist store or a plain relational SQLite
+/// file, what answers its statements, and — for Persist — the host its edits commit through.
+struct PagedOpening {
+    let pages: PageSource
+    /// Why paged mode is on (`a whole load (≈ 3.2 GB) is over the 2.0 GB memory budget`; nil: asked for).
+    let reason: String?
+    let formatName: String
+    /// What answers statements over the file.
+    let querySource: any QuerySource
+    /// What edits commit through; nil where paged mode reads only (relational files).
+    let host: PagedStoreHost?
+
+    /// Opens `file` in paged mode when its format pages: Persist (keyed by integers) or plain
+    /// relational; nil for other formats. Throws what the format's opening throws.
+    static func open(_ file: StoreFile, reason: String?) throws -> PagedOpening? {
+        let format = try file.read { try StoreFormats.detect($0, path: file.path) }
+        if format == PersistFormat.self {
+            let pages = try PersistPages.open(file)
+            return PagedOpening(pages: pages, reason: reason, formatName: PersistFormat.name, querySource: PersistQuerySource(pages: pages),
+                                host: PagedStoreHost(pages: pages, querySource: PersistQuerySource.following))
+        }
+        if format == RelationalFormat.self {
+            return PagedOpening(pages: try RelationalPages.open(file), reason: reason, formatName: RelationalFormat.name,
+                                querySource: RelationalQuerySource(file: file), host: nil)
+        }
+        return nil
+    }
+
+    /// Attaches the store to `browser` (the host first, so that editing starts where it can).
+    func attach(to browser: Browser) {
+        browser.host = host
+        browser.attachPaged(pages, reason: reason, querySource: querySource)
     }
 }

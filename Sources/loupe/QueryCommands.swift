@@ -473,8 +473,8 @@ struct Browse: ParsableCommand {
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
-    @Flag(help: "Browse a Persist store a page at a time (paged mode), whatever its size.") var paged = false
-    @Option(help: "Browse a Persist store whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Flag(help: "Browse a Persist store or a plain SQLite file a page at a time (paged mode), whatever its size.") var paged = false
+    @Option(help: "Browse a Persist store or a plain SQLite file whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func validate() throws {
@@ -492,14 +492,12 @@ struct Browse: ParsableCommand {
             do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
             let steps = try PlayScript.parse(script)
             if let source = try pagedSource(path) {
-                let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: PersistFormat.name,
+                let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: source.formatName,
                                       theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
-                let host = PagedStoreHost(pages: source.pages, querySource: PersistQuerySource.following)
-                browser.host = host
                 browser.storePath = path
-                browser.attachPaged(source.pages, reason: source.reason, querySource: PersistQuerySource(pages: source.pages))
+                source.attach(to: browser)
                 try writeScreen(browser, steps)
-                withExtendedLifetime(host) {}
+                withExtendedLifetime(source.host) {}   // the browser holds it weakly
                 return
             }
             let opened = try OpenedStore.open(path)
@@ -521,12 +519,13 @@ struct Browse: ParsableCommand {
             throw ExitCode(1)
         }
         if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) }
-        else if let source = try pagedSource(path) { try Interactive.run(paged: source.pages, reason: source.reason, path: path) }
+        else if let source = try pagedSource(path) { try Interactive.run(paged: source, path: path) }
         else { try Interactive.run(path: path, note: wholeLoadNote(path)) }
     }
 
     /// What the status line says of a file loaded whole although a whole load is over the memory
-    /// budget (paged mode reads Persist stores keyed by integers only; README says so), or nil.
+    /// budget (paged mode reads Persist stores keyed by integers and plain relational files;
+    /// README says so), or nil.
     func wholeLoadNote(_ path: String) -> String? {
         guard !paged, !PostgresConnection.isURL(path) else { return nil }
         let budget = memoryBudget ?? .standard
@@ -548,26 +547,26 @@ struct Browse: ParsableCommand {
     }
 
     /// The store at `path` read a page at a time, when `--paged` asks for it or a whole load would
-    /// go over the memory budget and the store is a Persist file; nil: load it whole.
-    func pagedSource(_ path: String) throws -> (pages: PersistPages, reason: String?)? {
+    /// go over the memory budget and the store is a Persist file or a plain relational one; nil:
+    /// load it whole.
+    func pagedSource(_ path: String) throws -> PagedOpening? {
         guard !PostgresConnection.isURL(path) else {
-            if paged { throw ValidationError("--paged reads Persist files; a PostgreSQL database is loaded") }
+            if paged { throw ValidationError("--paged reads SQLite files; a PostgreSQL database is loaded") }
             return nil
         }
         let budget = memoryBudget ?? .standard
         let estimate = MemoryBudget.wholeLoadEstimate(path: path)
         guard paged || estimate > budget.bytes else { return nil }
         let file = try StoreFile.openForReading(path)
-        let format = try file.read { try StoreFormats.detect($0, path: path) }
-        guard format == PersistFormat.self else {
-            if paged { throw CLIError("--paged reads Persist stores; '\(path)' is \(format.name)") }
-            return nil   // other formats load whole
-        }
         let reason = paged ? nil : "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget"
         do {
-            return (try PersistPages.open(file), reason)
-        } catch where !paged {
-            return nil   // a store paged mode cannot read (keys that are not integers) loads whole
+            guard let opening = try PagedOpening.open(file, reason: reason) else {
+                if paged { throw CLIError("--paged reads Persist stores and plain SQLite files; '\(path)' is \(try file.read { try StoreFormats.detect($0, path: path) }.name)") }
+                return nil   // other formats load whole
+            }
+            return opening
+        } catch is StoreError where !paged {
+            return nil   // a store paged mode cannot read (Persist keys that are not integers) loads whole
         }
     }
 

@@ -191,35 +191,6 @@ final class PagedBrowsingTests: XCTestCase {
         }
     }
 
-    /// Runs `statement` in a browser on the loaded graph and in a paged one (answering with SQL
-    /// over the file when `pushedDown`), then `keys` (one row down); their screens (the first 20
-    /// lines, or what `lines` picks of them) and the REPL's last answer must be the same.
-    func assertSameAnswer(_ statement: String, graph: ObjectGraph, path: String, pushedDown: Bool, keys: [Key] = [.character("j")],
-                          lines: (Buffer) -> [String] = { Array($0.lines.prefix(20)) },
-                          file: StaticString = #filePath, line: UInt = #line) throws {
-        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        whole.attach(graph)
-        let pages = try PersistPages.open(try StoreFile.openForReading(path))
-        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        paged.attachPaged(pages, querySource: pushedDown ? PersistQuerySource(pages: pages) : nil)
-        for browser in [whole, paged] {
-            browser.run(statement)
-            for key in keys { browser.handle(.key(key)) }
-        }
-        var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
-        whole.render(into: &a)
-        paged.render(into: &b)
-        let (x, y) = (lines(a), lines(b))
-        if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-            XCTFail("\(statement), line \(i):\n whole: \(x[i])\n paged: \(y[i])", file: file, line: line)
-        }
-        // (A key that opens a view answers on the screen only.)
-        if !keys.contains(.enter) {
-            let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
-            XCTAssertEqual(paged.replOutput.last, answer, statement, file: file, line: line)
-        }
-    }
-
     /// Persist's own files have no index: each window scans the relation rows (and says so).
     func testWithoutIndexesAndWithAwkwardRows() throws {
         let path = try Shared.temporaryPath()
@@ -314,6 +285,36 @@ extension XCTestCase {
             whole.handle(.key(key))
             paged.handle(.key(key))
             XCTAssertEqual(whole.focus, paged.focus, file: file, line: line)
+        }
+    }
+
+    /// Runs `statement` in a browser on the loaded graph and in a paged one (answering with SQL
+    /// over the file when `pushedDown`), then `keys` (one row down); their screens (the first 20
+    /// lines, or what `lines` picks of them) and the REPL's last answer must be the same.
+    func assertSameAnswer(_ statement: String, graph: ObjectGraph, path: String, pushedDown: Bool, keys: [Key] = [.character("j")],
+                          lines: (Buffer) -> [String] = { Array($0.lines.prefix(20)) },
+                          open: (StoreFile) throws -> (PageSource, any QuerySource) = { let p = try PersistPages.open($0); return (p, PersistQuerySource(pages: p)) },
+                          file: StaticString = #filePath, line: UInt = #line) throws {
+        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        whole.attach(graph)
+        let (pages, source) = try open(try StoreFile.openForReading(path))
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.attachPaged(pages, querySource: pushedDown ? source : nil)
+        for browser in [whole, paged] {
+            browser.run(statement)
+            for key in keys { browser.handle(.key(key)) }
+        }
+        var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
+        whole.render(into: &a)
+        paged.render(into: &b)
+        let (x, y) = (lines(a), lines(b))
+        if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            XCTFail("\(statement), line \(i):\n whole: \(x[i])\n paged: \(y[i])", file: file, line: line)
+        }
+        // (A key that opens a view answers on the screen only.)
+        if !keys.contains(.enter) {
+            let answer = whole.replOutput.last { !$0.isEmpty && !$0.hasPrefix("loupe>") }
+            XCTAssertEqual(paged.replOutput.last, answer, statement, file: file, line: line)
         }
     }
 }
