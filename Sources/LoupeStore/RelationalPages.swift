@@ -582,6 +582,36 @@ public final class RelationalPages: PageSource, Sendable {
         try file.read { db in try chunk(db, type: t, rows: .keys(keys)).finish() }
     }
 
+    /// SQLite alone reading what `windows` windows of `rows` rows of type `t` hold, from its
+    /// first row (the baseline `loupe bench paged` prints): the rows, the rows their foreign keys
+    /// name, and the rows whose foreign keys name them, with no graph built. Returns rows read.
+    public func readWindowsPlainly(type t: Int, windows: Int, rows: Int) throws -> Int {
+        guard let rowidName = rowid(t) else { return 0 }
+        let table = SQL.identifier(sources[t].name)
+        return try file.read { db in
+            var last = Int64.min, n = 0
+            for _ in 0..<windows {
+                let page = try Row.fetchAll(db, sql: "SELECT \(rowidName), * FROM \(table) WHERE \(rowidName) > ? ORDER BY \(rowidName) LIMIT ?", arguments: [last, rows])
+                guard let end = page.last?[0] as Int64? else { break }
+                last = end
+                let list = "[" + page.map { String($0[0] as Int64) }.joined(separator: ",") + "]"
+                n += page.count
+                for relation in layout.graph.types[t].relations {
+                    guard let fk = relation.foreignKey, let target = layout.tables[fk.targetType] else { continue }
+                    let column = fk.targetAttribute.map(SQL.identifier) ?? layout.keyColumns(fk.targetType).first.map(SQL.identifier) ?? target.rowid
+                    n += try Row.fetchAll(db, sql: "SELECT * FROM \(SQL.identifier(target.name)) WHERE \(column) IN (SELECT \(SQL.identifier(fk.attribute)) FROM \(table) WHERE \(rowidName) IN (SELECT value FROM json_each(?)))",
+                                          arguments: [list]).count
+                }
+                for link in incoming[t] {
+                    let named = link.targetColumn.map(SQL.identifier) ?? layout.keyColumns(t).first.map(SQL.identifier) ?? rowidName
+                    n += try Row.fetchAll(db, sql: "SELECT rowid, \(SQL.identifier(link.column)) FROM \(SQL.identifier(sources[link.source].name)) WHERE \(SQL.identifier(link.column)) IN (SELECT \(named) FROM \(table) WHERE \(rowidName) IN (SELECT value FROM json_each(?)))",
+                                          arguments: [list]).count
+                }
+            }
+            return n
+        }
+    }
+
     /// Relational keys are per table: there is no store-wide largest key (paged editing of
     /// relational files is not offered).
     public func maximumIntegerKey() throws -> Int64 { 0 }

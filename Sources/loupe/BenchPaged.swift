@@ -12,7 +12,7 @@ import TerminalKit
 /// with the peak memory of the whole session, beside SQLite reading the rows the windows need.
 struct BenchPaged: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "paged",
-        abstract: "Browse a Persist store a window at a time (as over the memory budget): open to first frame, page through the largest type, jump to its end, follow relations and backlinks; time per step and peak memory, beside SQLite.")
+        abstract: "Browse a Persist store or a plain SQLite file a window at a time (as over the memory budget): open to first frame, page through the largest type, jump to its end, follow relations and backlinks, answer the bench's questions; time per step and peak memory, beside SQLite.")
     @OptionGroup var store: StoreArgument
     @Option(help: "Pages to turn in the largest type.") var pages: Int = 300
     @Option(help: "Relations and backlinks to follow.") var follows: Int = 100
@@ -31,11 +31,17 @@ struct BenchPaged: ParsableCommand {
             try? FileManager.default.removeItem(atPath: scratch)
         }
         var openSeconds: [Double] = []
+        func opening() throws -> PagedOpening {
+            guard let opening = try PagedOpening.open(try StoreFile.openForReading(store.file), reason: nil) else {
+                throw CLIError("paged mode reads Persist stores and plain SQLite files")
+            }
+            return opening
+        }
         func open() throws -> Browser {
-            let (source, seconds) = try timed { try PersistPages.open(try StoreFile.openForReading(store.file)) }
+            let (source, seconds) = try timed { try opening() }
             openSeconds.append(seconds)
-            let browser = Browser(fileLabel: store.file, formatName: PersistFormat.name)
-            browser.attachPaged(source, querySource: PersistQuerySource(pages: source))
+            let browser = Browser(fileLabel: store.file, formatName: source.formatName)
+            browser.attachPaged(source.pages, querySource: source.querySource)
             terminal.draw { browser.render(into: &$0) }
             return browser
         }
@@ -99,7 +105,8 @@ struct BenchPaged: ParsableCommand {
         // down to SQLite), the first time (reading the store's relations, unless Loupe's index
         // keeps them, and the kinds of what each reads) and again; then, after the session's peak
         // is taken, SQLite's json_extract over the same file, answers compared.
-        let questions = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(store.file)))
+        let questions = try opening().querySource
+        let relational = source is RelationalPages
         var answers: [(first: Double, again: Double, answer: SourceAnswer?)] = []
         for (_, statement, _, _) in BenchQuery.cases {
             let parsed = try Parser.parse(statement)
@@ -110,7 +117,9 @@ struct BenchPaged: ParsableCommand {
         let peak = peakMemoryMB()
         var questionLines: [String] = []
         var disagreements = 0
-        for ((name, _, sql, _), (first, again, answer)) in zip(BenchQuery.cases, answers) {
+        for ((name, _, persistSQL, indexedSQL), (first, again, answer)) in zip(BenchQuery.cases, answers) {
+            // Over a relational file, the same question in plain SQL over its tables and indexes.
+            let sql = relational ? indexedSQL : persistSQL
             let (columns, sqlite) = try timed { try StoreFile.openForReading(store.file).read { try BenchQuery.columns($0, sql: sql) } }
             let same = answer.map { BenchQuery.agrees($0, columns) } ?? false
             if !same { disagreements += 1 }
@@ -124,7 +133,8 @@ struct BenchPaged: ParsableCommand {
         let typeName = source.catalog[largest].name
         let windows = max(1, (rowsPaged + 299) / 300)
         let (_, sqliteSeconds) = try timed {
-            try file.read { db -> Int in
+            if let relational = source as? RelationalPages { return try relational.readWindowsPlainly(type: largest, windows: windows, rows: 300) }
+            return try file.read { db -> Int in
                 var last: Int64 = .min, n = 0
                 for _ in 0..<windows {
                     let rows = try Row.fetchAll(db, sql: "SELECT id, json FROM by_type WHERE type_name = ? AND id > ? ORDER BY id LIMIT 300", arguments: [typeName, last])
@@ -141,17 +151,18 @@ struct BenchPaged: ParsableCommand {
                 return n
             }
         }
-        print("\(objects) objects in \(source.catalog.count) types; a whole load ≈ \(MemoryBudget(bytes: MemoryBudget.wholeLoadEstimate(path: store.file)))")
+        print("\(objects) objects in \(source.catalog.count) types; a whole load ≈ \(MemoryBudget(bytes: MemoryBudget.wholeLoadEstimate(path: store.file, relational: relational)))")
         print(String(format: "open to first frame:   %.0f ms with the catalog and schema read (%.0f ms of it reading them), %.0f ms with them kept from the last open",
                      coldOpen * 1000, openSeconds[0] * 1000, warmOpen * 1000))
         if let indexLine { print(indexLine) }
         print(String(format: "page down (%@):  %.2f ms a frame, %.0f ms the slowest (%d frames at %@, %d rows)",
                      typeName, pagingSeconds * 1000 / Double(max(pages, 1)), slowest * 1000, pages, size, rowsPaged))
-        print(String(format: "SQLite alone:           %.3f s reading what those frames show, 300 rows at a time (keys, documents, relation rows both ways, the targets' documents): loupe %@× that with the frames drawn",
-                     sqliteSeconds, String(format: pagingSeconds < sqliteSeconds / 10 ? "%.3f" : "%.1f", pagingSeconds / max(sqliteSeconds, 1e-9))))
+        print(String(format: "SQLite alone:           %.3f s reading what those frames show, 300 rows at a time (%@): loupe %@× that with the frames drawn",
+                     sqliteSeconds, relational ? "rows, the rows their foreign keys name, the rows naming them" : "keys, documents, relation rows both ways, the targets' documents",
+                     String(format: pagingSeconds < sqliteSeconds / 10 ? "%.3f" : "%.1f", pagingSeconds / max(sqliteSeconds, 1e-9))))
         print(String(format: "to the last row:        %.0f ms", endSeconds * 1000))
         print(String(format: "follow a link and back: %.1f ms (%d times, from rows across the type)", followSeconds * 1000 / Double(max(follows, 1)), follows))
-        print("questions (pushed down to SQLite)   first      again    sqlite3 json_extract   vs sqlite3   same answer")
+        print("questions (pushed down to SQLite)   first      again    sqlite3 \(relational ? "indexed SQL " : "json_extract")   vs sqlite3   same answer")
         questionLines.forEach { print($0) }
         print(String(format: "peak memory:            %.0f MB (the whole session)", peak))
         if disagreements > 0 { throw ExitCode(1) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupeStore
 
 /// A size in bytes as the command line takes it: `512M`, `2G`, `1.5G`, `800000000`.
 struct MemoryBudget: ExpressibleByArgument, CustomStringConvertible {
@@ -24,10 +25,23 @@ struct MemoryBudget: ExpressibleByArgument, CustomStringConvertible {
         bytes >= 1 << 30 ? String(format: "%.1f GB", Double(bytes) / Double(1 << 30)) : bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(bytes >> 10) KB"
     }
 
-    /// What a whole load of the Persist store at `path` is expected to take at its peak: one and a
-    /// half times the file and its WAL (measured: 1.3–1.4× for generated stores of 1M–3M objects).
-    static func wholeLoadEstimate(path: String) -> Int64 {
+    /// What a whole load of the store at `path` is expected to take at its peak: for a Persist
+    /// store one and a half times the file and its WAL (measured: 1.3–1.4× for generated stores
+    /// of 1M–3M objects, whose JSON documents are larger than their values), for a relational
+    /// file four times (measured: 3.8× at 10M rows, 4.1× at 1M rows: every cell is a value).
+    static func wholeLoadEstimate(path: String, relational: Bool = false) -> Int64 {
         let size = { (p: String) in ((try? FileManager.default.attributesOfItem(atPath: p)[.size]) as? NSNumber)?.int64Value ?? 0 }
-        return (size(path) + size(path + "-wal")) * 3 / 2
+        let bytes = size(path) + size(path + "-wal")
+        return relational ? bytes * 4 : bytes * 3 / 2
+    }
+
+    /// What a whole load of the file at `path` is expected to take and the file opened, when that
+    /// is over `budget` (the file, unless `opened`, is opened to tell its format only when its size could be).
+    static func overBudget(_ path: String, budget: MemoryBudget, opened: StoreFile? = nil) throws -> (estimate: Int64, file: StoreFile)? {
+        guard wholeLoadEstimate(path: path, relational: true) > budget.bytes else { return nil }
+        let file = try opened ?? StoreFile.openForReading(path)
+        let isPersist = try file.read { try StoreFormats.detect($0, path: path) } == PersistFormat.self
+        let estimate = wholeLoadEstimate(path: path, relational: !isPersist)
+        return estimate > budget.bytes ? (estimate, file) : nil
     }
 }

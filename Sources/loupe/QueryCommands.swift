@@ -24,7 +24,7 @@ struct Query: ParsableCommand {
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
     @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
-    @Option(help: "A Persist file whose whole load would take more than this is answered by SQLite over the file: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store or a plain SQLite file whose whole load would take more than this is answered by SQLite over the file (what SQL cannot answer exactly is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -80,6 +80,11 @@ struct Query: ParsableCommand {
                 answer.result.write(format, graph: answer.graph, toTerminal: isatty(1) == 1, to: sink)
                 sink.flush()
                 return
+            }
+            // A plain SQLite file too large to load: what SQL cannot answer is refused, not loaded.
+            if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
+               try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self {
+                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and SQL cannot answer this statement exactly over the file (it leaves arithmetic, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
             }
             if engine == .sql {
                 throw CLIError(store.isPostgres
@@ -147,6 +152,12 @@ struct Query: ParsableCommand {
 }
 
 extension Query {
+    /// True for an update, insert or delete.
+    func isMutation(_ statement: LoupeQuery.Statement) -> Bool {
+        if case .mutation = statement { return true }
+        return false
+    }
+
     /// The Persist store `file` read by SQL, when `--engine sql` asks for it or a whole load
     /// would go over the memory budget (then with the reason); nil for other formats and stores not
     /// keyed by integers, which load.
@@ -203,13 +214,13 @@ extension Query {
         FileHandle.standardOutput.write(Data(done.output.utf8))
     }
 
-    /// Prints what SQL answered over a Persist file; objects are read by key to be printed.
-    func write(_ answer: SourceAnswer, _ pages: PersistPages) throws { try Query.write(answer, pages, format: format) }
+    /// Prints what SQL answered over a file read a page at a time; objects are read by key to be printed.
+    func write(_ answer: SourceAnswer, _ pages: PageSource) throws { try Query.write(answer, pages, format: format) }
 
     /// With `staged` changes, objects are printed as they leave them (new ones too).
-    static func write(_ answer: SourceAnswer, _ pages: PersistPages, format: OutputFormat, staged: PagedChanges? = nil) throws {
+    static func write(_ answer: SourceAnswer, _ pages: PageSource, format: OutputFormat, staged: PagedChanges? = nil) throws {
         let sink = OutputSink(fd: 1)
-        let empty = GraphBuilder(formatName: PersistFormat.name).finish()
+        let empty = GraphBuilder(formatName: "").finish()
         let toTerminal = isatty(1) == 1
         switch answer {
         case .count(let n): QueryResult.count(n).write(format, graph: empty, toTerminal: toTerminal, to: sink)
@@ -237,15 +248,21 @@ struct Repl: ParsableCommand {
         abstract: "A line REPL: statements and dot-commands, one per line (reads stdin when it is not a terminal).")
     @OptionGroup var store: StoreArgument
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
-    @Option(help: "A Persist file whose whole load would take more than this is answered by SQLite over the file, statement by statement: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store or a plain SQLite file whose whole load would take more than this is answered by SQLite over the file, statement by statement: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
-        if !store.isPostgres, MemoryBudget.wholeLoadEstimate(path: store.file) > (memoryBudget ?? .standard).bytes {
-            let file = try StoreFile.openForReading(store.file)
-            if try file.read({ try StoreFormats.detect($0, path: store.file) }) == PersistFormat.self, let pages = try? PersistPages.open(file) {
-                try Repl.pagedLoop(pages, label: URL(fileURLWithPath: store.file).lastPathComponent, budget: memoryBudget ?? .standard, format: format)
+        if !store.isPostgres, let (_, file) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard) {
+            let label = URL(fileURLWithPath: store.file).lastPathComponent
+            switch try? PagedOpening.open(file, reason: nil) {
+            case let opening? where opening.pages is PersistPages:
+                try Repl.pagedLoop(opening.pages as! PersistPages, label: label, budget: memoryBudget ?? .standard, format: format)
                 return
+            case let opening?:
+                try Repl.readOnlyPagedLoop(opening, label: label, budget: memoryBudget ?? .standard, format: format)
+                return
+            case nil:
+                break   // other formats load whole
             }
         }
         let host: SessionHost
@@ -358,6 +375,63 @@ struct Repl: ParsableCommand {
             }
         }
         withExtendedLifetime(host) {}
+        if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The REPL over a plain SQLite file too large to load: each statement answered by SQLite
+    /// over the file (``RelationalQuerySource``) as `loupe query` answers it, objects read by key
+    /// to be printed; `.types` lists the catalog, `.quit` leaves; edits and what SQL cannot say
+    /// exactly need the whole graph, and say so. Ctrl-C stops the statement that runs. On a
+    /// terminal, lines are edited as in the loaded REPL.
+    static func readOnlyPagedLoop(_ opening: PagedOpening, label: String, budget: MemoryBudget, format: OutputFormat) throws {
+        let pages = opening.pages
+        let schema = try pages.window(keys: []).graph
+        let session = ReplSession(graph: schema, mode: format)
+        let interactive = isatty(0) == 1
+        if interactive {
+            print("Loupe \(DisplayText.escaped(label)) — \(opening.formatName), \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: statements are answered by SQLite over the file (read-only). .quit to leave.")
+        }
+        let interrupts = StatementInterrupts()
+        defer { withExtendedLifetime(interrupts) {} }
+        var failures = 0
+        var input = ReplInput(interactive: interactive) { text, cursor in Completion.complete(text, cursor: cursor, graph: schema, currentType: nil) }
+        while let line = input.next(session) {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            func fail(_ message: String) { printError(message); failures += 1 }
+            let statement: LoupeQuery.Statement
+            do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
+            if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name) {
+                if command.name == "quit" { break }
+                if command.name == "types" {
+                    let sink = OutputSink(fd: 1)
+                    ResultTable(columns: ["type", "count"], rows: pages.catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
+                    sink.flush()
+                } else {
+                    fail("error: over the memory budget, this REPL answers statements, .types and .quit; reopen with a larger --memory-budget for .\(command.name)")
+                }
+                continue
+            }
+            if case .mutation = statement {
+                fail("error: over the memory budget, a plain SQLite file is read-only in Loupe (editing it needs the whole graph); reopen with a larger --memory-budget to edit it")
+                continue
+            }
+            let cancellation = interrupts.begin()
+            defer { interrupts.end() }
+            do {
+                guard let answer = try opening.querySource.answer(statement, isCancelled: { cancellation.isCancelled }) else {
+                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (arithmetic, paths ending on objects, keys that match only by SQLite's affinity); reopen with a larger --memory-budget")
+                    continue
+                }
+                try Query.write(answer, pages, format: format)
+            } catch let error as QueryError {
+                fail(error.render(source: text))
+            } catch where cancellation.isCancelled {
+                fail("error: cancelled")
+            } catch {
+                fail("error: \(error)")
+            }
+        }
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
 
@@ -527,11 +601,12 @@ struct Browse: ParsableCommand {
     /// budget (paged mode reads Persist stores keyed by integers and plain relational files;
     /// README says so), or nil.
     func wholeLoadNote(_ path: String) -> String? {
-        guard !paged, !PostgresConnection.isURL(path) else { return nil }
-        let budget = memoryBudget ?? .standard
-        let estimate = MemoryBudget.wholeLoadEstimate(path: path)
-        guard estimate > budget.bytes else { return nil }
-        return "loaded whole: ≈ \(MemoryBudget(bytes: estimate)), over the \(budget) budget"
+        guard !paged, !PostgresConnection.isURL(path), let (estimate, _) = try? overBudget(path) else { return nil }
+        return "loaded whole: ≈ \(MemoryBudget(bytes: estimate)), over the \(memoryBudget ?? .standard) budget"
+    }
+
+    func overBudget(_ path: String) throws -> (estimate: Int64, file: StoreFile)? {
+        try MemoryBudget.overBudget(path, budget: memoryBudget ?? .standard)
     }
 
     /// Plays `steps` on `browser` and writes the last screen where `--output` says.
@@ -554,11 +629,10 @@ struct Browse: ParsableCommand {
             if paged { throw ValidationError("--paged reads SQLite files; a PostgreSQL database is loaded") }
             return nil
         }
-        let budget = memoryBudget ?? .standard
-        let estimate = MemoryBudget.wholeLoadEstimate(path: path)
-        guard paged || estimate > budget.bytes else { return nil }
-        let file = try StoreFile.openForReading(path)
-        let reason = paged ? nil : "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget"
+        let over = try overBudget(path)
+        guard paged || over != nil else { return nil }
+        let file = try over?.file ?? StoreFile.openForReading(path)
+        let reason = paged ? nil : over.map { "a whole load (≈ \(MemoryBudget(bytes: $0.estimate))) is over the \(memoryBudget ?? .standard) memory budget" }
         do {
             guard let opening = try PagedOpening.open(file, reason: reason) else {
                 if paged { throw CLIError("--paged reads Persist stores and plain SQLite files; '\(path)' is \(try file.read { try StoreFormats.detect($0, path: path) }.name)") }

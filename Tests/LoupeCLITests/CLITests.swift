@@ -434,6 +434,42 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "querying never writes")
     }
 
+    /// `loupe query` and `loupe repl` on a plain SQLite file over the memory budget: SQLite answers
+    /// over the file, printing what the loaded graph prints; what SQL cannot answer exactly and
+    /// edits are refused instead of loading; the file is never written.
+    func testRelationalFilesOverTheBudget() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let before = try Data(contentsOf: URL(fileURLWithPath: chinook))
+        let statements = ["count Track where Album.Artist.Name BEGINSWITH \"A\"", "Album where @links.Track.Album.@count > 20 sort by Title",
+                          "Track where Milliseconds > 1500000 sort by Name select Name, Milliseconds", "InvoiceLine group by Track.Genre.Name",
+                          "Customer where Country == \"Brazil\"", "count Track where Nmae == 1"]
+        for statement in statements {
+            for format in ["table", "json", "csv"] {
+                let loaded = try loupe(["query", chinook, statement, "--format", format, "--engine", "memory"])
+                let over = try loupe(["query", chinook, statement, "--format", format, "--memory-budget", "1K"])
+                XCTAssertEqual(over.status, loaded.status, statement)
+                XCTAssertEqual(over.stdout, loaded.stdout, "\(statement) \(format)")
+                XCTAssertEqual(over.stderr, loaded.stderr, "\(statement) \(format)")
+            }
+        }
+        let script = statements.joined(separator: "\n") + "\n"
+        let loadedRepl = try loupe(["repl", chinook, "--format", "json"], stdin: script)
+        let pagedRepl = try loupe(["repl", chinook, "--format", "json", "--memory-budget", "1K"], stdin: script)
+        XCTAssertEqual(pagedRepl.stdout, loadedRepl.stdout)
+        XCTAssertEqual(pagedRepl.stderr, loadedRepl.stderr)
+        XCTAssertEqual(pagedRepl.status, loadedRepl.status)
+        let refusals = try loupe(["repl", chinook, "--memory-budget", "1K"],
+                                 stdin: ".types\nTrack where Milliseconds / 1000 > 600\nupdate Track where TrackId == 1 set Name = \"x\"\n.quit\n")
+        XCTAssertTrue(refusals.stdout.contains("PlaylistTrack  8715"), refusals.stdout)
+        XCTAssertTrue(refusals.stderr.contains("this one needs the whole graph"), refusals.stderr)
+        XCTAssertTrue(refusals.stderr.contains("read-only in Loupe"), refusals.stderr)
+        XCTAssertEqual(refusals.status, 1)
+        let arithmetic = try loupe(["query", chinook, "Track where Milliseconds / 1000 > 600", "--memory-budget", "1K"])
+        XCTAssertEqual(arithmetic.status, 1)
+        XCTAssertTrue(arithmetic.stderr.contains("over the 1 KB memory budget, and SQL cannot answer this statement exactly"), arithmetic.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: chinook)), before, "querying never writes")
+    }
+
     /// `loupe repl` over the budget edits as the loaded REPL does: the same script prints the same
     /// replies (staged counts, `.changes`' steps, the commit's counts) and leaves the same rows.
     func testTheReplOverTheBudgetEdits() throws {
@@ -529,14 +565,28 @@ final class CLITests: XCTestCase {
         let loaded = try loupe(["browse", path, "--play", script, "--size", "120x30", "--memory-budget", "4G"])
         XCTAssertEqual(loaded.stdout, whole.stdout)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "browsing never writes")
+        // A plain SQLite file pages too (read-only): the loaded screens, the status line says so.
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
-        let refused = try loupe(["browse", chinook, "--paged", "--play", script])
+        let chinookBefore = try Data(contentsOf: URL(fileURLWithPath: chinook))
+        let chinookWhole = try loupe(["browse", chinook, "--play", script, "--size", "160x30"])
+        for options in [["--paged"], ["--memory-budget", "1K"]] {
+            let paged = try loupe(["browse", chinook, "--play", script, "--size", "160x30"] + options)
+            XCTAssertEqual(paged.status, 0, paged.stderr)
+            XCTAssertEqual(paged.stdout.split(separator: "\n").dropLast(), chinookWhole.stdout.split(separator: "\n").dropLast(), "\(options)")
+            let status = String(paged.stdout.split(separator: "\n").last ?? "")
+            XCTAssertTrue(status.contains("paged") && status.contains("read-only"), status)
+            if options[0] == "--memory-budget" { XCTAssertTrue(status.contains("over the 1 KB memory budget"), status) }
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: chinook)), chinookBefore, "browsing never writes")
+        // Other formats load whole over the budget (the status line says so); --paged refuses them.
+        let coreData = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
+        let refused = try loupe(["browse", coreData, "--paged", "--play", script])
         XCTAssertEqual(refused.status, 1)
-        XCTAssertTrue(refused.stderr.contains("--paged reads Persist stores"), refused.stderr)
-        // Over the budget, a relational file loads whole, and the status line says so.
-        let over = try loupe(["browse", chinook, "--memory-budget", "1K", "--play", script, "--size", "160x20"])
+        XCTAssertTrue(refused.stderr.contains("--paged reads Persist stores and plain SQLite files"), refused.stderr)
+        let over = try loupe(["browse", coreData, "--memory-budget", "1K", "--play", script, "--size", "160x20"])
         XCTAssertEqual(over.status, 0, over.stderr)
-        XCTAssertTrue(over.stdout.split(separator: "\n").last?.contains("loaded whole: ≈ 1 MB, over the 1 KB budget") == true, over.stdout)
+        XCTAssertTrue(over.stdout.split(separator: "\n").last?.contains("over the 1 KB budget") == true, over.stdout)
+        XCTAssertTrue(over.stdout.split(separator: "\n").last?.contains("loaded whole") == true, over.stdout)
         // Keys that are not integers: paged mode cannot find pages by key; over the budget the
         // store loads whole, and --paged says why.
         let textKeys = try Shared.temporaryPath()
