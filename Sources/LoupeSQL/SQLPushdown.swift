@@ -244,6 +244,13 @@ struct Plan {
                 return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(counts: counts), q.clauses), total: total)
             }
         }
+        // When SQL sorts (and limits) and nothing after that reads the rows' values, only the
+        // rowids are read: 2.5M books sorted keep no values in memory.
+        var operands = operands
+        if case .query(let q) = statement, q.projection == nil, sqlOrder != nil,
+           q.clauses.count == 1 || (q.clauses.count == 2 && sqlLimit != nil) {
+            operands = []
+        }
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
         var rowids: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
@@ -262,8 +269,8 @@ struct Plan {
         }
         guard case .query(let q) = statement else { return .count(0) }
         // The clauses in order, over row positions.
-        let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: rowids.count,
-                                                     sortedFirst: sqlOrder != nil, limitedSecond: sqlLimit != nil)
+        let (order, next) = operands.isEmpty && sqlOrder != nil ? (Array(rowids.indices), 0)
+            : QueryEngine.applyClauses(q.clauses, values: values, count: rowids.count, sortedFirst: sqlOrder != nil, limitedSecond: sqlLimit != nil)
         if let projection = q.projection {
             let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
             return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, rowids: order.map { rowids[$0] })

@@ -21,6 +21,9 @@ public struct RelationalLayout: Sendable {
         public let rowid: String
         /// Per attribute (by index): the column's name, and whether it reads dates.
         public let columns: [(name: String, isDate: Bool)]
+        /// True when each row's key is its rowid: no key column, or an `INTEGER PRIMARY KEY`
+        /// that aliases it (not one declared `DESC`, which SQLite keeps apart).
+        public var keyIsRowid = false
     }
 
     /// A cell of `type`'s `attribute` as the loaded graph holds it.
@@ -54,6 +57,8 @@ public struct RelationalLayout: Sendable {
     /// The keys of type `t`'s rows `rowids`, in that order (a rowid no row has is left out).
     public func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID] {
         guard let table = tables[t] else { return [] }
+        // The key is the rowid (an INTEGER PRIMARY KEY, or no key at all): nothing to look up.
+        if table.keyIsRowid { return rowids.map(ObjectID.int) }
         var byRowid: [Int64: ObjectID] = [:]
         for chunk in rowids.chunked(30_000) {
             let rows = try Row.fetchAll(db, sql: "SELECT \(keySelection(t, rowid: table.rowid)) FROM \(SQL.identifier(table.name)) WHERE \(table.rowid) IN (SELECT value FROM json_each(?))",
@@ -97,7 +102,15 @@ extension RelationalFormat {
             guard let source = sources[type.name.rawValue], source.hasRowID, type.keyPolicy != .rowNumber,
                   let rowid = SQL.rowidName(columns: source.columns.map(\.name)),
                   type.attributes.map(\.name) == source.columns.map(\.name) else { return nil }
-            return RelationalLayout.Table(name: source.name, rowid: rowid, columns: source.columns.map { ($0.name, $0.isDate) })
+            var table = RelationalLayout.Table(name: source.name, rowid: rowid, columns: source.columns.map { ($0.name, $0.isDate) })
+            switch type.keyPolicy {
+            case .rowid: table.keyIsRowid = true
+            case .column(_, autoIncrements: true):
+                let sql = (try? String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [source.name])) ?? nil
+                table.keyIsRowid = sql.map { $0.range(of: #"PRIMARY\s+KEY\s+DESC"#, options: [.regularExpression, .caseInsensitive]) == nil } ?? false
+            default: break
+            }
+            return table
         }
         return RelationalLayout(graph: graph, tables: tables, epoch: epoch)
     }

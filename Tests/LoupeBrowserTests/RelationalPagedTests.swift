@@ -102,4 +102,35 @@ final class RelationalPagedTests: XCTestCase {
             }
         }
     }
+
+    /// Objects a statement lists come back by their keys, also where a key is not the rowid: an
+    /// `INTEGER PRIMARY KEY DESC` (which SQLite does not make the rowid), text and composite keys.
+    func testStatementsListKeysThatAreNotRowids() throws {
+        let path = try HostileFiles.make("keys.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE Down(id INTEGER PRIMARY KEY DESC, v INTEGER);
+                INSERT INTO Down VALUES (100, 3), (50, 1), (7, 2);
+                CREATE TABLE Named(code TEXT PRIMARY KEY, v INTEGER);
+                INSERT INTO Named VALUES ('b', 2), ('a', 3), ('c', 1);
+                CREATE TABLE Pair(a INTEGER, b TEXT, v INTEGER, PRIMARY KEY (a, b));
+                INSERT INTO Pair VALUES (2, 'x', 1), (1, 'y', 3), (1, 'x', 2);
+                """)
+        }
+        let file = try StoreFile.openForReading(path)
+        let graph = try LoadedStore.open(path).graph
+        XCTAssertEqual(try file.read { try RelationalFormat.layout($0) }?.tables.compactMap { $0?.keyIsRowid }, [false, false, false])
+        for type in ["Down", "Named", "Pair"] {
+            for statement in ["\(type) where v > 1", "\(type) sort by v", "\(type) sort by v desc limit 2", "\(type) sort by v select v"] {
+                let parsed = try Parser.parse(statement)
+                let expected = try QueryEngine(graph: graph).run(parsed)
+                switch (try SQLPushdown.answer(parsed, file: file, isCancelled: { false }), expected) {
+                case (.objects(_, let keys)?, .objects(_, let refs)): XCTAssertEqual(keys, refs.map { graph.id(of: $0) }, statement)
+                case (.projection(_, let rows, let keys)?, .projection(_, let expectedRows, let refs)):
+                    XCTAssertEqual(rows, expectedRows, statement)
+                    XCTAssertEqual(keys, refs.map { graph.id(of: $0) }, statement)
+                default: XCTFail("\(statement): not answered alike")
+                }
+            }
+        }
+    }
 }
