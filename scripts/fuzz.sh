@@ -41,6 +41,11 @@ make('relational.sqlite', 'PRAGMA page_size=512',
      'CREATE VIEW v AS SELECT a.name, b.note FROM a JOIN b ON b.a_id = a.id')
 make('keys.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE p(a TEXT, b, PRIMARY KEY(a,b)) WITHOUT ROWID', "INSERT INTO p VALUES ('a','b|1'),('a|b',1)",
      'CREATE TABLE g(x INTEGER, y GENERATED ALWAYS AS (x*2) VIRTUAL)', 'INSERT INTO g(x) VALUES (1),(2)')
+make('awkward-keys.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE m(k PRIMARY KEY, label TEXT)', "INSERT INTO m VALUES (5,'i'),('5','t'),(7,'s'),(2.0,'two')",
+     'CREATE TABLE t(n INTEGER PRIMARY KEY, label TEXT)', "INSERT INTO t VALUES (1,'a'),(2,'b'),(3,'a')",
+     'CREATE TABLE p(id INTEGER PRIMARY KEY, boss INTEGER REFERENCES p(id), m REFERENCES m(k), tag TEXT REFERENCES t(label))',
+     "INSERT INTO p VALUES (1,NULL,5,'a'),(2,1,'5','b'),(3,1,'05','a'),(4,1,7.0,'z'),(5,9,'+7',NULL),(6,1,'x','a'),(7,1,2,'b')",
+     'CREATE INDEX p_boss ON p(boss)', 'CREATE TABLE d(id INTEGER PRIMARY KEY DESC, p INTEGER REFERENCES p(id))', 'INSERT INTO d VALUES (100,1),(50,2),(7,1)')
 make('persist-small.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE by_type(id INTEGER PRIMARY KEY, type_name TEXT, json TEXT)',
      'CREATE TABLE relations(from_id INTEGER, to_id INTEGER, relation TEXT)',
      """INSERT INTO by_type VALUES (1,'A','{"n":1,"d":"2020-01-01 00:00:00 Z","x":[1,{"y":null}]}'),(2,'B','{"s":"a\\\\u0041"}'),(3,'A','not json')""",

@@ -582,7 +582,7 @@ public enum PersistFormat: StoreFormat {
                         let slot: Int
                         if decoded == nil, expected < keyBytes.count, keyBytes[expected].elementsEqual(key) { slot = expected }
                         else {
-                            let text = decoded ?? String(decoding: key, as: UTF8.self)
+                            let text = decoded ?? PersistFormat.repairedKey(key)
                             if let known = slotByKey[text] { slot = known } else {
                                 slot = result.addKey(text)
                                 slotByKey[text] = slot

@@ -585,14 +585,23 @@ extension PersistFormat {
     struct MemberNames {
         let names: Set<String>
         let bytes: [[UInt8]]
+        /// True when a name holds U+FFFD: a key of invalid UTF-8 may read as it (see ``repairedKey(_:)``).
+        let repairs: Bool
         init<S: Sequence>(_ names: S) where S.Element == String {
             self.names = Set(names)
             bytes = self.names.map { Array($0.utf8) }
+            repairs = self.names.contains { $0.contains("\u{FFFD}") }
         }
         func contains(_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Bool {
-            decoded.map(names.contains) ?? bytes.contains { $0.elementsEqual(key) }
+            if let decoded { return names.contains(decoded) }
+            if bytes.contains(where: { $0.elementsEqual(key) }) { return true }
+            return repairs && names.contains(PersistFormat.repairedKey(key))
         }
     }
+
+    /// A member's key without escapes as a load names it: its bytes as UTF-8, an invalid
+    /// sequence read as U+FFFD.
+    static func repairedKey(_ key: UnsafeBufferPointer<UInt8>) -> String { String(decoding: key, as: UTF8.self) }
 
     /// The members of the JSON object document in column `index` of `row`, as the load parses it
     /// (only those named in `only`, the others checked but not built); nil when it is not an
@@ -603,7 +612,7 @@ extension PersistFormat {
             guard let data else { return false }
             return data.withUnsafeBytes { raw in
                 try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: only.map { only in { only.contains($0, $1) } }) { key, decoded, value in
-                    members.append((decoded ?? String(decoding: key, as: UTF8.self), value))
+                    members.append((decoded ?? PersistFormat.repairedKey(key), value))
                 }
             }
         }

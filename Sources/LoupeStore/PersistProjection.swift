@@ -147,10 +147,13 @@ extension PersistFormat {
                 let slots = Dictionary(read.keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
                 let keyBytes = read.keys.map { Array($0.utf8) }
                 let slotOfKey = read.keys.map { slots[$0]! }
-                /// The slot of a member's key: its bytes compared with the few keys read, or its decoded text.
+                let repairs = read.keys.contains { $0.contains("\u{FFFD}") }
+                /// The slot of a member's key: its bytes compared with the few keys read, or its
+                /// decoded text (a key of invalid UTF-8 as the load repairs it).
                 func slot(_ raw: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Int? {
                     if let decoded { return slots[decoded] }
-                    return keyBytes.firstIndex { $0.count == raw.count && $0.elementsEqual(raw) }.map { slotOfKey[$0] }
+                    if let i = keyBytes.firstIndex(where: { $0.count == raw.count && $0.elementsEqual(raw) }) { return slotOfKey[i] }
+                    return repairs ? slots[PersistFormat.repairedKey(raw)] : nil
                 }
                 // The slot `wants` found, for the body called next with the same member.
                 var wanted = 0

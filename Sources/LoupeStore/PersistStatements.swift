@@ -208,7 +208,7 @@ extension PersistPages {
             guard only.contains(key, decoded) else { return false }
             return true
         }) { key, decoded, value in
-            let name = decoded ?? String(decoding: key, as: UTF8.self)
+            let name = decoded ?? PersistFormat.repairedKey(key)
             // Repeated, or text with what SQLite would hand over otherwise (a lone surrogate,
             // bytes that are not UTF-8: the load shows U+FFFD).
             var awkward = decoded != nil || here.contains(name)

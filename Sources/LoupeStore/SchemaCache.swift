@@ -317,7 +317,7 @@ extension PersistFormat {
                 var members: [(String, Value)] = []
                 let parsed = bytes.withUnsafeBufferPointer { buffer in
                     try? JSONReader.forEachMember(bytes: buffer) { key, decoded, value in
-                        members.append((decoded ?? String(decoding: key, as: UTF8.self), value))
+                        members.append((decoded ?? PersistFormat.repairedKey(key), value))
                     }
                 }
                 guard parsed == true else { continue }   // not an object, or not JSON: no attributes, as loaded

@@ -122,4 +122,30 @@ final class PersistProjectionTests: XCTestCase {
             XCTAssertNil(try Parser.parse(statement).namesRead, statement)
         }
     }
+
+    /// A member whose key is not valid UTF-8 reads as the load repairs its name (U+FFFD for the
+    /// bad bytes), in a projection and over the whole store alike (a fuzz finding: the projection
+    /// compared keys by their bytes only, and left such a member out).
+    func testKeysOfInvalidUTF8ReadAsTheLoadReadsThem() throws {
+        let path = try HostileFiles.make("repaired.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE by_type (id INTEGER PRIMARY KEY NOT NULL, type_name TEXT NOT NULL, json TEXT NOT NULL);
+                CREATE TABLE relations (from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, relation TEXT NOT NULL);
+                INSERT INTO by_type VALUES (1, 'Teacher', '{"name": "Ms Jones", "salary": 61000}'),
+                    (2, 'Teacher', CAST(x'7b226e616d65223a20224d7220536d697468222c202273616c61ff79223a2036313030307d' AS TEXT)),
+                    (3, 'Teacher', '{"name": "Mr Brown", "salary": 50000}');
+                """)
+        }
+        let graph = try LoupeStore.LoadedStore.open(path).graph   // leaves the cache entry
+        let teacher = try XCTUnwrap(graph.type(named: "Teacher"))
+        XCTAssertNotNil(teacher.attribute(named: "sala\u{FFFD}y"), "the load repairs the key")
+        let file = try StoreFile.openForReading(path)
+        for statement in ["Teacher sort by name select name, salary, `sala\u{FFFD}y`", "count Teacher where `sala\u{FFFD}y` > 1", "Teacher group by `sala\u{FFFD}y`"] {
+            let parsed = try Parser.parse(statement)
+            let reads = try XCTUnwrap(parsed.namesRead, statement)
+            let small = try XCTUnwrap(try PersistFormat.projected(file, type: reads.type.text, names: reads.names, linkTypes: reads.linkTypes,
+                                                                  listsObjects: reads.listsObjects), statement)
+            XCTAssertEqual(SQLEngineTests.memory(statement, small), SQLEngineTests.memory(statement, graph), statement)
+        }
+    }
 }

@@ -10,8 +10,9 @@ import LoupeStore
 /// JSON; then statements through relations and backlinks go to both engines, and when SQL
 /// answers (``SQLPushdown``) its JSON must be the in-memory engine's; on a Persist store the
 /// schema cache entry the load left must give `schema`, `show` and projected statements as the
-/// loaded graph gives them, paged mode's windows must describe objects as the loaded graph does,
-/// and statements SQL answers over the paged store must be answered as in memory. A crash, trap, hang or disagreement is a finding; refusing the file with an error is
+/// loaded graph gives them, paged mode's windows (Persist and plain SQLite) must describe objects
+/// as the loaded graph does, and statements SQL answers over the paged store must be answered as in
+/// memory. A crash, trap, hang or disagreement is a finding; refusing the file with an error is
 /// expected.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -40,6 +41,7 @@ public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let intact = sound && (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }) == "ok"
     if intact { FileFuzz.compareCache(graph, path: path) }
     FileFuzz.comparePages(graph, path: path, compare: intact && store.warnings.isEmpty)
+    FileFuzz.compareRelationalPages(graph, path: path, compare: intact && store.warnings.isEmpty)
     return 0
 }
 
@@ -123,13 +125,13 @@ enum FileFuzz {
         SchemaCache.directory.withLock { $0 = directory }
         let exact = try? PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: 5)
         for pages in [sampled, exact].compactMap({ $0 }) {
-            if compare { compareQuerySource(graph, pages: pages) }
+            if compare { compareQuerySource(graph, source: PersistQuerySource(pages: pages)) }
             for (t, entry) in pages.catalog.enumerated() {
                 for range in [0..<min(entry.count, 25), max(0, entry.count - 25)..<entry.count] {
                     guard let keys = try? pages.keys(type: t, range: range), let window = try? pages.window(keys: keys) else { continue }
                     for ref in window.refs.compactMap({ $0 }) {
                         let id = window.graph.id(of: ref)
-                        _ = try? pages.linkTotals(of: id)
+                        _ = try? pages.linkTotals(of: window.graph.identity(of: ref))
                         guard compare, pages.schemaIsExact, !window.cut.contains(id) else { continue }
                         guard let table = graph.type(named: entry.name), let whole = graph.ref(type: table, id: id) else {
                             fatalError("paged mode read \(entry.name) #\(id), which the load does not have")
@@ -143,11 +145,41 @@ enum FileFuzz {
         }
     }
 
-    /// Statements answered by SQL over the paged store (``PersistQuerySource``, as paged mode and
-    /// `loupe query` over the budget ask it) against the in-memory engine: the same counts, keys
-    /// in the same order, rows and groups; errors on both sides.
-    static func compareQuerySource(_ graph: ObjectGraph, pages: PersistPages) {
-        let source = PersistQuerySource(pages: pages)
+    /// A plain SQLite input in paged mode (``RelationalPages``): each type's first and last pages
+    /// read as windows, every link of their objects counted and read; on a sound file whose
+    /// relations paged mode follows (every table with a rowid, nothing a load would infer), each
+    /// object a window did not cut must describe as the loaded graph describes it, and statements
+    /// answered over the file (``RelationalQuerySource``) as in memory.
+    static func compareRelationalPages(_ graph: ObjectGraph, path: String, compare: Bool) {
+        guard let file = try? StoreFile.openForReading(path), let pages = try? RelationalPages.open(file, edgesPerObject: 5) else { return }
+        let follows = compare && !pages.leavesOutInference && pages.layout.tables.allSatisfy { $0 != nil }
+        if compare { compareQuerySource(graph, source: RelationalQuerySource(file: file)) }
+        for (t, entry) in pages.catalog.enumerated() {
+            for range in [0..<min(entry.count, 25), max(0, entry.count - 25)..<entry.count] {
+                guard let keys = try? pages.keys(type: t, range: range, near: nil), let window = try? pages.window(keys: keys, of: entry.name) else { continue }
+                for ref in window.refs.compactMap({ $0 }) {
+                    let object = window.graph.identity(of: ref)
+                    for (link, total) in (try? pages.linkTotals(of: object)) ?? [:] {
+                        let read = (try? pages.linkKeys(of: object, link: link, range: 0..<total + 1)) ?? []
+                        if follows, read.count != total { fatalError("\(object): \(link) counts \(total) and reads \(read.count)") }
+                    }
+                    guard follows, !window.cut.contains(object.id) else { continue }
+                    guard let table = graph.type(named: entry.name), let whole = graph.ref(type: table, id: object.id) else {
+                        fatalError("paged mode read \(object), which the load does not have")
+                    }
+                    if window.graph.describe(ref) != graph.describe(whole) {
+                        fatalError("a relational window differs for \(object):\n\(window.graph.describe(ref))\n---\n\(graph.describe(whole))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Statements answered by SQL over the paged store (``PersistQuerySource`` or
+    /// ``RelationalQuerySource``, as paged mode and `loupe query` over the budget ask them) against
+    /// the in-memory engine: the same counts, keys in the same order, rows and groups; errors on
+    /// both sides.
+    static func compareQuerySource(_ graph: ObjectGraph, source: any QuerySource) {
         for statement in statements(graph) {
             guard let parsed = try? Parser.parse(statement) else { continue }
             let memory: String
