@@ -46,7 +46,12 @@ private struct SourcePrinter {
             // goes in parentheses. Any other predicate is written bare, so that printing never
             // adds a level of nesting the parser counts (a statement at the depth limit reparses).
             switch p {
-            case .truthy, .constant: parts.append("(\(predicate(p)))")
+            case .constant: parts.append("(\(predicate(p)))")
+            case .truthy:
+                // An expression that starts with a sign, a number or a parenthesis cannot be read
+                // as a type: written bare too (a chain of minus signs at the depth limit reparses).
+                let text = predicate(p)
+                parts.append(text.first.map { $0 == "-" || $0 == "(" || $0.isNumber } == true ? text : "(\(text))")
             default: parts.append(predicate(p))
             }
         }

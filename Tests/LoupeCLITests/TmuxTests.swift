@@ -180,6 +180,32 @@ final class TmuxTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
     }
 
+    /// A plain SQLite file over the memory budget on a real terminal: paged and read-only, a
+    /// relation followed, a statement through a backlink answered by SQLite, an edit refused, the
+    /// terminal restored and the file unchanged.
+    func testRelationalPagedModeOnATerminal() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        try start(path, subcommand: "browse --memory-budget 1M", width: 140, height: 35)
+        try waitFor("over the 1 MB memory budget")
+        try waitFor("For Those About To Rock")
+        try keys("BTab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j")
+        try waitFor("Track (3503)")
+        try keys("Tab", "End")
+        try waitFor("row 3503/3503")
+        try keys("Tab", "Enter")
+        try waitFor("› MediaType")
+        try keys(":", "Album where @links.Track.Album.@count > 20 sort by Title", "Enter")
+        try waitFor("17 objects")
+        try keys("Escape", "e")
+        try waitFor("paged mode: editing")
+        try keys("q", "q", "q", "q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+    }
+
     /// Paged mode edits on a real terminal: a statement and a cell staged, `Ctrl-S` shows the
     /// writes, Enter commits them into the file.
     func testPagedEditsOnATerminal() throws {

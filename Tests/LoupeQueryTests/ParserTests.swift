@@ -18,7 +18,10 @@ final class ParserTests: XCTestCase {
     func testPrintedStatementsReparseUpToTheDepthLimit() throws {
         for n in stride(from: 1, through: Parser.maximumDepth + 5, by: 1) {
             let nots = String(repeating: "!", count: n)
-            for source in [nots + "EATCHES", "Book where " + nots + "flag", nots + "(a == 1)", "(" + nots + "flag)"] {
+            let minuses = String(repeating: "-", count: n)
+            // (A bare chain of minus signs: a fuzz finding, printed in parentheses one level past the limit.)
+            for source in [nots + "EATCHES", "Book where " + nots + "flag", nots + "(a == 1)", "(" + nots + "flag)",
+                           minuses + "x", "--id" + minuses + "2024-01-31", "-1 - " + minuses + "x"] {
                 guard let statement = try? Parser.parse(source) else { continue }
                 let text = try XCTUnwrap(statement.sourceText, source)
                 XCTAssertEqual(try? Parser.parse(text).description, statement.description, "n = \(n): \(source) printed as \(text)")
