@@ -129,7 +129,7 @@ public final class RelationalPages: PageSource, Sendable {
     private func rowid(of key: ObjectID, type t: Int, _ db: Database) throws -> Int64? {
         guard let rowidName = rowid(t) else { return nil }
         let columns = layout.keyColumns(t)
-        if columns.isEmpty { if case .int(let i) = key { return i } else { return nil } }
+        if columns.isEmpty || layout.tables[t]?.keyIsRowid == true { if case .int(let i) = key { return i } else { return nil } }
         let parts: [ObjectID]
         if case .composite(let p) = key { parts = p } else { parts = [key] }
         guard parts.count == columns.count else { return nil }
