@@ -137,16 +137,6 @@ extension ChangeWriter {
             .sorted { $0.offset < $1.offset }
     }
 
-    /// A key as a bound value.
-    static func databaseValue(_ id: ObjectID) -> DatabaseValue {
-        switch id {
-        case .int(let i): return i.databaseValue
-        case .double(let d): return d.databaseValue
-        case .string(let s): return s.databaseValue
-        case .data(let d): return d.databaseValue
-        case .composite: return .null
-        }
-    }
 }
 
 /// Writes a relational file: `UPDATE`, `INSERT` and `DELETE` keyed by the primary key (or the
@@ -213,11 +203,11 @@ enum RelationalWriter: ChangeWriter {
     /// `"Key" = ?` (or every key column, or the rowid) and the key's values.
     static func keyCondition(_ table: TypeTable, _ id: ObjectID) -> (String, [DatabaseValue]) {
         switch table.keyPolicy {
-        case .column(let name, _): return ("\(SQL.identifier(name)) = ?", [databaseValue(id)])
+        case .column(let name, _): return ("\(SQL.identifier(name)) = ?", [id.databaseValue])
         case .columns(let names):
             guard case .composite(let parts) = id else { return ("0", []) }
-            return (names.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND "), parts.map(databaseValue))
-        case .rowid, .globalInteger, .rowNumber: return ("\(rowidName(table)) = ?", [databaseValue(id)])
+            return (names.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND "), parts.map(\.databaseValue))
+        case .rowid, .globalInteger, .rowNumber: return ("\(rowidName(table)) = ?", [id.databaseValue])
         }
     }
 
@@ -267,14 +257,14 @@ enum PersistEditWriter: ChangeWriter {
         let touched = changes.touched
         // Many objects: their stored rows in one statement (SQLite does the look-ups) rather than
         // one query each.
-        let stored = try storedRows(of: touched.filter { !changes.isInserted($0) }.map { databaseValue(staged.id(of: $0)) }, in: db)
+        let stored = try storedRows(of: touched.filter { !changes.isInserted($0) }.map { staged.id(of: $0).databaseValue }, in: db)
         for ref in touched {
             let table = staged.table(ref)
             let row = Int(ref.row)
             let isNew = changes.isInserted(ref), isGone = changes.isRemoved(ref)
             if isNew && isGone { continue }
             let identity = staged.identity(of: ref)
-            let id = databaseValue(staged.id(of: ref))
+            let id = staged.id(of: ref).databaseValue
             if isNew {
                 let values = table.attributes.enumerated().map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }.filter { !$0.1.isNull }
                 let json = PersistJSON.rewrite(nil, changes: values, style: fileStyle)
@@ -369,13 +359,13 @@ enum PersistEditWriter: ChangeWriter {
     /// `INSERT INTO relations` rows for an object's targets in the named relations, in order.
     private static func relationRows(of ref: ObjectRef, in graph: ObjectGraph, relations names: [String]) -> [WritePlan.Statement] {
         let table = graph.table(ref)
-        let from = databaseValue(graph.id(of: ref))
+        let from = graph.id(of: ref).databaseValue
         var out: [WritePlan.Statement] = []
         for name in names {
             guard let r = table.relation(named: name), table.relations[r].name == name else { continue }
             for target in table.relations[r].targets(of: Int(ref.row)) {
                 out.append(WritePlan.Statement(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#,
-                                               arguments: [from, databaseValue(graph.id(of: target)), name.databaseValue]))
+                                               arguments: [from, graph.id(of: target).databaseValue, name.databaseValue]))
             }
         }
         return out

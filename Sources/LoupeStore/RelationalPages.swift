@@ -622,19 +622,3 @@ public final class RelationalPages: PageSource, Sendable {
         throw StoreError(.unreadable, path: file.path, reason: "Loupe's relation index is for Persist stores; this file's own indexes serve its relations")
     }
 }
-
-extension ObjectID {
-    /// The key bound as SQLite holds it (a composite key's parts are bound one by one).
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .int(let i): return i.databaseValue
-        case .double(let d): return d.databaseValue
-        case .string(let s): return s.databaseValue
-        case .data(let d): return d.databaseValue
-        case .composite: return .null
-        }
-    }
-
-    /// True for a key of one column.
-    var isScalar: Bool { if case .composite = self { return false } else { return true } }
-}

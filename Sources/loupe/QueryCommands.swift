@@ -291,9 +291,7 @@ struct Repl: ParsableCommand {
         session.host = host
         session.storePath = pages.file.path
         let interactive = isatty(0) == 1
-        if interactive {
-            print("Loupe \(DisplayText.escaped(label)) — Persist, \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: statements are answered by SQLite over the file. .quit to leave.")
-        }
+        if interactive { print(overBudgetBanner(label, format: PersistFormat.name, pages, budget: budget, readOnly: false)) }
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
@@ -366,16 +364,25 @@ struct Repl: ParsableCommand {
                 session.replacePending(changes.pending)   // the base may have gained kinds
                 try Query.write(answer, host.pages, format: format, staged: changes)
                 if let note { printError(note) }
-            } catch let error as QueryError {
-                fail(error.render(source: text))
-            } catch where cancellation.isCancelled {
-                fail("error: cancelled")
             } catch {
-                fail("error: \(error)")
+                fail(failureLine(error, source: text, cancelled: cancellation.isCancelled))
             }
         }
         withExtendedLifetime(host) {}
         if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+
+    /// What a REPL over the memory budget says of a statement that threw: a query error with its
+    /// caret, else that it was cancelled, else the error.
+    static func failureLine(_ error: any Error, source: String, cancelled: Bool) -> String {
+        if let error = error as? QueryError { return error.render(source: source) }
+        return cancelled ? "error: cancelled" : "error: \(error)"
+    }
+
+    /// The first line a REPL over the memory budget prints on a terminal.
+    static func overBudgetBanner(_ label: String, format: String, _ pages: PageSource, budget: MemoryBudget, readOnly: Bool) -> String {
+        "Loupe \(DisplayText.escaped(label)) — \(format), \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: "
+            + "statements are answered by SQLite over the file\(readOnly ? " (read-only)" : ""). .quit to leave."
     }
 
     /// The REPL over a plain SQLite file too large to load: each statement answered by SQLite
@@ -388,9 +395,7 @@ struct Repl: ParsableCommand {
         let schema = try pages.window(keys: []).graph
         let session = ReplSession(graph: schema, mode: format)
         let interactive = isatty(0) == 1
-        if interactive {
-            print("Loupe \(DisplayText.escaped(label)) — \(opening.formatName), \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: statements are answered by SQLite over the file (read-only). .quit to leave.")
-        }
+        if interactive { print(overBudgetBanner(label, format: opening.formatName, pages, budget: budget, readOnly: true)) }
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
@@ -424,12 +429,8 @@ struct Repl: ParsableCommand {
                     continue
                 }
                 try Query.write(answer, pages, format: format)
-            } catch let error as QueryError {
-                fail(error.render(source: text))
-            } catch where cancellation.isCancelled {
-                fail("error: cancelled")
             } catch {
-                fail("error: \(error)")
+                fail(failureLine(error, source: text, cancelled: cancellation.isCancelled))
             }
         }
         if !interactive && failures > 0 { throw ExitCode(1) }

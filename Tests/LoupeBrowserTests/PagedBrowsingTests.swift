@@ -44,16 +44,7 @@ final class PagedBrowsingTests: XCTestCase {
                         paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))
                         let keys: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab]
                             + Array(repeating: .character("l"), count: column) + [.character("F")] + after + [.character("j"), .enter, .character("j")]
-                        for (step, key) in keys.enumerated() {
-                            whole.handle(.key(key))
-                            paged.handle(.key(key))
-                            var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
-                            whole.render(into: &a)
-                            paged.render(into: &b)
-                            XCTAssertEqual(Array(a.lines.dropLast()), Array(b.lines.dropLast()),
-                                           "\(type.name) column \(column) step \(step) (\(key)) awkward \(awkward)\n\(a.text)\n\(b.text)")
-                            if Array(a.lines.dropLast()) != Array(b.lines.dropLast()) { return }
-                        }
+                        if !assertSameScreens(whole, paged, keys: keys, "\(type.name) column \(column) awkward \(awkward)") { return }
                     }
                 }
             }
@@ -252,6 +243,23 @@ final class PagedBrowsingTests: XCTestCase {
 }
 
 extension XCTestCase {
+    /// Presses `keys` in both browsers, comparing their screens (all but the status line) after
+    /// each; false at the first difference (reported with `label`).
+    func assertSameScreens(_ whole: Browser, _ paged: Browser, keys: [Key], _ label: String, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        for (step, key) in keys.enumerated() {
+            whole.handle(.key(key))
+            paged.handle(.key(key))
+            var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
+            whole.render(into: &a)
+            paged.render(into: &b)
+            guard Array(a.lines.dropLast()) == Array(b.lines.dropLast()) else {
+                XCTFail("\(label) step \(step) (\(key))\n\(a.text)\n\(b.text)", file: file, line: line)
+                return false
+            }
+        }
+        return true
+    }
+
     /// Walks both browsers with the same `count` random keys from `seed`, comparing every frame;
     /// `open` makes the paged store (a Persist store unless said otherwise).
     func walk(_ path: String, seed: UInt64, count: Int, edgesPerObject: Int, windowRows: Int,

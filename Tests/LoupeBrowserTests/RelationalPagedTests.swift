@@ -90,15 +90,7 @@ final class RelationalPagedTests: XCTestCase {
                 paged.attachPaged(try RelationalPages.open(try StoreFile.openForReading(path)))
                 let keys: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab]
                     + Array(repeating: .character("l"), count: column) + [.character("F"), .character("j"), .enter, .character("j")]
-                for (step, key) in keys.enumerated() {
-                    whole.handle(.key(key))
-                    paged.handle(.key(key))
-                    var a = Buffer(width: 120, height: 30), b = Buffer(width: 120, height: 30)
-                    whole.render(into: &a)
-                    paged.render(into: &b)
-                    XCTAssertEqual(Array(a.lines.dropLast()), Array(b.lines.dropLast()), "\(type.name) column \(column) step \(step) (\(key))\n\(a.text)\n\(b.text)")
-                    if Array(a.lines.dropLast()) != Array(b.lines.dropLast()) { return }
-                }
+                if !assertSameScreens(whole, paged, keys: keys, "\(type.name) column \(column)") { return }
             }
         }
     }
