@@ -308,12 +308,13 @@ public final class RelationalPages: PageSource, Sendable {
         return ObjectWindow(graph: graph, refs: keys.map { graph.ref(type: graph.types[t], id: $0) }, cut: cut)
     }
 
-    /// The key of a root row from its key cells (the rowid when the type has no key columns).
+    /// The key of a root row from its key cells, as a load makes it (the rowid when the type has
+    /// no key columns; a composite key, which only a referenced column's value can name).
     private func keyOfRoot(_ rowid: Int64, _ cells: [DatabaseValue], type t: Int) throws -> ObjectID? {
         let columns = layout.keyColumns(t)
         if columns.isEmpty { return .int(rowid) }
         if columns.count == 1 { return cells.first?.objectID }
-        return nil   // a composite key: no single-column foreign key names it
+        return .composite(cells.map { $0.objectID ?? .string("") })
     }
 
     /// The rows of `link.source` whose foreign key may name each of `named`'s values (a superset,

@@ -154,7 +154,7 @@ public enum HostileFiles {
     /// column without affinity holding both `5` and `'5'` (foreign keys to it spelt `'05'`, `'+7'`,
     /// `7.0`), a foreign key to a column that repeats values, a self-reference with a hub of
     /// `hub` rows (indexed) and notes on it (not indexed), dangling values, a table keyed by rowid,
-    /// a composite key, a `WITHOUT ROWID` table and a table whose rowid is hidden (both without
+    /// a composite key (one also named through a referenced column), a `WITHOUT ROWID` table and a table whose rowid is hidden (both without
     /// relations), a view, dates, and text with controls.
     public static func awkwardRelational(people: Int = 400, hub: Int = 60) throws -> String {
         try make("awkward.sqlite") { db in
@@ -167,6 +167,8 @@ public enum HostileFiles {
                 CREATE INDEX person_boss ON Person(boss);
                 CREATE TABLE Note(body TEXT, person INTEGER REFERENCES Person(id));
                 CREATE TABLE Pair(a INTEGER, b TEXT, person INTEGER REFERENCES Person, PRIMARY KEY (a, b));
+                CREATE TABLE Slot(a INTEGER, b TEXT, code TEXT UNIQUE, PRIMARY KEY (a, b));
+                CREATE TABLE Booking(slot TEXT REFERENCES Slot(code), note TEXT);
                 CREATE TABLE Setting(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
                 CREATE TABLE Hidden(rowid, _rowid_, oid, v);
                 CREATE VIEW Bosses AS SELECT p.name AS name, count(*) AS reports FROM Person p JOIN Person q ON q.boss = p.id GROUP BY p.id;
@@ -205,6 +207,9 @@ public enum HostileFiles {
                 try db.execute(sql: "INSERT INTO Note VALUES (?, ?)", arguments: ["note \(i)", i % 3 == 0 ? 1 : i % people + 1])
             }
             for i in 0..<30 { try db.execute(sql: "INSERT INTO Pair VALUES (?, ?, ?)", arguments: [i % 4, "b\(i)", i % 5 == 0 ? 1 : i + 2]) }
+            // A composite key named through a referenced column, one slot by many bookings.
+            for i in 0..<80 { try db.execute(sql: "INSERT INTO Slot VALUES (?, ?, ?)", arguments: [i % 7, "s\(i)", "c\(i)"]) }
+            for i in 0..<120 { try db.execute(sql: "INSERT INTO Booking VALUES (?, ?)", arguments: [i % 3 == 0 ? "c0" : "c\(i % 90)", "booking \(i)"]) }
         }
     }
 
