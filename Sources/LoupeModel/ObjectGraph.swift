@@ -108,6 +108,15 @@ public enum KeyPolicy: Hashable, Sendable {
     case columns([String])
     /// Row numbers: the source has no key of its own (a view). Such a type is read-only.
     case rowNumber
+
+    /// The columns that hold the key, in key order (empty: the rowid, a global key, or the position).
+    public var keyColumns: [String] {
+        switch self {
+        case .column(let k, _): return [k]
+        case .columns(let ks): return ks
+        default: return []
+        }
+    }
 }
 
 /// The objects of one type, stored by columns: one array of ids, one array of values per attribute,

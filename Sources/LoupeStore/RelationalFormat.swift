@@ -367,11 +367,7 @@ public enum RelationalFormat: StoreFormat {
         var policy: KeyPolicy
         if let window {
             policy = window.policy
-            switch policy {
-            case .column(let k, _): keyColumns = [k]
-            case .columns(let ks): keyColumns = ks
-            default: keyColumns = []
-            }
+            keyColumns = policy.keyColumns
         } else if source.isView {
             policy = .rowNumber
         } else if keyColumns.count == 1 {

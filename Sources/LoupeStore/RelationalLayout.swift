@@ -32,12 +32,32 @@ public struct RelationalLayout: Sendable {
     }
 
     /// The key columns of type `t` as its key policy names them (empty: the rowid, or the position).
-    public func keyColumns(_ t: Int) -> [String] {
-        switch graph.types[t].keyPolicy {
-        case .column(let k, _): return [k]
-        case .columns(let ks): return ks
-        default: return []
+    public func keyColumns(_ t: Int) -> [String] { graph.types[t].keyPolicy.keyColumns }
+
+    /// True when SQLite gives type `t`'s column `name` (nil: the rowid) numeric affinity: text
+    /// left in it never spells a number (SQLite would have stored the number).
+    public func numericAffinity(_ t: Int, _ name: String?) -> Bool {
+        guard let name else { return true }
+        guard let a = graph.types[t].attribute(named: name) else { return false }
+        let declared = (graph.types[t].attributes[a].storage?.declaredType ?? "").uppercased()
+        if declared.contains("INT") { return true }
+        if declared.isEmpty || ["CHAR", "CLOB", "TEXT", "BLOB"].contains(where: declared.contains) { return false }
+        return true
+    }
+
+    /// The condition under which `expression` — type `t`'s column `name` (nil: the rowid) — may
+    /// hold a key value naming `id`, with its arguments: a superset of what a load links (the
+    /// value, its affinity twin, and in a column without numeric affinity text that reads as the
+    /// integer, a branch no index serves). Nil when no single value names it (a composite key).
+    public func namingCondition(_ expression: String, type t: Int, column name: String?, naming id: ObjectID) -> (sql: String, arguments: [DatabaseValue])? {
+        var bound = ([id] + (id.affinityAlternative.map { [$0] } ?? [])).filter(\.isScalar).map(\.databaseValue)
+        guard !bound.isEmpty else { return nil }
+        var condition = bound.map { _ in "\(expression) = ?" }.joined(separator: " OR ")
+        if case .int = id, !numericAffinity(t, name) {
+            condition += " OR (typeof(\(expression)) = 'text' AND CAST(\(expression) AS INTEGER) = ?)"
+            bound.append(bound[0])
         }
+        return (condition, bound)
     }
 
     /// `rowid, <key columns>` of type `t`, for ``key(_:type:ordinal:)``.
@@ -185,37 +205,10 @@ extension RelationalFormat {
             default: return nil
             }
         }
-        /// True when SQLite gives `t`'s column (by name; nil: the rowid) numeric affinity: text
-        /// left in it never spells a number (SQLite would have stored the number).
-        func numericAffinity(_ t: Int, _ name: String?) -> Bool {
-            guard let name else { return true }
-            guard let a = graph.types[t].attribute(named: name) else { return false }
-            let declared = (graph.types[t].attributes[a].storage?.declaredType ?? "").uppercased()
-            if declared.contains("INT") { return true }
-            if declared.isEmpty || ["CHAR", "CLOB", "TEXT", "BLOB"].contains(where: declared.contains) { return false }
-            return true
-        }
         /// The rowids of `t`'s rows whose `column` may hold `value` (a superset).
         func rowids(_ t: Int, column: String, named columnName: String? = nil, matching value: Value) throws -> [Int64] {
-            guard let table = layout.tables[t], let id = ObjectID(keyValue: value) else { return [] }
-            var bound: [DatabaseValue] = []
-            for candidate in [id] + (id.affinityAlternative.map { [$0] } ?? []) {
-                switch candidate {
-                case .int(let i): bound.append(i.databaseValue)
-                case .double(let d): bound.append(d.databaseValue)
-                case .string(let s): bound.append(s.databaseValue)
-                case .data(let d): bound.append(d.databaseValue)
-                case .composite: break
-                }
-            }
-            guard !bound.isEmpty else { return [] }
-            var condition = bound.map { _ in "\(column) = ?" }.joined(separator: " OR ")
-            // Text spelling the integer (`05`, `+5`), which a load takes for it; never in a column
-            // of numeric affinity, and this branch cannot use an index.
-            if case .int = id, !numericAffinity(t, columnName) {
-                condition += " OR (typeof(\(column)) = 'text' AND CAST(\(column) AS INTEGER) = ?)"
-                bound.append(bound[0])
-            }
+            guard let table = layout.tables[t], let id = ObjectID(keyValue: value),
+                  let (condition, bound) = layout.namingCondition(column, type: t, column: columnName, naming: id) else { return [] }
             return try Int64.fetchAll(db, sql: "SELECT \(table.rowid) FROM \(SQL.identifier(table.name)) WHERE \(condition)", arguments: StatementArguments(bound))
         }
         func keyName(_ t: Int) -> String? {

@@ -207,27 +207,9 @@ public final class RelationalPages: PageSource, Sendable {
             guard columns.count <= 1 else { return [] }   // a composite key is named by no single value
             expression = columns.first.map(SQL.identifier) ?? rowidName
         }
-        var bound: [DatabaseValue] = []
-        for candidate in [id] + (id.affinityAlternative.map { [$0] } ?? []) where candidate.isScalar { bound.append(candidate.databaseValue) }
-        guard !bound.isEmpty else { return [] }
-        var condition = bound.map { _ in "\(expression) = ?" }.joined(separator: " OR ")
-        if case .int = id, !numericAffinity(t, column ?? layout.keyColumns(t).first) {
-            condition += " OR (typeof(\(expression)) = 'text' AND CAST(\(expression) AS INTEGER) = ?)"
-            bound.append(bound[0])
-        }
+        guard let (condition, bound) = layout.namingCondition(expression, type: t, column: column ?? layout.keyColumns(t).first, naming: id) else { return [] }
         let sql = "SELECT \(rowidName), \(expression) FROM \(SQL.identifier(sources[t].name)) WHERE \(condition) ORDER BY \(rowidName)" + (limit.map { " LIMIT \($0)" } ?? "")
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(bound)).map { ($0[0], $0[1]) }
-    }
-
-    /// True when SQLite gives type `t`'s column (nil: the rowid) numeric affinity: text left in it
-    /// never spells an integer (SQLite would have stored the integer).
-    private func numericAffinity(_ t: Int, _ name: String?) -> Bool {
-        guard let name else { return true }
-        guard let a = layout.graph.types[t].attribute(named: name) else { return false }
-        let declared = (layout.graph.types[t].attributes[a].storage?.declaredType ?? "").uppercased()
-        if declared.contains("INT") { return true }
-        if declared.isEmpty || ["CHAR", "CLOB", "TEXT", "BLOB"].contains(where: declared.contains) { return false }
-        return true
     }
 
     /// The key value a cell of type `t`'s column holds, as a load reads it (a date column's text may be a date).
