@@ -80,14 +80,7 @@ public struct WritePlan: Sendable {
                 break
             }
             if let before = unit.before, let after = unit.after {
-                lines.append("\(unit.object) (\(unit.kind.rawValue))")
-                if before == after {
-                    lines.append("  json unchanged (relations only)")
-                } else {
-                    if !before.isEmpty { lines.append("  json before: " + before.replacingOccurrences(of: "\n", with: "\n               ")) }
-                    if !after.isEmpty { lines.append("  json after:  " + after.replacingOccurrences(of: "\n", with: "\n               ")) }
-                }
-                for statement in unit.statements { lines.append("  " + statement.display) }
+                lines += PersistEdit.lines(object: unit.object, kind: unit.kind, before: before, after: after, statements: unit.statements.map(\.display))
             } else {
                 for statement in unit.statements { lines.append(statement.display) }
             }
@@ -239,147 +232,86 @@ enum RelationalWriter: ChangeWriter {
     }
 }
 
-/// Writes a Persist file as Persist writes it: a changed object's document rewritten in the
-/// file's own style (only changed members re-encoded), relation rows deleted and added for the
-/// relations that changed, a deleted object's row and every relation row that touches it
-/// removed; each object checked against what was loaded. In files with Persist's undo tables,
-/// each object is one operation and the commit one undo transaction, as Persist records them.
+/// Writes a Persist file as Persist writes it (``PersistEditPlanner``), each write one SQLite
+/// statement: in files with Persist's undo tables, each object is one operation and the commit
+/// one undo transaction, as Persist records them.
 enum PersistEditWriter: ChangeWriter {
     static func plan(_ pending: PendingChanges, in db: Database, verify: Bool) throws -> WritePlan {
-        let base = pending.base, staged = pending.graph, changes = pending.changes
         var plan = WritePlan()
         plan.recordsHistory = try db.tableExists("operations") && db.tableExists("by_type_history")
-        // The file's style, for new documents: pretty (Persist) or compact (Loupe's library).
-        let sample = try String.fetchAll(db, sql: "SELECT json FROM by_type WHERE typeof(json) = 'text' ORDER BY id LIMIT 50")
-        var fileStyle = sample.contains { $0.contains("\n") } || sample.isEmpty && plan.recordsHistory ? PersistJSON.Style.persist : PersistJSON.Style.compact
-        if let offset = sample.lazy.compactMap(PersistJSON.dateOffset).first { fileStyle.dateOffsetMinutes = offset }
-
-        let touched = changes.touched
-        // Many objects: their stored rows in one statement (SQLite does the look-ups) rather than
-        // one query each.
-        let stored = try storedRows(of: touched.filter { !changes.isInserted($0) }.map { staged.id(of: $0).databaseValue }, in: db)
-        for ref in touched {
-            let table = staged.table(ref)
-            let row = Int(ref.row)
-            let isNew = changes.isInserted(ref), isGone = changes.isRemoved(ref)
-            if isNew && isGone { continue }
-            let identity = staged.identity(of: ref)
-            let id = staged.id(of: ref).databaseValue
-            if isNew {
-                let values = table.attributes.enumerated().map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }.filter { !$0.1.isNull }
-                let json = PersistJSON.rewrite(nil, changes: values, style: fileStyle)
-                if verify, try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT id FROM by_type WHERE id = ?"), arguments: [id]) != nil {
-                    plan.conflicts.append("\(identity): the id is taken in the file (another process inserted an object)")
+        let (edits, conflicts) = try PersistEditPlanner.plan(pending, reading: FileRows(db: db), recordsHistory: plan.recordsHistory, verify: verify)
+        plan.conflicts = conflicts
+        plan.units = edits.map { edit in
+            let id = edit.id.databaseValue
+            let statements = edit.writes.flatMap { write -> [WritePlan.Statement] in
+                switch write {
+                case .insertObject(let typeName, let json):
+                    return [WritePlan.Statement(sql: #"INSERT INTO "by_type" ("id", "type_name", "json") VALUES (?, ?, ?)"#,
+                                                arguments: [id, typeName.databaseValue, json.databaseValue])]
+                case .updateDocument(let json):
+                    return [WritePlan.Statement(sql: WritePlan.documentUpdate, arguments: [json.databaseValue, id])]
+                case .deleteObject:
+                    return [WritePlan.Statement(sql: #"DELETE FROM "by_type" WHERE "id" = ?"#, arguments: [id]),
+                            WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? OR "to_id" = ?"#, arguments: [id, id])]
+                case .deleteRelation(let name):
+                    return [WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? AND "relation" = ?"#, arguments: [id, name.databaseValue])]
+                case .insertRelation(let name, let to):
+                    return [WritePlan.Statement(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#,
+                                                arguments: [id, to.databaseValue, name.databaseValue])]
                 }
-                var statements = [WritePlan.Statement(sql: #"INSERT INTO "by_type" ("id", "type_name", "json") VALUES (?, ?, ?)"#,
-                                                      arguments: [id, table.name.rawValue.databaseValue, json.databaseValue])]
-                statements += relationRows(of: ref, in: staged, relations: table.relations.map(\.name))
-                plan.units.append(WritePlan.Unit(object: identity, kind: .create, statements: statements, before: "", after: json,
-                                                 persistID: id, typeName: table.name.rawValue))
-                continue
             }
-            // An existing object: its document as stored, checked against what was loaded.
-            let storedRow: (typeName: DatabaseValue, json: DatabaseValue)?
-            if let stored { storedRow = stored[id] } else {
-                storedRow = try Row.fetchOne(db.cachedStatement(sql: "SELECT type_name, json FROM by_type WHERE id = ?"), arguments: [id]).map { ($0[0], $0[1]) }
-            }
-            guard let found = storedRow else {
-                plan.conflicts.append("\(identity) was deleted by another process")
-                continue
-            }
-            let original = found.json.lenientText ?? ""
-            let storedTypeName = found.typeName.lenientText ?? table.name.rawValue
-            let baseTable = base.types[table.index]
-            if verify, let conflict = documentConflict(original, loaded: baseTable, row: row) { plan.conflicts.append("\(identity)\(conflict)") }
-            let changedRelations = changes.relinkedRelations(of: ref).sorted { (table.relation(named: $0) ?? 0) < (table.relation(named: $1) ?? 0) }
-            for name in changedRelations where verify {
-                let loaded = baseTable.relation(named: name).map { r in baseTable.relations[r].targets(of: row).map { base.id(of: $0) } } ?? []
-                let inFile = try DatabaseValue.fetchAll(db, sql: "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid",
-                                                        arguments: [id, name]).compactMap(\.objectID)
-                if inFile != loaded { plan.conflicts.append("\(identity).\(name) was changed by another process") }
-            }
-            if isGone {
-                plan.units.append(WritePlan.Unit(object: identity, kind: .delete, statements: [
-                    WritePlan.Statement(sql: #"DELETE FROM "by_type" WHERE "id" = ?"#, arguments: [id]),
-                    WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? OR "to_id" = ?"#, arguments: [id, id]),
-                ], before: original, after: "", persistID: id, typeName: storedTypeName))
-                continue
-            }
-            let edited = changedColumns(table, ref, changes)
-            var statements: [WritePlan.Statement] = []
-            var after = original
-            if !edited.isEmpty {
-                let values = edited.map { ($0.element.name, table.value(row: row, attribute: $0.offset)) }
-                // A number or a bool is written alike in every style; only text, dates, nested
-                // values and removals need the document's own style read first.
-                let styleFree = values.allSatisfy { v in
-                    switch v.1 { case .int, .double, .bool: return true; default: return false }
-                }
-                if styleFree, let spliced = PersistJSON.splicingValues(original, changes: values, style: fileStyle) {
-                    after = spliced
-                } else {
-                    after = PersistJSON.rewrite(original, changes: values, style: PersistJSON.style(of: original, fallback: fileStyle))
-                }
-                statements.append(WritePlan.Statement(sql: WritePlan.documentUpdate, arguments: [after.databaseValue, id]))
-            }
-            for name in changedRelations {
-                statements.append(WritePlan.Statement(sql: #"DELETE FROM "relations" WHERE "from_id" = ? AND "relation" = ?"#, arguments: [id, name.databaseValue]))
-                statements += relationRows(of: ref, in: staged, relations: [name])
-            }
-            if !statements.isEmpty {
-                plan.units.append(WritePlan.Unit(object: identity, kind: .update, statements: statements, before: original, after: after,
-                                                 persistID: id, typeName: storedTypeName))
-            }
+            return WritePlan.Unit(object: edit.object, kind: edit.kind, statements: statements, before: edit.before, after: edit.after,
+                                  persistID: id, typeName: edit.typeName)
         }
         return plan
     }
 
-    /// The stored `type_name` and `json` of many objects by id, read in one statement (the ids
-    /// passed as one JSON array); nil for a few objects (one query each is as fast) or keys that
-    /// are neither integers nor text.
-    private static func storedRows(of ids: [DatabaseValue], in db: Database) throws -> [DatabaseValue: (typeName: DatabaseValue, json: DatabaseValue)]? {
-        guard ids.count >= 64 else { return nil }
-        var list: [String] = []
-        list.reserveCapacity(ids.count)
-        for id in ids {
-            switch id.storage {
-            case .int64(let i): list.append(String(i))
-            case .string(let text): list.append(ValueFormatter.json(.string(text)))
-            default: return nil
-            }
-        }
-        var out: [DatabaseValue: (typeName: DatabaseValue, json: DatabaseValue)] = [:]
-        out.reserveCapacity(ids.count)
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
-                                       arguments: ["[" + list.joined(separator: ",") + "]"])
-        while let row = try rows.next() { out[row[0]] = (row[1], row[2]) }
-        return out
-    }
+    /// Persist's rows in a SQLite file, read inside the commit's transaction (or the preview's read).
+    private struct FileRows: PersistLayoutReading {
+        let db: Database
+        var words: (store: String, writer: String) { ("the file", "another process") }
 
-    /// `INSERT INTO relations` rows for an object's targets in the named relations, in order.
-    private static func relationRows(of ref: ObjectRef, in graph: ObjectGraph, relations names: [String]) -> [WritePlan.Statement] {
-        let table = graph.table(ref)
-        let from = graph.id(of: ref).databaseValue
-        var out: [WritePlan.Statement] = []
-        for name in names {
-            guard let r = table.relation(named: name), table.relations[r].name == name else { continue }
-            for target in table.relations[r].targets(of: Int(ref.row)) {
-                out.append(WritePlan.Statement(sql: #"INSERT INTO "relations" ("from_id", "to_id", "relation") VALUES (?, ?, ?)"#,
-                                               arguments: [from, graph.id(of: target).databaseValue, name.databaseValue]))
-            }
+        func sampleDocuments() throws -> [String] {
+            try String.fetchAll(db, sql: "SELECT json FROM by_type WHERE typeof(json) = 'text' ORDER BY id LIMIT 50")
         }
-        return out
-    }
 
-    /// Why a stored document no longer holds what was loaded (`: title is …`), or nil.
-    private static func documentConflict(_ text: String, loaded table: TypeTable, row: Int) -> String? {
-        var now: [String: Value] = [:]
-        if case .object(let o)? = try? JSONReader.parse(text) { for m in o.members { now[m.key] = m.value } }
-        for column in table.attributes {
-            let inFile = now[column.name] ?? .null
-            let loaded = table.value(row: row, attribute: table.attributeIndex[column.name]!)
-            if inFile != loaded { return ".\(column.name) is \(ValueFormatter.plain(inFile)) in the file, \(ValueFormatter.plain(loaded)) when loaded" }
+        /// Many objects: their rows in one statement (the ids passed as one JSON array, SQLite
+        /// does the look-ups) rather than one query each.
+        func storedRows(_ ids: [ObjectID]) throws -> [ObjectID: (typeName: String?, json: String?)] {
+            var out: [ObjectID: (typeName: String?, json: String?)] = [:]
+            out.reserveCapacity(ids.count)
+            var list: [String] = []
+            for id in ids where ids.count >= 64 {
+                switch id {
+                case .int(let i): list.append(String(i))
+                case .string(let text): list.append(ValueFormatter.json(.string(text)))
+                default: break
+                }
+            }
+            if list.count == ids.count, !ids.isEmpty {
+                let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
+                                               arguments: ["[" + list.joined(separator: ",") + "]"])
+                while let row = try rows.next() {
+                    if let id = (row[0] as DatabaseValue).objectID { out[id] = ((row[1] as DatabaseValue).lenientText, (row[2] as DatabaseValue).lenientText) }
+                }
+                return out
+            }
+            let statement = try db.cachedStatement(sql: "SELECT type_name, json FROM by_type WHERE id = ?")
+            for id in ids {
+                if let row = try Row.fetchOne(statement, arguments: [id.databaseValue]) {
+                    out[id] = ((row[0] as DatabaseValue).lenientText, (row[1] as DatabaseValue).lenientText)
+                }
+            }
+            return out
         }
-        return nil
+
+        func isTaken(_ id: ObjectID) throws -> Bool {
+            try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT id FROM by_type WHERE id = ?"), arguments: [id.databaseValue]) != nil
+        }
+
+        func relationTargets(from id: ObjectID, relation: String) throws -> [ObjectID] {
+            try DatabaseValue.fetchAll(db, sql: "SELECT to_id FROM relations WHERE from_id = ? AND relation = ? ORDER BY rowid",
+                                       arguments: [id.databaseValue, relation]).compactMap(\.objectID)
+        }
     }
 }
