@@ -456,8 +456,9 @@ extension ObjectGraph {
     }
 
     /// The same graph under another format name, every type read-only for `reason` (a store
-    /// read through a format whose writes Loupe does not make).
-    public func readOnly(because reason: String, formatName: String) -> ObjectGraph {
+    /// read through a format whose writes Loupe does not make); types keep their own reasons
+    /// when `reason` is nil.
+    public func readOnly(because reason: String?, formatName: String) -> ObjectGraph {
         ObjectGraph(types: types.map { t in
             TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason ?? reason, keyPolicy: t.keyPolicy, ids: t.ids,
                       attributes: t.attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage)

@@ -71,14 +71,7 @@ public enum PostgresCommit {
 
     /// Writes `pending` into the database at `url` in one transaction (see the type's comment).
     public static func commit(_ pending: PendingChanges, url: String) throws -> StoreCommit.Report {
-        let started = DispatchTime.now()
-        let connection: PostgresConnection
-        do { connection = try PostgresConnection(url: url) } catch let error as PostgresError {
-            throw PostgresError(server: error.server, reason: "\(error.reason); nothing was written, your edits stay pending", writing: true)
-        }
-        var statements = 0
-        _ = try connection.query("BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE")
-        do {
+        try inWriteTransaction(pending, url: url) { connection in
             let described = try PostgresDatabase.describeAll(connection)
             let plan = try plan(pending, described: described, server: connection.server)
             // Every row the changes touch, locked and compared with what was loaded.
@@ -101,18 +94,27 @@ public enum PostgresCommit {
                     }
                 }
             }
-            if !conflicts.isEmpty {
-                throw PostgresError(server: connection.server, reason: "the database changed since it was loaded; nothing was written. Changed: "
-                                    + conflicts.prefix(8).joined(separator: "; ") + (conflicts.count > 8 ? "; …" : "")
-                                    + ". Reload (your edits stay pending) and commit again")
-            }
+            try refuse(conflicts, server: connection.server)
             for unit in plan.units {
-                let affected = try connection.execute(unit.sql, unit.parameters)
-                statements += 1
-                guard affected == 1 else {
-                    throw PostgresError(server: connection.server, reason: "\(unit.display) changed \(affected) rows, not one; nothing was written, your edits stay pending")
-                }
+                try executeOne(unit.sql, unit.parameters, display: unit.display, on: connection)
             }
+            return plan.units.count
+        }
+    }
+
+    /// Runs `body` (which returns how many statements it wrote) in one `READ WRITE` transaction on
+    /// a connection of its own, committed when it returns; any error rolls everything back and is
+    /// reported as a failed write that leaves the edits pending.
+    static func inWriteTransaction(_ pending: PendingChanges, url: String, _ body: (PostgresConnection) throws -> Int) throws -> StoreCommit.Report {
+        let started = DispatchTime.now()
+        let connection: PostgresConnection
+        do { connection = try PostgresConnection(url: url) } catch let error as PostgresError {
+            throw PostgresError(server: error.server, reason: "\(error.reason); nothing was written, your edits stay pending", writing: true)
+        }
+        var statements = 0
+        _ = try connection.query("BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE")
+        do {
+            statements = try body(connection)
             _ = try connection.query("COMMIT")
         } catch let error as PostgresError {
             _ = try? connection.query("ROLLBACK")
@@ -123,6 +125,22 @@ public enum PostgresCommit {
             throw error
         }
         return StoreCommit.Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
+    }
+
+    /// Throws the refusal that names what another session changed, when anything did.
+    static func refuse(_ conflicts: [String], server: String) throws {
+        guard !conflicts.isEmpty else { return }
+        throw PostgresError(server: server, reason: "the database changed since it was loaded; nothing was written. Changed: "
+                            + conflicts.prefix(8).joined(separator: "; ") + (conflicts.count > 8 ? "; …" : "")
+                            + ". Reload (your edits stay pending) and commit again")
+    }
+
+    /// Runs one statement that must change exactly one row.
+    static func executeOne(_ sql: String, _ parameters: [String?], display: String, on connection: PostgresConnection) throws {
+        let affected = try connection.execute(sql, parameters)
+        guard affected == 1 else {
+            throw PostgresError(server: connection.server, reason: "\(display) changed \(affected) rows, not one; nothing was written, your edits stay pending")
+        }
     }
 
     /// The plan for `pending` over tables `described` (each type's table found by its name).
@@ -295,12 +313,15 @@ public final class PostgresHost: SessionHost {
     }
 
     public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
-        try PostgresCommit.preview(pending, url: url.withLock { $0 }).description(maxLines: maxLines)
+        let current = url.withLock { $0 }
+        if pending.base.formatName == PostgresPersist.formatName { return try PostgresPersistCommit.preview(pending, url: current, maxLines: maxLines) }
+        return try PostgresCommit.preview(pending, url: current).description(maxLines: maxLines)
     }
 
     public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
         let current = url.withLock { $0 }
-        let report = try PostgresCommit.commit(pending, url: current)
+        let report = pending.base.formatName == PostgresPersist.formatName
+            ? try PostgresPersistCommit.commit(pending, url: current) : try PostgresCommit.commit(pending, url: current)
         return (try load(path: current, progress: progress), report.summary)
     }
 }

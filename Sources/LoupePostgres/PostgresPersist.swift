@@ -9,9 +9,9 @@ import LoupeStore
 /// (``PersistRows``), so values, dates, keys and cardinalities mean what they mean in a file.
 /// `jsonb` keeps its members in its own order (shorter keys first), so attributes come in that
 /// order. A relation's targets keep the order of its rows' `id` column when the table has one,
-/// else their physical order. Read-only (Loupe writes Persist's layout to SQLite files only).
+/// else their physical order. Edits are written by ``PostgresPersistCommit`` (read-only when it
+/// says why it cannot write the database).
 enum PostgresPersist {
-    static let readOnlyReason = "Persist's layout in PostgreSQL is read, not written, by Loupe"
     static let formatName = "PostgreSQL (Persist layout)"
 
     /// True when the database has Persist's two tables, with their columns, in `public`.
@@ -57,8 +57,8 @@ enum PostgresPersist {
                 return (type, relation, ["1", "t", "true"].contains(row[2] ?? ""))
             }
         }
-        var loaded = try PersistRows.load(objects: objects, edges: edges, kinds: kinds)
-        loaded = LoadedGraph(graph: loaded.graph.readOnly(because: readOnlyReason, formatName: formatName), warnings: loaded.warnings)
-        return loaded
+        let loaded = try PersistRows.load(objects: objects, edges: edges, kinds: kinds)
+        let refusal = PostgresPersistCommit.refusal(try PostgresPersistCommit.Layout.read(c))
+        return LoadedGraph(graph: loaded.graph.readOnly(because: refusal, formatName: formatName), warnings: loaded.warnings)
     }
 }

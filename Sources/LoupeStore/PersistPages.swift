@@ -627,7 +627,7 @@ extension ObjectID {
 
 extension Array {
     /// The array in consecutive pieces of at most `size` elements.
-    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+    public func chunked(_ size: Int) -> [ArraySlice<Element>] {
         stride(from: 0, to: count, by: size).map { self[$0 ..< Swift.min(count, $0 + size)] }
     }
 }

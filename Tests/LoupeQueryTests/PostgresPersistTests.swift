@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import LoupeHost
 import LoupeModel
 import LoupePostgres
 import LoupeQuery
@@ -40,11 +42,153 @@ final class PostgresPersistTests: XCTestCase {
             }
             XCTAssertEqual(try PostgresDatabase.catalog(url: url).map { $0.count }, file.types.map { $0.count })
             XCTAssertNil(try PostgresPushdown.run(try Parser.parse("count Book"), url: url), "the load answers Persist's layout")
-            // Read-only, with the reason.
-            let host = PostgresHost(url: url)
-            let session = ReplSession(graph: graph, mode: .json)
-            session.host = host
-            XCTAssertTrue(session.execute("update Book set pages = 1").error?.contains("Persist's layout in PostgreSQL is read, not written") ?? false)
         }
+    }
+
+    // MARK: Editing
+
+    /// A REPL session committing through `host`, which the test keeps alive.
+    private func session(_ host: SessionHost, _ location: String) throws -> ReplSession {
+        let session = ReplSession(graph: try host.load(path: location, progress: nil), mode: .json)
+        session.host = host
+        session.storePath = location
+        return session
+    }
+
+    @discardableResult
+    private func ok(_ session: ReplSession, _ line: String, file: StaticString = #filePath, line number: UInt = #line) -> String {
+        let reply = session.execute(line)
+        XCTAssertNil(reply.error, "\(line) → \(reply.error ?? "")", file: file, line: number)
+        return reply.output
+    }
+
+    /// The same edits committed to a Persist file and to its copy in PostgreSQL (documents as
+    /// `json`, `jsonb` and text; keys plain, drawn from a sequence; relation rows ordered by a
+    /// serial, by a plain number, by nothing) leave stores that read as the same graph.
+    func testEditsWriteThePersistLayoutAsTheFileIsWritten() throws {
+        let path = try Shared.temporaryPath("library.sqlite")
+        try SampleGenerator.generate(path: path, objects: 1500, seed: 9)
+        let ids = try DatabaseQueue(path: path).read { db in
+            (book: try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name = 'Book' ORDER BY id LIMIT 3"),
+             loan: try Int64.fetchOne(db, sql: "SELECT id FROM by_type WHERE type_name = 'Loan' ORDER BY id")!,
+             member: try Int64.fetchOne(db, sql: "SELECT id FROM by_type WHERE type_name = 'Member' ORDER BY id")!,
+             review: try Int64.fetchOne(db, sql: "SELECT id FROM by_type WHERE type_name = 'Review' ORDER BY id")!,
+             next: try Int64.fetchOne(db, sql: "SELECT max(id) + 1 FROM by_type")!)
+        }
+        let edits = [
+            #"update Book where id == \#(ids.book[0]) set title = "It's \"new\" $1", pages = 123, published = 2001-02-03T04:05:06Z"#,
+            "update Loan where id == \(ids.loan) set book = #\(ids.book[1])",
+            "update Member where id == \(ids.member) set favorites += #\(ids.book[0])",
+            #"insert Author { name: "Zoë'); DROP TABLE relations; --", born: 1970 }"#,
+            "update Book where id == \(ids.book[2]) set author = #\(ids.next)",
+            "delete Review where id == \(ids.review)",
+        ]
+        let checks = [
+            "Book where id in {\(ids.book.map(String.init).joined(separator: ", "))} sort by id select id, title, pages, published, author.name, author.id",
+            "Loan where id == \(ids.loan) select book.id, book.title", "Member where id == \(ids.member) select favorites.@count, name",
+            "count Review", "count Author", "Author where @links.Book.author.@count > 0 sort by id select id, name, born",
+            "Member sort by id limit 20 select name, favorites.@count", "count Book where @links.Member.favorites.@count >= 1",
+        ]
+        let fileHost = StoreHost()
+        let fileSession = try session(fileHost, path)
+        for line in edits { ok(fileSession, line) }
+        XCTAssertTrue(ok(fileSession, ".commit").hasPrefix("committed: 1 added, 4 changed, 1 deleted"))
+        let file = try LoupeStore.LoadedStore.open(path).graph
+        let expected = try checks.map { try QueryEngine(graph: file).run($0).render(.json, graph: file) }
+
+        for (documentType, idType, relationKey) in [("json", "bigint", "bigserial"), ("jsonb", "bigserial", nil), ("text", "bigint", "bigint")] as [(String, String, String?)] {
+            let source = try Shared.temporaryPath("library-\(documentType).sqlite")
+            try SampleGenerator.generate(path: source, objects: 1500, seed: 9)
+            let url = try PostgresServer.persistDatabase(copying: source, named: "persist_edit_\(documentType)", documentType: documentType,
+                                                        idType: idType, relationKey: relationKey)
+            let host = PostgresHost(url: url)
+            let session = try session(host, url)
+            XCTAssertFalse(session.pending.base.types.contains { $0.isReadOnly }, documentType)
+            for line in edits { ok(session, line) }
+            let changes = ok(session, ".changes")
+            for expected in ["Book #\(ids.book[0]) (update)", "  json before: ", #"  UPDATE "public"."by_type" SET "json" = '"#,
+                             #"INSERT INTO "public"."by_type" ("id", "type_name", "json") VALUES (\#(ids.next), 'Author', '{"#,
+                             #"DROP TABLE relations; --"#, #"DELETE FROM "public"."by_type" WHERE "id" = \#(ids.review);"#,
+                             #"DELETE FROM "public"."relations" WHERE "from_id" = \#(ids.loan) AND "relation" = 'book';"#] {
+                XCTAssertTrue(changes.contains(expected), "\(documentType): \(expected)\nnot in\n\(changes)")
+            }
+            XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 1 added, 4 changed, 1 deleted"), documentType)
+            XCTAssertTrue(session.pending.isEmpty)
+            let graph = try PostgresDatabase.load(url: url).graph
+            for (check, answer) in zip(checks, expected) {
+                XCTAssertEqual(try QueryEngine(graph: graph).run(check).render(.json, graph: graph), answer, "\(documentType): \(check)")
+            }
+            let rows = try PostgresConnection(url: url)
+            XCTAssertEqual(try rows.query("SELECT count(*) FROM relations WHERE from_id = $1 OR to_id = $1", ["\(ids.review)"]).rows, [["0"]],
+                           "a deletion removes every relation row that touches the object")
+            if idType == "bigserial" {
+                let last = try XCTUnwrap(Int64(try rows.query("SELECT pg_sequence_last_value(pg_get_serial_sequence('by_type', 'id')::regclass)").rows[0][0] ?? ""))
+                XCTAssertGreaterThanOrEqual(last, ids.next, "the sequence moved past the keys written")
+            }
+            withExtendedLifetime(host) {}
+        }
+        withExtendedLifetime(fileHost) {}
+    }
+
+    /// A document or a relation another session changed since the load, or a writer holding
+    /// the tables, refuses the whole commit; the edits stay pending and commit after `.reload`.
+    func testAChangedDocumentOrRelationRefusesTheCommit() throws {
+        let path = try Shared.temporaryPath("library.sqlite")
+        try SampleGenerator.generate(path: path, objects: 800, seed: 2)
+        let url = try PostgresServer.persistDatabase(copying: path, named: "persist_conflicts", documentType: "jsonb")
+        let ids = try DatabaseQueue(path: path).read { db in
+            (book: try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE type_name = 'Book' ORDER BY id LIMIT 2"),
+             loan: try Int64.fetchOne(db, sql: "SELECT id FROM by_type WHERE type_name = 'Loan' ORDER BY id")!)
+        }
+        let host = PostgresHost(url: url)
+        let session = try session(host, url)
+        ok(session, #"update Book where id == \#(ids.book[0]) set title = "Mine""#)
+        ok(session, "update Loan where id == \(ids.loan) set book = #\(ids.book[1])")
+        func title() throws -> [[String?]] {
+            try PostgresConnection(url: url).query("SELECT json->>'title' FROM by_type WHERE id = $1", ["\(ids.book[0])"]).rows
+        }
+        let before = try title()
+
+        // Another session rewrites the book's document.
+        _ = try PostgresConnection.writing(url, #"UPDATE by_type SET json = json || '{"pages": 1}' WHERE id = \#(ids.book[0])"#)
+        var error = try XCTUnwrap(session.execute(".commit").error)
+        XCTAssertTrue(error.contains("the database changed since it was loaded; nothing was written. Changed: Book #\(ids.book[0]).pages is 1 in the database"), error)
+        XCTAssertFalse(session.pending.isEmpty)
+        XCTAssertEqual(try title(), before, "nothing was written")
+        XCTAssertTrue(ok(session, ".reload").hasPrefix("reloaded"))
+
+        // Another session adds a row to the loan's relation.
+        _ = try PostgresConnection.writing(url, "INSERT INTO relations (from_id, to_id, relation) VALUES (\(ids.loan), \(ids.book[0]), 'book')")
+        error = try XCTUnwrap(session.execute(".commit").error)
+        XCTAssertTrue(error.contains("Loan #\(ids.loan).book was changed by another session"), error)
+        XCTAssertEqual(try title(), before)
+        XCTAssertTrue(ok(session, ".reload").hasPrefix("reloaded"))
+
+        // Another session holds a write on the table: the commit waits 3 s at most, then says so.
+        let writer = try PostgresConnection(url: url)
+        _ = try writer.query("BEGIN READ WRITE")
+        _ = try writer.execute("UPDATE by_type SET type_name = type_name WHERE id = \(ids.book[1])")
+        error = try XCTUnwrap(session.execute(".commit").error)
+        XCTAssertTrue(error.contains("another session is writing to by_type or relations; nothing was written, your edits stay pending"), error)
+        _ = try writer.query("ROLLBACK")
+
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, 2 changed"))
+        XCTAssertEqual(try title(), [["Mine"]])
+        XCTAssertEqual(try PostgresConnection(url: url).query("SELECT to_id FROM relations WHERE from_id = $1 AND relation = 'book'", ["\(ids.loan)"]).rows,
+                       [["\(ids.book[1])"]])
+        withExtendedLifetime(host) {}
+    }
+
+    /// A database that keeps Persist's undo history is read-only, and says why.
+    func testPersistHistoryInPostgresIsReadOnly() throws {
+        let path = try Shared.temporaryPath("library.sqlite")
+        try SampleGenerator.generate(path: path, objects: 300, seed: 1)
+        let url = try PostgresServer.persistDatabase(copying: path, named: "persist_history", documentType: "json")
+        XCTAssertEqual(try PostgresServer.psql(url, "CREATE TABLE operations (id serial); CREATE TABLE by_type_history (id serial);"), 0)
+        let host = PostgresHost(url: url)
+        let session = try session(host, url)
+        let reply = session.execute("update Book set pages = 1")
+        XCTAssertTrue(reply.error?.contains("this database keeps Persist's undo history, which Loupe writes in SQLite files only") ?? false, reply.error ?? reply.output)
+        withExtendedLifetime(host) {}
     }
 }

@@ -130,21 +130,26 @@ public enum PostgresServer {
 
     /// A new database holding a Persist file's `by_type`, `relations` and `loupe_relation_kinds`
     /// rows as an app storing Persist's layout in PostgreSQL would: the documents in a column of
-    /// `documentType` (`json`, `jsonb` or `text`), relation rows numbered in the file's order.
-    public static func persistDatabase(copying sqlitePath: String, named name: String, documentType: String) throws -> String {
+    /// `documentType` (`json`, `jsonb` or `text`), `by_type.id` declared `idType` (`bigint`, or
+    /// `bigserial`: its sequence is left where `COPY` leaves it, behind the keys), relation rows
+    /// numbered in the file's order by an `id` of `relationKey` (`bigserial`, `bigint` with no
+    /// default, or nil: no `id` column, physical order).
+    public static func persistDatabase(copying sqlitePath: String, named name: String, documentType: String,
+                                       idType: String = "bigint", relationKey: String? = "bigserial") throws -> String {
         let target = try freshDatabase(name)
         var script = """
             SET client_min_messages = warning;
-            CREATE TABLE by_type (id bigint PRIMARY KEY, type_name text NOT NULL, json \(documentType) NOT NULL);
-            CREATE TABLE relations (id bigserial PRIMARY KEY, from_id bigint NOT NULL, to_id bigint NOT NULL, relation text NOT NULL);
+            CREATE TABLE by_type (id \(idType) PRIMARY KEY, type_name text NOT NULL, json \(documentType) NOT NULL);
+            CREATE TABLE relations (\(relationKey.map { "id \($0) PRIMARY KEY, " } ?? "")from_id bigint NOT NULL, to_id bigint NOT NULL, relation text NOT NULL);
             CREATE TABLE loupe_relation_kinds (type_name text, relation text, to_many integer, PRIMARY KEY (type_name, relation));
 
             """
+        let relationColumns = relationKey == "bigint" ? "rowid, from_id, to_id, relation" : "from_id, to_id, relation"
         let queue = try DatabaseQueue(path: sqlitePath, configuration: { var c = Configuration(); c.readonly = true; return c }())
         try queue.read { db in
-            for (table, columns) in [("by_type", "id, type_name, json"), ("relations", "from_id, to_id, relation"), ("loupe_relation_kinds", "type_name, relation, to_many")] {
+            for (table, columns) in [("by_type", "id, type_name, json"), ("relations", relationColumns), ("loupe_relation_kinds", "type_name, relation, to_many")] {
                 guard try db.tableExists(table) else { continue }
-                script += "COPY \(table) (\(columns)) FROM STDIN WITH (FORMAT csv);\n"
+                script += "COPY \(table) (\(columns.replacingOccurrences(of: "rowid", with: "id"))) FROM STDIN WITH (FORMAT csv);\n"
                 for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(table) ORDER BY rowid") {
                     script += row.databaseValues.map(csv).joined(separator: ",") + "\n"
                 }
