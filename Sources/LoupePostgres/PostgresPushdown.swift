@@ -44,15 +44,16 @@ public enum PostgresPushdown {
     }
 }
 
-/// One statement as PostgreSQL SQL (see ``PostgresPushdown``).
-final class PostgresTranslation {
+/// One statement as PostgreSQL SQL (see ``PostgresPushdown``): over tables, paths along foreign
+/// keys; ``PostgresPersistTranslation`` reads Persist's layout through the same predicates.
+class PostgresTranslation {
     let schema: ObjectGraph
     let described: [PostgresDatabase.Described]
     let connection: PostgresConnection
     private(set) var parameters: [String?] = []
     private var aliasCount = 0
-    private var variables: [String: Scope] = [:]
-    private var checks: [String: Bool] = [:]
+    var variables: [String: Scope] = [:]
+    var checks: [String: Bool] = [:]
 
     init(schema: ObjectGraph, described: [PostgresDatabase.Described], connection: PostgresConnection) {
         self.schema = schema
@@ -62,8 +63,9 @@ final class PostgresTranslation {
 
     struct Scope { let alias: String; let type: Int }
 
-    /// What a column holds, as far as comparisons go.
-    enum Kind { case number, floating, text, boolean, timestamp, timestampWithZone, date, other }
+    /// What a column holds, as far as comparisons go (`persistDate`: Persist's date text at
+    /// UTC, `yyyy-MM-dd HH:mm:ss Z`, which orders as its dates do).
+    enum Kind { case number, floating, text, boolean, timestamp, timestampWithZone, date, persistDate, other }
 
     /// A value in SQL: a column of a type (nil for a count) and its kind.
     struct Operand {
@@ -82,12 +84,12 @@ final class PostgresTranslation {
 
     enum Translated { case scalar(Operand), collection(Collection) }
 
-    private func bind(_ text: String?, as type: String) -> String {
+    func bind(_ text: String?, as type: String) -> String {
         parameters.append(text)
         return "$\(parameters.count)::\(type)"
     }
 
-    private func newAlias() -> String { aliasCount += 1; return "x\(aliasCount)" }
+    func newAlias() -> String { aliasCount += 1; return "x\(aliasCount)" }
 
     private func table(_ t: Int) -> PostgresDatabase.Described? {
         described.first { $0.relation.name == schema.types[t].name.rawValue }
@@ -112,7 +114,7 @@ final class PostgresTranslation {
     }
 
     /// True when every text of the column is in NFC (and, with `ascii`, ASCII), checked once.
-    private func textIs(_ t: Int, _ column: String, ascii: Bool) throws -> Bool {
+    func textIs(_ t: Int, _ column: String, ascii: Bool) throws -> Bool {
         guard let d = table(t) else { return false }
         let id = "\(t)/\(column)/\(ascii)"
         if let known = checks[id] { return known }
@@ -174,6 +176,14 @@ final class PostgresTranslation {
             }
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
+        return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
+    }
+
+    /// A path walked: `from` the tables its hops join (nil when it stays on the row at hand),
+    /// how many of them are to-many and how many to-one hops follow one, the value it ends on
+    /// (nil for objects), the objects it ends on. Applies its aggregate; a to-many walk is a
+    /// collection, else a scalar.
+    func walked(_ p: Path, from: String?, toMany: Int, toOneAfterMany: Int, value: Operand?, element current: Scope) throws -> Translated? {
         if let aggregate = p.aggregate {
             guard let from, toMany == 1, toOneAfterMany == 0 else { return nil }
             switch aggregate {
@@ -264,6 +274,11 @@ final class PostgresTranslation {
         case (.bool(let b), .boolean): return bind(b ? "true" : "false", as: "boolean")
         case (.date(let d), .timestamp), (.date(let d), .date): return "(" + bind(DateText.iso(d), as: "timestamptz") + " AT TIME ZONE 'UTC')"
         case (.date(let d), .timestampWithZone): return bind(DateText.iso(d), as: "timestamptz")
+        case (.date(let d), .persistDate):
+            // Persist writes whole seconds; a literal between two seconds has no text of that form.
+            let text = DateText.persist(d)
+            guard d.timeIntervalSince1970.rounded(.down) == d.timeIntervalSince1970, text.utf8.count == 21, text.first != "-" else { return nil }
+            return bind(text, as: "text")
         case (.string(let s), .text):
             // Both sides in NFC: canonical equivalence is then byte equality.
             guard Array(s.precomposedStringWithCanonicalMapping.unicodeScalars) == Array(s.unicodeScalars), let column = v.column,
@@ -282,6 +297,7 @@ final class PostgresTranslation {
              (.timestamp, .int), (.timestamp, .double), (.timestamp, .bool), (.timestamp, .string),
              (.timestampWithZone, .int), (.timestampWithZone, .double), (.timestampWithZone, .bool), (.timestampWithZone, .string),
              (.date, .int), (.date, .double), (.date, .bool), (.date, .string),
+             (.persistDate, .int), (.persistDate, .double), (.persistDate, .bool), (.persistDate, .string),
              (.number, .date), (.floating, .date), (.floating, .bool), (.boolean, .string), (.boolean, .date), (.boolean, .double):
             // (A date column against text parses the text in the engine: not constant, unless
             // it is no date at all.)
@@ -322,7 +338,7 @@ final class PostgresTranslation {
             if ascii { guard try asciiText() else { return nil } }
             guard let lit = ascii ? bind(constant.stringValue?.lowercased(), as: "text") : try literal(constant, for: v) else { return nil }
             let op = ["==": "=", "!=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="][c.op.rawValue]!
-            let collate = v.kind == .text ? " COLLATE \"C\"" : ""
+            let collate = v.kind == .text || v.kind == .persistDate ? " COLLATE \"C\"" : ""
             let test = "coalesce(\(lhs)\(collate) \(op) \(lit), false)"
             return c.op == .notEqual ? "NOT \(test)" : test
         case .beginsWith, .endsWith, .contains:
@@ -363,13 +379,56 @@ final class PostgresTranslation {
 
     // MARK: Statements
 
+    /// The rows of the statement's type: `FROM … a0 WHERE ` (a condition follows), and the
+    /// SQL of its key's columns; nil when the type cannot be answered here (a view, no key).
+    func root(_ type: Int) -> (from: String, keys: [String])? {
+        guard let root = table(type), !root.relation.isView, !root.keys.isEmpty else { return nil }
+        return ("FROM \(root.relation.sqlName) a0 WHERE ", root.keys.map { "a0.\(SQL.identifier($0))" })
+    }
+
+    /// A value a query read, as the engine holds it: by the column's type.
+    func value(_ text: String?, of operand: Operand, type oid: UInt32) -> Value {
+        PostgresDatabase.value(text, type: oid)
+    }
+
+    /// The objects of `type` whose keys are `keys` (each row the key's columns as text, of types
+    /// `oids`), read as a load reads them, in a graph of their own, in that order.
+    func objects(of type: Int, keys: [[String?]], types oids: [UInt32]) throws -> (ObjectGraph, [ObjectRef])? {
+        guard let root = table(type) else { return nil }
+        let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+        let t = PostgresDatabase.addType(root, to: builder)
+        let keyValues = keys.map { row in root.keys.indices.map { PostgresDatabase.value(row[$0], type: oids[$0]) } }
+        if !keyValues.isEmpty {
+            let tuple = "(" + root.keys.map { SQL.identifier($0) }.joined(separator: ", ") + ")"
+            // Keys as parameters: ((k1, k2) IN (($1, $2), …)), typed as their columns.
+            var keyParameters: [String?] = []
+            var tuples: [String] = []
+            for row in keys {
+                var parts: [String] = []
+                for (i, k) in root.keys.enumerated() {
+                    keyParameters.append(row[i])
+                    let declared = root.columns.first { $0.name == k }?.type ?? "text"
+                    parts.append("$\(keyParameters.count)::\(declared)")
+                }
+                tuples.append("(" + parts.joined(separator: ", ") + ")")
+            }
+            try PostgresDatabase.readRows(connection, root, type: t, into: builder, condition: "\(tuple) IN (\(tuples.joined(separator: ", ")))", parameters: keyParameters)
+        }
+        let graph = builder.finish()
+        let refs = keyValues.compactMap { values -> ObjectRef? in
+            let id: ObjectID? = values.count == 1 ? ObjectID(keyValue: values[0]) : .composite(values.map { ObjectID(keyValue: $0) ?? .string("") })
+            return id.flatMap { graph.ref(type: graph.types[0], id: $0) }
+        }
+        return (graph, refs)
+    }
+
     func answer(_ statement: LoupeQuery.Statement) throws -> (QueryResult, ObjectGraph)? {
-        guard let (name, predicate) = statement.pushdownRoot, let type = schema.type(named: name.text), let root = table(type.index), !root.relation.isView, !root.keys.isEmpty else { return nil }
+        guard let (name, predicate) = statement.pushdownRoot, let type = schema.type(named: name.text), let root = root(type.index) else { return nil }
         let scope = Scope(alias: "a0", type: type.index)
         let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
         guard let condition else { return nil }
-        let from = "FROM \(root.relation.sqlName) a0 WHERE \(condition)"
-        let keyOrder = root.keys.map { "a0.\(SQL.identifier($0))" }
+        let from = root.from + condition
+        let keyOrder = root.keys
         let empty = GraphBuilder(formatName: "").finish()
         switch statement {
         case .count:
@@ -378,7 +437,7 @@ final class PostgresTranslation {
         case .group(let q, let by):
             guard case .scalar(let key)? = try path(by, scope) else { return nil }
             let result = try connection.query("SELECT \(key.sql) \(from) ORDER BY \(keyOrder.joined(separator: ", "))", parameters)
-            let keys = result.rows.map { [PostgresDatabase.value($0[0], type: result.types[0])] }
+            let keys = result.rows.map { [value($0[0], of: key, type: result.types[0])] }
             return (.groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(keys), q.clauses), objects: []), empty)
         case .query(let q):
             // Clauses SQL says exactly: a sort (first), then a limit.
@@ -390,7 +449,7 @@ final class PostgresTranslation {
                     for k in keys {
                         guard case .scalar(let v)? = try path(k.path, scope), v.kind != .other else { return nil }
                         if v.kind == .text { guard let column = v.column, try textIs(column.type, column.name, ascii: false) else { return nil } }
-                        terms.append(v.sql + (v.kind == .text ? " COLLATE \"C\"" : "") + (k.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST"))
+                        terms.append(v.sql + (v.kind == .text || v.kind == .persistDate ? " COLLATE \"C\"" : "") + (k.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST"))
                     }
                     order = terms + keyOrder
                 case .limit(let n, let offset) where i == q.clauses.count - 1:
@@ -399,7 +458,7 @@ final class PostgresTranslation {
                     return nil
                 }
             }
-            var columns = root.keys.map { "a0.\(SQL.identifier($0))" }
+            var columns = root.keys
             var projected: [Operand] = []
             for column in q.projection ?? [] {
                 guard case .scalar(let v)? = try expression(column.expression, scope), v.column != nil || v.sql.hasPrefix("(SELECT count(*)") else { return nil }
@@ -407,36 +466,15 @@ final class PostgresTranslation {
                 columns.append(v.sql)
             }
             let result = try connection.query("SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY \(order.joined(separator: ", "))\(limit)", parameters)
+            let width = root.keys.count
             if let projection = q.projection {
-                let rows = result.rows.map { row in projected.indices.map { PostgresDatabase.value(row[root.keys.count + $0], type: result.types[root.keys.count + $0]) } }
+                let rows = result.rows.map { row in projected.indices.map { value(row[width + $0], of: projected[$0], type: result.types[width + $0]) } }
                 return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)
             }
             // The objects, read by key as a load reads them, in the result's order.
-            let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-            let t = PostgresDatabase.addType(root, to: builder)
-            let keyValues = result.rows.map { row in root.keys.indices.map { PostgresDatabase.value(row[$0], type: result.types[$0]) } }
-            if !keyValues.isEmpty {
-                let tuple = "(" + root.keys.map { SQL.identifier($0) }.joined(separator: ", ") + ")"
-                // Keys as parameters: ((k1, k2) IN (($1, $2), …)), typed as their columns.
-                var keyParameters: [String?] = []
-                var tuples: [String] = []
-                for row in result.rows {
-                    var parts: [String] = []
-                    for (i, k) in root.keys.enumerated() {
-                        keyParameters.append(row[i])
-                        let declared = root.columns.first { $0.name == k }?.type ?? "text"
-                        parts.append("$\(keyParameters.count)::\(declared)")
-                    }
-                    tuples.append("(" + parts.joined(separator: ", ") + ")")
-                }
-                try PostgresDatabase.readRows(connection, root, type: t, into: builder, condition: "\(tuple) IN (\(tuples.joined(separator: ", ")))", parameters: keyParameters)
-            }
-            let graph = builder.finish()
-            let refs = keyValues.compactMap { values -> ObjectRef? in
-                let id: ObjectID? = values.count == 1 ? ObjectID(keyValue: values[0]) : .composite(values.map { ObjectID(keyValue: $0) ?? .string("") })
-                return id.flatMap { graph.ref(type: graph.types[0], id: $0) }
-            }
-            return (.objects(type: graph.types[0], refs: refs), graph)
+            guard let (graph, refs) = try objects(of: type.index, keys: result.rows.map { Array($0.prefix(width)) }, types: Array(result.types.prefix(width))),
+                  let table = graph.type(named: type.name.rawValue) else { return nil }
+            return (.objects(type: table, refs: refs), graph)
         default:
             return nil
         }

@@ -62,3 +62,72 @@ public enum PersistRows {
         return try PersistFormat.load(try StoreFile.openForReading(path), progress: nil)
     }
 }
+
+/// Persist's schema and objects as a whole load makes them, from rows read elsewhere (a
+/// PostgreSQL database answering a statement itself): what printing the statement's objects and
+/// compiling it need, without the whole graph.
+extension PersistRows {
+    /// One type of the store: its name, its attributes in the load's order
+    /// (``attributeOrder(sample:later:)``), the kinds each holds over the whole type, and its
+    /// relations (targets as positions among the types).
+    public struct TypeSchema: Sendable {
+        public let name: String
+        public let attributes: [String]
+        public let kinds: [String: ValueKind]
+        public let relations: [(name: String, toMany: Bool, targets: [Int])]
+        public init(name: String, attributes: [String], kinds: [String: ValueKind], relations: [(name: String, toMany: Bool, targets: [Int])]) {
+            (self.name, self.attributes, self.kinds, self.relations) = (name, attributes, kinds, relations)
+        }
+    }
+
+    /// The order a load gives a type's attributes: keys of `sample` (the type's first documents
+    /// that are objects, in key order) as ``PersistFormat/KeyOrder`` orders them, then `later`
+    /// (every key in order of the first document that holds it, then its place there) that the
+    /// sample did not hold.
+    public static func attributeOrder(sample: [String], later: [String]) -> [String] {
+        var order = PersistFormat.KeyOrder()
+        for text in sample { order.add(members(of: text)) }
+        var keys = order.order
+        var seen = Set(keys)
+        for key in later where seen.insert(key).inserted { keys.append(key) }
+        return keys
+    }
+
+    /// The schema as a graph with no objects.
+    public static func schemaGraph(_ types: [TypeSchema]) -> ObjectGraph {
+        schemaBuilder(types).finish()
+    }
+
+    /// The objects `documents` (key and JSON text, in the order wanted) of type `type`, in a graph
+    /// with the schema `types` (no relations filled): what printing a statement's objects reads.
+    public static func objects(type: Int, of types: [TypeSchema], documents: [(id: ObjectID, json: String?)]) -> ObjectGraph {
+        let builder = schemaBuilder(types)
+        for (id, json) in documents {
+            let ref = builder.addObject(type: type, id: id)
+            for (name, value) in json.flatMap(members(of:)) ?? [] {
+                builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
+            }
+        }
+        return builder.finish()
+    }
+
+    private static func schemaBuilder(_ types: [TypeSchema]) -> GraphBuilder {
+        let builder = PersistFormat.schemaBuilder(types.map { ($0.name, $0.attributes, $0.relations) })
+        for (t, type) in types.enumerated() {
+            for (name, kind) in type.kinds { builder.addKinds(kind, type: t, attribute: builder.attribute(name, of: t)) }
+        }
+        return builder
+    }
+
+    /// A document's members as the load reads them; nil when it is not a JSON object.
+    static func members(of text: String) -> [(String, Value)]? {
+        var text = text
+        var members: [(String, Value)] = []
+        let isObject = text.withUTF8 { bytes in
+            (try? JSONReader.forEachMember(bytes: bytes) { key, decoded, value in
+                members.append((decoded ?? PersistFormat.repairedKey(key), value))
+            }) ?? false
+        }
+        return isObject ? members : nil
+    }
+}
