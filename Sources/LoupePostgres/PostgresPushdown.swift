@@ -23,8 +23,8 @@ public enum PostgresPushdown {
         guard statement.pushdownRoot != nil else { return nil }
         let connection = try PostgresConnection(url: url)
         return try connection.snapshot { () throws -> (QueryResult, ObjectGraph)? in
-            // Persist's layout is a graph of documents, not of tables: the load reads it.
-            if try PostgresPersist.isPersist(connection) { return nil }
+            // Persist's layout is a graph of documents, not of tables.
+            if try PostgresPersist.isPersist(connection) { return try PostgresPersistPushdown.run(statement, connection: connection) }
             let described = try PostgresDatabase.describeAll(connection)
             let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
             var tables: [KeyedTable] = []

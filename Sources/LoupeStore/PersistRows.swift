@@ -67,6 +67,9 @@ public enum PersistRows {
 /// PostgreSQL database answering a statement itself): what printing the statement's objects and
 /// compiling it need, without the whole graph.
 extension PersistRows {
+    /// How many of a type's first documents decide its attributes' order (``attributeOrder(sample:later:)``).
+    public static var sampleSize: Int { PersistFormat.sampleSize }
+
     /// One type of the store: its name, its attributes in the load's order
     /// (``attributeOrder(sample:later:)``), the kinds each holds over the whole type, and its
     /// relations (targets as positions among the types).

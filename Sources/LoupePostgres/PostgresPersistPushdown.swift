@@ -1,0 +1,252 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+/// Answers a statement over Persist's layout stored in PostgreSQL with PostgreSQL itself, when
+/// the documents are `jsonb` and the keys integers: an object is a `by_type` row, an attribute a
+/// member of its document (`json->>'name'`), a relation step a join through `relations` to the
+/// `by_type` row it points at (rows that point at nothing drop out, as a load drops them), a
+/// backlink the same join the other way.
+///
+/// Each member is translated by what it holds over its whole type (one pass over the documents
+/// per statement, with the schema): only numbers → `numeric`, only booleans → `boolean`, only
+/// text → text (with the NFC and ASCII conditions ``PostgresPushdown`` sets for text), only
+/// Persist dates at UTC (`yyyy-MM-dd HH:mm:ss Z`) → that text, which orders as its dates do. A
+/// member of mixed kinds, nested values, text that looks like a date in another zone, keys that
+/// are not integers, or `json`/text documents: nil, and the caller loads the database. The
+/// objects a statement returns are read by key and built as a load builds them (attributes in the
+/// load's order).
+enum PostgresPersistPushdown {
+    /// What one member holds over one type's documents.
+    struct Fact {
+        var numbers = 0, fractional = 0, strings = 0, persistLike = 0, utcDates = 0, booleans = 0, nulls = 0, nested = 0
+        var notNFC = false, notASCII = false
+    }
+
+    static func run(_ statement: LoupeQuery.Statement, connection c: PostgresConnection) throws -> (QueryResult, ObjectGraph)? {
+        let layout = try PostgresPersistCommit.Layout.read(c)
+        guard layout.type("by_type.json") == "jsonb", layout.isInteger("by_type.id"), layout.isInteger("relations.from_id"),
+              layout.isInteger("relations.to_id") else { return nil }
+        // Rows the load would read otherwise than SQL joins them: missing keys, types or names.
+        let incomplete = try c.query("""
+            SELECT EXISTS (SELECT 1 FROM "public"."by_type" WHERE "id" IS NULL OR "type_name" IS NULL)
+                OR EXISTS (SELECT 1 FROM "public"."relations" WHERE "from_id" IS NULL OR "to_id" IS NULL OR "relation" IS NULL)
+            """).rows.first?.first
+        guard incomplete == "f" else { return nil }
+        guard let (types, facts) = try schema(c) else { return nil }
+        let graph = PersistRows.schemaGraph(types)
+        // Names, quantifiers and the rest of the engine's own checks, as it reports them.
+        _ = try QueryEngine(graph: graph).run(statement)
+        return try PostgresPersistTranslation(schema: graph, types: types, facts: facts, connection: c).answer(statement)
+    }
+
+    /// The store's schema as a whole load finds it: types in order of their first object, each
+    /// with its attributes in the load's order and their kinds, and its relations (to-many when
+    /// one object has several rows of a name, or `loupe_relation_kinds` says so); with what each
+    /// member holds. Nil when two relations of a type share a name with an attribute.
+    static func schema(_ c: PostgresConnection) throws -> ([PersistRows.TypeSchema], [Int: [String: Fact]])? {
+        let names = try c.query(#"SELECT "type_name" FROM "public"."by_type" GROUP BY "type_name" ORDER BY min("id")"#).rows.compactMap { $0[0] }
+        let index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let objectsOnly = #"CASE WHEN jsonb_typeof(b."json") = 'object' THEN b."json" ELSE '{}'::jsonb END"#
+        var facts: [Int: [String: Fact]] = [:]
+        for row in try c.query("""
+            SELECT b."type_name", k.key, jsonb_typeof(k.value), count(*),
+                count(*) FILTER (WHERE jsonb_typeof(k.value) = 'number' AND k.value::text ~ '[.eE]'),
+                count(*) FILTER (WHERE jsonb_typeof(k.value) = 'string' AND octet_length(k.value #>> '{}') IN (21, 26)
+                                 AND k.value #>> '{}' ~ '^.{4}-.{2}-.{2} .{2}:.{2}:.{2} (Z|[+-].{2}:.{2})$'),
+                count(*) FILTER (WHERE jsonb_typeof(k.value) = 'string'
+                                 AND k.value #>> '{}' ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]) ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9] Z$'),
+                coalesce(bool_or(jsonb_typeof(k.value) = 'string' AND (k.value #>> '{}') IS NOT NFC NORMALIZED), false),
+                coalesce(bool_or(jsonb_typeof(k.value) = 'string' AND (k.value #>> '{}') ~ '[^\\x01-\\x7F]'), false)
+            FROM "public"."by_type" b, jsonb_each(\(objectsOnly)) k GROUP BY 1, 2, 3
+            """).rows {
+            guard let type = row[0].flatMap({ index[$0] }), let key = row[1], let n = Int(row[3] ?? "") else { continue }
+            var fact = facts[type]?[key] ?? Fact()
+            switch row[2] {
+            case "number": fact.numbers += n; fact.fractional += Int(row[4] ?? "") ?? n
+            case "string":
+                fact.strings += n
+                fact.persistLike += Int(row[5] ?? "") ?? n
+                fact.utcDates += Int(row[6] ?? "") ?? 0
+                fact.notNFC = fact.notNFC || row[7] == "t"
+                fact.notASCII = fact.notASCII || row[8] == "t"
+            case "boolean": fact.booleans += n
+            case "null": fact.nulls += n
+            default: fact.nested += n
+            }
+            facts[type, default: [:]][key] = fact
+        }
+        // Attribute order: each type's first documents, then keys in order of first appearance.
+        var later: [Int: [String]] = [:]
+        for row in try c.query("""
+            SELECT "type_name", key FROM (
+                SELECT DISTINCT ON (b."type_name", k.key) b."type_name", k.key, b."id", k.ord
+                FROM "public"."by_type" b, jsonb_each(\(objectsOnly)) WITH ORDINALITY k(key, value, ord)
+                ORDER BY b."type_name", k.key, b."id", k.ord) f
+            ORDER BY "type_name", "id", ord
+            """).rows {
+            if let type = row[0].flatMap({ index[$0] }), let key = row[1] { later[type, default: []].append(key) }
+        }
+        // Relations: every row whose two ends are objects, by source type and name.
+        var relations: [Int: [String: (toMany: Bool, targets: Set<Int>)]] = [:]
+        for row in try c.query("""
+            SELECT st, relation, tt, max(n) FROM (
+                SELECT s."type_name" AS st, r."relation", t."type_name" AS tt, count(*) OVER (PARTITION BY r."from_id", r."relation") AS n
+                FROM "public"."relations" r JOIN "public"."by_type" s ON s."id" = r."from_id" JOIN "public"."by_type" t ON t."id" = r."to_id") x
+            GROUP BY 1, 2, 3
+            """).rows {
+            guard let source = row[0].flatMap({ index[$0] }), let name = row[1], let target = row[2].flatMap({ index[$0] }) else { continue }
+            var r = relations[source]?[name] ?? (false, [])
+            r.targets.insert(target)
+            if Int(row[3] ?? "") ?? 0 > 1 { r.toMany = true }
+            relations[source, default: [:]][name] = r
+        }
+        if try !c.query("SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = 'loupe_relation_kinds'").rows.isEmpty {
+            for row in try c.query(#"SELECT "type_name", "relation", "to_many"::text FROM "public"."loupe_relation_kinds""#).rows {
+                guard let source = row[0].flatMap({ index[$0] }), let name = row[1] else { continue }
+                var r = relations[source]?[name] ?? (false, [])
+                if ["1", "t", "true"].contains(row[2] ?? "") { r.toMany = true }
+                relations[source, default: [:]][name] = r
+            }
+        }
+        var types: [PersistRows.TypeSchema] = []
+        for (t, name) in names.enumerated() {
+            let sample = try c.query(#"SELECT "json"::text FROM "public"."by_type" WHERE "type_name" = $1 AND jsonb_typeof("json") = 'object' ORDER BY "id" LIMIT \#(PersistRows.sampleSize)"#,
+                                     [name]).rows.compactMap { $0[0] }
+            let attributes = PersistRows.attributeOrder(sample: sample, later: later[t] ?? [])
+            var kinds: [String: ValueKind] = [:]
+            for (key, f) in facts[t] ?? [:] {
+                var k = ValueKind()
+                if f.numbers > f.fractional { k.insert(.integer) }
+                if f.fractional > 0 { k.insert(.double) }
+                if f.strings > f.persistLike { k.insert(.string) }
+                if f.persistLike > 0 { k.insert(.date) }
+                if f.booleans > 0 { k.insert(.bool) }
+                if f.nested > 0 { k.formUnion([.array, .object]) }
+                if f.nulls > 0 { k.insert(.null) }
+                kinds[key] = k
+            }
+            let own = (relations[t] ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key, toMany: $0.value.toMany, targets: $0.value.targets.sorted()) }
+            types.append(PersistRows.TypeSchema(name: name, attributes: attributes, kinds: kinds, relations: own))
+        }
+        return (types, facts)
+    }
+}
+
+/// A statement over Persist's layout in PostgreSQL as SQL (see ``PostgresPersistPushdown``).
+final class PostgresPersistTranslation: PostgresTranslation {
+    let types: [PersistRows.TypeSchema]
+    let facts: [Int: [String: PostgresPersistPushdown.Fact]]
+    private let byType = #""public"."by_type""#, relations = #""public"."relations""#
+
+    init(schema: ObjectGraph, types: [PersistRows.TypeSchema], facts: [Int: [String: PostgresPersistPushdown.Fact]], connection: PostgresConnection) {
+        self.types = types
+        self.facts = facts
+        super.init(schema: schema, described: [], connection: connection)
+    }
+
+    /// Text conditions from the pass over the documents (no query of their own).
+    override func textIs(_ t: Int, _ column: String, ascii: Bool) throws -> Bool {
+        guard let f = facts[t]?[column] else { return true }
+        return !f.notNFC && !(ascii && f.notASCII)
+    }
+
+    /// Member `name` of the document under `alias` (of type `type`), by what it holds.
+    private func member(_ name: String, of type: Int, alias: String) -> Operand? {
+        let f = facts[type]?[name] ?? PostgresPersistPushdown.Fact()
+        guard f.nested == 0 else { return nil }
+        let text = "(\(alias).\"json\" ->> \(bind(name, as: "text")))"
+        switch (f.numbers, f.strings, f.booleans) {
+        case (0, 0, 0): return Operand(sql: text, kind: .other, column: (type, name))
+        case (_, 0, 0): return Operand(sql: "\(text)::numeric", kind: .number, column: (type, name))
+        case (0, 0, _): return Operand(sql: "\(text)::boolean", kind: .boolean, column: (type, name))
+        case (0, _, 0) where f.persistLike == 0: return Operand(sql: text, kind: .text, column: (type, name))
+        case (0, _, 0) where f.utcDates == f.strings: return Operand(sql: text, kind: .persistDate, column: (type, name))
+        default: return nil
+        }
+    }
+
+    override func path(_ p: Path, _ start: Scope) throws -> Translated? {
+        var current = start
+        var steps = p.steps[...]
+        if case .variable(let name)? = steps.first {
+            guard let bound = variables[name.text] else { return nil }
+            current = bound
+            steps = steps.dropFirst()
+        }
+        var first: String?, correlation = "", joins: [String] = []
+        var toMany = 0, toOneAfterMany = 0
+        var value: Operand?
+        /// One hop: relation rows `edge` (their `near` end at the object at hand) and the objects
+        /// of type `type` at their `far` end.
+        func enter(_ type: Int, relation name: String, near: String, far: String, many: Bool) {
+            let edge = newAlias(), target = newAlias()
+            let on = "\(edge).\"\(near)\" = \(current.alias).\"id\" AND \(edge).\"relation\" = \(bind(name, as: "text"))"
+            let pair = "\(relations) \(edge) JOIN \(byType) \(target) ON \(target).\"id\" = \(edge).\"\(far)\" AND \(target).\"type_name\" = \(bind(types[type].name, as: "text"))"
+            if first == nil { first = pair; correlation = on } else { joins.append("\(many ? "JOIN" : "LEFT JOIN") (\(pair)) ON \(on)") }
+            if many { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+            current = Scope(alias: target, type: type)
+        }
+        for (i, step) in steps.enumerated() {
+            let isLast = i == steps.count - 1
+            let type = schema.types[current.type]
+            switch step {
+            case .name(let name):
+                let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
+                guard attribute == nil || relation == nil else { return nil }
+                if let a = attribute {
+                    guard isLast, let operand = member(type.attributes[a].name, of: current.type, alias: current.alias) else { return nil }
+                    value = operand
+                } else if let r = relation {
+                    let column = type.relations[r]
+                    guard column.targetTypes.count == 1 else { return nil }
+                    enter(column.targetTypes[0], relation: column.name, near: "from_id", far: "to_id", many: column.isToMany)
+                } else {
+                    return nil
+                }
+            case .links(let typeName, let relationName):
+                guard let source = schema.type(named: typeName.text), let r = source.relation(named: relationName.text),
+                      source.relations[r].targetTypes.contains(current.type) else { return nil }
+                enter(source.index, relation: source.relations[r].name, near: "to_id", far: "from_id", many: true)
+            case .id:
+                guard isLast else { return nil }
+                value = Operand(sql: "\(current.alias).\"id\"", kind: .number, column: (current.type, "\u{0}id"))
+            case .variable, .type:
+                return nil
+            }
+        }
+        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
+        return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
+    }
+
+    override func root(_ type: Int) -> (from: String, keys: [String])? {
+        ("FROM \(byType) a0 WHERE a0.\"type_name\" = \(bind(types[type].name, as: "text")) AND ", ["a0.\"id\""])
+    }
+
+    /// A member's text as the load reads it: numbers as integers when they have no fraction or
+    /// exponent, Persist's dates as dates.
+    override func value(_ text: String?, of operand: Operand, type oid: UInt32) -> Value {
+        guard let text else { return .null }
+        switch operand.kind {
+        case .number: return Int64(text).map(Value.int) ?? Double(text).map(Value.double) ?? .null
+        case .boolean: return .bool(text == "true" || text == "t")
+        case .text: return .string(text)
+        case .persistDate: return DateText.parse(text).map(Value.date) ?? .string(text)
+        default: return PostgresDatabase.value(text, type: oid)
+        }
+    }
+
+    override func objects(of type: Int, keys: [[String?]], types oids: [UInt32]) throws -> (ObjectGraph, [ObjectRef])? {
+        let ids = keys.compactMap { $0.first ?? nil }
+        var documents: [String: String?] = [:]
+        for chunk in ids.chunked(1_000) {
+            let sql = #"SELECT "id"::text, "json"::text FROM "public"."by_type" WHERE "id" IN ("# + chunk.indices.map { "$\($0 - chunk.startIndex + 1)::bigint" }.joined(separator: ", ") + ")"
+            for row in try connection.query(sql, Array(chunk)).rows { if let id = row[0] { documents[id] = row[1] } }
+        }
+        let rows = ids.compactMap { id in Int64(id).map { (id: ObjectID.int($0), json: documents[id] ?? nil) } }
+        let graph = PersistRows.objects(type: type, of: types, documents: rows)
+        let table = graph.types[type]
+        return (graph, rows.compactMap { graph.ref(type: table, id: $0.id) })
+    }
+}
