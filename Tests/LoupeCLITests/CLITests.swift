@@ -234,6 +234,26 @@ final class CLITests: XCTestCase {
         XCTAssertFalse(unreachable.stderr.contains("s3cret"))
     }
 
+    /// `loupe query postgres://…` on Persist's layout in PostgreSQL (`jsonb`): the file's answers,
+    /// an edit previewed as Persist's document rewrite and written with `--commit`.
+    func testPersistLayoutInPostgresOnTheCommandLine() throws {
+        let sqlite = try Shared.temporaryPath("library.sqlite")
+        XCTAssertEqual(try loupe(["sample", sqlite, "--objects", "1200"]).status, 0)
+        let url = try PostgresServer.persistDatabase(copying: sqlite, named: "cli_persist", documentType: "jsonb")
+        for statement in ["count Loan where book.author.born < 1920", "Book group by language limit 3",
+                          "Author where @links.Book.author.@count > 2 sort by name, id limit 4 select name, born"] {
+            let postgres = try loupe(["query", url, statement, "--format", "json"])
+            XCTAssertEqual(postgres.status, 0, postgres.stderr)
+            XCTAssertEqual(postgres.stdout, try loupe(["query", sqlite, statement, "--format", "json"]).stdout, statement)
+        }
+        let first = try loupe(["query", url, "Book sort by id limit 1 select id", "--format", "csv"]).stdout
+        let id = try XCTUnwrap(first.split(separator: "\r\n").last.map(String.init))
+        let edit = try loupe(["query", url, "update Book where id == \(id) set pages = 4321", "--commit"])
+        XCTAssertEqual(edit.status, 0, edit.stderr)
+        XCTAssertTrue(edit.stdout.contains(#"UPDATE "public"."by_type" SET "json" = "#) && edit.stdout.contains("committed: 0 added, 1 changed"), edit.stdout)
+        XCTAssertEqual(try loupe(["query", url, "Book where id == \(id) select pages", "--format", "csv"]).stdout, "pages\r\n4321\r\n")
+    }
+
     func testReadOptionsOnTheCommandLine() throws {
         let recipes = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
         let modelNames = try loupe(["types", recipes])
