@@ -168,13 +168,7 @@ final class PostgresPersistTranslation: PostgresTranslation {
     }
 
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
-        var current = start
-        var steps = p.steps[...]
-        if case .variable(let name)? = steps.first {
-            guard let bound = variables[name.text] else { return nil }
-            current = bound
-            steps = steps.dropFirst()
-        }
+        guard var (current, steps) = origin(of: p, at: start) else { return nil }
         var first: String?, correlation = "", joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?

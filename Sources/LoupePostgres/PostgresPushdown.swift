@@ -128,14 +128,18 @@ class PostgresTranslation {
 
     // MARK: Paths
 
-    func path(_ p: Path, _ start: Scope) throws -> Translated? {
-        var current = start
-        var steps = p.steps[...]
-        if case .variable(let name)? = steps.first {
+    /// Where a path starts (the row at hand, or the element a SUBQUERY variable names) and the
+    /// steps from there; nil for a variable not in scope.
+    func origin(of p: Path, at start: Scope) -> (Scope, ArraySlice<LoupeQuery.Step>)? {
+        if case .variable(let name)? = p.steps.first {
             guard let bound = variables[name.text] else { return nil }
-            current = bound
-            steps = steps.dropFirst()
+            return (bound, p.steps.dropFirst())
         }
+        return (start, p.steps[...])
+    }
+
+    func path(_ p: Path, _ start: Scope) throws -> Translated? {
+        guard var (current, steps) = origin(of: p, at: start) else { return nil }
         var first: String?, correlation = "", joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?
