@@ -52,7 +52,7 @@ public enum PostgresCommit {
             var lines: [String] = []
             for (i, unit) in units.enumerated() {
                 if lines.count >= maxLines {
-                    lines.append("… and \(units.count - i) more object\(units.count - i == 1 ? "" : "s") (\(units.count - i) statement\(units.count - i == 1 ? "" : "s")), written the same way")
+                    lines.append(WritePlan.remainder(objects: units.count - i, statements: units.count - i))
                     break
                 }
                 lines.append(unit.display)
@@ -157,7 +157,7 @@ public enum PostgresCommit {
             guard let d = tables[table.name.rawValue], !d.relation.isView, !d.keys.isEmpty else {
                 throw PostgresError(server: server, reason: "\(identity): its table has no primary key in the database now; nothing was written")
             }
-            let keyValues = keyParameters(staged.id(of: ref), keys: d.keys)
+            let keyValues = keyParameters(staged.id(of: ref))
             guard keyValues.count == d.keys.count else { throw PostgresError(server: server, reason: "\(identity): its key does not fit the table's; nothing was written") }
             let row = Int(ref.row)
             func type(of column: String) -> String { d.columns.first { $0.name == column }?.type ?? "text" }
@@ -224,18 +224,20 @@ public enum PostgresCommit {
     }
 
     /// A key's parts as text parameters.
-    static func keyParameters(_ id: ObjectID, keys: [String]) -> [String?] {
-        func text(_ part: ObjectID) -> String? {
-            switch part {
-            case .int(let i): return String(i)
-            case .double(let d): return number(d)
-            case .string(let s): return s
-            case .data(let d): return "\\x" + d.map { String(format: "%02x", $0) }.joined()
-            case .composite: return nil
-            }
+    static func keyParameters(_ id: ObjectID) -> [String?] {
+        if case .composite(let parts) = id { return parts.map(keyText) }
+        return [keyText(id)]
+    }
+
+    /// A key of one column as the text parameter PostgreSQL reads (nil for a composite key).
+    static func keyText(_ id: ObjectID) -> String? {
+        switch id {
+        case .int(let i): return String(i)
+        case .double(let d): return number(d)
+        case .string(let s): return s
+        case .data(let d): return "\\x" + d.map { String(format: "%02x", $0) }.joined()
+        case .composite: return nil
         }
-        if case .composite(let parts) = id { return parts.map(text) }
-        return [text(id)]
     }
 
     /// A value as the text PostgreSQL reads for a column of `type` (as `format_type` names it);

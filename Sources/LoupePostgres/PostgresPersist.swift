@@ -34,31 +34,29 @@ enum PostgresPersist {
 
     /// The whole graph (inside the caller's snapshot).
     static func load(_ c: PostgresConnection) throws -> LoadedGraph {
-        func key(_ text: String?, integer: Bool) -> PersistRows.Key? {
-            guard let text else { return nil }
-            if integer, let i = Int64(text) { return .int(i) }
-            return .text(text)
-        }
-        let integerTypes: Set<UInt32> = [20, 21, 23]
-        let documents = try c.query("SELECT id, type_name, json::text FROM by_type ORDER BY id")
-        let idIsInteger = documents.types.first.map(integerTypes.contains) ?? true
-        let objects = documents.rows.map { PersistRows.Object(id: key($0[0], integer: idIsInteger), typeName: $0[1], json: $0[2]) }
-        let hasRowID = try !c.query("""
-            SELECT 1 FROM pg_attribute WHERE attrelid = 'public.relations'::regclass AND attname = 'id' AND attnum > 0 AND NOT attisdropped
-            """).rows.isEmpty
-        let relationRows = try c.query("SELECT from_id, to_id, relation FROM relations ORDER BY \(hasRowID ? "id" : "ctid")")
-        let fromIsInteger = relationRows.types.first.map(integerTypes.contains) ?? true
-        let toIsInteger = relationRows.types.count > 1 ? integerTypes.contains(relationRows.types[1]) : true
-        let edges = relationRows.rows.map { PersistRows.Edge(from: key($0[0], integer: fromIsInteger), to: key($0[1], integer: toIsInteger), relation: $0[2]) }
-        var kinds: [(type: String, relation: String, toMany: Bool)] = []
-        if try !c.query("SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = 'loupe_relation_kinds'").rows.isEmpty {
-            kinds = try c.query("SELECT type_name, relation, to_many::text FROM loupe_relation_kinds").rows.compactMap { row in
-                guard let type = row[0], let relation = row[1] else { return nil }
-                return (type, relation, ["1", "t", "true"].contains(row[2] ?? ""))
+        let layout = try PostgresPersistCommit.Layout.read(c)
+        func key(_ text: String?, _ column: String) -> PersistRows.Key? {
+            switch layout.key(text, column: column) {
+            case .int(let i)?: return .int(i)
+            case .string(let s)?: return .text(s)
+            default: return nil
             }
         }
-        let loaded = try PersistRows.load(objects: objects, edges: edges, kinds: kinds)
-        let refusal = PostgresPersistCommit.refusal(try PostgresPersistCommit.Layout.read(c))
-        return LoadedGraph(graph: loaded.graph.readOnly(because: refusal, formatName: formatName), warnings: loaded.warnings)
+        let documents = try c.query("SELECT id, type_name, json::text FROM by_type ORDER BY id")
+        let objects = documents.rows.map { PersistRows.Object(id: key($0[0], "by_type.id"), typeName: $0[1], json: $0[2]) }
+        let relationRows = try c.query("SELECT from_id, to_id, relation FROM relations ORDER BY \(layout.types["relations.id"] != nil ? "id" : "ctid")")
+        let edges = relationRows.rows.map { PersistRows.Edge(from: key($0[0], "relations.from_id"), to: key($0[1], "relations.to_id"), relation: $0[2]) }
+        let loaded = try PersistRows.load(objects: objects, edges: edges, kinds: try relationKinds(c))
+        return LoadedGraph(graph: loaded.graph.readOnly(because: PostgresPersistCommit.refusal(layout), formatName: formatName), warnings: loaded.warnings)
+    }
+
+    /// The relation cardinalities Loupe recorded (`loupe_relation_kinds`: type, relation, to-many),
+    /// if the database has the table.
+    static func relationKinds(_ c: PostgresConnection) throws -> [(type: String, relation: String, toMany: Bool)] {
+        guard try !c.query("SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = 'loupe_relation_kinds'").rows.isEmpty else { return [] }
+        return try c.query(#"SELECT "type_name", "relation", "to_many"::text FROM "public"."loupe_relation_kinds""#).rows.compactMap { row in
+            guard let type = row[0], let relation = row[1] else { return nil }
+            return (type, relation, ["1", "t", "true"].contains(row[2] ?? ""))
+        }
     }
 }

@@ -82,7 +82,7 @@ enum PostgresPersistCommit {
         func storedRows(_ ids: [ObjectID]) throws -> [ObjectID: (typeName: String?, json: String?)] {
             var out: [ObjectID: (typeName: String?, json: String?)] = [:]
             for chunk in ids.chunked(1_000) {
-                let parameters = chunk.map { PostgresCommit.keyParameters($0, keys: ["id"]).first ?? nil }
+                let parameters = chunk.map(PostgresCommit.keyText)
                 let sql = #"SELECT "id"::text, "type_name"::text, "json"::text FROM "public"."by_type" WHERE "id" IN ("#
                     + parameters.indices.map { "$\($0 + 1)" }.joined(separator: ", ") + ")"
                 for row in try c.query(sql, parameters).rows {
@@ -93,13 +93,13 @@ enum PostgresPersistCommit {
         }
 
         func isTaken(_ id: ObjectID) throws -> Bool {
-            try !c.query(#"SELECT 1 FROM "public"."by_type" WHERE "id" = $1"#, PostgresCommit.keyParameters(id, keys: ["id"])).rows.isEmpty
+            try !c.query(#"SELECT 1 FROM "public"."by_type" WHERE "id" = $1"#, [PostgresCommit.keyText(id)]).rows.isEmpty
         }
 
         func relationTargets(from id: ObjectID, relation: String) throws -> [ObjectID] {
             let order = layout.types["relations.id"] != nil ? #""id""# : "ctid"
             return try c.query(#"SELECT "to_id"::text FROM "public"."relations" WHERE "from_id" = $1 AND "relation" = $2 ORDER BY "# + order,
-                               PostgresCommit.keyParameters(id, keys: ["id"]) + [relation]).rows.compactMap { layout.key($0[0], column: "relations.to_id") }
+                               [PostgresCommit.keyText(id), relation]).rows.compactMap { layout.key($0[0], column: "relations.to_id") }
         }
     }
 
@@ -111,7 +111,7 @@ enum PostgresPersistCommit {
         }
         let relationID = layout.types["relations.id"] != nil && !layout.defaulted.contains("relations.id")
         return edits.map { edit in
-            let id = PostgresCommit.keyParameters(edit.id, keys: ["id"]).first ?? nil
+            let id = PostgresCommit.keyText(edit.id)
             let statements = edit.writes.flatMap { write -> [(String, [String?], String, Bool)] in
                 switch write {
                 case .insertObject(let typeName, let json):
@@ -126,7 +126,7 @@ enum PostgresPersistCommit {
                     return [statement(#"DELETE FROM \#(relations) WHERE "from_id" = $1 AND "relation" = $2"#, [id, name],
                                       ["relations.from_id", "relations.relation"], one: false)]
                 case .insertRelation(let name, let to):
-                    let target = PostgresCommit.keyParameters(to, keys: ["id"]).first ?? nil
+                    let target = PostgresCommit.keyText(to)
                     let sql = relationID
                         ? #"INSERT INTO \#(relations) ("id", "from_id", "to_id", "relation") SELECT coalesce(max("id"), 0) + 1, $1, $2, $3 FROM \#(relations)"#
                         : #"INSERT INTO \#(relations) ("from_id", "to_id", "relation") VALUES ($1, $2, $3)"#
@@ -159,7 +159,7 @@ enum PostgresPersistCommit {
         for (i, unit) in units.enumerated() {
             if lines.count >= maxLines {
                 let statements = units[i...].reduce(0) { $0 + $1.statements.count }
-                lines.append("… and \(units.count - i) more object\(units.count - i == 1 ? "" : "s") (\(statements) statement\(statements == 1 ? "" : "s")), written the same way")
+                lines.append(WritePlan.remainder(objects: units.count - i, statements: statements))
                 break
             }
             lines += unit.edit.lines(statements: unit.statements.map(\.display))

@@ -34,7 +34,7 @@ enum PostgresPersistPushdown {
                 OR EXISTS (SELECT 1 FROM "public"."relations" WHERE "from_id" IS NULL OR "to_id" IS NULL OR "relation" IS NULL)
             """).rows.first?.first
         guard incomplete == "f" else { return nil }
-        guard let (types, facts) = try schema(c) else { return nil }
+        let (types, facts) = try schema(c)
         let graph = PersistRows.schemaGraph(types)
         // Names, quantifiers and the rest of the engine's own checks, as it reports them.
         _ = try QueryEngine(graph: graph).run(statement)
@@ -44,8 +44,8 @@ enum PostgresPersistPushdown {
     /// The store's schema as a whole load finds it: types in order of their first object, each
     /// with its attributes in the load's order and their kinds, and its relations (to-many when
     /// one object has several rows of a name, or `loupe_relation_kinds` says so); with what each
-    /// member holds. Nil when two relations of a type share a name with an attribute.
-    static func schema(_ c: PostgresConnection) throws -> ([PersistRows.TypeSchema], [Int: [String: Fact]])? {
+    /// member holds.
+    static func schema(_ c: PostgresConnection) throws -> ([PersistRows.TypeSchema], [Int: [String: Fact]]) {
         let names = try c.query(#"SELECT "type_name" FROM "public"."by_type" GROUP BY "type_name" ORDER BY min("id")"#).rows.compactMap { $0[0] }
         let index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         let objectsOnly = #"CASE WHEN jsonb_typeof(b."json") = 'object' THEN b."json" ELSE '{}'::jsonb END"#
@@ -102,13 +102,11 @@ enum PostgresPersistPushdown {
             if Int(row[3] ?? "") ?? 0 > 1 { r.toMany = true }
             relations[source, default: [:]][name] = r
         }
-        if try !c.query("SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = 'loupe_relation_kinds'").rows.isEmpty {
-            for row in try c.query(#"SELECT "type_name", "relation", "to_many"::text FROM "public"."loupe_relation_kinds""#).rows {
-                guard let source = row[0].flatMap({ index[$0] }), let name = row[1] else { continue }
-                var r = relations[source]?[name] ?? (false, [])
-                if ["1", "t", "true"].contains(row[2] ?? "") { r.toMany = true }
-                relations[source, default: [:]][name] = r
-            }
+        for kind in try PostgresPersist.relationKinds(c) {
+            guard let source = index[kind.type] else { continue }
+            var r = relations[source]?[kind.relation] ?? (false, [])
+            if kind.toMany { r.toMany = true }
+            relations[source, default: [:]][kind.relation] = r
         }
         var types: [PersistRows.TypeSchema] = []
         for (t, name) in names.enumerated() {

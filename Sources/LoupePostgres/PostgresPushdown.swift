@@ -52,8 +52,8 @@ class PostgresTranslation {
     let connection: PostgresConnection
     private(set) var parameters: [String?] = []
     private var aliasCount = 0
-    var variables: [String: Scope] = [:]
-    var checks: [String: Bool] = [:]
+    private var variables: [String: Scope] = [:]
+    private var checks: [String: Bool] = [:]
 
     init(schema: ObjectGraph, described: [PostgresDatabase.Described], connection: PostgresConnection) {
         self.schema = schema

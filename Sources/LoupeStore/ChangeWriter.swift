@@ -52,6 +52,11 @@ public struct WritePlan: Sendable {
     /// True when the file keeps Persist's undo history (its HEAD layout), which the commit extends.
     public internal(set) var recordsHistory = false
 
+    /// The line that ends a plan cut short: how many objects and statements it leaves out.
+    public static func remainder(objects: Int, statements: Int) -> String {
+        "… and \(objects) more object\(objects == 1 ? "" : "s") (\(statements) statement\(statements == 1 ? "" : "s")), written the same way"
+    }
+
     /// A value as an SQL literal: `'text'` (quotes doubled), numbers, `X'00FF'`, `NULL`.
     static func literal(_ v: DatabaseValue) -> String {
         switch v.storage {
@@ -76,7 +81,7 @@ public struct WritePlan: Sendable {
             if lines.count >= maxLines {
                 let rest = units[index...]
                 let statements = rest.reduce(0) { $0 + $1.statements.count }
-                lines.append("… and \(rest.count) more object\(rest.count == 1 ? "" : "s") (\(statements) statement\(statements == 1 ? "" : "s")), written the same way")
+                lines.append(Self.remainder(objects: rest.count, statements: statements))
                 break
             }
             if let before = unit.before, let after = unit.after {

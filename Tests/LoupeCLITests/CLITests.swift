@@ -446,11 +446,7 @@ final class CLITests: XCTestCase {
         }
         // `loupe repl` over the budget: each statement answered the same way, as the loaded REPL prints it.
         let script = statements.joined(separator: "\n") + "\n"
-        let loadedRepl = try loupe(["repl", path, "--format", "json"], stdin: script)
-        let pagedRepl = try loupe(["repl", path, "--format", "json", "--memory-budget", "1K"], stdin: script)
-        XCTAssertEqual(pagedRepl.stdout, loadedRepl.stdout)
-        XCTAssertEqual(pagedRepl.stderr, loadedRepl.stderr)
-        XCTAssertEqual(pagedRepl.status, loadedRepl.status)
+        try assertReplOverTheBudgetAnswersAsLoaded(path, script: script)
         let types = try loupe(["repl", path, "--memory-budget", "1K"], stdin: ".types\nMember where address.city == \"Lisboa\"\n.quit\n")
         XCTAssertTrue(types.stdout.contains("Loan"), types.stdout)
         XCTAssertTrue(types.stderr.contains("this one needs the whole graph"), types.stderr)
@@ -462,6 +458,16 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(sql.status, 1)
         XCTAssertTrue(sql.stderr.contains("SQL cannot answer this statement exactly over this Persist store"), sql.stderr)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "querying never writes")
+    }
+
+    /// `loupe repl` on `path` over a 1 KB budget prints, statement by statement, what the
+    /// loaded REPL prints for `script` (output, errors, exit status).
+    private func assertReplOverTheBudgetAnswersAsLoaded(_ path: String, script: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let loadedRepl = try loupe(["repl", path, "--format", "json"], stdin: script)
+        let pagedRepl = try loupe(["repl", path, "--format", "json", "--memory-budget", "1K"], stdin: script)
+        XCTAssertEqual(pagedRepl.stdout, loadedRepl.stdout, file: file, line: line)
+        XCTAssertEqual(pagedRepl.stderr, loadedRepl.stderr, file: file, line: line)
+        XCTAssertEqual(pagedRepl.status, loadedRepl.status, file: file, line: line)
     }
 
     /// `loupe query` and `loupe repl` on a plain SQLite file over the memory budget: SQLite answers
@@ -483,11 +489,7 @@ final class CLITests: XCTestCase {
             }
         }
         let script = statements.joined(separator: "\n") + "\n"
-        let loadedRepl = try loupe(["repl", chinook, "--format", "json"], stdin: script)
-        let pagedRepl = try loupe(["repl", chinook, "--format", "json", "--memory-budget", "1K"], stdin: script)
-        XCTAssertEqual(pagedRepl.stdout, loadedRepl.stdout)
-        XCTAssertEqual(pagedRepl.stderr, loadedRepl.stderr)
-        XCTAssertEqual(pagedRepl.status, loadedRepl.status)
+        try assertReplOverTheBudgetAnswersAsLoaded(chinook, script: script)
         let refusals = try loupe(["repl", chinook, "--memory-budget", "1K"],
                                  stdin: ".types\nTrack where Milliseconds / 1000 > 600\nupdate Track where TrackId == 1 set Name = \"x\"\n.quit\n")
         XCTAssertTrue(refusals.stdout.contains("PlaylistTrack  8715"), refusals.stdout)
