@@ -430,7 +430,10 @@ extension Browser {
         if let pages {
             parts.append(("\(pages.catalog.count) types", 1))
             parts.append(("\(pages.catalog.reduce(0) { $0 + $1.count }) objects", 2))
-            parts.append(("paged" + ([pagedReason].compactMap { $0 } + pages.notes).map { " · " + $0 }.joined(), 7))
+            parts.append(("paged" + (pagedReason.map { " · " + $0 } ?? ""), 7))
+            // What paged mode leaves out of this store: said while there is room (the row and
+            // the pending counts stay).
+            parts += pages.notes.map { (DisplayText.escaped($0), 5) }
             if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
         } else if let graph {
             parts.append(("\(graph.types.count) types", 1))

@@ -121,7 +121,7 @@ extension Browser {
     func pagedLinkTotals(of origin: ObjectRef) -> [ObjectWindow.Link: Int]? {
         guard let pages, case .paged(let rows)? = current?.content else { return nil }
         let object = rows.window.graph.identity(of: origin)
-        guard rows.window.cut.contains(object.id) else { return nil }
+        guard rows.window.cut.contains(object) else { return nil }
         if let known = linkTotalsRead[object] { return known }
         guard let totals = try? pages.linkTotals(of: object) else { return nil }
         linkTotalsRead[object] = totals
@@ -201,9 +201,9 @@ extension Browser {
             }
             if case .keys = rows.source, let pagedChanges {
                 // A statement's answer over the staged state lists new objects too, in its order.
-                rows.window = try pagedChanges.window(listing: keys)
+                rows.window = try pagedChanges.window(listing: keys, of: typeName)
             } else {
-                rows.window = try pagedChanges.map { try $0.window(keys: keys, inserted: inserted) } ?? pages.window(keys: keys, of: typeName)
+                rows.window = try pagedChanges.map { try $0.window(keys: keys, of: typeName, inserted: inserted) } ?? pages.window(keys: keys, of: typeName)
             }
             rows.isRead = true
             rows.start = start

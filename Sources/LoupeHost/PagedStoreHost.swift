@@ -4,37 +4,37 @@ import LoupeQuery
 import LoupeStore
 import Synchronization
 
-/// The store under a paged session (a Persist file browsed a page at a time): previews and
-/// commits the pending changes (over their edit base, ``PagedChanges``) into the file in one
-/// transaction, checked against the file's stamp when it was opened as a loaded session's are;
-/// then carries the catalog and Loupe's relation index forward to the file's new state
-/// (``PersistPages/afterCommit(_:newAttributes:)``) instead of reading the store again.
-public final class PagedStoreHost: PagedSessionHost {
+/// The store under a paged session (a Persist store or a plain relational file browsed a page
+/// at a time): previews and commits the pending changes (over their edit base,
+/// ``PagedChanges``) into the file in one transaction, checked against the file's stamp when it
+/// was opened as a loaded session's are; then carries what it knows forward to the file's new
+/// state (``CommittablePages/afterCommit(_:newAttributes:)``: the catalog, Loupe's relation
+/// index) instead of reading the store again.
+public final class PagedStoreHost<Pages: CommittablePages>: PagedSessionHost {
     private struct State {
-        var pages: PersistPages
+        var pages: Pages
         var querySource: (any QuerySource)?
         var plan: WritePlan?
     }
     private let state: Mutex<State>
-    private let answerer: @Sendable (PersistPages, _ previous: (any QuerySource)?, ChangeReach?) -> (any QuerySource)?
+    private let answerer: @Sendable (Pages, _ previous: (any QuerySource)?, ChangeReach?) -> (any QuerySource)?
 
     /// A host for `pages`; `querySource` makes what answers statements over a state of the store
     /// (after a commit, given the one before and what the commit changed, to keep what still holds).
-    public init(pages: PersistPages, querySource: @escaping @Sendable (PersistPages, _ previous: (any QuerySource)?, ChangeReach?) -> (any QuerySource)?) {
+    public init(pages: Pages, querySource: @escaping @Sendable (Pages, _ previous: (any QuerySource)?, ChangeReach?) -> (any QuerySource)?) {
         answerer = querySource
         state = Mutex(State(pages: pages, querySource: querySource(pages, nil, nil), plan: nil))
     }
 
     /// The store as it is now (after a commit or ``reopen()``, the file's new state).
-    public var pages: PersistPages { state.withLock { $0.pages } }
+    public var pages: Pages { state.withLock { $0.pages } }
 
     public var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) {
         state.withLock { ($0.pages, $0.querySource) }
     }
 
     public func reopen() throws {
-        let file = state.withLock { $0.pages.file }
-        let pages = try PersistPages.open(file)
+        let pages = try state.withLock { $0.pages }.reopened()
         let source = answerer(pages, nil, nil)
         state.withLock { $0 = State(pages: pages, querySource: source, plan: nil) }
     }
@@ -47,7 +47,7 @@ public final class PagedStoreHost: PagedSessionHost {
 
     public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
         let pages = state.withLock { $0.pages }
-        let plan = try StoreCommit.preview(pending, path: pages.file.path, format: PersistFormat.self)
+        let plan = try StoreCommit.preview(pending, path: pages.file.path, format: Pages.format)
         state.withLock { $0.plan = plan }
         return plan.description(maxLines: maxLines)
     }
@@ -57,7 +57,7 @@ public final class PagedStoreHost: PagedSessionHost {
             defer { s.plan = nil }
             return (s.pages, s.plan, s.querySource)
         }
-        let report = try StoreCommit.commit(pending, path: pages.file.path, format: PersistFormat.self, loadedStamp: pages.openedStamp, planned: planned)
+        let report = try StoreCommit.commit(pending, path: pages.file.path, format: Pages.format, loadedStamp: pages.openedStamp, planned: planned)
         var newAttributes: [String: [String]] = [:]
         for (t, names) in pending.changes.newAttributes { newAttributes[pending.base.types[t].name.rawValue] = names }
         let next = pages.afterCommit(report, newAttributes: newAttributes)

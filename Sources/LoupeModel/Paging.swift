@@ -22,12 +22,12 @@ public struct ObjectWindow: Sendable {
     /// Objects with more edges than a window holds: the graph has their first edges in row
     /// order; their links' totals and keys come from the store when asked
     /// (``PageSource/linkTotals(of:)``, ``PageSource/linkKeys(of:link:range:)``).
-    public let cut: Set<ObjectID>
+    public let cut: Set<ObjectIdentity>
     /// The staged changes applied to the window (paged editing), by the graph's rows: which
     /// rows are added, changed or marked for deletion. Nil for a window as the store holds it.
     public let changes: ChangeSet?
 
-    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectID> = [], changes: ChangeSet? = nil) {
+    public init(graph: ObjectGraph, refs: [ObjectRef?], cut: Set<ObjectIdentity> = [], changes: ChangeSet? = nil) {
         self.graph = graph
         self.refs = refs
         self.cut = cut
@@ -49,6 +49,10 @@ public protocol PageSource: AnyObject {
     /// The objects `keys` of type `type` and what is around them. `type` is nil for keys of
     /// several types, which only a store whose keys are store-wide (Persist) reads.
     func window(keys: [ObjectID], of type: String?) throws -> ObjectWindow
+    /// The objects `objects`, of any types, and what is around them, in one graph (paged
+    /// editing's base); `refs` in the order given. A store whose keys are store-wide may read
+    /// them by key whatever the type named.
+    func window(objects: [ObjectIdentity]) throws -> ObjectWindow
     /// Each link of `object` with its number of edges (asked for an object a window cut).
     func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int]
     /// The keys at the other end of one link of `object`, positions `range` in row order.
@@ -68,9 +72,15 @@ public protocol PageSource: AnyObject {
     /// The objects `keys` of type `type` (an index into ``catalog``) and their attributes, as a
     /// load holds them (no relations), in the order given.
     func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph
-    /// The largest integer key of any object stored (0 when there is none): a new object's key,
-    /// where keys are shared by every type and assigned as max + 1, is one more.
-    func maximumIntegerKey() throws -> Int64
+    /// The largest integer key stored (0 when there is none): of any object when `type` is nil
+    /// (a new object's key, where keys are shared by every type and assigned as max + 1, is one
+    /// more), else of type `type`'s objects (an index into ``catalog``; where the store assigns a
+    /// table's keys as its max + 1).
+    func maximumIntegerKey(type: Int?) throws -> Int64
+    /// The relations into `object` that windows do not follow (their rows are not read with it)
+    /// and that some stored row refers to it by, as `Type.relation`: what a deletion of it made
+    /// over a window would not see.
+    func unfollowedReferences(to object: ObjectIdentity) throws -> [String]
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }

@@ -155,22 +155,23 @@ extension Mutation {
 
     /// The keys the values name (`#12`, `#"k"`, and plain integers and text, which a relation
     /// takes as keys): the objects an edit over some of a store's objects reads before it is checked.
-    public var namedKeys: [ObjectID] {
-        var out: [ObjectID] = []
-        func visit(_ e: Expression) {
+    public var namedKeys: [ObjectID] { namedKeysByField.flatMap(\.keys) }
+
+    /// ``namedKeys`` by the attribute or relation each value is assigned to, in order.
+    public var namedKeysByField: [(field: String, keys: [ObjectID])] {
+        func keys(_ e: Expression) -> [ObjectID] {
             switch e {
-            case .literal(.reference(.int(let i)), _), .literal(.integer(let i), _): out.append(.int(i))
-            case .literal(.reference(.string(let s)), _), .literal(.string(let s), _): out.append(.string(s))
-            case .list(let items, _): items.forEach(visit)
-            default: break
+            case .literal(.reference(.int(let i)), _), .literal(.integer(let i), _): return [.int(i)]
+            case .literal(.reference(.string(let s)), _), .literal(.string(let s), _): return [.string(s)]
+            case .list(let items, _): return items.flatMap(keys)
+            default: return []
             }
         }
         switch self {
-        case .update(_, _, let assignments): assignments.forEach { visit($0.value) }
-        case .insert(_, let fields): fields.forEach { visit($0.1) }
-        case .delete: break
+        case .update(_, _, let assignments): return assignments.map { ($0.target.text, keys($0.value)) }
+        case .insert(_, let fields): return fields.map { ($0.0.text, keys($0.1)) }
+        case .delete: return []
         }
-        return out
     }
 
     /// The names the values' paths start with, when every value reads only the object's own

@@ -21,10 +21,14 @@ public struct Editor {
     /// The largest key the store holds beyond `graph` (paged mode's graph holds some objects of
     /// it): a key shared by every type is assigned above both.
     private let storedKeyMaximum: Int64
+    /// The largest key the store holds of each type (by index) beyond `graph`, where a type's
+    /// keys are assigned as its max + 1 (a rowid): a new object's key is above both.
+    private let storedTypeKeyMaxima: [Int: Int64]
 
-    public init(graph: ObjectGraph, storedKeyMaximum: Int64 = 0) {
+    public init(graph: ObjectGraph, storedKeyMaximum: Int64 = 0, storedTypeKeyMaxima: [Int: Int64] = [:]) {
         self.graph = graph
         self.storedKeyMaximum = storedKeyMaximum
+        self.storedTypeKeyMaxima = storedTypeKeyMaxima
         engine = QueryEngine(graph: graph)
     }
 
@@ -311,7 +315,7 @@ public struct Editor {
         case .globalInteger:
             return .int(nextInteger(graph.types.flatMap(\.ids) + [.int(storedKeyMaximum)]))
         case .rowid:
-            return .int(nextInteger(type.ids))
+            return .int(nextInteger(type.ids + [.int(storedTypeKeyMaxima[type.index] ?? 0)]))
         case .column(let name, let autoIncrements):
             if let given = values[name], !given.isNull {
                 guard let key = ObjectID(keyValue: given) else { throw QueryError("\(name) cannot be a key: \(ValueFormatter.plain(given))", at: range) }
@@ -319,7 +323,7 @@ public struct Editor {
                 return key
             }
             guard autoIncrements else { throw QueryError("insert \(type.name) needs its key '\(name)'", at: range, hint: "give \(name): …") }
-            let key = nextInteger(type.ids)
+            let key = nextInteger(type.ids + [.int(storedTypeKeyMaxima[type.index] ?? 0)])
             values[name] = .int(key)
             return .int(key)
         case .columns(let names):

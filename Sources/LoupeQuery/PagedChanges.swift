@@ -16,17 +16,20 @@ public struct PagedChanges: @unchecked Sendable {
     public let pages: PageSource
     /// The edit base: the objects edits named, as the store holds them.
     public private(set) var base: ObjectWindow
-    /// The keys read into the base, in the order they were first named.
-    public private(set) var baseKeys: [ObjectID] = []
-    private var baseKeySet = Set<ObjectID>()
+    /// The objects read into the base, in the order they were first named.
+    public private(set) var baseKeys: [ObjectIdentity] = []
+    private var baseKeySet = Set<ObjectIdentity>()
     /// The staged changes over the base (with the whole store's kinds of the attributes edited).
     public private(set) var pending: PendingChanges
     /// The kinds of value each edited attribute holds over its whole type (by type, then
     /// attribute name), read once: what values are checked against, as in a load. The base of
     /// ``pending`` is always the base's graph with these kinds added.
     private var kinds: [String: [String: ValueKind]] = [:]
-    /// The largest key stored: new objects' keys go above it.
+    /// The largest key stored: new objects' keys go above it (where keys are store-wide).
     private var storedKeyMaximum: Int64
+    /// The largest key stored of each type (by index) a statement inserted into, where the store
+    /// assigns a type's keys as its max + 1 (a table's rowid).
+    private var typeKeyMaxima: [Int: Int64] = [:]
     /// The most objects one statement may change in paged mode (each is read into the edit base).
     public static let statementLimit = 50_000
 
@@ -35,7 +38,7 @@ public struct PagedChanges: @unchecked Sendable {
         self.pages = pages
         base = try pages.window(keys: [])
         pending = PendingChanges(base: base.graph)
-        storedKeyMaximum = try pages.maximumIntegerKey()
+        storedKeyMaximum = try pages.maximumIntegerKey(type: nil)
     }
 
     /// True when something is staged.
@@ -43,15 +46,22 @@ public struct PagedChanges: @unchecked Sendable {
 
     // MARK: The edit base
 
-    /// Reads `keys` into the edit base (those not in it yet, and not staged as new objects), and
+    /// The objects staged as new, of every type.
+    private var insertedObjects: Set<ObjectIdentity> {
+        var out = Set<ObjectIdentity>()
+        for (t, keys) in pending.changes.inserted { for key in keys { out.insert(ObjectIdentity(type: pending.base.types[t].name, id: key)) } }
+        return out
+    }
+
+    /// Reads `objects` into the edit base (those not in it yet, and not staged as new), and
     /// the whole store's kinds of `attributes` (type name, attribute name), then stages the
     /// steps again over the larger base. Throws when a step no longer applies (an object it
     /// names is gone from the file): nothing changes then.
-    public mutating func include(_ keys: [ObjectID], kindsOf attributes: [(type: String, attribute: String)] = []) throws {
-        let staged = Set(pending.changes.inserted.values.joined())
-        var new: [ObjectID] = []
+    public mutating func include(_ objects: [ObjectIdentity], kindsOf attributes: [(type: String, attribute: String)] = []) throws {
+        let staged = insertedObjects
+        var new: [ObjectIdentity] = []
         var seen = baseKeySet
-        for key in keys where !staged.contains(key) && seen.insert(key).inserted { new.append(key) }
+        for object in objects where !staged.contains(object) && seen.insert(object).inserted { new.append(object) }
         var missing: [String: Set<String>] = [:]
         for (type, attribute) in attributes where kinds[type]?[attribute] == nil { missing[type, default: []].insert(attribute) }
         guard !new.isEmpty || !missing.isEmpty else { return }
@@ -61,7 +71,7 @@ public struct PagedChanges: @unchecked Sendable {
             let found = try pages.kinds(type: t, names: names)
             for name in names { nextKinds[type, default: [:]][name] = found[name] ?? [] }
         }
-        let nextBase = new.isEmpty ? base : try pages.window(keys: baseKeys + new)
+        let nextBase = new.isEmpty ? base : try pages.window(objects: baseKeys + new)
         let (rebased, dropped) = pending.rebased(on: nextBase.graph.addingKinds(nextKinds))
         if let step = dropped.first {
             throw PagedEditError("'\(step.label)' no longer applies to the store (an object it names is gone from the file); undo it or reopen the store")
@@ -91,7 +101,7 @@ public struct PagedChanges: @unchecked Sendable {
     public func reopened(on pages: PageSource) throws -> (PagedChanges, dropped: [EditStep]) {
         var next = try PagedChanges(pages: pages)
         guard !baseKeys.isEmpty || !pending.steps.isEmpty else { return (next, []) }
-        next.base = try pages.window(keys: baseKeys)
+        next.base = try pages.window(objects: baseKeys)
         next.baseKeys = baseKeys
         next.baseKeySet = baseKeySet
         let (rebased, dropped) = pending.rebased(on: next.base.graph)
@@ -102,22 +112,70 @@ public struct PagedChanges: @unchecked Sendable {
     // MARK: Staging
 
     /// Stages a step the browser made (a cell, a deletion): the objects it names are read into
-    /// the base first. A relation of an object with more links than a window reads is refused
-    /// (its whole list is not in memory to be rewritten).
+    /// the base first, and a deletion's cascades found over them (``completingDeletions(_:)``).
+    /// A relation of an object with more links than a window reads is refused (its whole list is
+    /// not in memory to be rewritten).
     public mutating func stage(_ step: EditStep) throws {
-        var keys: [ObjectID] = []
+        var objects: [ObjectIdentity] = []
         for edit in step.edits {
             switch edit {
             case .insert: break
-            case .set(let o, _, _), .remove(let o): keys.append(o.id)
-            case .link(let o, _, let targets): keys.append(o.id); keys += targets.map(\.id)
+            case .set(let o, _, _), .remove(let o): objects.append(o)
+            case .link(let o, _, let targets): objects.append(o); objects += targets
             }
         }
-        try include(keys)
-        for case .link(let o, let relation, _) in step.edits where base.cut.contains(o.id) {
+        try include(objects)
+        let step = try completingDeletions(step)
+        try refuseCutLinks(step)
+        try pending.stage(step)
+    }
+
+    /// Refuses a step that changes a relation of an object whose links the base holds only the first of.
+    private func refuseCutLinks(_ step: EditStep) throws {
+        for case .link(let o, let relation, _) in step.edits where base.cut.contains(o) {
             throw PagedEditError("\(o) has more links than paged mode reads at once: its \(relation) is changed in a loaded session (a larger --memory-budget)")
         }
-        try pending.stage(step)
+    }
+
+    /// `step` with its deletions made over every object they reach: each object it deletes is
+    /// read into the base with what refers to it, and the deletions (with their declared `ON
+    /// DELETE` actions: cascades, set null, refusals) are made again over the larger base, until
+    /// every object they delete or change was read whole. An object with more referring rows
+    /// than a window reads is refused (they would not all be followed). A step that deletes
+    /// nothing is returned as it is.
+    mutating func completingDeletions(_ step: EditStep) throws -> EditStep {
+        var doomed = step.edits.compactMap { edit -> ObjectIdentity? in if case .remove(let o) = edit { return o } else { return nil } }
+        guard !doomed.isEmpty else { return step }
+        let inserted = insertedObjects
+        var edits = step.edits
+        while true {
+            try include(doomed)
+            let graph = pending.graph
+            for object in doomed where base.cut.contains(object) {
+                guard let ref = graph.ref(object), graph.table(ref).backlinks.contains(where: { graph.types[$0.sourceType].relations[$0.relation].foreignKey != nil }) else { continue }
+                throw PagedEditError("\(object) is referred to by more rows than paged mode reads at once: it is deleted in a loaded session (a larger --memory-budget)")
+            }
+            let refs = doomed.compactMap { graph.ref($0) }
+            edits = try Editor(graph: graph).deletions(refs)
+            // Every object the deletions name, read whole (or staged as new): done.
+            let named = edits.map(\.object).filter { !inserted.contains($0) }
+            if named.allSatisfy(baseKeySet.contains) { break }
+            guard named.count <= Self.statementLimit else {
+                throw PagedEditError("this would change \(named.count) objects; paged mode stages at most \(Self.statementLimit) in one statement")
+            }
+            doomed = edits.compactMap { edit -> ObjectIdentity? in if case .remove(let o) = edit { return o } else { return nil } }
+            try include(named)
+        }
+        for case .remove(let object) in edits where !inserted.contains(object) {
+            let unseen = try pages.unfollowedReferences(to: object)
+            guard unseen.isEmpty else {
+                throw PagedEditError("\(object) is referred to by \(unseen.joined(separator: ", ")), which paged mode does not follow (a table without a rowid): it is deleted in a loaded session (a larger --memory-budget)")
+            }
+        }
+        // Changes to objects this step does not delete (the step may set values and delete too).
+        let reached = Set(edits.map(\.object))
+        let others = step.edits.filter { edit in if case .remove = edit { return false } else { return !reached.contains(edit.object) } }
+        return EditStep(label: step.label, edits: others + edits)
     }
 
     /// Replaces the pending changes with `changes` over the same base (`.undo`, `.redo`,
@@ -130,7 +188,7 @@ public struct PagedChanges: @unchecked Sendable {
     /// The text typed for a cell, read as the attribute's kind over its whole type (as a load
     /// checks it) for object `identity`.
     public mutating func typedValue(_ text: String, for identity: ObjectIdentity, attribute: String) throws -> Value {
-        try include([identity.id], kindsOf: [(identity.type.rawValue, attribute)])
+        try include([identity], kindsOf: [(identity.type.rawValue, attribute)])
         guard let ref = pending.changes.row(of: identity) else { throw PagedEditError("\(identity) is not in the store") }
         return try Editor(graph: pending.graph, storedKeyMaximum: storedKeyMaximum).typedValue(text, for: ref, attribute: attribute)
     }
@@ -197,13 +255,16 @@ public struct PagedChanges: @unchecked Sendable {
         } else if mutation.valueNames == nil {
             throw PagedEditError("in paged mode a value reads the object's own attributes (no @links, variables or SUBQUERY)")
         }
-        try include((selected ?? []) + mutation.namedKeys, kindsOf: assigned.map { (type.name.rawValue, $0) })
+        try include((selected ?? []).map { ObjectIdentity(type: type.name, id: $0) } + namedObjects(mutation, type: type),
+                    kindsOf: assigned.map { (type.name.rawValue, $0) })
+        if case .insert = mutation, typeKeyMaxima[type.index] == nil {
+            typeKeyMaxima[type.index] = try pages.maximumIntegerKey(type: type.index)
+        }
         let graph = pending.graph
         let refs = selected.map { keys in keys.compactMap { graph.ref(type: graph.types[type.index], id: $0) } }
-        let step = try Editor(graph: graph, storedKeyMaximum: storedKeyMaximum).step(for: mutation, source: source, cancellation: cancellation, objects: refs)
-        for case .link(let o, let relation, _) in step.edits where base.cut.contains(o.id) {
-            throw PagedEditError("\(o) has more links than paged mode reads at once: its \(relation) is changed in a loaded session (a larger --memory-budget)")
-        }
+        let editor = Editor(graph: graph, storedKeyMaximum: storedKeyMaximum, storedTypeKeyMaxima: typeKeyMaxima)
+        let step = try completingDeletions(editor.step(for: mutation, source: source, cancellation: cancellation, objects: refs))
+        try refuseCutLinks(step)
         guard !step.edits.isEmpty else { return step }   // nothing to change: nothing staged
         try pending.stage(step)
         if case .insert = mutation { storedKeyMaximum = max(storedKeyMaximum, step.edits.compactMap { edit -> Int64? in
@@ -211,6 +272,25 @@ public struct PagedChanges: @unchecked Sendable {
             return nil
         }.max() ?? storedKeyMaximum) }
         return step
+    }
+
+    /// The objects a mutation's values name by key, read into the base before it is checked: a
+    /// relation's targets (by the relation's name or its foreign key's column, of its target
+    /// types), and a new object's own key (so that one stored already is found). Other keys are
+    /// taken as the mutation's type's (a store whose keys are store-wide reads them whatever the type).
+    private func namedObjects(_ mutation: Mutation, type: TypeTable) -> [ObjectIdentity] {
+        let graph = pending.base
+        var out: [ObjectIdentity] = []
+        for (field, keys) in mutation.namedKeysByField where !keys.isEmpty {
+            var types = [type.name]
+            if let r = type.relation(named: field) {
+                let relation = type.relations[r]
+                let targets = relation.foreignKey.map { [$0.targetType] } ?? relation.targetTypes
+                if !targets.isEmpty { types = targets.map { graph.types[$0].name } }
+            }
+            for name in types { out += keys.map { ObjectIdentity(type: name, id: $0) } }
+        }
+        return out
     }
 
     // MARK: Statements over the staged state
@@ -336,7 +416,7 @@ public struct PagedChanges: @unchecked Sendable {
             guard let query, !query.clauses.isEmpty || query.projection != nil else { return .adjusted(.objects(typeName: typeName, keys: kept)) }
             // Sorted, limited or projected over the objects' staged values, by the engine.
             guard kept.count <= Self.statementLimit, let t = pages.catalog.firstIndex(where: { $0.name == type }) else { return .tooMany }
-            let stored = try pages.objects(type: t, keys: kept.filter { insertedIdentity($0) == nil })
+            let stored = try pages.objects(type: t, keys: kept.filter { insertedIdentity($0, of: typeName) == nil })
             // Every name it reads that the store's objects hold, as a column (some of these may not).
             var columns = ChangeSet(base: stored)
             for name in try pages.kinds(type: t, names: Set(reach.firstNames)).keys { columns.noteAttribute(name, of: t) }
@@ -386,9 +466,13 @@ public struct PagedChanges: @unchecked Sendable {
 
     // MARK: What views show
 
-    /// The identity of `key` when it is an object staged as new.
-    public func insertedIdentity(_ key: ObjectID) -> ObjectIdentity? {
-        for (t, keys) in pending.changes.inserted where keys.contains(key) { return ObjectIdentity(type: pending.base.types[t].name, id: key) }
+    /// The identity of `key` when it is an object staged as new (of the type named `typeName`,
+    /// or of any type when it is nil: a store whose keys are store-wide).
+    public func insertedIdentity(_ key: ObjectID, of typeName: String?) -> ObjectIdentity? {
+        for (t, keys) in pending.changes.inserted where keys.contains(key) {
+            let name = pending.base.types[t].name
+            if typeName == nil || name.rawValue == typeName { return ObjectIdentity(type: name, id: key) }
+        }
         return nil
     }
 
@@ -398,31 +482,61 @@ public struct PagedChanges: @unchecked Sendable {
         return (pending.changes.inserted[t.index] ?? []).map { ObjectIdentity(type: t.name, id: $0) }
     }
 
-    /// The store's objects `keys` as the staged changes leave them, then the objects `inserted`
-    /// (staged as new): a window of the store (with the targets of relations edits set on them)
-    /// and the active edits applied to it. Deleted objects stay, not live, as in a loaded view.
-    public func window(keys: [ObjectID], inserted: [ObjectIdentity] = []) throws -> ObjectWindow {
+    /// The store's objects `keys` of the type named `typeName` (nil: keys of several types, in a
+    /// store whose keys are store-wide) as the staged changes leave them, then the objects
+    /// `inserted` (staged as new): a window of the store (with the targets of relations edits
+    /// set on them) and the active edits applied to it. Deleted objects stay, not live, as in a
+    /// loaded view.
+    public func window(keys: [ObjectID], of typeName: String?, inserted: [ObjectIdentity] = []) throws -> ObjectWindow {
         let edits = pending.active.flatMap(\.edits)
-        guard !edits.isEmpty else { return try pages.window(keys: keys) }
-        let new = Set(pending.changes.inserted.values.joined())
-        let shown = Set(keys).union(inserted.map(\.id))
-        var extra: [ObjectID] = []
-        var seen = shown
-        for case .link(let o, _, let targets) in edits where shown.contains(o.id) {
-            for target in targets where !new.contains(target.id) && seen.insert(target.id).inserted { extra.append(target.id) }
+        guard !edits.isEmpty else { return try pages.window(keys: keys, of: typeName) }
+        let new = insertedObjects
+        // The objects shown: by identity where the type is known, else by key alone.
+        let type = typeName.flatMap { name in pending.base.type(named: name).flatMap { $0.name.rawValue == name ? $0.name : nil } }
+        func isShown(_ o: ObjectIdentity) -> Bool { type.map { o.type == $0 && keySet.contains(o.id) } ?? keySet.contains(o.id) }
+        let keySet = Set(keys)
+        let insertedSet = Set(inserted)
+        var extra: [ObjectIdentity] = []
+        var seen = Set<ObjectIdentity>()
+        for edit in edits where isShown(edit.object) || insertedSet.contains(edit.object) {
+            for target in targets(of: edit) where !new.contains(target) && seen.insert(target).inserted { extra.append(target) }
         }
-        let read = try pages.window(keys: keys + extra)
+        let read: ObjectWindow
+        if let type {
+            read = try pages.window(objects: keys.map { ObjectIdentity(type: type, id: $0) } + extra)
+        } else {
+            read = try pages.window(keys: keys + extra.map(\.id))
+        }
         let (graph, changes) = overlaid(read.graph)
         let refs = Array(read.refs.prefix(keys.count)) + inserted.map { changes.row(of: $0) }
         return ObjectWindow(graph: graph, refs: refs, cut: read.cut, changes: changes)
     }
 
-    /// The objects `keys`, stored or staged as new, in that order, as the staged changes leave them
-    /// (a statement's answer over the staged state).
-    public func window(listing keys: [ObjectID]) throws -> ObjectWindow {
-        let new = keys.map(insertedIdentity)
+    /// The objects an edit makes its object's relations point at: a relation's new targets, and
+    /// the objects a foreign key's new value names by key.
+    private func targets(of edit: Edit) -> [ObjectIdentity] {
+        let graph = pending.base
+        func named(_ type: TypeTable?, _ attribute: String, _ value: Value) -> [ObjectIdentity] {
+            guard let type, let fk = type.relations.lazy.compactMap(\.foreignKey).first(where: { $0.attribute == attribute && $0.targetAttribute == nil }),
+                  let key = ObjectID(keyValue: value) else { return [] }
+            return [ObjectIdentity(type: graph.types[fk.targetType].name, id: key)]
+        }
+        func type(of o: ObjectIdentity) -> TypeTable? { graph.type(named: o.type.rawValue).flatMap { $0.name == o.type ? $0 : nil } }
+        switch edit {
+        case .link(_, _, let targets): return targets
+        case .set(let o, let attribute, let value): return named(type(of: o), attribute, value)
+        case .insert(let o, let values): return values.flatMap { named(type(of: o), $0.key, $0.value) }
+        case .remove: return []
+        }
+    }
+
+    /// The objects `keys` of the type named `typeName` (nil: of several types, where keys are
+    /// store-wide), stored or staged as new, in that order, as the staged changes leave them (a
+    /// statement's answer over the staged state).
+    public func window(listing keys: [ObjectID], of typeName: String?) throws -> ObjectWindow {
+        let new = keys.map { insertedIdentity($0, of: typeName) }
         let stored = zip(keys, new).filter { $0.1 == nil }.map(\.0)
-        let read = try window(keys: stored, inserted: new.compactMap { $0 })
+        let read = try window(keys: stored, of: typeName, inserted: new.compactMap { $0 })
         var storedRefs = read.refs[..<stored.count].makeIterator(), newRefs = read.refs[stored.count...].makeIterator()
         let refs = new.map { $0 == nil ? storedRefs.next() ?? nil : newRefs.next() ?? nil }
         return ObjectWindow(graph: read.graph, refs: refs, cut: read.cut, changes: read.changes)

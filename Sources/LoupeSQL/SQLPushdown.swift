@@ -287,6 +287,12 @@ public final class RelationalQuerySource: QuerySource, Sendable {
     public let file: StoreFile
     public init(file: StoreFile) { self.file = file }
 
+    /// What a ``PagedStoreHost``-style host answers statements with over a state of the file:
+    /// SQL over the file as it is (it reads nothing ahead to carry across a commit).
+    @Sendable public static func following(_ pages: RelationalPages, previous: (any QuerySource)?, after reach: ChangeReach?) -> (any QuerySource)? {
+        RelationalQuerySource(file: pages.file)
+    }
+
     public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
         try SQLPushdown.answer(statement, file: file, isCancelled: isCancelled)
     }

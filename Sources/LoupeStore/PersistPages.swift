@@ -77,6 +77,12 @@ public final class PersistPages: PageSource, Sendable {
     /// Persist's keys are store-wide: the type is not needed to find them.
     public func window(keys: [ObjectID], of type: String?) throws -> ObjectWindow { try window(keys: keys.compactMap(\.integerKey)) }
 
+    /// A window holds every relation row to an object up to its cut: none is left unfollowed.
+    public func unfollowedReferences(to object: ObjectIdentity) throws -> [String] { [] }
+
+    /// Persist's keys are store-wide: each object is read by its key, whatever type it names.
+    public func window(objects: [ObjectIdentity]) throws -> ObjectWindow { try window(keys: objects.compactMap(\.id.integerKey)) }
+
     public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
         guard let key = object.id.integerKey else { return [:] }
         return try linkTotals(of: key)
@@ -143,7 +149,8 @@ public final class PersistPages: PageSource, Sendable {
     /// At most this many objects at the far end of a window's relations get their documents read.
     static let targetDocuments = 2_000
 
-    public func maximumIntegerKey() throws -> Int64 {
+    /// Persist's keys are store-wide: the largest of any type, whatever `type` names.
+    public func maximumIntegerKey(type: Int?) throws -> Int64 {
         try file.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM by_type") ?? 0 }
     }
 
@@ -480,7 +487,8 @@ public final class PersistPages: PageSource, Sendable {
                 guard let from = refs[edge.from], let to = refs[edge.to] else { continue }
                 builder.addEdge(from: from, relation: builder.relation(edge.relation, of: Int(from.type)), to: to)
             }
-            return ObjectWindow(graph: builder.finish(), refs: keys.map { refs[$0] }, cut: Set(cut.map(ObjectID.int)))
+            let graph = builder.finish()
+            return ObjectWindow(graph: graph, refs: keys.map { refs[$0] }, cut: Set(cut.compactMap { refs[$0].map(graph.identity(of:)) }))
         }
     }
 

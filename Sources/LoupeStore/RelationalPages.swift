@@ -226,19 +226,47 @@ public final class RelationalPages: PageSource, Sendable {
             guard let typeName, let t = layout.graph.types.firstIndex(where: { $0.name.rawValue == typeName }) else {
                 throw StoreError(.unreadable, path: file.path, reason: "paged mode reads a table's rows by the table's name")
             }
-            return try window(db, type: t, keys: keys)
+            return try window(db, roots: [(t, keys)])
         }
     }
 
-    /// The window of type `t`'s rows `keys` (see the type's comment).
-    private func window(_ db: Database, type t: Int, keys: [ObjectID]) throws -> ObjectWindow {
-        var full: [Int: Set<Int64>] = [:], sparse: [Int: Set<Int64>] = [:]
-        var cut = Set<ObjectID>()
-        guard let rowidName = rowid(t) else {
-            // By position (a view, a table without a rowid): the rows only.
-            let graph = try read(db, full: [:], sparse: [:], roots: (t, keys))
-            return ObjectWindow(graph: graph, refs: keys.map { graph.ref(type: graph.types[t], id: $0) })
+    /// Rows of several tables, each with what is around it, in one graph. The rows of at most one
+    /// table without a rowid (read by key or position, with no relations followed) may be among
+    /// them.
+    public func window(objects: [ObjectIdentity]) throws -> ObjectWindow {
+        var byType: [Int: [ObjectID]] = [:]
+        for object in objects {
+            guard let t = layout.graph.types.firstIndex(where: { $0.name == object.type }) else { continue }
+            byType[t, default: []].append(object.id)
         }
+        let positional = byType.keys.filter { rowid($0) == nil }
+        guard positional.count <= 1 else {
+            throw StoreError(.unreadable, path: file.path, reason: "paged mode reads the rows of one table without a rowid at a time (" + positional.map { sources[$0].name }.sorted().joined(separator: ", ") + ")")
+        }
+        return try file.read { db in
+            let read = try window(db, roots: byType.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            return ObjectWindow(graph: read.graph, refs: objects.map { read.graph.ref($0) }, cut: read.cut)
+        }
+    }
+
+    /// The window of the rows `keys` of each type in `roots` (see the type's comment); `refs`
+    /// are the first type's.
+    private func window(_ db: Database, roots groups: [(type: Int, keys: [ObjectID])]) throws -> ObjectWindow {
+        var full: [Int: Set<Int64>] = [:], sparse: [Int: Set<Int64>] = [:]
+        var cut = Set<ObjectIdentity>()
+        var positional: (type: Int, keys: [ObjectID])?
+        for (t, keys) in groups {
+            if rowid(t) == nil { positional = (t, keys) } else { try gather(db, type: t, keys: keys, full: &full, sparse: &sparse, cut: &cut) }
+        }
+        let graph = try read(db, full: full, sparse: sparse, roots: positional)
+        let first = groups.first.map { g in g.keys.map { graph.ref(type: graph.types[g.type], id: $0) } } ?? []
+        return ObjectWindow(graph: graph, refs: first, cut: cut)
+    }
+
+    /// Adds to `full` and `sparse` the rows a window of type `t`'s rows `keys` reads (by rowid,
+    /// per type), and to `cut` the rows with more backlinks than it reads.
+    private func gather(_ db: Database, type t: Int, keys: [ObjectID], full: inout [Int: Set<Int64>], sparse: inout [Int: Set<Int64>], cut: inout Set<ObjectIdentity>) throws {
+        guard let rowidName = rowid(t) else { return }
         var roots: [Int64] = []
         for key in keys { if let r = try rowid(of: key, type: t, db) { roots.append(r) } }
         full[t, default: []].formUnion(roots)
@@ -275,7 +303,9 @@ public final class RelationalPages: PageSource, Sendable {
             let sourcesByRoot = try linkSources(link, naming: named, limit: edgesPerObject + 1, db)
             for (root, id) in named {
                 let found = sourcesByRoot[root] ?? []
-                if found.count > edgesPerObject, let key = rootKeys[root].flatMap({ try? keyOfRoot(root, $0, type: t) }) { cut.insert(key) }
+                if found.count > edgesPerObject, let key = rootKeys[root].flatMap({ try? keyOfRoot(root, $0, type: t) }) {
+                    cut.insert(ObjectIdentity(type: layout.graph.types[t].name, id: key))
+                }
                 for source in found.prefix(edgesPerObject) {
                     sparse[link.source, default: []].insert(source.rowid)
                     // A value that names the root only through its affinity twin: the rows it
@@ -286,8 +316,6 @@ public final class RelationalPages: PageSource, Sendable {
                 }
             }
         }
-        let graph = try read(db, full: full, sparse: sparse, roots: nil)
-        return ObjectWindow(graph: graph, refs: keys.map { graph.ref(type: graph.types[t], id: $0) }, cut: cut)
     }
 
     /// The key of a root row from its key cells, as a load makes it (the rowid when the type has
@@ -595,9 +623,44 @@ public final class RelationalPages: PageSource, Sendable {
         }
     }
 
-    /// Relational keys are per table: there is no store-wide largest key (paged editing of
-    /// relational files is not offered).
-    public func maximumIntegerKey() throws -> Int64 { 0 }
+    /// The declared foreign keys into `object`'s table from or to a table without a rowid (a
+    /// window does not follow them) that some row's value may name it by.
+    public func unfollowedReferences(to object: ObjectIdentity) throws -> [String] {
+        guard let t = layout.graph.types.firstIndex(where: { $0.name == object.type }) else { return [] }
+        var found: [String] = []
+        try file.read { db in
+            for source in layout.graph.types {
+                for relation in source.relations {
+                    guard let fk = relation.foreignKey, fk.targetType == t, layout.tables[source.index] == nil || layout.tables[t] == nil else { continue }
+                    // The value the key names the object by: its key, or the referenced column's.
+                    var id = object.id
+                    if let column = fk.targetAttribute {
+                        let columns = layout.keyColumns(t)
+                        let parts: [ObjectID]
+                        if case .composite(let p) = object.id { parts = p } else { parts = [object.id] }
+                        let condition = columns.isEmpty ? (rowid(t).map { "\($0) = ?" } ?? "0") : columns.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ")
+                        let cell = try DatabaseValue.fetchOne(db, sql: "SELECT \(SQL.identifier(column)) FROM \(SQL.identifier(sources[t].name)) WHERE \(condition) LIMIT 1",
+                                                              arguments: StatementArguments(parts.map(\.databaseValue))) ?? .null
+                        guard let value = keyValue(cell, type: t, column: column) else { continue }
+                        id = value
+                    }
+                    guard let (condition, bound) = layout.namingCondition(SQL.identifier(fk.attribute), type: source.index, column: fk.attribute, naming: id) else { continue }
+                    if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(sources[source.index].name)) WHERE \(condition))", arguments: StatementArguments(bound)) == true {
+                        found.append("\(source.name).\(relation.name)")
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    /// Relational keys are per table: the largest rowid of type `type`'s table, which SQLite
+    /// assigns new rows (and an `INTEGER PRIMARY KEY`) as max + 1; 0 for `type` nil and a table
+    /// without a rowid, whose keys are given.
+    public func maximumIntegerKey(type t: Int?) throws -> Int64 {
+        guard let t, let rowidName = rowid(t) else { return 0 }
+        return try file.read { db in try Int64.fetchOne(db, sql: "SELECT max(\(rowidName)) FROM \(SQL.identifier(sources[t].name))") ?? 0 }
+    }
 
     public var offersRelationIndex: Bool { false }
     public var relationIndexBuilt: Bool { false }

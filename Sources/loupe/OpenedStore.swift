@@ -44,16 +44,20 @@ struct OpenedStore {
 }
 
 /// A store opened a page at a time (paged mode): a Persist store or a plain relational SQLite
-/// file, what answers its statements, and — for Persist — the host its edits commit through.
+/// file, what answers its statements, and the host its edits commit through.
 struct PagedOpening {
     let pages: PageSource
+    /// The file's path.
+    let path: String
     /// Why paged mode is on (`a whole load (≈ 3.2 GB) is over the 2.0 GB memory budget`; nil: asked for).
     let reason: String?
     let formatName: String
     /// What answers statements over the file.
     let querySource: any QuerySource
-    /// What edits commit through; nil where paged mode reads only (relational files).
-    let host: PagedStoreHost?
+    /// What edits commit through.
+    let host: any PagedSessionHost
+    /// What SQL leaves to the in-memory engine over this format (a refusal names it).
+    let unanswered: String
 
     /// Opens `file` in paged mode when its format pages: Persist (keyed by integers) or plain
     /// relational; nil for other formats. Throws what the format's opening throws.
@@ -61,12 +65,15 @@ struct PagedOpening {
         let format = try file.read { try StoreFormats.detect($0, path: file.path) }
         if format == PersistFormat.self {
             let pages = try PersistPages.open(file)
-            return PagedOpening(pages: pages, reason: reason, formatName: PersistFormat.name, querySource: PersistQuerySource(pages: pages),
-                                host: PagedStoreHost(pages: pages, querySource: PersistQuerySource.following))
+            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: PersistFormat.name, querySource: PersistQuerySource(pages: pages),
+                                host: PagedStoreHost(pages: pages, querySource: PersistQuerySource.following),
+                                unanswered: "paths into nested values, arithmetic, relations to several types")
         }
         if format == RelationalFormat.self {
-            return PagedOpening(pages: try RelationalPages.open(file), reason: reason, formatName: RelationalFormat.name,
-                                querySource: RelationalQuerySource(file: file), host: nil)
+            let pages = try RelationalPages.open(file)
+            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name, querySource: RelationalQuerySource(file: file),
+                                host: PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following),
+                                unanswered: "arithmetic, paths ending on objects, keys that match only by SQLite's affinity")
         }
         return nil
     }

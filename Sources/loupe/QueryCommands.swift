@@ -37,10 +37,10 @@ struct Query: ParsableCommand {
         if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
         // A file is opened once for every attempt below (a WAL file without its `-shm` is copied).
         let file = store.isPostgres ? nil : try StoreFile.openForReading(store.file)
-        // An edit of a Persist file too large to load: staged over the objects it names, read by
-        // key, shown, and written with --commit, as over the loaded graph.
-        if case .mutation(let mutation)? = parsed, engine == .auto, let file, let (pages, _) = try persistPages(file) {
-            try stageOverBudget(mutation, pages)
+        // An edit of a file too large to load: staged over the objects it names, read by key,
+        // shown, and written with --commit, as over the loaded graph.
+        if case .mutation(let mutation)? = parsed, engine == .auto, let file, let host = try overBudgetHost(file) {
+            try stageOverBudget(mutation, host)
             return
         }
         // A Persist file too large to load (or --engine sql): SQLite answers over the file.
@@ -174,13 +174,22 @@ extension Query {
         }
     }
 
-    /// An `update`, `insert` or `delete` over a Persist file whose whole load is over the budget:
-    /// its `where` answered by SQLite, the objects it names read by key (``PagedChanges``), the
+    /// What an edit of `file` commits through when a whole load is over the memory budget: a
+    /// Persist store (``persistPages(_:)``) or a plain SQLite file read a page at a time; nil
+    /// when the file loads (under the budget, or a format paged mode does not read).
+    func overBudgetHost(_ file: StoreFile) throws -> (any PagedSessionHost)? {
+        if let (pages, _) = try persistPages(file) { return PagedStoreHost(pages: pages, querySource: PersistQuerySource.following) }
+        guard try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) != nil,
+              try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self else { return nil }
+        return PagedStoreHost(pages: try RelationalPages.open(file), querySource: RelationalQuerySource.following)
+    }
+
+    /// An `update`, `insert` or `delete` over a file whose whole load is over the budget: its
+    /// `where` answered by SQLite, the objects it names read by key (``PagedChanges``), the
     /// writes shown and, with `--commit`, written in one transaction — the same output and the
     /// same rows as over the loaded graph.
-    func stageOverBudget(_ mutation: Mutation, _ pages: PersistPages) throws {
-        let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
-        var changes = try PagedChanges(pages: pages)
+    func stageOverBudget(_ mutation: Mutation, _ host: any PagedSessionHost) throws {
+        var changes = try PagedChanges(pages: host.pagedStore.pages)
         let session = ReplSession(graph: changes.pending.graph, mode: format)
         session.host = host
         session.storePath = store.file
@@ -254,15 +263,10 @@ struct Repl: ParsableCommand {
     func run() throws {
         if !store.isPostgres, let (_, file) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard) {
             let label = URL(fileURLWithPath: store.file).lastPathComponent
-            switch try? PagedOpening.open(file, reason: nil) {
-            case let opening? where opening.pages is PersistPages:
-                try Repl.pagedLoop(opening.pages as! PersistPages, label: label, budget: memoryBudget ?? .standard, format: format)
+            // Other formats load whole.
+            if let opening = try? PagedOpening.open(file, reason: nil) {
+                try Repl.pagedLoop(opening, label: label, budget: memoryBudget ?? .standard, format: format)
                 return
-            case let opening?:
-                try Repl.readOnlyPagedLoop(opening, label: label, budget: memoryBudget ?? .standard, format: format)
-                return
-            case nil:
-                break   // other formats load whole
             }
         }
         let host: SessionHost
@@ -277,26 +281,27 @@ struct Repl: ParsableCommand {
         try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
     }
 
-    /// The REPL over a Persist store too large to load: each statement answered by SQLite over
-    /// the file (``PersistQuerySource``) as `loupe query` answers it over the budget; edits
-    /// (`update`, `insert`, `delete`) staged over the objects they name, read by key
-    /// (``PagedChanges``), with `.changes`, `.commit`, `.undo`, `.redo`, `.rollback` and `.reload`
-    /// as in the loaded REPL; `.types` lists the catalog, `.quit` leaves (asking first when
-    /// changes are pending); what needs the whole graph says so. Ctrl-C stops the statement
-    /// that runs. On a terminal, lines are edited as in the loaded REPL.
-    static func pagedLoop(_ pages: PersistPages, label: String, budget: MemoryBudget, format: OutputFormat) throws {
-        let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
-        var changes = try PagedChanges(pages: pages)
+    /// The REPL over a store too large to load (a Persist store or a plain SQLite file): each
+    /// statement answered by SQLite over the file (``PersistQuerySource``,
+    /// ``RelationalQuerySource``) as `loupe query` answers it over the budget; edits (`update`,
+    /// `insert`, `delete`) staged over the objects they name, read by key (``PagedChanges``),
+    /// with `.changes`, `.commit`, `.undo`, `.redo`, `.rollback` and `.reload` as in the loaded
+    /// REPL; `.types` lists the catalog, `.quit` leaves (asking first when changes are pending);
+    /// what needs the whole graph says so. Ctrl-C stops the statement that runs. On a terminal,
+    /// lines are edited as in the loaded REPL.
+    static func pagedLoop(_ opening: PagedOpening, label: String, budget: MemoryBudget, format: OutputFormat) throws {
+        let host = opening.host
+        var changes = try PagedChanges(pages: host.pagedStore.pages)
         let session = ReplSession(graph: changes.pending.graph, mode: .table)
         session.host = host
-        session.storePath = pages.file.path
+        session.storePath = opening.path
         let interactive = isatty(0) == 1
-        if interactive { print(overBudgetBanner(label, format: PersistFormat.name, pages, budget: budget, readOnly: false)) }
+        if interactive { print(overBudgetBanner(label, format: opening.formatName, changes.pages, budget: budget)) }
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
-        // Completion: types and their attributes as the schema knows them.
-        let schema = pages.schemaGraph(relations: [], kinds: [:])
+        // Completion: types and their attributes as the schema knows them (the empty edit base).
+        let schema = changes.base.graph
         var input = ReplInput(interactive: interactive) { text, cursor in Completion.complete(text, cursor: cursor, graph: schema, currentType: nil) }
         while !session.wantsQuit {
             guard let line = input.next(session) else { break }
@@ -318,7 +323,7 @@ struct Repl: ParsableCommand {
                 let reply = session.execute(text)
                 if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
                 if let error = reply.error { fail(error) }
-                if command.name == "commit", reply.error == nil, let next = try? changes.afterCommit(on: host.pages, reach: changes.pending.changes.reach) {
+                if command.name == "commit", reply.error == nil, let next = try? changes.afterCommit(on: host.pagedStore.pages, reach: changes.pending.changes.reach) {
                     changes = next
                 }
                 changes.adopt(session.pending)
@@ -352,7 +357,7 @@ struct Repl: ParsableCommand {
                 }
                 guard let fileAnswer = try source?.answer(changes.fileStatement(for: statement), declaring: changes.declaredAttributes,
                                                           isCancelled: { cancellation.isCancelled }) else {
-                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (paths into nested values, arithmetic, relations to several types, dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
+                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (\(opening.unanswered), dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
@@ -362,7 +367,7 @@ struct Repl: ParsableCommand {
                 }
                 let note = overFile ? PagedChanges.overFileNote : nil
                 session.replacePending(changes.pending)   // the base may have gained kinds
-                try Query.write(answer, host.pages, format: format, staged: changes)
+                try Query.write(answer, current, format: format, staged: changes)
                 if let note { printError(note) }
             } catch {
                 fail(failureLine(error, source: text, cancelled: cancellation.isCancelled))
@@ -380,60 +385,9 @@ struct Repl: ParsableCommand {
     }
 
     /// The first line a REPL over the memory budget prints on a terminal.
-    static func overBudgetBanner(_ label: String, format: String, _ pages: PageSource, budget: MemoryBudget, readOnly: Bool) -> String {
+    static func overBudgetBanner(_ label: String, format: String, _ pages: PageSource, budget: MemoryBudget) -> String {
         "Loupe \(DisplayText.escaped(label)) — \(format), \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: "
-            + "statements are answered by SQLite over the file\(readOnly ? " (read-only)" : ""). .quit to leave."
-    }
-
-    /// The REPL over a plain SQLite file too large to load: each statement answered by SQLite
-    /// over the file (``RelationalQuerySource``) as `loupe query` answers it, objects read by key
-    /// to be printed; `.types` lists the catalog, `.quit` leaves; edits and what SQL cannot say
-    /// exactly need the whole graph, and say so. Ctrl-C stops the statement that runs. On a
-    /// terminal, lines are edited as in the loaded REPL.
-    static func readOnlyPagedLoop(_ opening: PagedOpening, label: String, budget: MemoryBudget, format: OutputFormat) throws {
-        let pages = opening.pages
-        let schema = try pages.window(keys: []).graph
-        let session = ReplSession(graph: schema, mode: format)
-        let interactive = isatty(0) == 1
-        if interactive { print(overBudgetBanner(label, format: opening.formatName, pages, budget: budget, readOnly: true)) }
-        let interrupts = StatementInterrupts()
-        defer { withExtendedLifetime(interrupts) {} }
-        var failures = 0
-        var input = ReplInput(interactive: interactive) { text, cursor in Completion.complete(text, cursor: cursor, graph: schema, currentType: nil) }
-        while let line = input.next(session) {
-            let text = line.trimmingCharacters(in: .whitespaces)
-            if text.isEmpty { continue }
-            func fail(_ message: String) { printError(message); failures += 1 }
-            let statement: LoupeQuery.Statement
-            do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
-            if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name) {
-                if command.name == "quit" { break }
-                if command.name == "types" {
-                    let sink = OutputSink(fd: 1)
-                    ResultTable(columns: ["type", "count"], rows: pages.catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
-                    sink.flush()
-                } else {
-                    fail("error: over the memory budget, this REPL answers statements, .types and .quit; reopen with a larger --memory-budget for .\(command.name)")
-                }
-                continue
-            }
-            if case .mutation = statement {
-                fail("error: over the memory budget, a plain SQLite file is read-only in Loupe (editing it needs the whole graph); reopen with a larger --memory-budget to edit it")
-                continue
-            }
-            let cancellation = interrupts.begin()
-            defer { interrupts.end() }
-            do {
-                guard let answer = try opening.querySource.answer(statement, isCancelled: { cancellation.isCancelled }) else {
-                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (arithmetic, paths ending on objects, keys that match only by SQLite's affinity); reopen with a larger --memory-budget")
-                    continue
-                }
-                try Query.write(answer, pages, format: format)
-            } catch {
-                fail(failureLine(error, source: text, cancelled: cancellation.isCancelled))
-            }
-        }
-        if !interactive && failures > 0 { throw ExitCode(1) }
+            + "statements are answered by SQLite over the file. .quit to leave."
     }
 
     static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {

@@ -17,7 +17,7 @@ import XCTest
 /// forward to the file's new state, row for row what a new build makes.
 final class PagedEditingTests: XCTestCase {
     /// A browser reading `path` a page at a time, with the host the executable gives it.
-    func pagedBrowser(_ path: String, edgesPerObject: Int = 2_000) throws -> (Browser, PagedStoreHost) {
+    func pagedBrowser(_ path: String, edgesPerObject: Int = 2_000) throws -> (Browser, PagedStoreHost<PersistPages>) {
         let pages = try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject)
         let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
         let b = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)

@@ -180,9 +180,9 @@ final class TmuxTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
     }
 
-    /// A plain SQLite file over the memory budget on a real terminal: paged and read-only, a
-    /// relation followed, a statement through a backlink answered by SQLite, an edit refused, the
-    /// terminal restored and the file unchanged.
+    /// A plain SQLite file over the memory budget on a real terminal: paged, a relation
+    /// followed, a statement through a backlink answered by SQLite, a cell of its answer edited
+    /// and committed into the file (nothing else written), the terminal restored.
     func testRelationalPagedModeOnATerminal() throws {
         let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -197,13 +197,22 @@ final class TmuxTests: XCTestCase {
         try waitFor("› MediaType")
         try keys(":", "Album where @links.Track.Album.@count > 20 sort by Title", "Enter")
         try waitFor("17 objects")
-        try keys("Escape", "e")
-        try waitFor("paged mode: editing")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "browsing never writes")
+        // The first album's title, edited in place and committed.
+        try keys("Escape", "l", "e", "C-u", "Retitled Album", "Enter")
+        let staged = try waitFor("Retitled Album")
+        XCTAssertTrue(staged.contains("pending +0 ~1 -0"), staged)
+        try keys("C-s")
+        try waitFor("Enter commits")
+        try keys("Enter")
+        try waitFor("committed: 0 added, 1 changed")
         try keys("q", "q", "q", "q")
         let end = try waitFor("TTY-END")
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
         assertTerminalRestored(end)
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+        let albums = try LoadedStore.open(path).graph.type(named: "Album")!
+        XCTAssertEqual(albums.liveRows.filter { albums.value(row: $0, named: "Title") == .string("Retitled Album") }.count, 1)
+        XCTAssertEqual(albums.count, 347, "one cell changed, no row added or removed")
     }
 
     /// Paged mode edits on a real terminal: a statement and a cell staged, `Ctrl-S` shows the

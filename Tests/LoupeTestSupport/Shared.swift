@@ -77,6 +77,20 @@ public enum Shared {
         }
     }
 
+    /// A plain SQLite file's rows as lines: every table by name, each row (`table: a | b | …`)
+    /// in the table's own order (rowid, or key for a table without one).
+    public static func tableRows(_ path: String) throws -> [String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").flatMap { table in
+                try Row.fetchAll(db, sql: "SELECT * FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"").map { row in
+                    "\(table): " + row.databaseValues.map { "\($0)" }.joined(separator: " | ")
+                }
+            }
+        }
+    }
+
     /// The bytes of a file and its companions, to prove nothing was written.
     public static func fingerprint(_ path: String) -> [Data?] {
         ["", "-wal", "-shm", "-journal"].map { FileManager.default.contents(atPath: path + $0) }
