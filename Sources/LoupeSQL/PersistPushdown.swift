@@ -33,7 +33,15 @@ public final class PersistQuerySource: QuerySource, Sendable {
     }
     private let known = Mutex(Known())
 
-    public init(pages: PersistPages) { self.pages = pages }
+    /// At least this many objects of a statement's type are read on two connections at once.
+    let parallelObjects: Int
+
+    /// A source over `pages`; a statement over a type of at least `parallelObjects` objects
+    /// reads its rows in two halves at once (``twoHalves(_:_:isCancelled:_:)``).
+    public init(pages: PersistPages, parallelObjects: Int = 200_000) {
+        self.pages = pages
+        self.parallelObjects = parallelObjects
+    }
 
     /// What a ``PagedStoreHost``-style host answers statements with over a state of the store: a
     /// new source, or after a commit the previous one carried forward (``carried(to:after:)``).
@@ -47,7 +55,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
     /// relations when no relation row changed, each attribute's kinds unless its values changed
     /// or its type gained or lost objects. (Types keep their catalog positions across a commit.)
     public func carried(to pages: PersistPages, after reach: ChangeReach) -> PersistQuerySource {
-        let next = PersistQuerySource(pages: pages)
+        let next = PersistQuerySource(pages: pages, parallelObjects: parallelObjects)
         let names = self.pages.catalog.map(\.name)
         next.known.withLock { k in
             known.withLock { old in
@@ -104,18 +112,53 @@ public final class PersistQuerySource: QuerySource, Sendable {
             let schema = pages.schemaGraph(relations: relations, kinds: kinds)
             // Every name, kind and quantifier error, exactly as the engine reports them.
             _ = try QueryEngine(graph: schema).run(statement)
-            let translation = PersistTranslation(graph: schema, db: db, pages: pages, relationTable: relationTable, plain: plain,
-                                                 exclusive: Set(relations.filter(\.exclusive).map { "\($0.source)\u{0}\($0.name)" }),
-                                                 typedRows: relationTable != "relations" && pages.sideIndexKnowsTypes)
-            SQLPushdown.register(translation, in: db)
+            let exclusive = Set(relations.filter(\.exclusive).map { "\($0.source)\u{0}\($0.name)" })
+            let store = pages
+            /// The translation of the statement over one connection (each connection its own).
+            let translation = { @Sendable (db: Database, relationTable: String) -> PersistTranslation in
+                let translation = PersistTranslation(graph: schema, db: db, pages: store, relationTable: relationTable, plain: plain, exclusive: exclusive,
+                                                     typedRows: relationTable != "relations" && store.sideIndexKnowsTypes)
+                SQLPushdown.register(translation, in: db)
+                return translation
+            }
+            let whole = translation(db, relationTable)
             defer { AggregateRegistry.current.withLock { $0 = nil } }
-            guard let plan = try PersistPlan(statement, translation) else { return nil }
+            guard let plan = try PersistPlan(statement, whole) else { return nil }
             // Asked to stop while the schema was read: nothing more is read.
             if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
+            if let halves = try twoHalves(plan, whole, isCancelled: isCancelled, translation) { return plan.answer(halves) }
             let answer = try plan.execute(db, isCancelled: isCancelled)
-            for test in translation.valueTests { try test.check() }
+            for test in whole.valueTests { try test.check() }
             return answer
         }
+    }
+
+    /// The matching rows of `plan`, read in two halves of its type's keys on two connections at
+    /// once (one snapshot; each half with its own translation), then joined in key order: for a
+    /// count, a `group by` and a query whose sort is not SQL's, over a type of at least
+    /// ``parallelObjects`` objects, when the machine has two cores and the statement has no
+    /// aggregate (their values are collected through one registry). Nil: read on one connection.
+    private func twoHalves(_ plan: PersistPlan, _ whole: PersistTranslation, isCancelled: @escaping @Sendable () -> Bool,
+                           _ translation: @escaping @Sendable (Database, String) -> PersistTranslation) throws -> PersistPlan.Rows? {
+        let count = pages.catalog[plan.root].count
+        guard plan.readsRows, whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
+              case .int(let middle)? = try pages.keys(type: plan.root, range: count / 2 ..< count / 2 + 1, near: nil).first else { return nil }
+        let statement = plan.statement
+        let halves: [PersistPlan.Rows]
+        do {
+            halves = try pages.withStatementConnections(workers: 2, isCancelled: isCancelled) { worker, db, relationTable in
+                let translation = translation(db, relationTable)
+                guard let half = try PersistPlan(statement, translation, keys: worker == 0 ? .below(middle) : .from(middle)) else {
+                    throw StoreError(.unreadable, reason: "a half of the statement did not translate as the whole did")
+                }
+                let rows = try half.rows(db, isCancelled: isCancelled)
+                for test in translation.valueTests { try test.check() }
+                return rows
+            }
+        } catch let error as StoreError where error.kind == .busy {
+            return nil   // another process commits without pause: one connection, one snapshot
+        }
+        return PersistPlan.Rows(joining: halves)
     }
 
     /// True when the statement's relations cannot matter to its answer or its errors, so that the
@@ -254,7 +297,12 @@ struct PersistPlan {
     /// clause order, or the group key.
     let operands: [PredicateTranslation.Operand]
 
-    init?(_ statement: LoupeQuery.Statement, _ translation: PersistTranslation) throws {
+    /// The part of the type's keys a plan reads (a half, on one of two connections).
+    enum Keys { case all, below(Int64), from(Int64) }
+    private let keys: Keys
+
+    init?(_ statement: LoupeQuery.Statement, _ translation: PersistTranslation, keys: Keys = .all) throws {
+        self.keys = keys
         self.statement = statement
         self.translation = translation
         guard let (name, predicate) = statement.pushdownRoot, let type = translation.graph.type(named: name.text) else { return nil }
@@ -266,32 +314,86 @@ struct PersistPlan {
             guard let sql = try translation.predicate(predicate, scope) else { return nil }
             condition = sql
         }
-        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))"
+        // The half's bound comes last in the text, so its argument goes last.
+        var range = ""
+        switch keys {
+        case .all: break
+        case .below: range = " AND a0.id < ?"
+        case .from: range = " AND a0.id >= ?"
+        }
+        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))\(range)"
         guard let operands = try translation.clauseOperands(statement, scope) else { return nil }
         self.operands = operands
     }
 
-    func execute(_ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
-        let arguments = StatementArguments(translation.arguments)
+    /// The statement's arguments, the half's bound last.
+    private var arguments: StatementArguments {
+        switch keys {
+        case .all: return StatementArguments(translation.arguments)
+        case .below(let k), .from(let k): return StatementArguments(translation.arguments + [k.databaseValue])
+        }
+    }
+
+    /// The first `prefix` sort keys SQL orders as the engine does, when the query's first clause
+    /// sorts (then ``executeSorted(_:_:prefix:_:isCancelled:)`` reads it in that order).
+    private var sqlSortPrefix: (Query, [SortKey], Int)? {
+        guard case .query(let q) = statement, case .sort(let sortKeys)? = q.clauses.first,
+              let prefix = sortKeys.indices.firstIndex(where: { !translation.ordersInSQL(operands[$0]) }) ?? Optional(sortKeys.count), prefix > 0 else { return nil }
+        return (q, sortKeys, prefix)
+    }
+
+    /// True when the answer is made from ``rows(_:isCancelled:)`` (everything but a sort SQL makes).
+    var readsRows: Bool { sqlSortPrefix == nil }
+
+    /// The matching objects: their count, or their keys and operand values, in key order.
+    struct Rows: Sendable {
+        var count = 0
+        var keys: [Int64] = []
+        var values: [[Value]]
+
+        /// Parts read over consecutive ranges of keys, as one.
+        init(joining parts: [Rows]) {
+            values = Array(repeating: [], count: parts.first?.values.count ?? 0)
+            for part in parts {
+                count += part.count
+                keys += part.keys
+                for c in values.indices { values[c] += part.values[c] }
+            }
+        }
+
+        init(operands: Int) { values = Array(repeating: [], count: operands) }
+    }
+
+    func rows(_ db: Database, isCancelled: () -> Bool) throws -> Rows {
+        var rows = Rows(operands: operands.count)
         if case .count = statement {
             if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data(("SELECT count(*) \(from)\n").utf8)) }
-            return .count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0)
+            rows.count = try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0
+            return rows
         }
-        if case .query(let q) = statement, case .sort(let sortKeys)? = q.clauses.first,
-           let prefix = sortKeys.indices.firstIndex(where: { !translation.ordersInSQL(operands[$0]) }) ?? Optional(sortKeys.count), prefix > 0 {
-            return try executeSorted(q, sortKeys, prefix: prefix, db, isCancelled: isCancelled)
-        }
-        var keys: [Int64] = []
-        var values: [[Value]] = Array(repeating: [], count: operands.count)
         let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY a0.id"
         if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try cursor.next() {
-            keys.append(row[0])
-            for (i, operand) in operands.enumerated() { values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
-            if keys.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
+            rows.keys.append(row[0])
+            for (i, operand) in operands.enumerated() { rows.values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
+            if rows.keys.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
         }
+        rows.count = rows.keys.count
+        return rows
+    }
+
+    func execute(_ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
+        if let (q, sortKeys, prefix) = sqlSortPrefix { return try executeSorted(q, sortKeys, prefix: prefix, db, isCancelled: isCancelled) }
+        return answer(try rows(db, isCancelled: isCancelled))
+    }
+
+    /// The answer over the matching objects `rows` (``readsRows``).
+    func answer(_ rows: Rows) -> SourceAnswer {
+        let (keys, values) = (rows.keys, rows.values)
         switch statement {
+        case .count:
+            return .count(rows.count)
         case .group(let q, let by):
             return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses), total: keys.count)
         case .query(let q):
@@ -331,7 +433,7 @@ struct PersistPlan {
             runKeys.removeAll(keepingCapacity: true)
             for c in run.indices { run[c].removeAll(keepingCapacity: true) }
         }
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(translation.arguments))
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         var read = 0
         while let row = try cursor.next() {
             let cells = (0..<prefix).map { row[$0 + 1] as DatabaseValue }

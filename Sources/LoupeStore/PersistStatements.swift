@@ -300,13 +300,27 @@ extension PersistPages {
     /// to read: the side index's copy when there is one (attached read-only as `loupe_side`: its
     /// indexes by relation name serve joins and counts), else the file's.
     public func withStatementConnection<T>(isCancelled: @escaping @Sendable () -> Bool, _ body: (Database, String) throws -> T) throws -> T {
-        try file.readInterruptibly(isCancelled: isCancelled) { db in
-            var table = "relations"
-            if hasSideIndex, let location = SideIndex.location(for: file) {
-                try db.execute(sql: "ATTACH DATABASE ? AS loupe_side", arguments: [StoreFile.uri(location, "mode=ro")])
-                table = "loupe_side.relations"
-            }
-            return try body(db, table)
-        }
+        try file.readInterruptibly(isCancelled: isCancelled) { db in try body(db, try attachSideIndex(db)) }
+    }
+
+    /// Like ``withStatementConnection(isCancelled:_:)`` on `workers` connections at once, each on a
+    /// thread of its own and all on one snapshot of the file: `body(worker, db, relationTable)`;
+    /// the results in worker order. Throws ``StoreError/Kind/busy`` when another process commits
+    /// between every two attempts to begin the snapshot (the caller reads on one connection).
+    public func withStatementConnections<T: Sendable>(workers: Int, isCancelled: @escaping @Sendable () -> Bool,
+                                                      _ body: @escaping @Sendable (Int, Database, String) throws -> T) throws -> [T] {
+        let table = Mutex("relations")
+        return try file.readOnSnapshot(workers: workers, prepare: { db in
+            let attached = try self.attachSideIndex(db)
+            table.withLock { $0 = attached }
+        }, isCancelled: isCancelled) { worker, db in try body(worker, db, table.withLock { $0 }) }.results
+    }
+
+    /// Attaches Loupe's relation index to `db` when it is built; the table statements read
+    /// relation rows from.
+    private func attachSideIndex(_ db: Database) throws -> String {
+        guard hasSideIndex, let location = SideIndex.location(for: file) else { return "relations" }
+        try db.execute(sql: "ATTACH DATABASE ? AS loupe_side", arguments: [StoreFile.uri(location, "mode=ro")])
+        return "loupe_side.relations"
     }
 }

@@ -103,9 +103,35 @@ public final class StoreFile: Sendable {
     /// attempt is hit, this throws ``StoreError/Kind/busy`` and the caller reads on one connection
     /// (one transaction is always one snapshot). The stamp returned is the one taken before the
     /// snapshot began, so comparing it later can only report a commit too eagerly, never miss one.
-    func readOnSnapshot<T: Sendable>(workers: Int, stackSize: Int = 64 << 20,
+    /// `prepare` runs on each connection first, outside any transaction (an `ATTACH`); once
+    /// `isCancelled` says so (polled every 20 ms), SQLite interrupts every worker and this throws
+    /// "cancelled".
+    func readOnSnapshot<T: Sendable>(workers: Int, stackSize: Int = 64 << 20, prepare: ((Database) throws -> Void)? = nil,
+                                     isCancelled: (@Sendable () -> Bool)? = nil,
                                      _ body: @escaping @Sendable (Int, Database) throws -> T) throws -> (results: [T], stamp: FileStamp) {
         let readers = try (0..<workers).map { _ in try makeReader() }
+        if let prepare { for reader in readers { try reader.inDatabase(prepare) } }
+        let done = Mutex(false)
+        if let isCancelled {
+            let watcher = Thread {
+                while !done.withLock({ $0 }) {
+                    if isCancelled() { readers.forEach { $0.interrupt() }; return }
+                    usleep(20_000)
+                }
+            }
+            watcher.start()
+        }
+        defer { done.withLock { $0 = true } }
+        do {
+            return try readOnSnapshot(readers, stackSize: stackSize, body)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            throw StoreError(.unreadable, path: path, reason: "cancelled")
+        }
+    }
+
+    private func readOnSnapshot<T: Sendable>(_ readers: [DatabaseQueue], stackSize: Int,
+                                             _ body: @escaping @Sendable (Int, Database) throws -> T) throws -> (results: [T], stamp: FileStamp) {
+        let workers = readers.count
         var transientFailures = 0
         for _ in 0..<StoreFile.snapshotAttempts {
             let before = stamp()

@@ -45,6 +45,14 @@ final class PersistPushdownTests: XCTestCase {
         try compare(path)
     }
 
+    /// Rows read in two halves of the type's keys on two connections at once (as over a large
+    /// type), then joined: the same answers and errors.
+    func testAnswersReadInTwoHalvesAreTheEngines() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 6_000, seed: 44)
+        try compare(path, parallelObjects: 1)
+    }
+
     /// Ctrl-C: a statement asked to stop throws instead of answering, and the source answers the
     /// next one.
     func testCancelledStatementsStop() throws {
@@ -78,6 +86,7 @@ final class PersistPushdownTests: XCTestCase {
         try PersistPages.open(file).buildRelationIndex(progress: { _, _ in }, isCancelled: { false })
         XCTAssertTrue(try PersistPages.open(file).notes.contains("relation index from Loupe's cache"))
         try compare(path)
+        try compare(path, parallelObjects: 1)   // each half's connection attaches the index
     }
 
     /// Documents SQLite's JSON functions read otherwise than the load (not JSON, not objects,
@@ -136,15 +145,15 @@ final class PersistPushdownTests: XCTestCase {
         XCTAssertGreaterThan(translated, statements.count * 3 / 4)
     }
 
-    func compare(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    func compare(_ path: String, parallelObjects: Int = 200_000, file: StaticString = #filePath, line: UInt = #line) throws {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let graph = try LoadedStore.open(path).graph
-        let kept = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)))
+        let kept = PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)), parallelObjects: parallelObjects)
         // Errors first from a source that has read nothing yet (the store's relations are read
         // only when a statement's names could be theirs), then everything from one that keeps
         // what it read.
         for (n, text) in (Self.failing + Self.translated + Self.failing).enumerated() {
-            let source = n < Self.failing.count ? PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path))) : kept
+            let source = n < Self.failing.count ? PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)), parallelObjects: parallelObjects) : kept
             let statement = try Parser.parse(text)
             let expected: String
             do { expected = Self.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
