@@ -156,6 +156,7 @@ public struct PagedChanges: @unchecked Sendable {
                 throw PagedEditError("\(object) is referred to by more rows than paged mode reads at once: it is deleted in a loaded session (a larger --memory-budget)")
             }
             let refs = doomed.compactMap { graph.ref($0) }
+            if let gone = doomed.first(where: { graph.ref($0) == nil }) { throw PagedEditError("\(gone) is not in the store (another process deleted it?); reopen the store") }
             edits = try Editor(graph: graph).deletions(refs)
             // Every object the deletions name, read whole (or staged as new): done.
             let named = edits.map(\.object).filter { !inserted.contains($0) }

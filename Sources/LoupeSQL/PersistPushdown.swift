@@ -142,7 +142,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
                            _ translation: @escaping @Sendable (Database, String) -> PersistTranslation) throws -> PersistPlan.Rows? {
         let count = pages.catalog[plan.root].count
         guard plan.readsRows, whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
-              case .int(let middle)? = try pages.keys(type: plan.root, range: count / 2 ..< count / 2 + 1, near: nil).first else { return nil }
+              case .int(let middle)? = (try? pages.keys(type: plan.root, range: count / 2 ..< count / 2 + 1, near: nil))?.first else { return nil }
         let statement = plan.statement
         let halves: [PersistPlan.Rows]
         do {
@@ -345,19 +345,24 @@ struct PersistPlan {
     /// True when the answer is made from ``rows(_:isCancelled:)`` (everything but a sort SQL makes).
     var readsRows: Bool { sqlSortPrefix == nil }
 
-    /// The matching objects: their count, or their keys and operand values, in key order.
+    /// The matching objects: their count, and their keys and operand values in key order (a
+    /// query) or how many have each group key (a `group by`).
     struct Rows: Sendable {
         var count = 0
         var keys: [Int64] = []
         var values: [[Value]]
+        var groups: [Value: Int] = [:]
 
-        /// Parts read over consecutive ranges of keys, as one.
+        /// Parts read over consecutive ranges of keys, as one (each part's arrays freed as it is taken).
         init(joining parts: [Rows]) {
-            values = Array(repeating: [], count: parts.first?.values.count ?? 0)
-            for part in parts {
+            var parts = parts
+            self = parts.isEmpty ? Rows(operands: 0) : parts.removeFirst()
+            while !parts.isEmpty {
+                let part = parts.removeFirst()
                 count += part.count
                 keys += part.keys
                 for c in values.indices { values[c] += part.values[c] }
+                groups.merge(part.groups, uniquingKeysWith: +)
             }
         }
 
@@ -374,12 +379,19 @@ struct PersistPlan {
         let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY a0.id"
         if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        // A group's keys are counted as they come (its rows are not kept).
+        var isGroup = false
+        if case .group = statement { isGroup = true }
         while let row = try cursor.next() {
-            rows.keys.append(row[0])
-            for (i, operand) in operands.enumerated() { rows.values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
-            if rows.keys.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
+            rows.count += 1
+            if isGroup {
+                rows.groups[translation.convert(row[1] as DatabaseValue, operands[0].conversion), default: 0] += 1
+            } else {
+                rows.keys.append(row[0])
+                for (i, operand) in operands.enumerated() { rows.values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
+            }
+            if rows.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
         }
-        rows.count = rows.keys.count
         return rows
     }
 
@@ -395,7 +407,7 @@ struct PersistPlan {
         case .count:
             return .count(rows.count)
         case .group(let q, let by):
-            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(values[0].map { [$0] }), q.clauses), total: keys.count)
+            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(counts: rows.groups), q.clauses), total: rows.count)
         case .query(let q):
             let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: keys.count)
             if let projection = q.projection {

@@ -19,45 +19,13 @@ final class PagedEditingTests: XCTestCase {
     /// A browser reading `path` a page at a time, with the host the executable gives it.
     func pagedBrowser(_ path: String, edgesPerObject: Int = 2_000) throws -> (Browser, PagedStoreHost<PersistPages>) {
         let pages = try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: edgesPerObject)
-        let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
-        let b = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        b.host = host
-        b.storePath = path
-        b.attachPaged(pages, reason: "test", querySource: PersistQuerySource(pages: pages))
-        return (b, host)
+        return pagedBrowser(pages, path: path, formatName: "Persist", querySource: PersistQuerySource(pages: pages), following: PersistQuerySource.following)
     }
 
-    /// A browser on the whole graph of `path`, with a loaded session's host.
-    func loadedBrowser(_ path: String) throws -> (Browser, StoreHost) {
-        let host = StoreHost()
-        let graph = try host.load(path: path, progress: nil)
-        let b = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        b.host = host
-        b.storePath = path
-        b.attach(graph)
-        return (b, host)
-    }
+    func loadedBrowser(_ path: String) throws -> (Browser, StoreHost) { try loadedBrowser(path, formatName: "Persist") }
 
-    /// Fails with the first line where two files' rows differ.
     func assertSameRows(_ a: String, _ b: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let (x, y) = (try Shared.persistRows(a), try Shared.persistRows(b))
-        if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-            XCTFail("\(what): line \(i) differs:\n \(x[i])\n \(y[i])", file: file, line: line)
-        } else if x.count != y.count {
-            XCTFail("\(what): \(x.count) lines against \(y.count)", file: file, line: line)
-        }
-    }
-
-    func status(_ b: Browser) -> String {
-        var buffer = Buffer(width: 160, height: 30)
-        b.render(into: &buffer)
-        return buffer.lines.last ?? ""
-    }
-
-    func pendingPart(_ b: Browser) -> String {
-        let line = status(b)
-        guard let r = line.range(of: #"pending \+\d+ ~\d+ -\d+"#, options: .regularExpression) else { return "no pending in: " + line }
-        return String(line[r])
+        assertSameLines(try Shared.persistRows(a), try Shared.persistRows(b), what, file: file, line: line)
     }
 
     func testPagedEditsCommitWhatLoadedEditsCommit() throws {

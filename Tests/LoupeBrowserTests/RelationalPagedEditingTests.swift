@@ -21,37 +21,10 @@ final class RelationalPagedEditingTests: XCTestCase {
     func pagedBrowser(_ path: String, edgesPerObject: Int = 2_000) throws -> (Browser, PagedStoreHost<RelationalPages>) {
         let file = try StoreFile.openForReading(path)
         let pages = try RelationalPages.open(file, edgesPerObject: edgesPerObject)
-        let host = PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following)
-        let b = Browser(fileLabel: "store.sqlite", formatName: "SQLite", theme: .monochrome)
-        b.host = host
-        b.storePath = path
-        b.attachPaged(pages, reason: "test", querySource: RelationalQuerySource(file: file))
-        return (b, host)
+        return pagedBrowser(pages, path: path, formatName: "SQLite", querySource: RelationalQuerySource(file: file), following: RelationalQuerySource.following)
     }
 
-    /// A browser on the whole graph of `path`, with a loaded session's host.
-    func loadedBrowser(_ path: String) throws -> (Browser, StoreHost) {
-        let host = StoreHost()
-        let graph = try host.load(path: path, progress: nil)
-        let b = Browser(fileLabel: "store.sqlite", formatName: "SQLite", theme: .monochrome)
-        b.host = host
-        b.storePath = path
-        b.attach(graph)
-        return (b, host)
-    }
-
-    /// The status line, wide enough for every part.
-    func status(_ b: Browser) -> String {
-        var buffer = Buffer(width: 400, height: 30)
-        b.render(into: &buffer)
-        return buffer.lines.last ?? ""
-    }
-
-    func pendingPart(_ b: Browser) -> String {
-        let line = status(b)
-        guard let r = line.range(of: #"pending \+\d+ ~\d+ -\d+"#, options: .regularExpression) else { return "nothing pending" }
-        return String(line[r])
-    }
+    func loadedBrowser(_ path: String) throws -> (Browser, StoreHost) { try loadedBrowser(path, formatName: "SQLite") }
 
     /// The REPL's last line without a commit's time.
     func lastReply(_ b: Browser) -> String {
@@ -59,12 +32,7 @@ final class RelationalPagedEditingTests: XCTestCase {
     }
 
     func assertSameRows(_ a: String, _ b: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let (x, y) = (try Shared.tableRows(a), try Shared.tableRows(b))
-        if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-            XCTFail("\(what): line \(i) differs:\n \(x[i])\n \(y[i])", file: file, line: line)
-        } else if x.count != y.count {
-            XCTFail("\(what): \(x.count) lines against \(y.count)", file: file, line: line)
-        }
+        assertSameLines(try Shared.tableRows(a), try Shared.tableRows(b), what, file: file, line: line)
     }
 
     func testChinookEditsInPagedModeCommitWhatLoadedEditsCommit() throws {
