@@ -34,6 +34,19 @@ public enum PostgresDatabase {
         }
     }
 
+    /// The bytes the readable tables' rows take on the server (`pg_table_size`: heap, TOAST and
+    /// free-space maps, no indexes): what a whole load's size is estimated from.
+    public static func storedBytes(url: String) throws -> Int64 {
+        let connection = try PostgresConnection(url: url)
+        return try connection.snapshot {
+            let oids = try relations(connection).filter { !$0.isView }.map(\.oid)
+            guard !oids.isEmpty else { return 0 }
+            let sum = try connection.query("SELECT coalesce(sum(pg_table_size(oid)), 0)::text FROM unnest($1::oid[]) AS oid",
+                                           ["{" + oids.joined(separator: ",") + "}"]).rows.first?.first
+            return sum.flatMap { $0.flatMap { Int64($0) } } ?? 0
+        }
+    }
+
     struct Relation {
         let oid: String
         let name: String

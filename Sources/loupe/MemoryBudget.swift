@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoupePostgres
 import LoupeStore
 
 /// A size in bytes as the command line takes it: `512M`, `2G`, `1.5G`, `800000000`.
@@ -33,6 +34,14 @@ struct MemoryBudget: ExpressibleByArgument, CustomStringConvertible {
         let size = { (p: String) in ((try? FileManager.default.attributesOfItem(atPath: p)[.size]) as? NSNumber)?.int64Value ?? 0 }
         let bytes = size(path) + size(path + "-wal")
         return relational ? bytes * 4 : bytes * 3 / 2
+    }
+
+    /// What a whole load of the PostgreSQL database at `url` is expected to take, when that is
+    /// over `budget`: four times what its tables take on the server (as for a relational file;
+    /// a server's pages hold values as densely as SQLite's).
+    static func overBudget(postgres url: String, budget: MemoryBudget) throws -> Int64? {
+        let estimate = try PostgresDatabase.storedBytes(url: url) * 4
+        return estimate > budget.bytes ? estimate : nil
     }
 
     /// What a whole load of the file at `path` is expected to take and the file opened, when that

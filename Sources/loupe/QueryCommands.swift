@@ -43,6 +43,10 @@ struct Query: ParsableCommand {
             try stageOverBudget(mutation, host)
             return
         }
+        // An edit of a database too large to load: its rows are checked against a loaded graph.
+        if case .mutation? = parsed, engine != .memory, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
+            throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and a PostgreSQL database is edited in a loaded session (its rows are checked against what was loaded); raise --memory-budget (or --engine memory) to edit it")
+        }
         // A Persist file too large to load (or --engine sql): SQLite answers over the file.
         if !commit, engine != .memory, let file, let parsed, let (pages, overBudget) = try persistPages(file) {
             do {
@@ -80,6 +84,10 @@ struct Query: ParsableCommand {
                 answer.result.write(format, graph: answer.graph, toTerminal: isatty(1) == 1, to: sink)
                 sink.flush()
                 return
+            }
+            // A database too large to load: what it cannot answer is refused, not loaded.
+            if engine == .auto, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
+                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
             }
             // A plain SQLite file too large to load: what SQL cannot answer is refused, not loaded.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
@@ -261,6 +269,10 @@ struct Repl: ParsableCommand {
     var memoryBudget: MemoryBudget?
 
     func run() throws {
+        if store.isPostgres, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
+            try Repl.postgresLoop(url: store.file, estimate: estimate, budget: memoryBudget ?? .standard, format: format)
+            return
+        }
         if !store.isPostgres, let (_, file) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard) {
             let label = URL(fileURLWithPath: store.file).lastPathComponent
             // Other formats load whole.
@@ -374,6 +386,59 @@ struct Repl: ParsableCommand {
             }
         }
         withExtendedLifetime(host) {}
+        if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The REPL over a PostgreSQL database too large to load: each statement answered by
+    /// PostgreSQL itself as `loupe query` answers it (``PostgresPushdown``: objects, projections,
+    /// groups and counts printed as the loaded REPL prints them); `.types` lists the catalog,
+    /// `.quit` leaves; edits and what PostgreSQL cannot answer exactly need the whole graph and
+    /// say so. On a terminal, lines are edited as in the loaded REPL.
+    static func postgresLoop(url: String, estimate: Int64, budget: MemoryBudget, format: OutputFormat) throws {
+        let catalog = try PostgresDatabase.catalog(url: url)
+        let session = ReplSession(graph: GraphBuilder(formatName: "PostgreSQL").finish(), mode: format)
+        let interactive = isatty(0) == 1
+        if interactive {
+            print("Loupe \(DisplayText.escaped(PostgresConnection.withoutPassword(url))) — PostgreSQL, \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects; "
+                  + "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget: statements are answered by PostgreSQL. .quit to leave.")
+        }
+        var failures = 0
+        var input = ReplInput(interactive: interactive) { text, cursor in Completion.complete(text, cursor: cursor, graph: session.engine.graph, currentType: nil) }
+        lines: while let line = input.next(session) {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            func fail(_ message: String) { printError(message); failures += 1 }
+            let statement: LoupeQuery.Statement
+            do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
+            switch statement {
+            case .dotCommand(let name, _, _):
+                guard case .success(let command) = ReplSession.command(named: name) else { fail("error: no such command .\(name) (.types, .quit)"); continue }
+                if command.name == "quit" { break lines }
+                guard command.name == "types" else {
+                    fail("error: over the memory budget, this REPL answers statements, .types and .quit; reopen with a larger --memory-budget for .\(command.name)")
+                    continue
+                }
+                let sink = OutputSink(fd: 1)
+                ResultTable(columns: ["type", "count"], rows: catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
+                sink.flush()
+            case .mutation:
+                fail("error: over the memory budget, a PostgreSQL database is edited in a loaded session (its rows are checked against what was loaded); reopen with a larger --memory-budget")
+            default:
+                do {
+                    guard let (result, graph) = try PostgresPushdown.run(statement, url: url) else {
+                        fail("error: over the memory budget, statements are answered by PostgreSQL; this one needs the whole graph (arithmetic, MATCHES, comparisons of two paths, substring tests on non-ASCII text); reopen with a larger --memory-budget")
+                        continue
+                    }
+                    let sink = OutputSink(fd: 1)
+                    result.write(format, graph: graph, toTerminal: isatty(1) == 1, to: sink)
+                    sink.flush()
+                } catch let error as QueryError {
+                    fail(error.render(source: text))
+                } catch {
+                    fail("error: \(error)")
+                }
+            }
+        }
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
 
@@ -582,6 +647,10 @@ struct Browse: ParsableCommand {
     func pagedSource(_ path: String) throws -> PagedOpening? {
         guard !PostgresConnection.isURL(path) else {
             if paged { throw ValidationError("--paged reads SQLite files; a PostgreSQL database is loaded") }
+            let budget = memoryBudget ?? .standard
+            if let estimate = try MemoryBudget.overBudget(postgres: path, budget: budget) {
+                throw CLIError("a whole load of this database (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget, and the browser loads a PostgreSQL database whole: `loupe repl` and `loupe query` answer statements in PostgreSQL without loading it; raise --memory-budget to browse it")
+            }
             return nil
         }
         let over = try overBudget(path)

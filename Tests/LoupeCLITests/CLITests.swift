@@ -191,6 +191,43 @@ final class CLITests: XCTestCase {
 
     /// `loupe … postgres://…`: the same commands on a PostgreSQL database holding Chinook, with the
     /// SQLite file's answers; edits previewed and written; a bad address is one line, exit 1.
+    /// A PostgreSQL database whose whole load is over the memory budget is never loaded: the REPL
+    /// and `loupe query` answer statements in PostgreSQL (printing what the loaded REPL prints),
+    /// and refuse with one line what needs the whole graph (edits included); the browser says how
+    /// to reach it instead of loading it.
+    func testPostgresOverTheBudget() throws {
+        let sqlite = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let url = try PostgresServer.database(copying: sqlite, named: "budget")
+        let statements = "count Genre\nTrack where Album.Artist.Name == \"AC/DC\" sort by Name limit 3\nCustomer group by Country limit 4\n"
+            + "Invoice where Customer.Country == \"USA\" AND Total > 15 select InvoiceId, Total\nTrack where Nmae == 1\n"
+        for format in ["table", "json"] {
+            let loaded = try loupe(["repl", url, "--format", format], stdin: statements)
+            let over = try loupe(["repl", url, "--format", format, "--memory-budget", "1K"], stdin: statements)
+            XCTAssertEqual(over.stdout, loaded.stdout, format)
+            XCTAssertEqual(over.stderr, loaded.stderr, format)
+            XCTAssertEqual(over.status, loaded.status, format)
+        }
+        let refusals = try loupe(["repl", url, "--memory-budget", "1K"],
+                                 stdin: ".types\nTrack where Milliseconds / 1000 > 600\nupdate Genre where GenreId == 1 set Name = \"x\"\n.quit\n")
+        XCTAssertTrue(refusals.stdout.contains("Track") && refusals.stdout.contains("3503"), refusals.stdout)
+        XCTAssertTrue(refusals.stderr.contains("this one needs the whole graph"), refusals.stderr)
+        XCTAssertTrue(refusals.stderr.contains("edited in a loaded session"), refusals.stderr)
+        XCTAssertEqual(refusals.status, 1)
+        let pushed = try loupe(["query", url, "Customer group by Country limit 4", "--memory-budget", "1K"])
+        XCTAssertEqual(pushed.stdout, try loupe(["query", url, "Customer group by Country limit 4"]).stdout)
+        for statement in ["Track where Milliseconds / 1000 > 600", "update Genre where GenreId == 1 set Name = \"x\""] {
+            let refused = try loupe(["query", url, statement, "--memory-budget", "1K"])
+            XCTAssertEqual(refused.status, 1, statement)
+            XCTAssertTrue(refused.stderr.contains("is over the 1 KB memory budget"), refused.stderr)
+        }
+        let script = try Shared.temporaryPath("budget.play")
+        try "j\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let browsed = try loupe(["browse", url, "--play", script, "--memory-budget", "1K"])
+        XCTAssertEqual(browsed.status, 1)
+        XCTAssertTrue(browsed.stderr.contains("`loupe repl` and `loupe query` answer statements in PostgreSQL"), browsed.stderr)
+        XCTAssertEqual(try loupe(["query", url, "Genre where GenreId == 1 select Name", "--format", "csv"]).stdout, "Name\r\nRock\r\n", "nothing was written")
+    }
+
     func testPostgresOnTheCommandLine() throws {
         let sqlite = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = try PostgresServer.database(copying: sqlite, named: "cli")

@@ -132,7 +132,7 @@ enum FileFuzz {
                     for ref in window.refs.compactMap({ $0 }) {
                         let id = window.graph.id(of: ref)
                         _ = try? pages.linkTotals(of: window.graph.identity(of: ref))
-                        guard compare, pages.schemaIsExact, !window.cut.contains(id) else { continue }
+                        guard compare, pages.schemaIsExact, !window.cut.contains(window.graph.identity(of: ref)) else { continue }
                         guard let table = graph.type(named: entry.name), let whole = graph.ref(type: table, id: id) else {
                             fatalError("paged mode read \(entry.name) #\(id), which the load does not have")
                         }
@@ -163,7 +163,7 @@ enum FileFuzz {
                         let read = (try? pages.linkKeys(of: object, link: link, range: 0..<total + 1)) ?? []
                         if follows, read.count != total { fatalError("\(object): \(link) counts \(total) and reads \(read.count)") }
                     }
-                    guard follows, !window.cut.contains(object.id) else { continue }
+                    guard follows, !window.cut.contains(object) else { continue }
                     guard let table = graph.type(named: entry.name), let whole = graph.ref(type: table, id: object.id) else {
                         fatalError("paged mode read \(object), which the load does not have")
                     }
