@@ -612,8 +612,9 @@ struct Browse: ParsableCommand {
             printError("loupe: not a terminal; use `loupe query FILE STATEMENT` or `loupe repl FILE` for scripts")
             throw ExitCode(1)
         }
-        if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) }
-        else if let source = try pagedSource(path) { try Interactive.run(paged: source, path: path) }
+        // (A PostgreSQL database over the budget is refused by pagedSource, before any load.)
+        if let source = try pagedSource(path) { try Interactive.run(paged: source, path: path) }
+        else if PostgresConnection.isURL(path) { try Interactive.run(opened: try OpenedStore.open(path)) }
         else { try Interactive.run(path: path, note: wholeLoadNote(path)) }
     }
 
