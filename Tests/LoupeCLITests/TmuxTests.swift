@@ -54,6 +54,19 @@ final class TmuxTests: XCTestCase {
 
     private func keys(_ keys: String...) throws { try tmux(["send-keys", "-t", "main"] + keys) }
 
+    /// `Ctrl-S`, then Enter on the writes it shows; waits for `committed`, leaves with `quit`
+    /// (each a key) and checks the browser exited 0 and restored the terminal.
+    private func commitAndLeave(_ committed: String, quit: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        try keys("C-s")
+        try waitFor("Enter commits", file: file, line: line)
+        try keys("Enter")
+        try waitFor(committed, file: file, line: line)
+        try tmux(["send-keys", "-t", "main"] + quit)
+        let end = try waitFor("TTY-END", file: file, line: line)
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end, file: file, line: line)
+        assertTerminalRestored(end, file: file, line: line)
+    }
+
     /// Runs `loupe [subcommand] FILE` in a tmux session (`subcommand` e.g. `repl`).
     private func start(_ path: String, subcommand: String? = nil, width: Int = 120, height: Int = 35) throws {
         // After Loupe ends, the shell reports its exit status and whether the terminal is back in
@@ -202,14 +215,7 @@ final class TmuxTests: XCTestCase {
         try keys("Escape", "l", "e", "C-u", "Retitled Album", "Enter")
         let staged = try waitFor("Retitled Album")
         XCTAssertTrue(staged.contains("pending +0 ~1 -0"), staged)
-        try keys("C-s")
-        try waitFor("Enter commits")
-        try keys("Enter")
-        try waitFor("committed: 0 added, 1 changed")
-        try keys("q", "q", "q", "q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
-        assertTerminalRestored(end)
+        try commitAndLeave("committed: 0 added, 1 changed", quit: ["q", "q", "q", "q"])
         let albums = try LoadedStore.open(path).graph.type(named: "Album")!
         XCTAssertEqual(albums.liveRows.filter { albums.value(row: $0, named: "Title") == .string("Retitled Album") }.count, 1)
         XCTAssertEqual(albums.count, 347, "one cell changed, no row added or removed")
@@ -230,14 +236,7 @@ final class TmuxTests: XCTestCase {
         try keys("j", "l", "e", "C-u", "Renamed Press", "Enter")
         let staged = try waitFor("Renamed Press")
         XCTAssertTrue(staged.contains("~  2 Renamed Press"), staged)
-        try keys("C-s")
-        try waitFor("Enter commits")
-        try keys("Enter")
-        try waitFor("committed: 0 added")
-        try keys("q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
-        assertTerminalRestored(end)
+        try commitAndLeave("committed: 0 added", quit: ["q"])
         let graph = try LoadedStore.open(path).graph
         let publishers = graph.type(named: "Publisher")!, books = graph.type(named: "Book")!
         XCTAssertEqual(publishers.value(row: 1, named: "name"), .string("Renamed Press"))
