@@ -627,27 +627,32 @@ public final class RelationalPages: PageSource, Sendable {
     /// window does not follow them) that some row's value may name it by.
     public func unfollowedReferences(to object: ObjectIdentity) throws -> [String] {
         guard let t = layout.graph.types.firstIndex(where: { $0.name == object.type }) else { return [] }
+        let unfollowed = layout.graph.types.flatMap { source in
+            source.relations.compactMap { relation -> (source: TypeTable, relation: RelationColumn, fk: LoupeModel.ForeignKey)? in
+                guard let fk = relation.foreignKey, fk.targetType == t, layout.tables[source.index] == nil || layout.tables[t] == nil else { return nil }
+                return (source, relation, fk)
+            }
+        }
+        // Most files have none: nothing to read (a deletion asks this of every row it deletes).
+        guard !unfollowed.isEmpty else { return [] }
         var found: [String] = []
         try file.read { db in
-            for source in layout.graph.types {
-                for relation in source.relations {
-                    guard let fk = relation.foreignKey, fk.targetType == t, layout.tables[source.index] == nil || layout.tables[t] == nil else { continue }
-                    // The value the key names the object by: its key, or the referenced column's.
-                    var id = object.id
-                    if let column = fk.targetAttribute {
-                        let columns = layout.keyColumns(t)
-                        let parts: [ObjectID]
-                        if case .composite(let p) = object.id { parts = p } else { parts = [object.id] }
-                        let condition = columns.isEmpty ? (rowid(t).map { "\($0) = ?" } ?? "0") : columns.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ")
-                        let cell = try DatabaseValue.fetchOne(db, sql: "SELECT \(SQL.identifier(column)) FROM \(SQL.identifier(sources[t].name)) WHERE \(condition) LIMIT 1",
-                                                              arguments: StatementArguments(parts.map(\.databaseValue))) ?? .null
-                        guard let value = keyValue(cell, type: t, column: column) else { continue }
-                        id = value
-                    }
-                    guard let (condition, bound) = layout.namingCondition(SQL.identifier(fk.attribute), type: source.index, column: fk.attribute, naming: id) else { continue }
-                    if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(sources[source.index].name)) WHERE \(condition))", arguments: StatementArguments(bound)) == true {
-                        found.append("\(source.name).\(relation.name)")
-                    }
+            for (source, relation, fk) in unfollowed {
+                // The value the key names the object by: its key, or the referenced column's.
+                var id = object.id
+                if let column = fk.targetAttribute {
+                    let columns = layout.keyColumns(t)
+                    let parts: [ObjectID]
+                    if case .composite(let p) = object.id { parts = p } else { parts = [object.id] }
+                    let condition = columns.isEmpty ? (rowid(t).map { "\($0) = ?" } ?? "0") : columns.map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ")
+                    let cell = try DatabaseValue.fetchOne(db, sql: "SELECT \(SQL.identifier(column)) FROM \(SQL.identifier(sources[t].name)) WHERE \(condition) LIMIT 1",
+                                                          arguments: StatementArguments(parts.map(\.databaseValue))) ?? .null
+                    guard let value = keyValue(cell, type: t, column: column) else { continue }
+                    id = value
+                }
+                guard let (condition, bound) = layout.namingCondition(SQL.identifier(fk.attribute), type: source.index, column: fk.attribute, naming: id) else { continue }
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(sources[source.index].name)) WHERE \(condition))", arguments: StatementArguments(bound)) == true {
+                    found.append("\(source.name).\(relation.name)")
                 }
             }
         }

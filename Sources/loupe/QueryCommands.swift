@@ -322,9 +322,7 @@ struct Repl: ParsableCommand {
             func fail(_ message: String) { printError(message); failures += 1 }
             let (current, source) = host.pagedStore
             if text == ".types" {
-                let sink = OutputSink(fd: 1)
-                ResultTable(columns: ["type", "count"], rows: current.catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
-                sink.flush()
+                printTypes(current.catalog, format: format)
                 continue
             }
             let statement: LoupeQuery.Statement
@@ -418,9 +416,7 @@ struct Repl: ParsableCommand {
                     fail("error: over the memory budget, this REPL answers statements, .types and .quit; reopen with a larger --memory-budget for .\(command.name)")
                     continue
                 }
-                let sink = OutputSink(fd: 1)
-                ResultTable(columns: ["type", "count"], rows: catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
-                sink.flush()
+                printTypes(catalog, format: format)
             case .mutation:
                 fail("error: over the memory budget, a PostgreSQL database is edited in a loaded session (its rows are checked against what was loaded); reopen with a larger --memory-budget")
             default:
@@ -440,6 +436,13 @@ struct Repl: ParsableCommand {
             }
         }
         if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+
+    /// `.types` in a REPL over the memory budget: each type with its count, from the catalog.
+    static func printTypes(_ catalog: [(name: String, count: Int)], format: OutputFormat) {
+        let sink = OutputSink(fd: 1)
+        ResultTable(columns: ["type", "count"], rows: catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
+        sink.flush()
     }
 
     /// What a REPL over the memory budget says of a statement that threw: a query error with its
