@@ -177,12 +177,12 @@ enum SortKeys {
         if let strings = stringRanks(column, ascending: ascending) { return strings }
         if let integers = integerRanks(column, ascending: ascending) { return integers }
         var codes = [Int32](repeating: 0, count: column.count)
-        var index: [Value: Int32] = [:]
+        var index: [ExactValue: Int32] = [:]
         var uniques: [Value] = []
         for (i, v) in column.enumerated() {
-            if let c = index[v] { codes[i] = c; continue }
+            if let c = index[ExactValue(v)] { codes[i] = c; continue }
             let c = Int32(uniques.count)
-            index[v] = c
+            index[ExactValue(v)] = c
             uniques.append(v)
             codes[i] = c
         }
@@ -205,16 +205,16 @@ enum SortKeys {
     /// strings rather than as values: nulls first, then UTF-8 byte order (Unicode scalar order).
     static func stringRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int)? {
         var codes = [Int32](repeating: -1, count: column.count)
-        var index: [String: Int32] = [:]
+        var index: [ExactValue: Int32] = [:]
         index.reserveCapacity(min(column.count, 1 << 16))
         var uniques: [String] = []
         var hasNull = false
         for (i, v) in column.enumerated() {
             switch v {
             case .string(let s):
-                if let c = index[s] { codes[i] = c; continue }
+                if let c = index[ExactValue(v)] { codes[i] = c; continue }
                 let c = Int32(uniques.count)
-                index[s] = c
+                index[ExactValue(v)] = c
                 uniques.append(s)
                 codes[i] = c
             case .null: hasNull = true
@@ -231,6 +231,24 @@ enum SortKeys {
             codes[i] = ascending ? r : Int32(distinct - 1) - r
         }
         return (codes, distinct)
+    }
+}
+
+/// A value as sort keys tell values apart: a string by its UTF-8 bytes (Swift's `String`
+/// equality is canonical equivalence, under which two spellings that QUERY.md's order — Unicode
+/// scalars — puts apart would share a rank), anything else as `Value` compares it.
+struct ExactValue: Hashable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+
+    static func == (a: ExactValue, b: ExactValue) -> Bool {
+        if case .string(let x) = a.value, case .string(let y) = b.value { return ValueSemantics.compareScalars(x, y) == .orderedSame }
+        return a.value == b.value
+    }
+
+    func hash(into hasher: inout Hasher) {
+        guard case .string(var text) = value else { return hasher.combine(value) }
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 

@@ -134,14 +134,17 @@ public final class PersistQuerySource: QuerySource, Sendable {
     }
 
     /// The matching rows of `plan`, read in two halves of its type's keys on two connections at
-    /// once (one snapshot; each half with its own translation), then joined in key order: for a
-    /// count, a `group by` and a query whose sort is not SQL's, over a type of at least
-    /// ``parallelObjects`` objects, when the machine has two cores and the statement has no
-    /// aggregate (their values are collected through one registry). Nil: read on one connection.
+    /// once (one snapshot; each half with its own translation), then joined in key order, or for
+    /// a query whose first clause sorts, each half sorted on its own connection and the two
+    /// merged (a whole sort here, in Swift, which two cores do faster than SQLite's sorter; a
+    /// sort a `limit` cuts short by SQL where it can, which stops reading early): over a type of
+    /// at least ``parallelObjects`` objects, when the machine has two cores and the statement
+    /// has no aggregate (their values are collected through one registry). Nil: read on one
+    /// connection.
     private func twoHalves(_ plan: PersistPlan, _ whole: PersistTranslation, isCancelled: @escaping @Sendable () -> Bool,
                            _ translation: @escaping @Sendable (Database, String) -> PersistTranslation) throws -> PersistPlan.Rows? {
         let count = pages.catalog[plan.root].count
-        guard plan.readsRows, whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
+        guard whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
               case .int(let middle)? = (try? pages.keys(type: plan.root, range: count / 2 ..< count / 2 + 1, near: nil))?.first else { return nil }
         let statement = plan.statement
         let halves: [PersistPlan.Rows]
@@ -151,12 +154,16 @@ public final class PersistQuerySource: QuerySource, Sendable {
                 guard let half = try PersistPlan(statement, translation, keys: worker == 0 ? .below(middle) : .from(middle)) else {
                     throw StoreError(.unreadable, reason: "a half of the statement did not translate as the whole did")
                 }
-                let rows = try half.rows(db, isCancelled: isCancelled)
+                let rows = half.firstSort == nil ? try half.rows(db, isCancelled: isCancelled) : try half.sortedRows(db, sqlOrders: half.sortedEnough != .max, isCancelled: isCancelled)
                 for test in translation.valueTests { try test.check() }
                 return rows
             }
         } catch let error as StoreError where error.kind == .busy {
             return nil   // another process commits without pause: one connection, one snapshot
+        }
+        if let (_, sortKeys) = plan.firstSort {
+            guard halves.count == 2 else { return nil }
+            return PersistPlan.Rows(merging: halves[0], halves[1], ascending: sortKeys.map(\.ascending), limit: plan.sortedEnough)
         }
         return PersistPlan.Rows(joining: halves)
     }
@@ -334,24 +341,43 @@ struct PersistPlan {
         }
     }
 
-    /// The first `prefix` sort keys SQL orders as the engine does, when the query's first clause
-    /// sorts (then ``executeSorted(_:_:prefix:_:isCancelled:)`` reads it in that order).
-    private var sqlSortPrefix: (Query, [SortKey], Int)? {
-        guard case .query(let q) = statement, case .sort(let sortKeys)? = q.clauses.first,
-              let prefix = sortKeys.indices.firstIndex(where: { !translation.ordersInSQL(operands[$0]) }) ?? Optional(sortKeys.count), prefix > 0 else { return nil }
-        return (q, sortKeys, prefix)
+    /// The query's first clause when it sorts: the query and its keys (the first operands).
+    var firstSort: (Query, [SortKey])? {
+        guard case .query(let q) = statement, case .sort(let sortKeys)? = q.clauses.first else { return nil }
+        return (q, sortKeys)
     }
 
-    /// True when the answer is made from ``rows(_:isCancelled:)`` (everything but a sort SQL makes).
-    var readsRows: Bool { sqlSortPrefix == nil }
+    /// How many of the sorted objects the clauses after the sort can keep: a `limit` right after
+    /// it keeps its count past its offset; anything else, all.
+    var sortedEnough: Int {
+        guard case .query(let q) = statement, q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1] else { return .max }
+        return n + offset
+    }
 
     /// The matching objects: their count, and their keys and operand values in key order (a
-    /// query) or how many have each group key (a `group by`).
+    /// query) or how many have each group key (a `group by`); for ``sortedRows(_:isCancelled:)``,
+    /// in the first sort's order.
     struct Rows: Sendable {
         var count = 0
         var keys: [Int64] = []
         var values: [[Value]]
         var groups: [Value: Int] = [:]
+        /// For rows sorted here (``sortedRows(_:isCancelled:)``): where each sorted row's values
+        /// are in `values`, left in key order (`keys` is sorted); nil when `values` is in order.
+        var order: [Int]?
+
+        /// The value of operand `column` in sorted row `n`.
+        @inline(__always) func value(_ column: Int, _ n: Int) -> Value { values[column][order?[n] ?? n] }
+
+        /// The rows with `values` in order (the first `sorted` columns, a sort's own, left empty
+        /// when they need moving: nothing reads them once the rows are in order).
+        func inOrder(sorted: Int) -> Rows {
+            guard let order else { return self }
+            var rows = self
+            rows.order = nil
+            rows.values = values.indices.map { c in c < sorted ? [] : order.map { values[c][$0] } }
+            return rows
+        }
 
         /// Parts read over consecutive ranges of keys, as one (each part's arrays freed as it is taken).
         init(joining parts: [Rows]) {
@@ -366,7 +392,48 @@ struct PersistPlan {
             }
         }
 
+        /// Two parts each in the order of a sort by `ascending.count` keys (their first
+        /// columns), the first part's keys all below the second's, as one in that order: ties go
+        /// to the first part (the engine breaks them by key), and at most `limit` rows are kept.
+        /// The sort's own columns are left empty (nothing reads them once the rows are in order).
+        init(merging first: Rows, _ second: Rows, ascending: [Bool], limit: Int) {
+            let total = min(first.keys.count + second.keys.count, limit)
+            self.init(operands: first.values.count)
+            keys.reserveCapacity(total)
+            for c in ascending.count..<values.count { values[c].reserveCapacity(total) }
+            var i = 0, j = 0
+            func secondFirst() -> Bool {
+                for (c, up) in ascending.enumerated() {
+                    switch ValueSemantics.sortOrder(first.value(c, i), second.value(c, j)) {
+                    case .orderedSame: continue
+                    case .orderedAscending: return !up
+                    case .orderedDescending: return up
+                    }
+                }
+                return false
+            }
+            while keys.count < total {
+                let fromSecond = i == first.keys.count || (j < second.keys.count && secondFirst())
+                let (part, n) = fromSecond ? (second, j) : (first, i)
+                keys.append(part.keys[n])
+                for c in ascending.count..<values.count { values[c].append(part.value(c, n)) }
+                if fromSecond { j += 1 } else { i += 1 }
+            }
+            count = keys.count
+        }
+
         init(operands: Int) { values = Array(repeating: [], count: operands) }
+    }
+
+    /// The plan's rows from `SELECT a0.id, <operands> FROM … ORDER BY <order>`, a row at a time:
+    /// the cursor, and a reader of the current row's key and operand values.
+    private func select(_ db: Database, orderBy order: String) throws -> (RowCursor, OperandColumns) {
+        var columns = OperandColumns(operands)
+        let sql = "SELECT \((["a0.id"] + columns.sql).joined(separator: ", ")) \(from) ORDER BY \(order)"
+        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
+        let selected = try db.makeStatement(sql: sql)
+        columns.reader = ColumnReader(selected)
+        return (try Row.fetchCursor(selected, arguments: arguments), columns)
     }
 
     func rows(_ db: Database, isCancelled: () -> Bool) throws -> Rows {
@@ -376,19 +443,17 @@ struct PersistPlan {
             rows.count = try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0
             return rows
         }
-        let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY a0.id"
-        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        var (cursor, columns) = try select(db, orderBy: "a0.id")
         // A group's keys are counted as they come (its rows are not kept).
         var isGroup = false
         if case .group = statement { isGroup = true }
         while let row = try cursor.next() {
             rows.count += 1
             if isGroup {
-                rows.groups[translation.convert(row[1] as DatabaseValue, operands[0].conversion), default: 0] += 1
+                columns.read(row, translation) { _, value in rows.groups[value, default: 0] += 1 }
             } else {
-                rows.keys.append(row[0])
-                for (i, operand) in operands.enumerated() { rows.values[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
+                rows.keys.append(columns.key)
+                columns.read(row, translation) { i, value in rows.values[i].append(value) }
             }
             if rows.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
         }
@@ -396,11 +461,12 @@ struct PersistPlan {
     }
 
     func execute(_ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
-        if let (q, sortKeys, prefix) = sqlSortPrefix { return try executeSorted(q, sortKeys, prefix: prefix, db, isCancelled: isCancelled) }
+        if let (_, sortKeys) = firstSort { return answer(try sortedRows(db, isCancelled: isCancelled).inOrder(sorted: sortKeys.count)) }
         return answer(try rows(db, isCancelled: isCancelled))
     }
 
-    /// The answer over the matching objects `rows` (``readsRows``).
+    /// The answer over the matching objects `rows` (from ``rows(_:isCancelled:)``, or for a query
+    /// whose first clause sorts, in its order: ``sortedRows(_:isCancelled:)``).
     func answer(_ rows: Rows) -> SourceAnswer {
         let (keys, values) = (rows.keys, rows.values)
         switch statement {
@@ -409,7 +475,7 @@ struct PersistPlan {
         case .group(let q, let by):
             return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(counts: rows.groups), q.clauses), total: rows.count)
         case .query(let q):
-            let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: keys.count)
+            let (order, next) = QueryEngine.applyClauses(q.clauses, values: values, count: keys.count, sortedFirst: firstSort != nil)
             if let projection = q.projection {
                 let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
                 return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, keys: order.map { .int(keys[$0]) })
@@ -420,52 +486,60 @@ struct PersistPlan {
         }
     }
 
-    /// A query whose first clause sorts by keys SQLite orders as the engine does, for its first
-    /// `prefix` keys: SQL sorts by them (then by key, the engine's order for ties), rows come in
-    /// runs that agree on them, and each run is sorted by the other keys here as it ends. Only
-    /// one run's sort values are held at a time, and a `limit` right after the sort stops
-    /// reading at the first run's end that reaches it.
-    private func executeSorted(_ q: Query, _ sortKeys: [SortKey], prefix: Int, _ db: Database, isCancelled: () -> Bool) throws -> SourceAnswer {
-        let orderBy = (0..<prefix).map { operands[$0].sql + (sortKeys[$0].ascending ? "" : " DESC") } + ["a0.id"]
-        let sql = "SELECT \((["a0.id"] + operands.map(\.sql)).joined(separator: ", ")) \(from) ORDER BY \(orderBy.joined(separator: ", "))"
-        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
-        let rest = Array(q.clauses.dropFirst())
-        var enough = Int.max
-        if case .limit(let n, let offset)? = rest.first { enough = n + offset }
-        var keys: [Int64] = [], later: [[Value]] = Array(repeating: [], count: operands.count - sortKeys.count)
+    /// The matching objects of a query whose first clause sorts, in that sort's order, with
+    /// every operand's values; at most ``sortedEnough`` of them. Where SQLite orders the first
+    /// keys as the engine does, SQL sorts by them (then by key, the engine's order for ties),
+    /// rows come in runs that agree on them, and each run is sorted by the other keys as it
+    /// ends: only one run is sorted here at a time, and reading stops at the first run's end that
+    /// reaches the limit. Otherwise (or unless `sqlOrders`) the rows are read in key order and
+    /// sorted here.
+    func sortedRows(_ db: Database, sqlOrders: Bool = true, isCancelled: () -> Bool) throws -> Rows {
+        guard let (_, sortKeys) = firstSort else { return try rows(db, isCancelled: isCancelled) }
+        let enough = sortedEnough
+        let ascending = sortKeys.map(\.ascending)
+        guard sqlOrders, let prefix = sortKeys.indices.firstIndex(where: { !translation.ordersInSQL(operands[$0]) }) ?? Optional(sortKeys.count), prefix > 0 else {
+            var sorted = try rows(db, isCancelled: isCancelled)
+            let order = Array(QueryEngine.sortOrder(columns: Array(sorted.values[0..<sortKeys.count]), ascending: ascending).prefix(enough))
+            sorted.keys = order.map { sorted.keys[$0] }
+            sorted.order = order
+            sorted.count = sorted.keys.count
+            return sorted
+        }
+        let orderBy = (0..<prefix).map { operands[$0].sql + (ascending[$0] ? "" : " DESC") } + ["a0.id"]
+        var (cursor, columns) = try select(db, orderBy: orderBy.joined(separator: ", "))
+        var sorted = Rows(operands: operands.count)
         var runKeys: [Int64] = [], runPrefix: [DatabaseValue] = [], run: [[Value]] = Array(repeating: [], count: operands.count)
         func finishRun() {
             guard !runKeys.isEmpty else { return }
             let order = prefix < sortKeys.count
-                ? QueryEngine.sortOrder(columns: Array(run[prefix..<sortKeys.count]), ascending: sortKeys[prefix...].map(\.ascending)) : Array(runKeys.indices)
+                ? QueryEngine.sortOrder(columns: Array(run[prefix..<sortKeys.count]), ascending: Array(ascending[prefix...])) : Array(runKeys.indices)
             for i in order {
-                keys.append(runKeys[i])
-                for c in later.indices { later[c].append(run[sortKeys.count + c][i]) }
+                sorted.keys.append(runKeys[i])
+                for c in run.indices { sorted.values[c].append(run[c][i]) }
             }
             runKeys.removeAll(keepingCapacity: true)
             for c in run.indices { run[c].removeAll(keepingCapacity: true) }
         }
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         var read = 0
         while let row = try cursor.next() {
-            let cells = (0..<prefix).map { row[$0 + 1] as DatabaseValue }
+            let cells = (0..<prefix).map { columns.cell(of: $0) }
             if !runKeys.isEmpty, !zip(cells, runPrefix).allSatisfy(Self.sortsEqual) {
                 finishRun()
-                if keys.count >= enough { break }
+                if sorted.keys.count >= enough { break }
             }
             if runKeys.isEmpty { runPrefix = cells }
-            runKeys.append(row[0])
-            for (i, operand) in operands.enumerated() { run[i].append(translation.convert(row[i + 1] as DatabaseValue, operand.conversion)) }
+            runKeys.append(columns.key)
+            columns.read(row, translation) { i, value in run[i].append(value) }
             read += 1
             if read % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
         }
         finishRun()
-        let (order, next) = QueryEngine.applyClauses(rest, values: later, count: keys.count)
-        if let projection = q.projection {
-            let rows = order.map { i in (next..<next + projection.count).map { later[$0][i] } }
-            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, keys: order.map { .int(keys[$0]) })
+        if sorted.keys.count > enough {
+            sorted.keys.removeLast(sorted.keys.count - enough)
+            for c in sorted.values.indices { sorted.values[c].removeLast(sorted.values[c].count - enough) }
         }
-        return .objects(typeName: typeName, keys: order.map { .int(keys[$0]) })
+        sorted.count = sorted.keys.count
+        return sorted
     }
 
     /// True when SQLite's `ORDER BY` puts two sort values level: equal numbers (an integer and a
@@ -477,6 +551,65 @@ struct PersistPlan {
         case let (.double(x), .double(y)): return x == y
         case let (.int64(x), .double(y)), let (.double(y), .int64(x)): return Double(x) == y && Int64(exactly: y) == x
         default: return false
+        }
+    }
+}
+
+/// How a plan reads its operands from its rows: the `SELECT` list after the key (each operand's
+/// SQL once: operands reading members of one document share its column, and the members are
+/// read in one pass over it, ``DocumentMembers``) and each operand's place in it.
+struct OperandColumns {
+    /// The expressions selected after the key, in order.
+    let sql: [String]
+    /// Reads the current row's cells; set once the statement is made.
+    var reader: ColumnReader?
+    private enum Source { case cell(column: Int32, conversion: PredicateTranslation.Conversion), member(document: Int, slot: Int) }
+    private let sources: [Source]
+    /// Per document column: its position in the row and the members read from it.
+    private let documents: [(column: Int32, members: DocumentMembers)]
+    /// One buffer per document column: the current row's members.
+    private var memberValues: [[Value]]
+
+    init(_ operands: [PredicateTranslation.Operand]) {
+        var sql: [String] = [], sources: [Source] = []
+        var documentNames: [String: [String]] = [:], documentOrder: [String] = []
+        for operand in operands {
+            if case .member(let name) = operand.conversion {
+                if documentNames[operand.sql] == nil { documentOrder.append(operand.sql) }
+                documentNames[operand.sql, default: []].append(name)
+                sources.append(.member(document: documentOrder.firstIndex(of: operand.sql)!, slot: documentNames[operand.sql]!.count - 1))
+            } else {
+                sources.append(.cell(column: Int32(sql.count + 1), conversion: operand.conversion))
+                sql.append(operand.sql)
+            }
+        }
+        documents = documentOrder.map { document in
+            sql.append(document)
+            return (Int32(sql.count), DocumentMembers(documentNames[document]!))
+        }
+        memberValues = documents.map { Array(repeating: .null, count: $0.members.names.count) }
+        self.sql = sql
+        self.sources = sources
+    }
+
+    /// The current row's key (column 0).
+    var key: Int64 { reader?.int64(0) ?? 0 }
+
+    /// The cell an operand read in SQL (not a document's member) holds in the current row.
+    func cell(of operand: Int) -> DatabaseValue {
+        guard case .cell(let column, _) = sources[operand], let reader else { return .null }
+        return reader.value(column)
+    }
+
+    /// Each operand's value in the current row (`row`, the cursor's), in operand order.
+    mutating func read(_ row: Row, _ translation: PersistTranslation, _ each: (Int, Value) -> Void) {
+        guard let reader else { return }
+        for d in documents.indices { documents[d].members.values(row, at: Int(documents[d].column), into: &memberValues[d]) }
+        for (i, source) in sources.enumerated() {
+            switch source {
+            case .cell(let column, let conversion): each(i, translation.convert(reader.value(column), conversion))
+            case .member(let document, let slot): each(i, memberValues[document][slot])
+            }
         }
     }
 }

@@ -670,17 +670,17 @@ public enum PersistFormat: StoreFormat {
 /// Reads the current row of a statement column by column through GRDB's `StatementColumnConvertible`
 /// decoders. `Row`'s subscripts go through a type-erased generic path that costs about 0.8 µs a
 /// value, which is most of a million-object load; these cost a few nanoseconds.
-struct ColumnReader {
+public struct ColumnReader {
     private let statement: SQLiteStatement
 
-    init(_ statement: Statement) { self.statement = statement.sqliteStatement }
+    public init(_ statement: Statement) { self.statement = statement.sqliteStatement }
 
     /// The column as text, nil for NULL.
-    @inline(__always) func string(_ index: Int32) -> String? { String?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
+    @inline(__always) public func string(_ index: Int32) -> String? { String?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
     /// The column as an integer, nil for NULL.
-    @inline(__always) func int64(_ index: Int32) -> Int64? { Int64?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
+    @inline(__always) public func int64(_ index: Int32) -> Int64? { Int64?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
     /// The column as a database value (for atoms of any kind).
-    @inline(__always) func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
+    @inline(__always) public func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
 }
 
 /// Finds an object by its global Persist key: a direct table when integer keys are dense, else a

@@ -46,6 +46,67 @@ public struct DocumentMember: Sendable {
     }
 }
 
+/// Several members of Persist documents read in one pass over each document, as a load holds
+/// them (``DocumentMember`` for each): the values a statement reads per object (sort keys,
+/// groups, columns) of attributes SQLite's `json_extract` would read otherwise than the load
+/// (dates, booleans, repeated or escaped names), one parse of the document for all of them.
+public struct DocumentMembers: Sendable {
+    /// The members read, in the order ``values(_:at:into:)`` gives them (a name may repeat).
+    public let names: [String]
+    /// The distinct names, their UTF-8 bytes, and where each goes among ``names``.
+    private let unique: [String: Int]
+    private let uniqueBytes: [[UInt8]]
+    private let positions: [[Int]]
+    /// True when a name holds U+FFFD: a key of invalid UTF-8 may read as it.
+    private let repairs: Bool
+
+    public init(_ names: [String]) {
+        self.names = names
+        var unique: [String: Int] = [:], uniqueBytes: [[UInt8]] = [], positions: [[Int]] = []
+        for (i, name) in names.enumerated() {
+            if let u = unique[name] { positions[u].append(i); continue }
+            unique[name] = uniqueBytes.count
+            uniqueBytes.append(Array(name.utf8))
+            positions.append([i])
+        }
+        (self.unique, self.uniqueBytes, self.positions) = (unique, uniqueBytes, positions)
+        repairs = names.contains { $0.contains("\u{FFFD}") }
+    }
+
+    /// Which distinct name a member's key is (its bytes, or its text when it had escapes), or -1:
+    /// as ``PersistFormat/MemberNames`` matches it.
+    @inline(__always)
+    private func match(_ key: UnsafeBufferPointer<UInt8>, _ decoded: String?) -> Int {
+        if let decoded { return unique[decoded] ?? -1 }
+        for (u, bytes) in uniqueBytes.enumerated() where bytes.count == key.count {
+            if key.isEmpty || bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }) { return u }
+        }
+        return repairs ? unique[PersistFormat.repairedKey(key)] ?? -1 : -1
+    }
+
+    /// Each name's value in the document in column `index` of `row` (the member's last value;
+    /// null when the document has none, is not an object, or is not JSON), written over
+    /// `values` (one slot per name).
+    public func values(_ row: Row, at index: Int, into values: inout [Value]) {
+        for i in values.indices { values[i] = .null }
+        var matched = -1
+        let isObject: Bool? = try? row.withUnsafeData(atIndex: index) { data in
+            guard let data else { return false }
+            return data.withUnsafeBytes { raw in
+                (try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
+                    matched = match(key, decoded)
+                    return matched >= 0
+                }) { _, _, value in
+                    for p in positions[matched] { values[p] = value }
+                }) ?? false
+            }
+        }
+        // A document that does not parse holds nothing, as for a load (members seen before the
+        // error are dropped); later members of one name replace earlier ones.
+        if isObject != true { for i in values.indices { values[i] = .null } }
+    }
+}
+
 extension PersistPages {
     /// Every relation of every type exactly as a whole load would find it: every relation row read
     /// once in row order, each end's type found by key (rows that point at nothing left out, as a
