@@ -306,40 +306,27 @@ struct PersistPlan {
 
     /// The part of the type's keys a plan reads (a half, on one of two connections).
     enum Keys { case all, below(Int64), from(Int64) }
-    private let keys: Keys
 
     init?(_ statement: LoupeQuery.Statement, _ translation: PersistTranslation, keys: Keys = .all) throws {
-        self.keys = keys
         self.statement = statement
         self.translation = translation
         guard let (name, predicate) = statement.pushdownRoot, let type = translation.graph.type(named: name.text) else { return nil }
         root = type.index
         typeName = type.name.rawValue
         let scope = PredicateTranslation.Scope(alias: "a0", type: root)
+        translation.rootKeys = keys
         var condition = "1"
         if let predicate {
             guard let sql = try translation.predicate(predicate, scope) else { return nil }
             condition = sql
         }
-        // The half's bound comes last in the text, so its argument goes last.
-        var range = ""
-        switch keys {
-        case .all: break
-        case .below: range = " AND a0.id < ?"
-        case .from: range = " AND a0.id >= ?"
-        }
-        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))\(range)"
+        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))\(translation.rootKeyCondition("a0.id"))"
         guard let operands = try translation.clauseOperands(statement, scope) else { return nil }
         self.operands = operands
     }
 
-    /// The statement's arguments, the half's bound last.
-    private var arguments: StatementArguments {
-        switch keys {
-        case .all: return StatementArguments(translation.arguments)
-        case .below(let k), .from(let k): return StatementArguments(translation.arguments + [k.databaseValue])
-        }
-    }
+    /// The statement's arguments (the half's bound among them).
+    private var arguments: StatementArguments { StatementArguments(translation.arguments) }
 
     /// The query's first clause when it sorts: the query and its keys (the first operands).
     var firstSort: (Query, [SortKey])? {

@@ -37,6 +37,11 @@ final class PersistTranslation: PredicateTranslation {
     /// True when the relation rows carry their ends' types (Loupe's relation index): a hop's
     /// rows are then those of its two types, with no object read to tell.
     let typedRows: Bool
+    /// The part of the root type's keys (alias `a0`) a plan reads: a half, on one of two
+    /// connections, also bounds the first hop of a path's relation rows (the largest set a path
+    /// makes), so that each half makes only its own part of it.
+    var rootKeys: PersistPlan.Keys = .all
+    private var rootBound: String?
 
     init(graph: ObjectGraph, db: Database, pages: PersistPages, relationTable: String, plain: [Int: Set<String>], exclusive: Set<String>, typedRows: Bool) {
         self.typedRows = typedRows
@@ -67,6 +72,19 @@ final class PersistTranslation: PredicateTranslation {
     override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
         if case .member(let name) = conversion { return members[name]?.value(in: cell) ?? .null }
         return super.convert(cell, conversion)
+    }
+
+    /// ` AND <column> < bound` (or `>=`) for a half of the root type's keys (``rootKeys``), its
+    /// bound bound once however often it is used; empty for the whole type.
+    func rootKeyCondition(_ column: String) -> String {
+        let (op, key): (String, Int64)
+        switch rootKeys {
+        case .all: return ""
+        case .below(let k): (op, key) = ("<", k)
+        case .from(let k): (op, key) = (">=", k)
+        }
+        if rootBound == nil { rootBound = bind(key.databaseValue) }
+        return " AND \(column) \(op) \(rootBound!)"
     }
 
     /// The condition that the `by_type` row under `alias` is of type `type`, its name bound.
@@ -201,7 +219,9 @@ final class PersistTranslation: PredicateTranslation {
                 var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND \(condition)"
                 for (i, hop) in hops.enumerated().reversed() {
                     let typed = self.typedRows ? self.typed(hop.edge, hop.types) : ""
-                    reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation)\(typed) AND \(hop.edge).to_id IN (\(reached))"
+                    // The first hop from the root's row takes only the rows from the keys the plan reads.
+                    let range = i == 0 && hop.from == "a0" ? self.rootKeyCondition("\(hop.edge).from_id") : ""
+                    reached = "SELECT \(hop.edge).from_id FROM \(relations) \(hop.edge) WHERE \(hop.edge).relation = \(hop.relation)\(typed)\(range) AND \(hop.edge).to_id IN (\(reached))"
                     // Rows of a name some other type's objects have too, or rows from nothing:
                     // only the keys of this hop's own objects go on.
                     if i > 0, !hop.exclusive, !self.typedRows {
