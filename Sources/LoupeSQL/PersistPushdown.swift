@@ -353,9 +353,6 @@ struct PersistPlan {
         /// are in `values`, left in key order (`keys` is sorted); nil when `values` is in order.
         var order: [Int]?
 
-        /// The value of operand `column` in sorted row `n`.
-        @inline(__always) func value(_ column: Int, _ n: Int) -> Value { values[column][order?[n] ?? n] }
-
         /// The rows with `values` in order (the first `sorted` columns, a sort's own, left empty
         /// when they need moving: nothing reads them once the rows are in order).
         func inOrder(sorted: Int) -> Rows {
@@ -386,25 +383,34 @@ struct PersistPlan {
         init(merging first: Rows, _ second: Rows, ascending: [Bool], limit: Int) {
             let total = min(first.keys.count + second.keys.count, limit)
             self.init(operands: first.values.count)
+            let sorted = ascending.count, later = sorted..<values.count
             keys.reserveCapacity(total)
-            for c in ascending.count..<values.count { values[c].reserveCapacity(total) }
+            for c in later { values[c].reserveCapacity(total) }
+            // Each part's rows in order, as positions in its values (read without copying a part).
+            let (aKeys, bKeys) = (first.keys, second.keys)
+            let aRows = first.order ?? Array(aKeys.indices), bRows = second.order ?? Array(bKeys.indices)
+            let (aValues, bValues) = (first.values, second.values)
             var i = 0, j = 0
-            func secondFirst() -> Bool {
-                for (c, up) in ascending.enumerated() {
-                    switch ValueSemantics.sortOrder(first.value(c, i), second.value(c, j)) {
-                    case .orderedSame: continue
-                    case .orderedAscending: return !up
-                    case .orderedDescending: return up
+            while keys.count < total {
+                var fromSecond = i == aKeys.count
+                if !fromSecond, j < bKeys.count {
+                    let (a, b) = (aRows[i], bRows[j])
+                    for c in 0..<sorted {
+                        let o = ValueSemantics.sortOrder(aValues[c][a], bValues[c][b])
+                        if o == .orderedSame { continue }
+                        fromSecond = ascending[c] ? o == .orderedDescending : o == .orderedAscending
+                        break
                     }
                 }
-                return false
-            }
-            while keys.count < total {
-                let fromSecond = i == first.keys.count || (j < second.keys.count && secondFirst())
-                let (part, n) = fromSecond ? (second, j) : (first, i)
-                keys.append(part.keys[n])
-                for c in ascending.count..<values.count { values[c].append(part.value(c, n)) }
-                if fromSecond { j += 1 } else { i += 1 }
+                if fromSecond {
+                    keys.append(bKeys[j])
+                    for c in later { values[c].append(bValues[c][bRows[j]]) }
+                    j += 1
+                } else {
+                    keys.append(aKeys[i])
+                    for c in later { values[c].append(aValues[c][aRows[i]]) }
+                    i += 1
+                }
             }
             count = keys.count
         }
