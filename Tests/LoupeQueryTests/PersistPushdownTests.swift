@@ -131,6 +131,8 @@ final class PersistPushdownTests: XCTestCase {
             "count Clean where items.@count >= 2", "Thing where owner.v > 1", "Clean where ANY items.n > 4", "Clean where @links.Thing.owner.@count > 0",
             "Clean where items.@sum.n > 5", "Clean where items.@max.s == \"xy\"", "Clean sort by id select w, v, items.@count, @links.Thing.owner.@count",
             "Clean sort by w, id", "Clean sort by w desc, v", "Clean sort by v, w desc limit 4", "Clean sort by w limit 3 offset 2 select w, v",
+            // Several members of one document read in one pass, one of them twice.
+            "Thing sort by b, id select b, s, b, d", "Thing sort by d desc, b select d, b, n", "Dup sort by s, n select n, s, m",
         ]
         let graph = try LoadedStore.open(path).graph
         let file = try StoreFile.openForReading(path)
