@@ -159,13 +159,6 @@ public enum ValueSemantics {
 
     /// A total order for sorting: null first, then booleans, numbers, strings, dates, data, the rest.
     public static func sortOrder(_ a: Value, _ b: Value) -> ComparisonResult {
-        // The common pairs first (what the general path below decides for them, sooner).
-        switch (a, b) {
-        case let (.int(x), .int(y)): return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
-        case let (.double(x), .double(y)) where !x.isNaN && !y.isNaN: return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
-        case let (.string(x), .string(y)): return compareScalars(x, y)
-        default: break
-        }
         let ra = rank(a), rb = rank(b)
         if ra != rb { return ra < rb ? .orderedAscending : .orderedDescending }
         if let o = order(a, b, []) { return o }

@@ -17,32 +17,22 @@ public struct RelationShape: Sendable, Equatable {
 }
 
 /// Reads one member of Persist documents as a load holds it: the member's last value in a JSON
-/// object document, null when the document has none, is not an object, or is not JSON.
+/// object document, null when the document has none, is not an object, or is not JSON
+/// (``DocumentMembers`` of one name).
 public struct DocumentMember: Sendable {
     public let name: String
-    private let names: PersistFormat.MemberNames
+    private let members: DocumentMembers
 
     public init(_ name: String) {
         self.name = name
-        names = PersistFormat.MemberNames([name])
+        members = DocumentMembers([name])
     }
 
     /// The member's value in `document` (a `json` cell as SQLite hands it over).
     public func value(in document: DatabaseValue) -> Value {
-        var found: Value = .null
-        func read(_ raw: UnsafeRawBufferPointer) {
-            var members: [Value] = []
-            let isObject = (try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { names.contains($0, $1) }) { _, _, value in
-                members.append(value)
-            }) ?? false
-            if isObject, let last = members.last { found = last }
-        }
-        switch document.storage {
-        case .string(var text): text.withUTF8 { read(UnsafeRawBufferPointer($0)) }
-        case .blob(let data): data.withUnsafeBytes { read($0) }
-        default: break
-        }
-        return found
+        var found: [Value] = [.null]
+        members.values(in: document, into: &found)
+        return found[0]
     }
 }
 
@@ -89,21 +79,35 @@ public struct DocumentMembers: Sendable {
     /// `values` (one slot per name).
     public func values(_ row: Row, at index: Int, into values: inout [Value]) {
         for i in values.indices { values[i] = .null }
-        var matched = -1
-        let isObject: Bool? = try? row.withUnsafeData(atIndex: index) { data in
-            guard let data else { return false }
-            return data.withUnsafeBytes { raw in
-                (try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
-                    matched = match(key, decoded)
-                    return matched >= 0
-                }) { _, _, value in
-                    for p in positions[matched] { values[p] = value }
-                }) ?? false
-            }
+        try? row.withUnsafeData(atIndex: index) { data in
+            data?.withUnsafeBytes { read($0, into: &values) }
         }
+    }
+
+    /// Each name's value in `document` (a `json` cell as SQLite hands it over), as
+    /// ``values(_:at:into:)``.
+    public func values(in document: DatabaseValue, into values: inout [Value]) {
+        for i in values.indices { values[i] = .null }
+        switch document.storage {
+        case .string(var text): text.withUTF8 { read(UnsafeRawBufferPointer($0), into: &values) }
+        case .blob(let data): data.withUnsafeBytes { read($0, into: &values) }
+        default: break
+        }
+    }
+
+    /// Reads one document's members into `values` (all null before); all null again when it is
+    /// no JSON object.
+    private func read(_ raw: UnsafeRawBufferPointer, into values: inout [Value]) {
+        var matched = -1
+        let isObject = (try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
+            matched = match(key, decoded)
+            return matched >= 0
+        }) { _, _, value in
+            for p in positions[matched] { values[p] = value }
+        }) ?? false
         // A document that does not parse holds nothing, as for a load (members seen before the
         // error are dropped); later members of one name replace earlier ones.
-        if isObject != true { for i in values.indices { values[i] = .null } }
+        if !isObject { for i in values.indices { values[i] = .null } }
     }
 }
 
