@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeHost", "LoupeSQL", "LoupePostgres", "LoupeTestSupport",
                                                             .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "LoupeHost", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeSQL", "LoupeTestSupport"],
+        .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "LoupeHost", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeSQL", "LoupePostgres", "LoupeTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport", "DisplayText", "LoupeStore", "LoupeQuery", .product(name: "GRDB", package: "GRDB.swift")]),
     ],

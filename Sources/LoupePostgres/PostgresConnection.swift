@@ -25,7 +25,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 /// `REPEATABLE READ READ ONLY` transaction (one snapshot, whatever other clients commit
 /// meanwhile), and only ``PostgresCommit`` begins a `READ WRITE` one. Values are always bound
 /// parameters.
-public final class PostgresConnection {
+public final class PostgresConnection: @unchecked Sendable {   // used by one thread at a time (``PostgresPages`` hands its connections out one by one)
     private let connection: OpaquePointer
     /// The address without its password, for messages.
     public let server: String
@@ -122,6 +122,21 @@ public final class PostgresConnection {
             throw error
         }
     }
+
+    /// Runs `sql` (a `SELECT`, `parameters` bound) through a cursor, handing `body` its rows
+    /// `batch` at a time until they end or `body` returns false: a whole table read without its
+    /// rows in memory at once. Inside a transaction (``snapshot(_:)``), as cursors are.
+    public func forEachBatch(_ sql: String, _ parameters: [String?] = [], batch: Int = 10_000, _ body: (Rows) throws -> Bool) throws {
+        _ = try query("DECLARE loupe_scan NO SCROLL CURSOR FOR " + sql, parameters)
+        defer { _ = try? query("CLOSE loupe_scan") }
+        while true {
+            let rows = try query("FETCH FORWARD \(max(1, batch)) FROM loupe_scan")
+            guard !rows.rows.isEmpty, try body(rows), rows.rows.count == max(1, batch) else { return }
+        }
+    }
+
+    /// False once the connection is lost (the server went away): it is not used again.
+    public var isHealthy: Bool { PQstatus(connection) == CONNECTION_OK }
 
     private func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
         let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.flatMap { strdup($0) } }

@@ -22,6 +22,12 @@ public enum PostgresDatabase {
         return try connection.snapshot { try PostgresPersist.isPersist(connection) ? PostgresPersist.load(connection) : load(connection) }
     }
 
+    /// True when the database holds Persist's layout (`by_type`, `relations`) rather than tables to browse.
+    public static func holdsPersist(url: String) throws -> Bool {
+        let connection = try PostgresConnection(url: url)
+        return try connection.snapshot { try PostgresPersist.isPersist(connection) }
+    }
+
     /// Every readable relation with its object count, without reading rows (`loupe types`).
     public static func catalog(url: String) throws -> [(name: String, count: Int)] {
         let connection = try PostgresConnection(url: url)
@@ -47,7 +53,7 @@ public enum PostgresDatabase {
         }
     }
 
-    struct Relation {
+    struct Relation: Sendable {
         let oid: String
         let name: String
         let sqlName: String
@@ -71,7 +77,7 @@ public enum PostgresDatabase {
     }
 
     /// What the catalog says of one table or view.
-    struct Described {
+    struct Described: Sendable {
         let relation: Relation
         let columns: [(name: String, type: String, notNull: Bool)]
         let keys: [String]
@@ -168,28 +174,41 @@ public enum PostgresDatabase {
     }
 
     /// Reads a table's rows into its type, in key order: all of them, or those `condition`
-    /// (SQL over the table's columns, with `parameters` bound) selects.
+    /// (SQL over the table's columns, with `parameters` bound) selects. Of the rows `thin` (SQL
+    /// too) selects, only the key's columns and `thinColumns` are read (the others stay unset,
+    /// as a window's backlink sources are); `tail` replaces the key order (an order, an offset and
+    /// a limit: rows by position), the first row read then being row `firstOrdinal + 1` of a type
+    /// keyed by row number.
     static func readRows(_ c: PostgresConnection, _ d: Described, type t: Int, into builder: GraphBuilder,
-                         condition: String? = nil, parameters: [String?] = []) throws {
+                         condition: String? = nil, parameters: [String?] = [], thin: (condition: String, columns: Set<String>)? = nil,
+                         tail: String? = nil, firstOrdinal: Int = 0) throws {
         let relation = d.relation, keys = d.keys, columns = d.columns
-        let order = keys.isEmpty ? "" : " ORDER BY " + keys.map(SQL.identifier).joined(separator: ", ")
-        let list = columns.isEmpty ? "" : columns.map { SQL.identifier($0.name) }.joined(separator: ", ")
-        let result = try c.query("SELECT \(list) FROM \(relation.sqlName)" + (condition.map { " WHERE \($0)" } ?? "") + order, parameters)
+        let order = tail ?? (keys.isEmpty ? "" : " ORDER BY " + keys.map(SQL.identifier).joined(separator: ", "))
+        /// True for the columns a thin row has.
+        let kept = columns.map { keys.contains($0.name) || thin?.columns.contains($0.name) == true }
+        var list = columns.indices.map { i in
+            thin == nil || kept[i] ? SQL.identifier(columns[i].name) : "CASE WHEN \(thin!.condition) THEN NULL ELSE \(SQL.identifier(columns[i].name)) END"
+        }
+        if let thin { list.append("(\(thin.condition))") }
+        let result = try c.query("SELECT \(list.isEmpty ? "NULL" : list.joined(separator: ", ")) FROM \(relation.sqlName)"
+                                 + (condition.map { " WHERE \($0)" } ?? "") + order, parameters)
         let slots = columns.map { builder.existingAttribute($0.name, of: t)! }
         let keyPositions = keys.compactMap { k in columns.firstIndex { $0.name == k } }
         for (ordinal, row) in result.rows.enumerated() {
-            let values = row.enumerated().map { value($0.element, type: result.types[$0.offset]) }
-            let id: ObjectID
-            if keyPositions.count == 1, !relation.isView, let key = ObjectID(keyValue: values[keyPositions[0]]) {
-                id = key
-            } else if keyPositions.count > 1, !relation.isView {
-                id = .composite(keyPositions.map { ObjectID(keyValue: values[$0]) ?? .string("") })
-            } else {
-                id = .int(Int64(ordinal + 1))
-            }
+            let values = row.prefix(columns.count).enumerated().map { value($0.element, type: result.types[$0.offset]) }
+            let id = objectID(values, keyPositions: keyPositions, isView: relation.isView, ordinal: firstOrdinal + ordinal + 1)
             let ref = builder.addObject(type: t, id: id)
-            for (i, slot) in slots.enumerated() { builder.set(values[i], type: t, row: Int(ref.row), attribute: slot) }
+            let isThin = thin != nil && row[columns.count] == "t"
+            for (i, slot) in slots.enumerated() where !isThin || kept[i] { builder.set(values[i], type: t, row: Int(ref.row), attribute: slot) }
         }
+    }
+
+    /// The key of a row whose values are `values` as a load makes it: the key column's value, the
+    /// key columns' values (composite), or the row's number `ordinal` (views, tables without one).
+    static func objectID(_ values: [Value], keyPositions: [Int], isView: Bool, ordinal: Int) -> ObjectID {
+        if keyPositions.count == 1, !isView, let key = ObjectID(keyValue: values[keyPositions[0]]) { return key }
+        if keyPositions.count > 1, !isView { return .composite(keyPositions.map { ObjectID(keyValue: values[$0]) ?? .string("") }) }
+        return .int(Int64(ordinal))
     }
 
     /// A value in PostgreSQL's text form, by its column's type OID.

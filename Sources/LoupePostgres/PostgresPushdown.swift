@@ -426,23 +426,64 @@ class PostgresTranslation {
         return (graph, refs)
     }
 
+    /// A statement's answer as SQL gives it: objects and projected rows with their keys as
+    /// PostgreSQL wrote them (text, with the key columns' type OIDs).
+    enum Answered {
+        case count(Int)
+        case groups(key: String, rows: [(key: Value, count: Int)], total: Int)
+        case projection(columns: [String], rows: [[Value]], keys: [[String?]], keyTypes: [UInt32])
+        case objects(type: Int, keys: [[String?]], keyTypes: [UInt32])
+    }
+
+    /// The statement's answer with its objects read by key as a load reads them, or nil.
     func answer(_ statement: LoupeQuery.Statement) throws -> (QueryResult, ObjectGraph)? {
+        let empty = GraphBuilder(formatName: "").finish()
+        switch try answered(statement) {
+        case nil: return nil
+        case .count(let n)?: return (.count(n), empty)
+        case .groups(let key, let rows, _)?: return (.groups(key: key, rows: rows, objects: []), empty)
+        case .projection(let columns, let rows, _, _)?: return (.projection(columns: columns, rows: rows, refs: []), empty)
+        case .objects(let type, let keys, let keyTypes)?:
+            guard let (graph, refs) = try objects(of: type, keys: keys, types: keyTypes),
+                  let table = graph.type(named: schema.types[type].name.rawValue) else { return nil }
+            return (.objects(type: table, refs: refs), graph)
+        }
+    }
+
+    /// The statement's answer with its objects as keys (paged mode reads them a page at a
+    /// time), or nil.
+    func sourceAnswer(_ statement: LoupeQuery.Statement) throws -> SourceAnswer? {
+        func ids(_ keys: [[String?]], _ types: [UInt32]) -> [ObjectID] {
+            keys.map { row in
+                let values = zip(row, types).map { PostgresDatabase.value($0, type: $1) }
+                return PostgresDatabase.objectID(values, keyPositions: Array(values.indices), isView: false, ordinal: 0)
+            }
+        }
+        switch try answered(statement) {
+        case nil: return nil
+        case .count(let n)?: return .count(n)
+        case .groups(let key, let rows, let total)?: return .groups(key: key, rows: rows, total: total)
+        case .projection(let columns, let rows, let keys, let keyTypes)?: return .projection(columns: columns, rows: rows, keys: ids(keys, keyTypes))
+        case .objects(let type, let keys, let keyTypes)?: return .objects(typeName: schema.types[type].name.rawValue, keys: ids(keys, keyTypes))
+        }
+    }
+
+    private func answered(_ statement: LoupeQuery.Statement) throws -> Answered? {
         guard let (name, predicate) = statement.pushdownRoot, let type = schema.type(named: name.text), let root = root(type.index) else { return nil }
         let scope = Scope(alias: "a0", type: type.index)
         let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
         guard let condition else { return nil }
         let from = root.from + condition
         let keyOrder = root.keys
-        let empty = GraphBuilder(formatName: "").finish()
         switch statement {
         case .count:
             let n = try connection.query("SELECT count(*) \(from)", parameters).rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
-            return (.count(n), empty)
+            return .count(n)
         case .group(let q, let by):
             guard case .scalar(let key)? = try path(by, scope) else { return nil }
             let result = try connection.query("SELECT \(key.sql) \(from) ORDER BY \(keyOrder.joined(separator: ", "))", parameters)
             let keys = result.rows.map { [value($0[0], of: key, type: result.types[0])] }
-            return (.groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(keys), q.clauses), objects: []), empty)
+            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(keys), q.clauses), total: keys.count)
         case .query(let q):
             // Clauses SQL says exactly: a sort (first), then a limit.
             var order = keyOrder, limit = ""
@@ -473,12 +514,10 @@ class PostgresTranslation {
             let width = root.keys.count
             if let projection = q.projection {
                 let rows = result.rows.map { row in projected.indices.map { value(row[width + $0], of: projected[$0], type: result.types[width + $0]) } }
-                return (.projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, refs: []), empty)
+                return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows,
+                                   keys: result.rows.map { Array($0.prefix(width)) }, keyTypes: Array(result.types.prefix(width)))
             }
-            // The objects, read by key as a load reads them, in the result's order.
-            guard let (graph, refs) = try objects(of: type.index, keys: result.rows.map { Array($0.prefix(width)) }, types: Array(result.types.prefix(width))),
-                  let table = graph.type(named: type.name.rawValue) else { return nil }
-            return (.objects(type: table, refs: refs), graph)
+            return .objects(type: type.index, keys: result.rows.map { Array($0.prefix(width)) }, keyTypes: Array(result.types.prefix(width)))
         default:
             return nil
         }

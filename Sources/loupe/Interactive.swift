@@ -40,7 +40,7 @@ enum Interactive {
 
     /// A store browsed a page at a time: no load, the first type's first page at once.
     static func run(paged source: PagedOpening, path: String) throws {
-        let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: source.formatName,
+        let browser = Browser(fileLabel: source.label, formatName: source.formatName,
                               theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment),
                               history: HistoryFile.load(), persistsHistory: true)
         browser.storePath = path

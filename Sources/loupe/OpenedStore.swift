@@ -43,11 +43,12 @@ struct OpenedStore {
     }
 }
 
-/// A store opened a page at a time (paged mode): a Persist store or a plain relational SQLite
-/// file, what answers its statements, and the host its edits commit through.
+/// A store opened a page at a time (paged mode): a Persist store, a plain relational SQLite
+/// file or a PostgreSQL database's tables, what answers its statements, and the host its edits
+/// commit through.
 struct PagedOpening {
     let pages: PageSource
-    /// The file's path.
+    /// The file's path, or the database's URL (with its password, to connect again).
     let path: String
     /// Why paged mode is on (`a whole load (≈ 3.2 GB) is over the 2.0 GB memory budget`; nil: asked for).
     let reason: String?
@@ -58,6 +59,20 @@ struct PagedOpening {
     let host: any PagedSessionHost
     /// What SQL leaves to the in-memory engine over this format (a refusal names it).
     let unanswered: String
+
+    /// What the store is called on screen: the file's name, the database's address without its password.
+    var label: String {
+        PostgresConnection.isURL(path) ? PostgresConnection.withoutPassword(path) : URL(fileURLWithPath: path).lastPathComponent
+    }
+
+    /// Opens the PostgreSQL database at `url` in paged mode (its tables; Persist's layout is
+    /// refused with a line that says what reads it).
+    static func open(postgres url: String, reason: String?) throws -> PagedOpening {
+        let pages = try PostgresPages.open(url: url)
+        return PagedOpening(pages: pages, path: url, reason: reason, formatName: PostgresDatabase.formatName, querySource: PostgresQuerySource(pages: pages),
+                            host: PostgresPagedHost(pages: pages),
+                            unanswered: "arithmetic, MATCHES, comparisons of two paths, text PostgreSQL and Loupe would compare differently")
+    }
 
     /// Opens `file` in paged mode when its format pages: Persist (keyed by integers) or plain
     /// relational; nil for other formats. Throws what the format's opening throws.

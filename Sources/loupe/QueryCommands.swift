@@ -270,7 +270,13 @@ struct Repl: ParsableCommand {
 
     func run() throws {
         if store.isPostgres, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
-            try Repl.postgresLoop(url: store.file, estimate: estimate, budget: memoryBudget ?? .standard, format: format)
+            // Tables a page at a time (edits too); Persist's layout statement by statement.
+            if try PostgresDatabase.holdsPersist(url: store.file) {
+                try Repl.postgresLoop(url: store.file, estimate: estimate, budget: memoryBudget ?? .standard, format: format)
+            } else {
+                let opening = try PagedOpening.open(postgres: store.file, reason: nil)
+                try Repl.pagedLoop(opening, label: opening.label, budget: memoryBudget ?? .standard, format: format)
+            }
             return
         }
         if !store.isPostgres, let (_, file) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard) {
@@ -308,7 +314,7 @@ struct Repl: ParsableCommand {
         session.host = host
         session.storePath = opening.path
         let interactive = isatty(0) == 1
-        if interactive { print(overBudgetBanner(label, format: opening.formatName, changes.pages, budget: budget)) }
+        if interactive { print(overBudgetBanner(label, format: opening.formatName, changes.pages, budget: budget, engine: opening.pages is PostgresPages ? "PostgreSQL" : "SQLite over the file")) }
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0
@@ -453,9 +459,9 @@ struct Repl: ParsableCommand {
     }
 
     /// The first line a REPL over the memory budget prints on a terminal.
-    static func overBudgetBanner(_ label: String, format: String, _ pages: PageSource, budget: MemoryBudget) -> String {
+    static func overBudgetBanner(_ label: String, format: String, _ pages: PageSource, budget: MemoryBudget, engine: String = "SQLite over the file") -> String {
         "Loupe \(DisplayText.escaped(label)) — \(format), \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: "
-            + "statements are answered by SQLite over the file. .quit to leave."
+            + "statements are answered by \(engine). .quit to leave."
     }
 
     static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {
@@ -570,8 +576,8 @@ struct Browse: ParsableCommand {
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
-    @Flag(help: "Browse a Persist store or a plain SQLite file a page at a time (paged mode), whatever its size.") var paged = false
-    @Option(help: "Browse a Persist store or a plain SQLite file whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Flag(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database's tables a page at a time (paged mode), whatever its size.") var paged = false
+    @Option(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database's tables whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func validate() throws {
@@ -589,7 +595,7 @@ struct Browse: ParsableCommand {
             do { script = try String(contentsOfFile: play, encoding: .utf8) } catch { throw CLIError("cannot read play script '\(play)'") }
             let steps = try PlayScript.parse(script)
             if let source = try pagedSource(path) {
-                let browser = Browser(fileLabel: URL(fileURLWithPath: path).lastPathComponent, formatName: source.formatName,
+                let browser = Browser(fileLabel: source.label, formatName: source.formatName,
                                       theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
                 browser.storePath = path
                 source.attach(to: browser)
@@ -650,12 +656,10 @@ struct Browse: ParsableCommand {
     /// load it whole.
     func pagedSource(_ path: String) throws -> PagedOpening? {
         guard !PostgresConnection.isURL(path) else {
-            if paged { throw ValidationError("--paged reads SQLite files; a PostgreSQL database is loaded") }
             let budget = memoryBudget ?? .standard
-            if let estimate = try MemoryBudget.overBudget(postgres: path, budget: budget) {
-                throw CLIError("a whole load of this database (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget, and the browser loads a PostgreSQL database whole: `loupe repl` and `loupe query` answer statements in PostgreSQL without loading it; raise --memory-budget to browse it")
-            }
-            return nil
+            let estimate = try MemoryBudget.overBudget(postgres: path, budget: budget)
+            guard paged || estimate != nil else { return nil }
+            return try PagedOpening.open(postgres: path, reason: estimate.map { "a whole load (≈ \(MemoryBudget(bytes: $0))) is over the \(budget) memory budget" })
         }
         let over = try overBudget(path)
         guard paged || over != nil else { return nil }

@@ -265,11 +265,18 @@ extension XCTestCase {
     func walk(_ path: String, seed: UInt64, count: Int, edgesPerObject: Int, windowRows: Int,
               open: (StoreFile, Int) throws -> PageSource = { try PersistPages.open($0, edgesPerObject: $1) },
               file: StaticString = #filePath, line: UInt = #line) throws {
+        try walk(graph: try LoadedStore.open(path).graph, pages: try open(try StoreFile.openForReading(path), edgesPerObject),
+                 seed: seed, count: count, windowRows: windowRows, file: file, line: line)
+    }
+
+    /// The same walk over `graph` loaded whole and `pages` read a window at a time.
+    func walk(graph: ObjectGraph, pages: PageSource, seed: UInt64, count: Int, windowRows: Int,
+              file: StaticString = #filePath, line: UInt = #line) throws {
         let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        whole.attach(try LoadedStore.open(path).graph)
+        whole.attach(graph)
         let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         paged.pagedWindowRows = windowRows
-        paged.attachPaged(try open(try StoreFile.openForReading(path), edgesPerObject), reason: "test")
+        paged.attachPaged(pages, reason: "test")
         var rng = SampleGenerator.Random(state: seed)
         var pressed: [String] = []
         func frame(_ browser: Browser) -> [String] {
@@ -303,11 +310,18 @@ extension XCTestCase {
                           lines: (Buffer) -> [String] = { Array($0.lines.prefix(20)) },
                           open: (StoreFile) throws -> (PageSource, any QuerySource) = { let p = try PersistPages.open($0); return (p, PersistQuerySource(pages: p)) },
                           file: StaticString = #filePath, line: UInt = #line) throws {
+        let (pages, source) = try open(try StoreFile.openForReading(path))
+        assertSameAnswer(statement, graph: graph, pages: pages, querySource: pushedDown ? source : nil, keys: keys, lines: lines, file: file, line: line)
+    }
+
+    /// The same comparison over `graph` loaded whole and `pages` with `querySource`.
+    func assertSameAnswer(_ statement: String, graph: ObjectGraph, pages: PageSource, querySource: (any QuerySource)?, keys: [Key] = [.character("j")],
+                          lines: (Buffer) -> [String] = { Array($0.lines.prefix(20)) },
+                          file: StaticString = #filePath, line: UInt = #line) {
         let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         whole.attach(graph)
-        let (pages, source) = try open(try StoreFile.openForReading(path))
         let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-        paged.attachPaged(pages, querySource: pushedDown ? source : nil)
+        paged.attachPaged(pages, querySource: querySource)
         for browser in [whole, paged] {
             browser.run(statement)
             for key in keys { browser.handle(.key(key)) }

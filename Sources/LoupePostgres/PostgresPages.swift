@@ -1,0 +1,543 @@
+import Foundation
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+import Synchronization
+
+/// A PostgreSQL database read a page at a time (the browser's paged mode), for a database larger
+/// than the memory a whole load may take, as ``RelationalPages`` reads a SQLite file: the catalog
+/// once (types, attributes and relations exactly as ``PostgresDatabase`` loads them, with row
+/// counts), the keys of a table by position (keyset paging in primary-key order, the order a load
+/// reads), and windows of rows by key, each a small graph with every table of the database, the
+/// rows asked for, the rows their foreign keys name, and the rows whose foreign keys name them
+/// (the first ``edgesPerObject`` of each relation per row, in key order; a row with more is
+/// *cut*, and its links' totals and keys come from the server when shown or followed). A
+/// window's relations are linked by ``RelationalFormat/linkForeignKeys(_:_:warnings:)``, the code
+/// a load links with, so its links are the loaded graph's.
+///
+/// Views and tables without a primary key are paged by position (tables in their physical order,
+/// `ctid`); relations from or to them are not followed (``notes`` says so). Every call reads in
+/// one read-only snapshot on a connection of a small pool (one per thread at work), every value a
+/// bound parameter; the pool's connections are closed with the object.
+public final class PostgresPages: PageSource, Sendable {
+    /// The database's URL (with its password, to connect; never shown) and its address without it.
+    let url: String
+    public let server: String
+    /// Every readable table and view, as a load describes them (type `i` is `described[i]`).
+    let described: [PostgresDatabase.Described]
+    /// The database's types, attributes and relations with no rows (a window's empty graph).
+    public let schema: ObjectGraph
+    let counts: [Int]
+    /// At most this many rows of each relation to a row are read into a window.
+    public let edgesPerObject: Int
+    private let pool = Mutex<[PostgresConnection]>([])
+
+    /// A declared foreign key between two tables paged by key, seen from its target.
+    struct Incoming: Sendable {
+        /// The type holding the foreign key, its column, its relation's name, and the target's
+        /// column it names (the target's key when nil).
+        let source: Int
+        let column: String
+        let relation: String
+        let targetColumn: String
+    }
+    /// Per type: the foreign keys that point at it.
+    let incoming: [[Incoming]]
+
+    init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int], edgesPerObject: Int,
+         connection: PostgresConnection? = nil) {
+        self.url = url
+        self.server = server
+        self.described = described
+        self.schema = schema
+        self.counts = counts
+        self.edgesPerObject = max(1, edgesPerObject)
+        var incoming: [[Incoming]] = Array(repeating: [], count: described.count)
+        for source in schema.types {
+            for relation in source.relations {
+                guard let fk = relation.foreignKey else { continue }
+                let target = described[fk.targetType]
+                guard PostgresPages.pagedByKey(described[source.index]), PostgresPages.pagedByKey(target),
+                      let column = fk.targetAttribute ?? (target.keys.count == 1 ? target.keys[0] : nil) else { continue }
+                incoming[fk.targetType].append(Incoming(source: source.index, column: fk.attribute, relation: relation.name, targetColumn: column))
+            }
+        }
+        self.incoming = incoming
+        if let connection { pool.withLock { $0.append(connection) } }
+    }
+
+    /// Connects to `url` and reads its catalog: every readable table and view, its columns,
+    /// key, foreign keys and row count. Throws what connecting throws, and for Persist's layout
+    /// (its types live in its documents: a relational reading would show two tables).
+    public static func open(url: String, edgesPerObject: Int = 2_000) throws -> PostgresPages {
+        let connection = try PostgresConnection(url: url)
+        let (described, counts) = try connection.snapshot { () throws -> ([PostgresDatabase.Described], [Int]) in
+            if try PostgresPersist.isPersist(connection) {
+                throw PostgresError(server: connection.server, reason: "paged mode reads tables; this database holds Persist's layout, which `loupe repl` and `loupe query` answer in PostgreSQL without loading it (raise --memory-budget to browse it)")
+            }
+            let described = try PostgresDatabase.describeAll(connection)
+            let counts = try described.map { d in
+                try connection.query("SELECT count(*) FROM \(d.relation.sqlName)").rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
+            }
+            return (described, counts)
+        }
+        return PostgresPages(url: url, server: connection.server, described: described, schema: schemaGraph(described), counts: counts,
+                             edgesPerObject: edgesPerObject, connection: connection)
+    }
+
+    /// The types of `described` with their attributes and relations, as a load makes them, no rows.
+    static func schemaGraph(_ described: [PostgresDatabase.Described]) -> ObjectGraph {
+        let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+        var warnings: [String] = []
+        RelationalFormat.linkForeignKeys(builder, tables(described, builder), warnings: &warnings)
+        return builder.finish()
+    }
+
+    /// Adds every type of `described` to `builder` (type `i` is `described[i]`) and returns the
+    /// tables ``RelationalFormat/linkForeignKeys(_:_:warnings:)`` links.
+    static func tables(_ described: [PostgresDatabase.Described], _ builder: GraphBuilder) -> [KeyedTable] {
+        described.map { d in
+            let t = PostgresDatabase.addType(d, to: builder)
+            return KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
+                              foreignKeys: d.relation.isView ? [] : d.foreignKeys)
+        }
+    }
+
+    /// True for a table with a primary key: paged by key, its relations followed.
+    static func pagedByKey(_ d: PostgresDatabase.Described) -> Bool { !d.relation.isView && !d.keys.isEmpty }
+
+    /// The same database with the row counts a commit moved (`countChanges`, by type name).
+    public func afterCommit(countChanges: [String: Int]) -> PostgresPages {
+        let moved = zip(described, counts).map { d, n in max(0, n + (countChanges[d.relation.name] ?? 0)) }
+        let next = PostgresPages(url: url, server: server, described: described, schema: schema, counts: moved, edgesPerObject: edgesPerObject)
+        let kept = pool.withLock { p in defer { p.removeAll() }; return p }
+        next.pool.withLock { $0 = kept }
+        return next
+    }
+
+    // MARK: Connections
+
+    /// Runs `body` in one read-only snapshot on a connection of the pool (a new one when all are
+    /// at work); a connection the server dropped is not kept.
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try pool.withLock { $0.popLast() } ?? PostgresConnection(url: url)
+        defer { if connection.isHealthy { pool.withLock { if $0.count < 4 { $0.append(connection) } } } }
+        return try connection.snapshot { try body(connection) }
+    }
+
+    public var catalog: [(name: String, count: Int)] { zip(described, counts).map { ($0.relation.name, $1) } }
+
+    public var notes: [String] {
+        let unpaged = described.filter { !Self.pagedByKey($0) }.map(\.relation.name)
+        return unpaged.isEmpty ? [] : ["no primary key in \(unpaged.prefix(3).joined(separator: ", "))\(unpaged.count > 3 ? "…" : ""): paged by position, their relations not followed"]
+    }
+
+    func index(of name: String) -> Int? { described.firstIndex { $0.relation.name == name } }
+
+    // MARK: SQL pieces
+
+    /// A PostgreSQL array literal of `items` (`{"a","b\"c"}`), bound as one parameter.
+    static func arrayLiteral(_ items: [String?]) -> String {
+        "{" + items.map { item in
+            item.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" } ?? "NULL"
+        }.joined(separator: ",") + "}"
+    }
+
+    /// The declared type of `column` of `d`, as `format_type` names it.
+    static func columnType(_ d: PostgresDatabase.Described, _ column: String) -> String {
+        d.columns.first { $0.name == column }?.type ?? "text"
+    }
+
+    /// `alias`'s key (the table's own columns when nil) is one of `ids` (`"k" = ANY($n::type[])`,
+    /// or the key columns' tuple in an `unnest` of one array per column), the arrays appended to
+    /// `parameters`. Keys that do not fit the table's key are left out.
+    static func keyIn(_ d: PostgresDatabase.Described, alias: String?, _ ids: [ObjectID], _ parameters: inout [String?]) -> String {
+        let parts = ids.map(PostgresCommit.keyParameters).filter { $0.count == d.keys.count && !$0.contains(nil) }
+        guard !parts.isEmpty else { return "false" }
+        var arrays: [String] = []
+        for (i, k) in d.keys.enumerated() {
+            parameters.append(arrayLiteral(parts.map { $0[i] }))
+            arrays.append("$\(parameters.count)::\(columnType(d, k))[]")
+        }
+        let prefix = alias.map { $0 + "." } ?? ""
+        if d.keys.count == 1 { return "\(prefix)\(SQL.identifier(d.keys[0])) = ANY(\(arrays[0]))" }
+        return "(" + d.keys.map { "\(prefix)\(SQL.identifier($0))" }.joined(separator: ", ") + ") IN (SELECT * FROM unnest(\(arrays.joined(separator: ", "))))"
+    }
+
+    /// `alias`'s key columns, each `alias."k"`, comma-separated.
+    static func keyList(_ d: PostgresDatabase.Described, alias: String, descending: Bool = false) -> String {
+        d.keys.map { "\(alias).\(SQL.identifier($0))" + (descending ? " DESC" : "") }.joined(separator: ", ")
+    }
+
+    /// The key a row's first `d.keys.count` values make, as a load makes it.
+    static func key(_ row: ArraySlice<String?>, types: ArraySlice<UInt32>, of d: PostgresDatabase.Described) -> ObjectID {
+        let values = zip(row, types).map { PostgresDatabase.value($0, type: $1) }
+        return PostgresDatabase.objectID(values, keyPositions: Array(values.indices), isView: false, ordinal: 0)
+    }
+
+    /// The rows' keys, each row's first values from column `from` on.
+    static func keys(_ rows: PostgresConnection.Rows, from: Int = 0, of d: PostgresDatabase.Described) -> [ObjectID] {
+        let width = d.keys.count
+        return rows.rows.map { key($0[from..<from + width], types: rows.types[from..<from + width], of: d) }
+    }
+
+    /// The order rows of a type paged by position are read in: a table's physical order.
+    static func positionOrder(_ d: PostgresDatabase.Described) -> String { d.relation.isView ? "" : " ORDER BY ctid" }
+
+    // MARK: Keys
+
+    public func keys(type t: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
+        let range = max(0, range.lowerBound) ..< min(counts[t], range.upperBound)
+        guard !range.isEmpty else { return [] }
+        let d = described[t]
+        guard Self.pagedByKey(d) else { return range.map { .int(Int64($0 + 1)) } }
+        // Anchors: the ends, and the window already read (its first and last rows).
+        enum Anchor { case forward(from: Int, key: ObjectID?), backward(below: Int, key: ObjectID?) }
+        var anchors: [Anchor] = [.forward(from: 0, key: nil), .backward(below: counts[t], key: nil)]
+        if let near, let first = near.keys.first, let last = near.keys.last {
+            anchors += [.forward(from: near.start, key: first), .backward(below: near.start, key: first), .forward(from: near.start + near.keys.count - 1, key: last)]
+        }
+        func cost(_ a: Anchor) -> Int? {
+            switch a {
+            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
+            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
+            }
+        }
+        guard let anchor = anchors.compactMap({ a in cost(a).map { (a, $0) } }).min(by: { $0.1 < $1.1 })?.0 else { return [] }
+        var parameters: [String?] = []
+        /// `(x."k1", …) op ($1::type, …)` for the anchor's key.
+        func condition(_ key: ObjectID?, _ op: String) -> String {
+            guard let key else { return "" }
+            let parts = PostgresCommit.keyParameters(key)
+            guard parts.count == d.keys.count else { return "" }
+            let bound = d.keys.enumerated().map { i, k in parameters.append(parts[i]); return "$\(parameters.count)::\(Self.columnType(d, k))" }
+            return " WHERE (\(Self.keyList(d, alias: "x"))) \(op) (\(bound.joined(separator: ", ")))"
+        }
+        let sql: String, backward: Bool
+        switch anchor {
+        case .forward(let from, let key):
+            let c = condition(key, ">=")
+            sql = "SELECT \(Self.keyList(d, alias: "x")) FROM \(d.relation.sqlName) x\(c) ORDER BY \(Self.keyList(d, alias: "x")) LIMIT \(range.count) OFFSET \(range.lowerBound - from)"
+            backward = false
+        case .backward(let below, let key):
+            let c = condition(key, "<")
+            sql = "SELECT \(Self.keyList(d, alias: "x")) FROM \(d.relation.sqlName) x\(c) ORDER BY \(Self.keyList(d, alias: "x", descending: true)) LIMIT \(range.count) OFFSET \(below - range.upperBound)"
+            backward = true
+        }
+        let keys = try read { c in Self.keys(try c.query(sql, parameters), of: d) }
+        return backward ? keys.reversed() : keys
+    }
+
+    // MARK: Windows
+
+    public func window(keys: [ObjectID], of typeName: String?) throws -> ObjectWindow {
+        guard !keys.isEmpty else { return ObjectWindow(graph: schema, refs: []) }
+        guard let typeName, let t = index(of: typeName) else {
+            throw PostgresError(server: server, reason: "paged mode reads a table's rows by the table's name")
+        }
+        return try read { c in try window(c, roots: [(t, keys)]) }
+    }
+
+    public func window(objects: [ObjectIdentity]) throws -> ObjectWindow {
+        var byType: [Int: [ObjectID]] = [:]
+        for object in objects {
+            guard let t = index(of: object.type.rawValue) else { continue }
+            byType[t, default: []].append(object.id)
+        }
+        let positional = byType.keys.filter { !Self.pagedByKey(described[$0]) }
+        guard positional.count <= 1 else {
+            throw PostgresError(server: server, reason: "paged mode reads the rows of one table without a primary key at a time ("
+                                + positional.map { described[$0].relation.name }.sorted().joined(separator: ", ") + ")")
+        }
+        guard !objects.isEmpty else { return ObjectWindow(graph: schema, refs: []) }
+        return try read { c in
+            let read = try window(c, roots: byType.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            return ObjectWindow(graph: read.graph, refs: objects.map { read.graph.ref($0) }, cut: read.cut)
+        }
+    }
+
+    /// The window of the rows `keys` of each type in `roots` (see the type's comment); `refs`
+    /// are the first type's.
+    private func window(_ c: PostgresConnection, roots groups: [(type: Int, keys: [ObjectID])]) throws -> ObjectWindow {
+        var full: [Int: [ObjectID]] = [:], sparse: [Int: [ObjectID]] = [:]
+        var cut = Set<ObjectIdentity>()
+        var positional: (type: Int, keys: [ObjectID])?
+        for (t, keys) in groups {
+            if Self.pagedByKey(described[t]) { try gather(c, type: t, keys: keys, full: &full, sparse: &sparse, cut: &cut) } else { positional = (t, keys) }
+        }
+        let graph = try rows(c, full: full, sparse: sparse, positional: positional)
+        let first = groups.first.map { g in g.keys.map { graph.ref(type: graph.types[g.type], id: $0) } } ?? []
+        return ObjectWindow(graph: graph, refs: first, cut: cut)
+    }
+
+    /// Adds to `full` and `sparse` the keys a window of type `t`'s rows `keys` reads (per type),
+    /// and to `cut` the rows with more backlinks than it reads.
+    private func gather(_ c: PostgresConnection, type t: Int, keys: [ObjectID], full: inout [Int: [ObjectID]], sparse: inout [Int: [ObjectID]],
+                        cut: inout Set<ObjectIdentity>) throws {
+        let d = described[t]
+        full[t, default: []] += keys
+        // What the roots' foreign keys name.
+        for relation in schema.types[t].relations {
+            guard let (target, column) = outgoing(relation) else { continue }
+            let dt = described[target]
+            var parameters: [String?] = []
+            let roots = Self.keyIn(d, alias: "x", keys, &parameters)
+            let found = try c.query("SELECT \(Self.keyList(dt, alias: "y")) FROM \(dt.relation.sqlName) y JOIN \(d.relation.sqlName) x ON y.\(SQL.identifier(column)) = x.\(SQL.identifier(relation.foreignKey!.attribute)) WHERE \(roots)", parameters)
+            full[target, default: []] += Self.keys(found, of: dt)
+        }
+        // What names the roots: each foreign key's first rows in key order, per root.
+        for link in incoming[t] {
+            let ds = described[link.source]
+            var parameters: [String?] = []
+            let roots = Self.keyIn(d, alias: "r", keys, &parameters)
+            let rootColumns = d.keys.indices.map { "r\($0)" }, sourceColumns = ds.keys.indices.map { "s\($0)" }
+            let inner = "SELECT " + (zip(d.keys, rootColumns).map { "r.\(SQL.identifier($0)) AS \($1)" } + zip(ds.keys, sourceColumns).map { "x.\(SQL.identifier($0)) AS \($1)" }).joined(separator: ", ")
+                + ", row_number() OVER (PARTITION BY \(Self.keyList(d, alias: "r")) ORDER BY \(Self.keyList(ds, alias: "x"))) AS n"
+                + " FROM \(d.relation.sqlName) r JOIN \(ds.relation.sqlName) x ON x.\(SQL.identifier(link.column)) = r.\(SQL.identifier(link.targetColumn)) WHERE \(roots)"
+            let found = try c.query("SELECT \((rootColumns + sourceColumns).joined(separator: ", ")) FROM (\(inner)) q WHERE q.n <= \(edgesPerObject + 1)", parameters)
+            let rootKeys = Self.keys(found, of: d), sourceKeys = Self.keys(found, from: d.keys.count, of: ds)
+            var perRoot: [ObjectID: Int] = [:]
+            for (root, source) in zip(rootKeys, sourceKeys) {
+                perRoot[root, default: 0] += 1
+                if perRoot[root]! <= edgesPerObject { sparse[link.source, default: []].append(source) }
+                else { cut.insert(ObjectIdentity(type: schema.types[t].name, id: root)) }
+            }
+        }
+    }
+
+    /// A to-one relation's target type and the column of it the foreign key names, when both
+    /// ends are paged by key (nil: not followed; the relation is of a type paged by key).
+    private func outgoing(_ relation: RelationColumn) -> (type: Int, column: String)? {
+        guard let fk = relation.foreignKey else { return nil }
+        let dt = described[fk.targetType]
+        guard Self.pagedByKey(dt),
+              let column = fk.targetAttribute ?? (dt.keys.count == 1 ? dt.keys[0] : nil) else { return nil }
+        return (fk.targetType, column)
+    }
+
+    /// A graph with every type of the database holding the rows `full` (whole) and `sparse`
+    /// (keys and foreign keys only) of each type, linked as a load links them; with
+    /// `positional`, that type's rows by position (their keys are row numbers).
+    private func rows(_ c: PostgresConnection, full: [Int: [ObjectID]], sparse: [Int: [ObjectID]], positional: (type: Int, keys: [ObjectID])?) throws -> ObjectGraph {
+        let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+        let tables = Self.tables(described, builder)
+        for (t, d) in described.enumerated() {
+            // Whole and thin rows in one pass, in key order (the order a load links them in).
+            let whole = Set(full[t] ?? []), thin = Set(sparse[t] ?? []).subtracting(whole)
+            if !whole.isEmpty || !thin.isEmpty {
+                var parameters: [String?] = []
+                let wholeRows = Self.keyIn(d, alias: nil, Array(whole), &parameters), thinRows = Self.keyIn(d, alias: nil, Array(thin), &parameters)
+                try PostgresDatabase.readRows(c, d, type: t, into: builder, condition: "\(wholeRows) OR \(thinRows)", parameters: parameters,
+                                              thin: thin.isEmpty ? nil : (thinRows, Set(d.foreignKeys.map(\.column))))
+            }
+            if let positional, positional.type == t {
+                let positions = positional.keys.compactMap { key -> Int64? in if case .int(let i) = key { return i } else { return nil } }
+                if let low = positions.min(), let high = positions.max(), low >= 1 {
+                    try PostgresDatabase.readRows(c, d, type: t, into: builder, tail: Self.positionOrder(d) + " LIMIT \(high - low + 1) OFFSET \(low - 1)",
+                                                  firstOrdinal: Int(low - 1))
+                }
+            }
+        }
+        var warnings: [String] = []
+        RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+        return builder.finish()
+    }
+
+    // MARK: Links of a cut row
+
+    public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
+        guard let t = index(of: object.type.rawValue), Self.pagedByKey(described[t]) else { return [:] }
+        let d = described[t]
+        return try read { c in
+            var out: [ObjectWindow.Link: Int] = [:]
+            for relation in schema.types[t].relations {
+                out[ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil)] = try target(c, of: object.id, type: t, relation: relation) == nil ? 0 : 1
+            }
+            for link in incoming[t] {
+                let ds = described[link.source]
+                var parameters: [String?] = []
+                let root = Self.keyIn(d, alias: "r", [object.id], &parameters)
+                let n = try c.query("SELECT count(*) FROM \(ds.relation.sqlName) x JOIN \(d.relation.sqlName) r ON x.\(SQL.identifier(link.column)) = r.\(SQL.identifier(link.targetColumn)) WHERE \(root)",
+                                    parameters).rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
+                if n > 0 { out[ObjectWindow.Link(relation: link.relation, outgoing: false, sourceType: ds.relation.name), default: 0] += n }
+            }
+            return out
+        }
+    }
+
+    /// The key of the row a to-one relation of type `t`'s row `id` names, or nil.
+    private func target(_ c: PostgresConnection, of id: ObjectID, type t: Int, relation: RelationColumn) throws -> ObjectID? {
+        guard let (target, column) = outgoing(relation) else { return nil }
+        let d = described[t], dt = described[target]
+        var parameters: [String?] = []
+        let root = Self.keyIn(d, alias: "x", [id], &parameters)
+        let found = try c.query("SELECT \(Self.keyList(dt, alias: "y")) FROM \(dt.relation.sqlName) y JOIN \(d.relation.sqlName) x ON y.\(SQL.identifier(column)) = x.\(SQL.identifier(relation.foreignKey!.attribute)) WHERE \(root) ORDER BY \(Self.keyList(dt, alias: "y")) LIMIT 1", parameters)
+        return Self.keys(found, of: dt).first
+    }
+
+    public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
+        guard let t = index(of: object.type.rawValue), Self.pagedByKey(described[t]), !range.isEmpty else { return [] }
+        let d = described[t]
+        return try read { c in
+            if link.outgoing {
+                guard range.lowerBound == 0, let relation = schema.types[t].relations.first(where: { $0.name == link.relation }),
+                      let target = try target(c, of: object.id, type: t, relation: relation) else { return [] }
+                return [target]
+            }
+            guard let incoming = incoming[t].first(where: { $0.relation == link.relation && described[$0.source].relation.name == link.sourceType }) else { return [] }
+            let ds = described[incoming.source]
+            var parameters: [String?] = []
+            let root = Self.keyIn(d, alias: "r", [object.id], &parameters)
+            let found = try c.query("SELECT \(Self.keyList(ds, alias: "x")) FROM \(ds.relation.sqlName) x JOIN \(d.relation.sqlName) r ON x.\(SQL.identifier(incoming.column)) = r.\(SQL.identifier(incoming.targetColumn)) WHERE \(root) ORDER BY \(Self.keyList(ds, alias: "x")) LIMIT \(range.count) OFFSET \(range.lowerBound)", parameters)
+            return Self.keys(found, of: ds)
+        }
+    }
+
+    // MARK: Whole types
+
+    /// Type `t`'s rows in the load's order (`SELECT <key columns>, <columns>`), through a cursor:
+    /// `body` gets each row's key and its values of `columns`, until it returns false.
+    private func scan(_ c: PostgresConnection, type t: Int, columns: [String], _ body: (ObjectID, [Value]) throws -> Bool) throws {
+        let d = described[t]
+        let keys = Self.pagedByKey(d) ? d.keys : []
+        let selection = (keys + columns).map(SQL.identifier)
+        let order = keys.isEmpty ? Self.positionOrder(d) : " ORDER BY " + keys.map(SQL.identifier).joined(separator: ", ")
+        var ordinal: Int64 = 0
+        try c.forEachBatch("SELECT \(selection.isEmpty ? "NULL" : selection.joined(separator: ", ")) FROM \(d.relation.sqlName)\(order)") { batch in
+            for row in batch.rows {
+                ordinal += 1
+                let id = keys.isEmpty ? .int(ordinal) : Self.key(row[0..<keys.count], types: batch.types[0..<keys.count], of: d)
+                let values = columns.indices.map { PostgresDatabase.value(row[keys.count + $0], type: batch.types[keys.count + $0]) }
+                if try !body(id, values) { return false }
+            }
+            return true
+        }
+    }
+
+    public func forEachValue(type t: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws {
+        let column = attribute.flatMap { name in described[t].columns.first { $0.name == name }?.name }
+        try read { c in
+            try scan(c, type: t, columns: column.map { [$0] } ?? []) { id, values in try body(id, column == nil ? id.value : values[0]) }
+        }
+    }
+
+    public func kinds(type t: Int, names: Set<String>) throws -> [String: ValueKind] {
+        let d = described[t]
+        let columns = d.columns.map(\.name).filter(names.contains)
+        guard !columns.isEmpty else { return [:] }
+        return try read { c in
+            // The column's type decides a value's kind, except for dates (`infinity` is text),
+            // bytes and JSON, which are read as a load reads them.
+            let types = try c.query("SELECT \(columns.map(SQL.identifier).joined(separator: ", ")) FROM \(d.relation.sqlName) LIMIT 0").types
+            let fixed: [ValueKind?] = types.map { oid in
+                switch oid {
+                case 16: return .bool
+                case 20, 21, 23, 26: return .integer
+                case 700, 701, 1700: return .double
+                case 1082, 1114, 1184, 17, 114, 3802: return nil
+                default: return .string
+                }
+            }
+            var kinds = [ValueKind](repeating: [], count: columns.count)
+            let presence = try c.query("SELECT " + columns.map { "bool_or(\(SQL.identifier($0)) IS NULL), bool_or(\(SQL.identifier($0)) IS NOT NULL)" }.joined(separator: ", ")
+                                       + " FROM \(d.relation.sqlName)").rows.first ?? []
+            for i in columns.indices where fixed[i] != nil {
+                if presence[2 * i] == "t" { kinds[i].insert(.null) }
+                if presence[2 * i + 1] == "t" { kinds[i].insert(fixed[i]!) }
+            }
+            let scanned = columns.indices.filter { fixed[$0] == nil }
+            if !scanned.isEmpty {
+                try scan(c, type: t, columns: scanned.map { columns[$0] }) { _, values in
+                    for (j, i) in scanned.enumerated() { kinds[i].insert(values[j].kind) }
+                    return true
+                }
+            }
+            // A table's columns are attributes of every row: a name is there when the table has rows.
+            return Dictionary(uniqueKeysWithValues: columns.indices.filter { !kinds[$0].isEmpty }.map { (columns[$0], kinds[$0]) })
+        }
+    }
+
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+        let d = described[t]
+        let names = d.columns.map(\.name)
+        try read { c in
+            var builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+            _ = Self.tables(described, builder)
+            var rows = 0
+            func flush() throws -> Bool {
+                for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
+                let graph = builder.finish()
+                builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+                _ = Self.tables(described, builder)
+                rows = 0
+                return try body(graph)
+            }
+            var stopped = false
+            try scan(c, type: t, columns: names) { id, values in
+                let ref = builder.addObject(type: t, id: id)
+                for (i, name) in names.enumerated() { builder.set(values[i], type: t, row: Int(ref.row), attribute: builder.existingAttribute(name, of: t)!) }
+                rows += 1
+                if rows >= max(1, size) { stopped = try !flush() }
+                return !stopped
+            }
+            if rows > 0, !stopped { _ = try flush() }
+        }
+    }
+
+    public func objects(type t: Int, keys: [ObjectID]) throws -> ObjectGraph {
+        let d = described[t]
+        return try read { c in
+            let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
+            _ = Self.tables(described, builder)
+            if Self.pagedByKey(d) {
+                var parameters: [String?] = []
+                let condition = Self.keyIn(d, alias: nil, keys, &parameters)
+                try PostgresDatabase.readRows(c, d, type: t, into: builder, condition: condition, parameters: parameters)
+            } else {
+                let positions = keys.compactMap { key -> Int64? in if case .int(let i) = key { return i } else { return nil } }
+                if let low = positions.min(), let high = positions.max(), low >= 1 {
+                    try PostgresDatabase.readRows(c, d, type: t, into: builder, tail: Self.positionOrder(d) + " LIMIT \(high - low + 1) OFFSET \(low - 1)",
+                                                  firstOrdinal: Int(low - 1))
+                }
+            }
+            return builder.finish()
+        }
+    }
+
+    /// PostgreSQL assigns keys by their columns' defaults (sequences), never as max + 1: a new
+    /// row's key is given.
+    public func maximumIntegerKey(type: Int?) throws -> Int64 { 0 }
+
+    /// The declared foreign keys into `object`'s table from tables paged by position (windows
+    /// do not follow them) that some row uses to name it.
+    public func unfollowedReferences(to object: ObjectIdentity) throws -> [String] {
+        guard let t = index(of: object.type.rawValue), Self.pagedByKey(described[t]) else { return [] }
+        let d = described[t]
+        let unfollowed = schema.types.flatMap { source in
+            source.relations.compactMap { relation -> (source: Int, relation: RelationColumn)? in
+                guard let fk = relation.foreignKey, fk.targetType == t, !Self.pagedByKey(described[source.index]) else { return nil }
+                return (source.index, relation)
+            }
+        }
+        guard !unfollowed.isEmpty else { return [] }
+        return try read { c in
+            var found: [String] = []
+            for (s, relation) in unfollowed {
+                let fk = relation.foreignKey!, ds = described[s]
+                let column = fk.targetAttribute ?? (d.keys.count == 1 ? d.keys[0] : nil)
+                guard let column else { continue }
+                var parameters: [String?] = []
+                let root = Self.keyIn(d, alias: "r", [object.id], &parameters)
+                let exists = try c.query("SELECT EXISTS (SELECT 1 FROM \(ds.relation.sqlName) x JOIN \(d.relation.sqlName) r ON x.\(SQL.identifier(fk.attribute)) = r.\(SQL.identifier(column)) WHERE \(root))", parameters)
+                if exists.rows.first?.first == "t" { found.append("\(ds.relation.name).\(relation.name)") }
+            }
+            return found
+        }
+    }
+
+    public var offersRelationIndex: Bool { false }
+    public var relationIndexBuilt: Bool { false }
+    public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
+        throw PostgresError(server: server, reason: "Loupe's relation index is for Persist files; the database's own indexes serve its relations")
+    }
+}
