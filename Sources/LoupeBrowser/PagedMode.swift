@@ -408,6 +408,7 @@ extension Browser {
         nonisolated(unsafe) let source = pages
         let sql = querySource
         let changes = pagedChanges
+        let unanswered = pagedUnanswered
         start(task) {
             let result = Result { () throws -> (PagedAnswer, String?) in
                 let answer: PagedAnswer
@@ -416,7 +417,7 @@ extension Browser {
                     answer = PagedAnswer(found)
                 } else {
                     guard let chunked, !task.cancellation.isCancelled else {
-                        throw PagedRefusal("paged mode answers what SQL can say over the store; paths into nested values, arithmetic, relations to several types and keys that match only by SQLite's affinity need the whole graph (reopen with a larger --memory-budget)")
+                        throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
                     }
                     answer = try Self.answerInChunks(statement, chunked, source, task)
                 }

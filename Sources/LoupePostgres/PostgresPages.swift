@@ -103,8 +103,8 @@ public final class PostgresPages: PageSource, Sendable {
         }
     }
 
-    /// True for a table with a primary key: paged by key, its relations followed.
-    static func pagedByKey(_ d: PostgresDatabase.Described) -> Bool { !d.relation.isView && !d.keys.isEmpty }
+    /// True for a table with a primary key a load keys its rows by: paged by key, its relations followed.
+    static func pagedByKey(_ d: PostgresDatabase.Described) -> Bool { !d.relation.isView && !d.keys.isEmpty && keysAreValues(d) }
 
     /// The same database with the row counts a commit moved (`countChanges`, by type name).
     public func afterCommit(countChanges: [String: Int]) -> PostgresPages {
@@ -129,7 +129,7 @@ public final class PostgresPages: PageSource, Sendable {
 
     public var notes: [String] {
         let unpaged = described.filter { !Self.pagedByKey($0) }.map(\.relation.name)
-        return unpaged.isEmpty ? [] : ["no primary key in \(unpaged.prefix(3).joined(separator: ", "))\(unpaged.count > 3 ? "…" : ""): paged by position, their relations not followed"]
+        return unpaged.isEmpty ? [] : ["\(unpaged.prefix(3).joined(separator: ", "))\(unpaged.count > 3 ? "…" : "") paged by position (a view, no primary key, or a date key): their relations not followed"]
     }
 
     func index(of name: String) -> Int? { described.firstIndex { $0.relation.name == name } }
@@ -150,18 +150,70 @@ public final class PostgresPages: PageSource, Sendable {
 
     /// `alias`'s key (the table's own columns when nil) is one of `ids` (`"k" = ANY($n::type[])`,
     /// or the key columns' tuple in an `unnest` of one array per column), the arrays appended to
-    /// `parameters`. Keys that do not fit the table's key are left out.
+    /// `parameters`. A key that no row of the table can have (of another kind than its column's
+    /// values, out of the column's range: a string an edit names as a key) is left out rather than
+    /// sent, so that PostgreSQL never refuses one; a column of a type Loupe reads as text
+    /// (`uuid`, enums, `inet`…) is compared as the text it reads.
     static func keyIn(_ d: PostgresDatabase.Described, alias: String?, _ ids: [ObjectID], _ parameters: inout [String?]) -> String {
-        let parts = ids.map(PostgresCommit.keyParameters).filter { $0.count == d.keys.count && !$0.contains(nil) }
+        let types = d.keys.map { columnType(d, $0) }
+        let parts = ids.compactMap { id -> [String]? in
+            let parts: [ObjectID]
+            if case .composite(let p) = id { parts = p } else { parts = [id] }
+            guard parts.count == types.count else { return nil }
+            var texts: [String] = []
+            for (part, type) in zip(parts, types) {
+                guard let text = keyText(part, type: type) else { return nil }
+                texts.append(text)
+            }
+            return texts
+        }
         guard !parts.isEmpty else { return "false" }
-        var arrays: [String] = []
+        let prefix = alias.map { $0 + "." } ?? ""
+        var columns: [String] = [], arrays: [String] = []
         for (i, k) in d.keys.enumerated() {
             parameters.append(arrayLiteral(parts.map { $0[i] }))
-            arrays.append("$\(parameters.count)::\(columnType(d, k))[]")
+            let typed = comparesTyped(types[i])
+            columns.append(prefix + SQL.identifier(k) + (typed ? "" : "::text"))
+            arrays.append("$\(parameters.count)::\(typed ? types[i] : "text")[]")
         }
-        let prefix = alias.map { $0 + "." } ?? ""
-        if d.keys.count == 1 { return "\(prefix)\(SQL.identifier(d.keys[0])) = ANY(\(arrays[0]))" }
-        return "(" + d.keys.map { "\(prefix)\(SQL.identifier($0))" }.joined(separator: ", ") + ") IN (SELECT * FROM unnest(\(arrays.joined(separator: ", "))))"
+        if d.keys.count == 1 { return "\(columns[0]) = ANY(\(arrays[0]))" }
+        return "(" + columns.joined(separator: ", ") + ") IN (SELECT * FROM unnest(\(arrays.joined(separator: ", "))))"
+    }
+
+    /// True for the types a key is compared in as itself (through the column's index); the others
+    /// are compared as text.
+    static func comparesTyped(_ type: String) -> Bool {
+        ["smallint", "integer", "bigint", "oid", "real", "double precision", "boolean", "bytea", "text", "name"].contains(type)
+            || type.hasPrefix("numeric") || type.hasPrefix("character")
+    }
+
+    /// A key part as the text PostgreSQL reads for a key column of `type`, or nil when no value of
+    /// the column is that key (as a load makes keys: integers, numbers, text, bytes).
+    static func keyText(_ part: ObjectID, type: String) -> String? {
+        let ranges: [String: ClosedRange<Int64>] = ["smallint": Int64(Int16.min)...Int64(Int16.max), "integer": Int64(Int32.min)...Int64(Int32.max),
+                                                    "bigint": Int64.min...Int64.max, "oid": 0...Int64(UInt32.max)]
+        switch (part, type) {
+        case (.int(let i), _) where ranges[type] != nil: return ranges[type]!.contains(i) ? String(i) : nil
+        case (_, _) where ranges[type] != nil: return nil
+        case (.int(let i), "boolean"): return i == 0 || i == 1 ? String(i) : nil
+        case (_, "boolean"): return nil
+        case (.int, _), (.double, _) where type == "real" || type == "double precision" || type.hasPrefix("numeric"):
+            return PostgresCommit.keyText(part)
+        case (_, _) where type == "real" || type == "double precision" || type.hasPrefix("numeric"): return nil
+        case (.data, "bytea"): return PostgresCommit.keyText(part)
+        case (_, "bytea"), (.data, _): return nil
+        case (.string(let s), _): return s.utf8.contains(0) ? nil : s
+        default: return nil
+        }
+    }
+
+    /// True when a load keys the table's rows by its key columns' values (their values become
+    /// keys: not dates or JSON, which a load numbers instead).
+    static func keysAreValues(_ d: PostgresDatabase.Described) -> Bool {
+        d.keys.allSatisfy { k in
+            let type = columnType(d, k)
+            return type != "date" && !type.hasPrefix("timestamp") && type != "json" && type != "jsonb"
+        }
     }
 
     /// `alias`'s key columns, each `alias."k"`, comma-separated.
@@ -181,8 +233,11 @@ public final class PostgresPages: PageSource, Sendable {
         return rows.rows.map { key($0[from..<from + width], types: rows.types[from..<from + width], of: d) }
     }
 
-    /// The order rows of a type paged by position are read in: a table's physical order.
-    static func positionOrder(_ d: PostgresDatabase.Described) -> String { d.relation.isView ? "" : " ORDER BY ctid" }
+    /// The order rows of a type paged by position are read in: a load's (its key's, for a key a
+    /// load numbers), else a table's physical order.
+    static func positionOrder(_ d: PostgresDatabase.Described) -> String {
+        d.relation.isView ? "" : d.keys.isEmpty ? " ORDER BY ctid" : " ORDER BY " + d.keys.map(SQL.identifier).joined(separator: ", ")
+    }
 
     // MARK: Keys
 

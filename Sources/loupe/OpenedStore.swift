@@ -96,6 +96,7 @@ struct PagedOpening {
     /// Attaches the store to `browser` (the host first, so that editing starts where it can).
     func attach(to browser: Browser) {
         browser.host = host
+        browser.pagedUnanswered = unanswered
         browser.attachPaged(pages, reason: reason, querySource: querySource)
     }
 }

@@ -43,9 +43,14 @@ struct Query: ParsableCommand {
             try stageOverBudget(mutation, host)
             return
         }
-        // An edit of a database too large to load: its rows are checked against a loaded graph.
-        if case .mutation? = parsed, engine != .memory, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
-            throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and a PostgreSQL database is edited in a loaded session (its rows are checked against what was loaded); raise --memory-budget (or --engine memory) to edit it")
+        // An edit of a database too large to load: its tables' rows read by key, as for a file;
+        // Persist's layout in PostgreSQL is edited in a loaded session.
+        if case .mutation(let mutation)? = parsed, engine != .memory, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
+            guard try !PostgresDatabase.holdsPersist(url: store.file) else {
+                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and Persist's layout in PostgreSQL is edited in a loaded session (its documents are checked against what was loaded); raise --memory-budget (or --engine memory) to edit it")
+            }
+            try stageOverBudget(mutation, PostgresPagedHost(pages: try PostgresPages.open(url: store.file)))
+            return
         }
         // A Persist file too large to load (or --engine sql): SQLite answers over the file.
         if !commit, engine != .memory, let file, let parsed, let (pages, overBudget) = try persistPages(file) {
@@ -373,7 +378,7 @@ struct Repl: ParsableCommand {
                 }
                 guard let fileAnswer = try source?.answer(changes.fileStatement(for: statement), declaring: changes.declaredAttributes,
                                                           isCancelled: { cancellation.isCancelled }) else {
-                    fail("error: over the memory budget, statements are answered by SQL over the file; this one needs the whole graph (\(opening.unanswered), dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
+                    fail("error: over the memory budget, statements are answered by SQL over the store; this one needs the whole graph (\(opening.unanswered), dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
@@ -424,7 +429,7 @@ struct Repl: ParsableCommand {
                 }
                 printTypes(catalog, format: format)
             case .mutation:
-                fail("error: over the memory budget, a PostgreSQL database is edited in a loaded session (its rows are checked against what was loaded); reopen with a larger --memory-budget")
+                fail("error: over the memory budget, Persist's layout in PostgreSQL is edited in a loaded session (its documents are checked against what was loaded); reopen with a larger --memory-budget")
             default:
                 do {
                     guard let (result, graph) = try PostgresPushdown.run(statement, url: url) else {

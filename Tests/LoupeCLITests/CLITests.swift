@@ -193,8 +193,8 @@ final class CLITests: XCTestCase {
     /// SQLite file's answers; edits previewed and written; a bad address is one line, exit 1.
     /// A PostgreSQL database whose whole load is over the memory budget is never loaded: the REPL
     /// and `loupe query` answer statements in PostgreSQL (printing what the loaded REPL prints),
-    /// and refuse with one line what needs the whole graph (edits included); the browser says how
-    /// to reach it instead of loading it.
+    /// and refuse with one line what needs the whole graph; edits are staged over the rows they
+    /// name and written in one transaction; the browser pages it.
     func testPostgresOverTheBudget() throws {
         let sqlite = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = try PostgresServer.database(copying: sqlite, named: "budget")
@@ -208,24 +208,48 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(over.status, loaded.status, format)
         }
         let refusals = try loupe(["repl", url, "--memory-budget", "1K"],
-                                 stdin: ".types\nTrack where Milliseconds / 1000 > 600\nupdate Genre where GenreId == 1 set Name = \"x\"\n.quit\n")
+                                 stdin: ".types\nTrack where Milliseconds / 1000 > 600\nupdate Genre where GenreId == 1 set Name = \"x\"\n.changes\n.rollback\n.quit\n")
         XCTAssertTrue(refusals.stdout.contains("Track") && refusals.stdout.contains("3503"), refusals.stdout)
         XCTAssertTrue(refusals.stderr.contains("this one needs the whole graph"), refusals.stderr)
-        XCTAssertTrue(refusals.stderr.contains("edited in a loaded session"), refusals.stderr)
+        // Edits are staged over the rows they name, read by key, and shown before anything is written.
+        XCTAssertTrue(refusals.stdout.contains(#"UPDATE "public"."Genre" SET "Name" = 'x' WHERE "GenreId" = 1;"#), refusals.stdout)
         XCTAssertEqual(refusals.status, 1)
         let pushed = try loupe(["query", url, "Customer group by Country limit 4", "--memory-budget", "1K"])
         XCTAssertEqual(pushed.stdout, try loupe(["query", url, "Customer group by Country limit 4"]).stdout)
-        for statement in ["Track where Milliseconds / 1000 > 600", "update Genre where GenreId == 1 set Name = \"x\""] {
-            let refused = try loupe(["query", url, statement, "--memory-budget", "1K"])
-            XCTAssertEqual(refused.status, 1, statement)
-            XCTAssertTrue(refused.stderr.contains("is over the 1 KB memory budget"), refused.stderr)
-        }
+        let refused = try loupe(["query", url, "Track where Milliseconds / 1000 > 600", "--memory-budget", "1K"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("is over the 1 KB memory budget"), refused.stderr)
+        let name = "Genre where GenreId == 1 select Name"
+        let shown = try loupe(["query", url, "update Genre where GenreId == 1 set Name = \"x\"", "--memory-budget", "1K"])
+        XCTAssertTrue(shown.stdout.contains("nothing written: run again with --commit"), shown.stdout)
+        XCTAssertEqual(try loupe(["query", url, name, "--format", "csv"]).stdout, "Name\r\nRock\r\n", "nothing was written")
+        // Committed in one transaction, from `loupe query` and from the REPL.
+        let written = try loupe(["query", url, "update Genre where GenreId == 1 set Name = \"Rock & Roll\"", "--memory-budget", "1K", "--commit"])
+        XCTAssertTrue(written.stdout.contains("committed: 0 added, 1 changed, 0 deleted"), written.stdout + written.stderr)
+        XCTAssertEqual(try loupe(["query", url, name, "--format", "csv"]).stdout, "Name\r\nRock & Roll\r\n")
+        let repl = try loupe(["repl", url, "--memory-budget", "1K"], stdin: """
+            update Genre where GenreId == 1 set Name = "Rock"
+            insert Genre { GenreId: 26, Name: "Polka" }
+            delete Genre where GenreId == 26
+            insert Genre { GenreId: 27, Name: "Ska" }
+            .commit
+            count Genre
+            delete Genre where GenreId == 27
+            .commit
+
+            """)
+        XCTAssertEqual(repl.status, 0, repl.stderr)
+        XCTAssertTrue(repl.stdout.contains("committed: 1 added, 1 changed, 0 deleted") && repl.stdout.contains("\n26\n"), repl.stdout)
+        XCTAssertEqual(try loupe(["query", url, name, "--format", "csv"]).stdout, "Name\r\nRock\r\n")
+        XCTAssertEqual(try loupe(["query", url, "count Genre"]).stdout, "25\n")
+        // The browser pages it, and says so.
         let script = try Shared.temporaryPath("budget.play")
-        try "j\n".write(toFile: script, atomically: true, encoding: .utf8)
-        let browsed = try loupe(["browse", url, "--play", script, "--memory-budget", "1K"])
-        XCTAssertEqual(browsed.status, 1)
-        XCTAssertTrue(browsed.stderr.contains("`loupe repl` and `loupe query` answer statements in PostgreSQL"), browsed.stderr)
-        XCTAssertEqual(try loupe(["query", url, "Genre where GenreId == 1 select Name", "--format", "csv"]).stdout, "Name\r\nRock\r\n", "nothing was written")
+        try "j\n:count Track where Album.Artist.Name == \"AC/DC\"\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let browsed = try loupe(["browse", url, "--play", script, "--memory-budget", "1K", "--size", "120x30"])
+        XCTAssertEqual(browsed.status, 0, browsed.stderr)
+        XCTAssertTrue(browsed.stdout.contains("paged · a whole load (≈"), browsed.stdout)
+        XCTAssertTrue(browsed.stdout.contains("│18 "), browsed.stdout)
+        XCTAssertTrue(browsed.stdout.hasPrefix(" Album › Album #2"), browsed.stdout)
     }
 
     func testPostgresOnTheCommandLine() throws {
