@@ -28,6 +28,8 @@ public final class PostgresPages: PageSource, Sendable {
     /// The database's types, attributes and relations with no rows (a window's empty graph).
     public let schema: ObjectGraph
     let counts: [Int]
+    /// Per type: the columns that lead an index of the table (a lookup by them is a seek).
+    let indexedColumns: [Set<String>]
     /// At most this many rows of each relation to a row are read into a window.
     public let edgesPerObject: Int
     private let pool = Mutex<[PostgresConnection]>([])
@@ -44,13 +46,14 @@ public final class PostgresPages: PageSource, Sendable {
     /// Per type: the foreign keys that point at it.
     let incoming: [[Incoming]]
 
-    init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int], edgesPerObject: Int,
-         connection: PostgresConnection? = nil) {
+    init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int], indexedColumns: [Set<String>],
+         edgesPerObject: Int, connection: PostgresConnection? = nil) {
         self.url = url
         self.server = server
         self.described = described
         self.schema = schema
         self.counts = counts
+        self.indexedColumns = indexedColumns
         self.edgesPerObject = max(1, edgesPerObject)
         var incoming: [[Incoming]] = Array(repeating: [], count: described.count)
         for source in schema.types {
@@ -71,7 +74,7 @@ public final class PostgresPages: PageSource, Sendable {
     /// (its types live in its documents: a relational reading would show two tables).
     public static func open(url: String, edgesPerObject: Int = 2_000) throws -> PostgresPages {
         let connection = try PostgresConnection(url: url)
-        let (described, counts) = try connection.snapshot { () throws -> ([PostgresDatabase.Described], [Int]) in
+        let (described, counts, indexed) = try connection.snapshot { () throws -> ([PostgresDatabase.Described], [Int], [Set<String>]) in
             if try PostgresPersist.isPersist(connection) {
                 throw PostgresError(server: connection.server, reason: "paged mode reads tables; this database holds Persist's layout, which `loupe repl` and `loupe query` answer in PostgreSQL without loading it (raise --memory-budget to browse it)")
             }
@@ -79,10 +82,17 @@ public final class PostgresPages: PageSource, Sendable {
             let counts = try described.map { d in
                 try connection.query("SELECT count(*) FROM \(d.relation.sqlName)").rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
             }
-            return (described, counts)
+            var leading: [String: Set<String>] = [:]
+            for row in try connection.query("""
+                SELECT i.indrelid::text, a.attname FROM pg_index i
+                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                """).rows {
+                if let oid = row[0], let column = row[1] { leading[oid, default: []].insert(column) }
+            }
+            return (described, counts, described.map { leading[$0.relation.oid] ?? [] })
         }
         return PostgresPages(url: url, server: connection.server, described: described, schema: schemaGraph(described), counts: counts,
-                             edgesPerObject: edgesPerObject, connection: connection)
+                             indexedColumns: indexed, edgesPerObject: edgesPerObject, connection: connection)
     }
 
     /// The types of `described` with their attributes and relations, as a load makes them, no rows.
@@ -109,7 +119,8 @@ public final class PostgresPages: PageSource, Sendable {
     /// The same database with the row counts a commit moved (`countChanges`, by type name).
     public func afterCommit(countChanges: [String: Int]) -> PostgresPages {
         let moved = zip(described, counts).map { d, n in max(0, n + (countChanges[d.relation.name] ?? 0)) }
-        let next = PostgresPages(url: url, server: server, described: described, schema: schema, counts: moved, edgesPerObject: edgesPerObject)
+        let next = PostgresPages(url: url, server: server, described: described, schema: schema, counts: moved, indexedColumns: indexedColumns,
+                                 edgesPerObject: edgesPerObject)
         let kept = pool.withLock { p in defer { p.removeAll() }; return p }
         next.pool.withLock { $0 = kept }
         return next
@@ -128,8 +139,17 @@ public final class PostgresPages: PageSource, Sendable {
     public var catalog: [(name: String, count: Int)] { zip(described, counts).map { ($0.relation.name, $1) } }
 
     public var notes: [String] {
+        var notes: [String] = []
         let unpaged = described.filter { !Self.pagedByKey($0) }.map(\.relation.name)
-        return unpaged.isEmpty ? [] : ["\(unpaged.prefix(3).joined(separator: ", "))\(unpaged.count > 3 ? "…" : "") paged by position (a view, no primary key, or a date key): their relations not followed"]
+        if !unpaged.isEmpty {
+            notes.append("\(unpaged.prefix(3).joined(separator: ", "))\(unpaged.count > 3 ? "…" : "") paged by position (a view, no primary key, or a date key): their relations not followed")
+        }
+        let unindexed = incoming.flatMap { $0 }.filter { !indexedColumns[$0.source].contains($0.column) }
+        if !unindexed.isEmpty {
+            let names = unindexed.map { "\(described[$0.source].relation.name).\($0.column)" }
+            notes.append("no index on \(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? "…" : ""): their backlinks scan the table")
+        }
+        return notes
     }
 
     func index(of name: String) -> Int? { described.firstIndex { $0.relation.name == name } }

@@ -64,7 +64,8 @@ final class PostgresPagedTests: XCTestCase {
         let pages = try PostgresPages.open(url: url)
         XCTAssertEqual(pages.catalog.map(\.name), graph.types.map(\.name.rawValue))
         XCTAssertEqual(pages.catalog.map(\.count), graph.types.map(\.count))
-        XCTAssertEqual(pages.notes, ["loose, bossy paged by position (a view, no primary key, or a date key): their relations not followed"])
+        XCTAssertEqual(pages.notes.first, "loose, bossy paged by position (a view, no primary key, or a date key): their relations not followed")
+        XCTAssertEqual(pages.notes.last, "no index on note.about, badge.holder, note.per son…: their backlinks scan the table")
         for seed in UInt64(1)...8 {
             try walk(graph: graph, pages: try PostgresPages.open(url: url, edgesPerObject: Int(seed % 4) * 3 + 1), seed: seed, count: 150, windowRows: 20)
         }
