@@ -94,3 +94,28 @@ extension PageSource {
     /// The objects `keys`, of any types (a store whose keys are store-wide).
     public func window(keys: [ObjectID]) throws -> ObjectWindow { try window(keys: keys, of: nil) }
 }
+
+/// Where keyset paging starts reading positions of a type in key order: forward from position
+/// `from` (at key `key`, or the first key when nil), or backward from below position `below`
+/// (below key `key`, or from the last key when nil); the rows between are skipped by offset.
+public enum KeysetAnchor: Sendable {
+    case forward(from: Int, key: ObjectID?)
+    case backward(below: Int, key: ObjectID?)
+
+    /// The anchors positions `range` of a type of `count` keys can be read from — the type's ends,
+    /// and the ends of `near` (a window already read: its first position and keys) — fewest rows
+    /// skipped first.
+    public static func ranked(for range: Range<Int>, count: Int, near: (start: Int, keys: [ObjectID])?) -> [KeysetAnchor] {
+        var anchors: [KeysetAnchor] = [.forward(from: 0, key: nil), .backward(below: count, key: nil)]
+        if let near, let first = near.keys.first, let last = near.keys.last {
+            anchors += [.forward(from: near.start, key: first), .backward(below: near.start, key: first), .forward(from: near.start + near.keys.count - 1, key: last)]
+        }
+        func skipped(_ a: KeysetAnchor) -> Int? {
+            switch a {
+            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
+            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
+            }
+        }
+        return anchors.compactMap { a in skipped(a).map { (a, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+    }
+}

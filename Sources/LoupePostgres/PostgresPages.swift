@@ -266,19 +266,7 @@ public final class PostgresPages: PageSource, Sendable {
         guard !range.isEmpty else { return [] }
         let d = described[t]
         guard Self.pagedByKey(d) else { return range.map { .int(Int64($0 + 1)) } }
-        // Anchors: the ends, and the window already read (its first and last rows).
-        enum Anchor { case forward(from: Int, key: ObjectID?), backward(below: Int, key: ObjectID?) }
-        var anchors: [Anchor] = [.forward(from: 0, key: nil), .backward(below: counts[t], key: nil)]
-        if let near, let first = near.keys.first, let last = near.keys.last {
-            anchors += [.forward(from: near.start, key: first), .backward(below: near.start, key: first), .forward(from: near.start + near.keys.count - 1, key: last)]
-        }
-        func cost(_ a: Anchor) -> Int? {
-            switch a {
-            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
-            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
-            }
-        }
-        guard let anchor = anchors.compactMap({ a in cost(a).map { (a, $0) } }).min(by: { $0.1 < $1.1 })?.0 else { return [] }
+        guard let anchor = KeysetAnchor.ranked(for: range, count: counts[t], near: near).first else { return [] }
         var parameters: [String?] = []
         /// `(x."k1", …) op ($1::type, …)` for the anchor's key.
         func condition(_ key: ObjectID?, _ op: String) -> String {

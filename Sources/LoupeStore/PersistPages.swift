@@ -340,30 +340,18 @@ public final class PersistPages: PageSource, Sendable {
         let info = types[type]
         let range = max(0, range.lowerBound) ..< min(info.count, range.upperBound)
         guard !range.isEmpty else { return [] }
-        // Anchors: (position of the anchor row, its key or nil for an end, direction).
-        enum Anchor { case forward(from: Int, key: Int64?), backward(below: Int, key: Int64?) }
-        var anchors: [Anchor] = [.forward(from: 0, key: nil), .backward(below: info.count, key: nil)]
-        if let near, let first = near.keys.first, let last = near.keys.last {
-            anchors.append(.forward(from: near.start, key: first))
-            anchors.append(.backward(below: near.start, key: first))
-            anchors.append(.forward(from: near.start + near.keys.count - 1, key: last))
-        }
-        func cost(_ a: Anchor) -> Int? {
-            switch a {
-            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
-            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
-            }
-        }
-        let best = anchors.compactMap { a in cost(a).map { (a, $0) } }.min { $0.1 < $1.1 }!
+        let best = KeysetAnchor.ranked(for: range, count: info.count, near: near.map { ($0.start, $0.keys.map(ObjectID.int)) })[0]
         return try file.read { db in
-            switch best.0 {
-            case .forward(let from, let key):
+            switch best {
+            case .forward(let from, let anchorKey):
+                let key = anchorKey.flatMap { k -> Int64? in if case .int(let i) = k { return i } else { return nil } }
                 let condition = key == nil ? "" : " AND id >= ?"
                 var arguments: [DatabaseValueConvertible?] = [info.stored]
                 if let key { arguments.append(key) }
                 return try Int64.fetchAll(db, sql: "SELECT id FROM by_type WHERE \(info.matches)\(condition) ORDER BY id LIMIT ? OFFSET ?",
                                           arguments: StatementArguments(arguments + [range.count, range.lowerBound - from]))
-            case .backward(let below, let key):
+            case .backward(let below, let anchorKey):
+                let key = anchorKey.flatMap { k -> Int64? in if case .int(let i) = k { return i } else { return nil } }
                 let condition = key == nil ? "" : " AND id < ?"
                 var arguments: [DatabaseValueConvertible?] = [info.stored]
                 if let key { arguments.append(key) }

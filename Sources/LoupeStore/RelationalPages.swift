@@ -151,22 +151,10 @@ public final class RelationalPages: PageSource, Sendable {
                 return rows.enumerated().map { layout.key($1, type: t, ordinal: Int64(range.lowerBound + $0 + 1)) }
             }
         }
-        // Anchors: the ends, and the window already read (its first and last rows).
-        enum Anchor { case forward(from: Int, key: ObjectID?), backward(below: Int, key: ObjectID?) }
-        var anchors: [Anchor] = [.forward(from: 0, key: nil), .backward(below: counts[t], key: nil)]
-        if let near, let first = near.keys.first, let last = near.keys.last {
-            anchors += [.forward(from: near.start, key: first), .backward(below: near.start, key: first), .forward(from: near.start + near.keys.count - 1, key: last)]
-        }
-        func cost(_ a: Anchor) -> Int? {
-            switch a {
-            case .forward(let from, _): return range.lowerBound >= from ? range.lowerBound - from : nil
-            case .backward(let below, _): return range.upperBound <= below ? below - range.upperBound : nil
-            }
-        }
-        let ranked = anchors.compactMap { a in cost(a).map { (a, $0) } }.sorted { $0.1 < $1.1 }
+        let ranked = KeysetAnchor.ranked(for: range, count: counts[t], near: near)
         let selection = layout.keySelection(t, rowid: rowidName)
         return try file.read { db in
-            for (anchor, _) in ranked {
+            for anchor in ranked {
                 switch anchor {
                 case .forward(let from, let anchorKey):
                     var condition = "", arguments: [DatabaseValueConvertible?] = []
