@@ -221,6 +221,31 @@ final class TmuxTests: XCTestCase {
         XCTAssertEqual(albums.count, 347, "one cell changed, no row added or removed")
     }
 
+    /// A PostgreSQL database over the memory budget on a real terminal: paged, the last row
+    /// reached, a relation followed, a statement through a backlink answered by PostgreSQL, a
+    /// cell of its answer edited and committed into the database, the terminal restored.
+    func testPostgresPagedModeOnATerminal() throws {
+        let url = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "tmux_paged")
+        try start(url, subcommand: "browse --memory-budget 1K", width: 140, height: 35)
+        try waitFor("over the 1 KB memory budget")
+        try waitFor("For Those About To Rock")
+        try keys("BTab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j")
+        try waitFor("Track (3503)")
+        try keys("Tab", "End")
+        try waitFor("row 3503/3503")
+        try keys("Tab", "Enter")
+        try waitFor("Track #3503 › Album (1)")
+        try keys(":", "Album where @links.Track.Album.@count > 20 sort by AlbumId", "Enter")
+        try waitFor("17 objects")
+        try keys("Escape", "l", "e", "C-u", "Retitled Album", "Enter")
+        let staged = try waitFor("Retitled Album")
+        XCTAssertTrue(staged.contains("pending +0 ~1 -0"), staged)
+        try commitAndLeave("committed: 0 added, 1 changed", quit: ["q", "q", "q", "q"])
+        let titles = try LoupeBinary.run(["query", url, "Album where Title == \"Retitled Album\" select AlbumId", "--format", "csv"])
+        XCTAssertEqual(titles.stdout, "AlbumId\r\n23\r\n", titles.stderr)
+        XCTAssertEqual(try LoupeBinary.run(["query", url, "count Album"]).stdout, "347\n")
+    }
+
     /// Paged mode edits on a real terminal: a statement and a cell staged, `Ctrl-S` shows the
     /// writes, Enter commits them into the file.
     func testPagedEditsOnATerminal() throws {
