@@ -129,11 +129,21 @@ public final class PostgresPages: PageSource, Sendable {
     // MARK: Connections
 
     /// Runs `body` in one read-only snapshot on a connection of the pool (a new one when all are
-    /// at work); a connection the server dropped is not kept.
+    /// at work). A connection the server dropped while it waited in the pool (a restart, an idle
+    /// timeout) is replaced and `body` run again on a new one; one dropped while new is an error.
     func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let connection = try pool.withLock { $0.popLast() } ?? PostgresConnection(url: url)
-        defer { if connection.isHealthy { pool.withLock { if $0.count < 4 { $0.append(connection) } } } }
-        return try connection.snapshot { try body(connection) }
+        let pooled = pool.withLock { $0.popLast() }
+        let connection = try pooled ?? PostgresConnection(url: url)
+        do {
+            let value = try connection.snapshot { try body(connection) }
+            pool.withLock { if $0.count < 4 { $0.append(connection) } }
+            return value
+        } catch is PostgresError where pooled != nil && !connection.isHealthy {
+            return try read(body)
+        } catch {
+            if connection.isHealthy { pool.withLock { if $0.count < 4 { $0.append(connection) } } }
+            throw error
+        }
     }
 
     public var catalog: [(name: String, count: Int)] { zip(described, counts).map { ($0.relation.name, $1) } }

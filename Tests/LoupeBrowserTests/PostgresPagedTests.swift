@@ -100,6 +100,35 @@ final class PostgresPagedTests: XCTestCase {
         XCTAssertEqual(try cut.linkKeys(of: ada, link: bosses, range: 5..<9), [.int(7), .int(8), .int(9), .int(10)])
     }
 
+    /// Connections the server drops between reads (a restart, an idle timeout) are replaced: the
+    /// next window and statement read as before. A server that is gone is one clear error.
+    func testDroppedConnectionsAreReplaced() throws {
+        let url = try Self.awkwardDatabase("paged_dropped")
+        let pages = try PostgresPages.open(url: url, edgesPerObject: 3)
+        let source = PostgresQuerySource(pages: pages)
+        func ada() throws -> String {
+            let window = try pages.window(keys: [.int(1), .int(2)], of: "person")
+            return window.graph.describe(try XCTUnwrap(window.refs[0]))
+        }
+        let before = try ada()
+        guard case .count(let n)? = try source.answer(try Parser.parse("count person where boss.name == \"Ada\""), isCancelled: { false }) else { return XCTFail("a count") }
+        let other = try PostgresConnection(url: url)
+        let killed = try other.query("SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()) t")
+        XCTAssertEqual(killed.rows.first?.first, "1", "the pages' one pooled connection")
+        XCTAssertEqual(try ada(), before)
+        guard case .count(let again)? = try source.answer(try Parser.parse("count person where boss.name == \"Ada\""), isCancelled: { false }) else { return XCTFail("a count") }
+        XCTAssertEqual(again, n)
+        XCTAssertEqual(n, 38)
+        // A database dropped under the session: one error that names the server, not a crash.
+        let name = try XCTUnwrap(other.query("SELECT current_database()").rows.first?.first ?? nil)
+        withExtendedLifetime(other) {}
+        XCTAssertEqual(try PostgresServer.psql(try PostgresServer.url(), "DROP DATABASE \(name) WITH (FORCE);"), 0)
+        XCTAssertThrowsError(try pages.window(keys: [.int(3)], of: "person")) { error in
+            XCTAssertTrue("\(error)".hasPrefix("cannot read 'postgresql://"), "\(error)")
+            XCTAssertTrue("\(error)".contains(name), "\(error)")
+        }
+    }
+
     /// Statements in paged mode are answered by PostgreSQL (paths, backlinks, aggregates, sorts,
     /// projections, groups), or on a table's own attributes a chunk at a time when they do not
     /// translate: the loaded browser's screen and answer each time.
