@@ -61,10 +61,18 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
         public let rows: [[String?]]
     }
 
+    /// While set, every statement polls it as the server works and, once it says true, asks the
+    /// server to cancel the statement and throws ``QueryError/cancelled`` (the browser's and the
+    /// REPL's Ctrl-C).
+    public var isCancelled: (() -> Bool)?
+
     /// Runs one statement with `parameters` bound as `$1, $2, …` (text; nil is NULL).
     public func query(_ sql: String, _ parameters: [String?] = []) throws -> Rows {
-        let result: OpaquePointer? = withCStrings(parameters) { values in
-            PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        let result: OpaquePointer?
+        if let isCancelled { result = try cancellableResult(sql, parameters, isCancelled) } else {
+            result = withCStrings(parameters) { values in
+                PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            }
         }
         guard let result else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(connection))) }
         defer { PQclear(result) }
@@ -93,6 +101,44 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
             rows.append(row)
         }
         return Rows(columns: columns, types: types, rows: rows)
+    }
+
+    /// The result of one statement sent without waiting for it: the socket is polled every 50 ms,
+    /// and once `isCancelled` says so the server is asked to stop (`PQcancel`) and what it
+    /// answers is read to the end, so that the connection can be used again.
+    private func cancellableResult(_ sql: String, _ parameters: [String?], _ isCancelled: () -> Bool) throws -> OpaquePointer? {
+        let sent = withCStrings(parameters) { values in
+            PQsendQueryParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        guard sent == 1 else { return nil }
+        var cancelled = false
+        var last: OpaquePointer?
+        while true {
+            while PQisBusy(connection) == 1 {
+                if !cancelled, isCancelled() {
+                    cancelled = true
+                    if let cancel = PQgetCancel(connection) {
+                        var reason = [CChar](repeating: 0, count: 256)
+                        _ = PQcancel(cancel, &reason, Int32(reason.count))
+                        PQfreeCancel(cancel)
+                    }
+                }
+                var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+                _ = poll(&descriptor, 1, 50)
+                guard PQconsumeInput(connection) == 1 else {
+                    if let last { PQclear(last) }
+                    return nil
+                }
+            }
+            guard let next = PQgetResult(connection) else { break }
+            if let last { PQclear(last) }
+            last = next
+        }
+        if cancelled {
+            if let last { PQclear(last) }
+            throw QueryError.cancelled
+        }
+        return last
     }
 
     /// Runs one statement that returns no rows (an `INSERT`, `UPDATE` or `DELETE`), values bound

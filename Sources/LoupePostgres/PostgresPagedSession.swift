@@ -16,7 +16,9 @@ public final class PostgresQuerySource: QuerySource, Sendable {
         // Names, quantifiers and the rest of the engine's own checks, as it reports them.
         _ = try QueryEngine(graph: pages.schema).run(statement)
         return try pages.read { c in
-            try PostgresTranslation(schema: pages.schema, described: pages.described, connection: c).sourceAnswer(statement)
+            c.isCancelled = isCancelled
+            defer { c.isCancelled = nil }
+            return try PostgresTranslation(schema: pages.schema, described: pages.described, connection: c).sourceAnswer(statement)
         }
     }
 }

@@ -129,6 +129,20 @@ final class PostgresPagedTests: XCTestCase {
         }
     }
 
+    /// Ctrl-C reaches the server: a statement whose cancellation check turns true is cancelled
+    /// there (`PQcancel`) within moments, and the connection goes on serving the next one.
+    func testAStatementIsCancelledOnTheServer() throws {
+        let c = try PostgresConnection(url: try PostgresServer.url())
+        let start = Date()
+        c.isCancelled = { Date().timeIntervalSince(start) > 0.3 }
+        XCTAssertThrowsError(try c.query("SELECT pg_sleep(20)")) { error in XCTAssertEqual("\(error)", "\(QueryError.cancelled)") }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        c.isCancelled = { false }
+        XCTAssertEqual(try c.query("SELECT 41 + 1").rows.first?.first, "42")
+        c.isCancelled = nil
+        XCTAssertEqual(try c.query("SELECT $1::int * 2", ["21"]).rows.first?.first, "42")
+    }
+
     /// Statements in paged mode are answered by PostgreSQL (paths, backlinks, aggregates, sorts,
     /// projections, groups), or on a table's own attributes a chunk at a time when they do not
     /// translate: the loaded browser's screen and answer each time.
