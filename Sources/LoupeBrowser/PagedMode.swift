@@ -280,14 +280,21 @@ extension Browser {
         let limit = Browser.pagedFrequencyLimit
         start(task) {
             let result = Result { () throws -> [Value: Int] in
+                let tooMany = PagedRefusal("more than \(limit) different values: a frequency table of \(name) needs the whole graph")
+                // Counted by the store where it counts exactly, else value by value.
                 var counts: [Value: Int] = [:]
-                var n = 0
-                try source.forEachValue(type: t, attribute: attribute) { _, value in
-                    counts[value, default: 0] += 1
-                    n += 1
-                    if n & 65_535 == 0 { task.report(n, total) }
-                    if counts.count > limit { throw PagedRefusal("more than \(limit) different values: a frequency table of \(name) needs the whole graph") }
-                    return !task.cancellation.isCancelled
+                if let counted = try source.frequencies(type: t, attribute: attribute, limit: limit, isCancelled: { task.cancellation.isCancelled }) {
+                    guard counted.count <= limit else { throw tooMany }
+                    counts = counted
+                } else {
+                    var n = 0
+                    try source.forEachValue(type: t, attribute: attribute) { _, value in
+                        counts[value, default: 0] += 1
+                        n += 1
+                        if n & 65_535 == 0 { task.report(n, total) }
+                        if counts.count > limit { throw tooMany }
+                        return !task.cancellation.isCancelled
+                    }
                 }
                 for (_, stored, staged) in moved {
                     if let stored { counts[stored, default: 0] -= 1 }

@@ -61,6 +61,9 @@ public protocol PageSource: AnyObject {
     /// its value of `attribute` as a load would hold it (null when it has none; nil asks for the
     /// key itself), until `body` returns false.
     func forEachValue(type: Int, attribute: String?, _ body: (ObjectID, Value) throws -> Bool) throws
+    /// How many objects of type `type` hold each value of `attribute`, counted by the store
+    /// itself, or nil (see the default in the extension below).
+    func frequencies(type: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]?
     /// The kinds of value each of `names` holds as a member of type `type`'s objects, over every
     /// object; a name no object has is left out.
     func kinds(type: Int, names: Set<String>) throws -> [String: ValueKind]
@@ -91,6 +94,12 @@ public protocol PageSource: AnyObject {
 }
 
 extension PageSource {
+    /// How many objects of type `type` (an index into ``catalog``) hold each value of `attribute`
+    /// (nil: the key), as ``forEachValue(type:attribute:_:)`` would count them, counted by the
+    /// store itself; nil when it cannot count them exactly that way (then the caller counts value
+    /// by value). More than `limit` values may stop the count early: the caller then refuses.
+    public func frequencies(type: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? { nil }
+
     /// The objects `keys`, of any types (a store whose keys are store-wide).
     public func window(keys: [ObjectID]) throws -> ObjectWindow { try window(keys: keys, of: nil) }
 }

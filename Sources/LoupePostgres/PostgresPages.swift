@@ -494,6 +494,32 @@ public final class PostgresPages: PageSource, Sendable {
         }
     }
 
+    /// A column's values counted by `GROUP BY` on the server, where PostgreSQL's grouping cannot
+    /// join two values Loupe tells apart or part two it holds equal: integers, booleans, floating
+    /// and `numeric` numbers (values it groups have one number), dates and timestamps, bytes, and
+    /// text under a deterministic collation; nil for the key and other types (`citext`, `json`…).
+    public func frequencies(type t: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? {
+        let d = described[t]
+        guard let attribute, d.columns.contains(where: { $0.name == attribute }) else { return nil }
+        let column = SQL.identifier(attribute)
+        return try read { c in
+            let kind = try c.query("""
+                SELECT a.atttypid::text, coalesce(l.collisdeterministic, true) FROM pg_attribute a LEFT JOIN pg_collation l ON l.oid = a.attcollation
+                WHERE a.attrelid = $1::oid AND a.attname = $2
+                """, [d.relation.oid, attribute]).rows.first
+            guard let oid = kind?[0].flatMap({ UInt32($0) }), kind?[1] == "t",
+                  [16, 20, 21, 23, 26, 700, 701, 1700, 1082, 1114, 1184, 17, 25, 1043, 1042].contains(oid) else { return nil }
+            c.isCancelled = isCancelled
+            defer { c.isCancelled = nil }
+            let groups = try c.query("SELECT \(column), count(*) FROM \(d.relation.sqlName) GROUP BY \(column) LIMIT \(limit + 1)")
+            // (Past the limit, groups Loupe would join may be among those not read: counted value by value.)
+            guard groups.rows.count <= limit else { return nil }
+            var counts: [Value: Int] = [:]
+            for row in groups.rows { counts[PostgresDatabase.value(row[0], type: groups.types[0]), default: 0] += Int(row[1] ?? "") ?? 0 }
+            return counts
+        }
+    }
+
     public func kinds(type t: Int, names: Set<String>) throws -> [String: ValueKind] {
         let d = described[t]
         let columns = d.columns.map(\.name).filter(names.contains)

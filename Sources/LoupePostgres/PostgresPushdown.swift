@@ -153,10 +153,12 @@ class PostgresTranslation {
                     let column = type.attributes[a].name
                     value = Operand(sql: "\(current.alias).\(SQL.identifier(column))", kind: kind(current.type, column), column: (current.type, column))
                 } else if let r = relation {
-                    guard let fk = type.relations[r].foreignKey, fk.targetAttribute == nil, let targetKey = key(fk.targetType),
+                    // The column the foreign key names: the target's key, or a unique column
+                    // (PostgreSQL's foreign keys name one row at most, as a load links them).
+                    guard let fk = type.relations[r].foreignKey, let targetColumn = fk.targetAttribute ?? key(fk.targetType),
                           let target = table(fk.targetType) else { return nil }
                     let alias = newAlias(), from = current
-                    let on = "\(alias).\(SQL.identifier(targetKey)) = \(from.alias).\(SQL.identifier(fk.attribute))"
+                    let on = "\(alias).\(SQL.identifier(targetColumn)) = \(from.alias).\(SQL.identifier(fk.attribute))"
                     if first == nil { first = "\(target.relation.sqlName) \(alias)"; correlation = on } else { joins.append("LEFT JOIN \(target.relation.sqlName) \(alias) ON \(on)") }
                     if toMany > 0 { toOneAfterMany += 1 }
                     current = Scope(alias: alias, type: fk.targetType)
@@ -165,10 +167,10 @@ class PostgresTranslation {
                 }
             case .links(let typeName, let relationName):
                 guard let source = schema.type(named: typeName.text), let r = source.relation(named: relationName.text),
-                      let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
-                      let targetKey = key(current.type), let s = table(source.index) else { return nil }
+                      let fk = source.relations[r].foreignKey, fk.targetType == current.type,
+                      let targetColumn = fk.targetAttribute ?? key(current.type), let s = table(source.index) else { return nil }
                 let alias = newAlias()
-                let on = "\(alias).\(SQL.identifier(fk.attribute)) = \(current.alias).\(SQL.identifier(targetKey))"
+                let on = "\(alias).\(SQL.identifier(fk.attribute)) = \(current.alias).\(SQL.identifier(targetColumn))"
                 if first == nil { first = "\(s.relation.sqlName) \(alias)"; correlation = on } else { joins.append("JOIN \(s.relation.sqlName) \(alias) ON \(on)") }
                 toMany += 1
                 current = Scope(alias: alias, type: source.index)
@@ -451,20 +453,30 @@ class PostgresTranslation {
     }
 
     /// The statement's answer with its objects as keys (paged mode reads them a page at a
-    /// time), or nil.
+    /// time), or nil — also when a key is a value a load does not key by (a date: a load
+    /// numbers such rows instead).
     func sourceAnswer(_ statement: LoupeQuery.Statement) throws -> SourceAnswer? {
-        func ids(_ keys: [[String?]], _ types: [UInt32]) -> [ObjectID] {
-            keys.map { row in
-                let values = zip(row, types).map { PostgresDatabase.value($0, type: $1) }
-                return PostgresDatabase.objectID(values, keyPositions: Array(values.indices), isView: false, ordinal: 0)
+        func ids(_ keys: [[String?]], _ types: [UInt32]) -> [ObjectID]? {
+            var out: [ObjectID] = []
+            out.reserveCapacity(keys.count)
+            for row in keys {
+                var parts: [ObjectID] = []
+                for (text, type) in zip(row, types) {
+                    guard let part = ObjectID(keyValue: PostgresDatabase.value(text, type: type)) else { return nil }
+                    parts.append(part)
+                }
+                out.append(parts.count == 1 ? parts[0] : .composite(parts))
             }
+            return out
         }
         switch try answered(statement) {
         case nil: return nil
         case .count(let n)?: return .count(n)
         case .groups(let key, let rows, let total)?: return .groups(key: key, rows: rows, total: total)
-        case .projection(let columns, let rows, let keys, let keyTypes)?: return .projection(columns: columns, rows: rows, keys: ids(keys, keyTypes))
-        case .objects(let type, let keys, let keyTypes)?: return .objects(typeName: schema.types[type].name.rawValue, keys: ids(keys, keyTypes))
+        case .projection(let columns, let rows, let keys, let keyTypes)?:
+            return ids(keys, keyTypes).map { .projection(columns: columns, rows: rows, keys: $0) }
+        case .objects(let type, let keys, let keyTypes)?:
+            return ids(keys, keyTypes).map { .objects(typeName: schema.types[type].name.rawValue, keys: $0) }
         }
     }
 
