@@ -248,7 +248,9 @@ public final class ReplSession {
 
     /// The second part of `.changes`: the writes a host previewed, indented under their heading.
     public static func writesLines(_ preview: String) -> [String] {
-        ["", ".commit writes, in one transaction:"] + preview.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+        // Steps that cancel out (an object inserted, then deleted) leave nothing to write.
+        guard !preview.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return ["", ".commit writes nothing: the pending steps cancel out"] }
+        return ["", ".commit writes, in one transaction:"] + preview.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
     }
 
     /// Runs one line to the end on this thread: `loupe repl`, scripts and tests.

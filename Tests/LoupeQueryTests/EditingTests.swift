@@ -225,6 +225,10 @@ final class EditingTests: XCTestCase {
         }
         XCTAssertTrue(session.pending.isEmpty)
         XCTAssertEqual(ok(session, ".changes"), "no pending changes\n")
+        // Steps that cancel out leave nothing to write, and `.changes` says so.
+        _ = ok(session, #"insert parent { id: 50, name: "Brief" }"#)
+        _ = ok(session, "delete parent where id == 50")
+        XCTAssertTrue(ok(session, ".changes").hasSuffix("\n.commit writes nothing: the pending steps cancel out\n"), ok(session, ".changes"))
     }
 
     // MARK: Persist files
