@@ -67,6 +67,21 @@ final class TmuxTests: XCTestCase {
         assertTerminalRestored(end, file: file, line: line)
     }
 
+    /// Chinook browsed a page at a time: the tracks' last row reached, its first relation
+    /// followed (the screen then shows `followed`), and the albums with more than 20 tracks
+    /// listed by a statement through a backlink, sorted by `sortedBy`.
+    private func pageChinook(followed: String, sortedBy: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try waitFor("For Those About To Rock", file: file, line: line)
+        try keys("BTab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j")
+        try waitFor("Track (3503)", file: file, line: line)
+        try keys("Tab", "End")
+        try waitFor("row 3503/3503", file: file, line: line)
+        try keys("Tab", "Enter")
+        try waitFor(followed, file: file, line: line)
+        try keys(":", "Album where @links.Track.Album.@count > 20 sort by \(sortedBy)", "Enter")
+        try waitFor("17 objects", file: file, line: line)
+    }
+
     /// Runs `loupe [subcommand] FILE` in a tmux session (`subcommand` e.g. `repl`).
     private func start(_ path: String, subcommand: String? = nil, width: Int = 120, height: Int = 35) throws {
         // After Loupe ends, the shell reports its exit status and whether the terminal is back in
@@ -201,15 +216,7 @@ final class TmuxTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         try start(path, subcommand: "browse --memory-budget 1M", width: 140, height: 35)
         try waitFor("over the 1 MB memory budget")
-        try waitFor("For Those About To Rock")
-        try keys("BTab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j")
-        try waitFor("Track (3503)")
-        try keys("Tab", "End")
-        try waitFor("row 3503/3503")
-        try keys("Tab", "Enter")
-        try waitFor("› MediaType")
-        try keys(":", "Album where @links.Track.Album.@count > 20 sort by Title", "Enter")
-        try waitFor("17 objects")
+        try pageChinook(followed: "› MediaType", sortedBy: "Title")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "browsing never writes")
         // The first album's title, edited in place and committed.
         try keys("Escape", "l", "e", "C-u", "Retitled Album", "Enter")
@@ -228,15 +235,7 @@ final class TmuxTests: XCTestCase {
         let url = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "tmux_paged")
         try start(url, subcommand: "browse --memory-budget 1K", width: 140, height: 35)
         try waitFor("over the 1 KB memory budget")
-        try waitFor("For Those About To Rock")
-        try keys("BTab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j")
-        try waitFor("Track (3503)")
-        try keys("Tab", "End")
-        try waitFor("row 3503/3503")
-        try keys("Tab", "Enter")
-        try waitFor("Track #3503 › Album (1)")
-        try keys(":", "Album where @links.Track.Album.@count > 20 sort by AlbumId", "Enter")
-        try waitFor("17 objects")
+        try pageChinook(followed: "Track #3503 › Album (1)", sortedBy: "AlbumId")
         try keys("Escape", "l", "e", "C-u", "Retitled Album", "Enter")
         let staged = try waitFor("Retitled Album")
         XCTAssertTrue(staged.contains("pending +0 ~1 -0"), staged)
