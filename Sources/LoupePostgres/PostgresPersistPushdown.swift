@@ -212,8 +212,8 @@ final class PostgresPersistTranslation: PostgresTranslation {
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
     }
 
-    override func root(_ type: Int) -> (from: String, keys: [String])? {
-        ("FROM \(byType) a0 WHERE a0.\"type_name\" = \(bind(types[type].name, as: "text")) AND ", ["a0.\"id\""])
+    override func root(_ type: Int) -> (table: String, filter: String, keys: [String])? {
+        (byType, "a0.\"type_name\" = \(bind(types[type].name, as: "text")) AND ", ["a0.\"id\""])
     }
 
     /// A member's text as the load reads it: numbers as integers when they have no fraction or

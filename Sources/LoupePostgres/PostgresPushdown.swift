@@ -52,6 +52,10 @@ class PostgresTranslation {
     let connection: PostgresConnection
     private(set) var parameters: [String?] = []
     private var aliasCount = 0
+    /// `LEFT JOIN`s onto the statement's rows (`a0`) that its to-one paths from them read
+    /// through: a foreign key names one row at most, so a join adds no row, and PostgreSQL plans
+    /// it as one join rather than a lookup per row (a correlated subquery).
+    private(set) var rootJoins: [String] = []
     private var variables: [String: Scope] = [:]
     private var checks: [String: Bool] = [:]
 
@@ -140,6 +144,7 @@ class PostgresTranslation {
 
     func path(_ p: Path, _ start: Scope) throws -> Translated? {
         guard var (current, steps) = origin(of: p, at: start) else { return nil }
+        let fromRoot = current.alias == "a0"
         var first: String?, correlation = "", joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?
@@ -180,6 +185,12 @@ class PostgresTranslation {
             case .variable, .type:
                 return nil
             }
+        }
+        // A value through to-one hops from the statement's own rows: joined onto them.
+        if fromRoot, toMany == 0, p.aggregate == nil, let value, let first {
+            rootJoins.append("LEFT JOIN \(first) ON \(correlation)")
+            rootJoins += joins
+            return .scalar(value)
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
@@ -387,9 +398,11 @@ class PostgresTranslation {
 
     /// The rows of the statement's type: `FROM … a0 WHERE ` (a condition follows), and the
     /// SQL of its key's columns; nil when the type cannot be answered here (a view, no key).
-    func root(_ type: Int) -> (from: String, keys: [String])? {
+    /// The rows a statement over `type` reads: the table (aliased `a0`), a condition they meet
+    /// before the statement's (empty, or ending in `AND `), and their key columns.
+    func root(_ type: Int) -> (table: String, filter: String, keys: [String])? {
         guard let root = table(type), !root.relation.isView, !root.keys.isEmpty else { return nil }
-        return ("FROM \(root.relation.sqlName) a0 WHERE ", root.keys.map { "a0.\(SQL.identifier($0))" })
+        return (root.relation.sqlName, "", root.keys.map { "a0.\(SQL.identifier($0))" })
     }
 
     /// A value a query read, as the engine holds it: by the column's type.
@@ -485,7 +498,8 @@ class PostgresTranslation {
         let scope = Scope(alias: "a0", type: type.index)
         let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
         guard let condition else { return nil }
-        let from = root.from + condition
+        /// The rows' `FROM … WHERE`, with the joins the statement's to-one paths made so far.
+        var from: String { "FROM \(root.table) a0" + rootJoins.map { " " + $0 }.joined() + " WHERE \(root.filter)\(condition)" }
         let keyOrder = root.keys
         switch statement {
         case .count:
