@@ -98,9 +98,7 @@ public enum PostgresDatabase {
                     warnings.append("\(described.relation.name): cannot read its rows (\(error.reason))")
                 }
             }
-            let relation = described.relation
-            tables.append(KeyedTable(name: relation.name, type: t, columns: described.columns.map(\.name), keyColumns: relation.isView ? [] : described.keys,
-                                     foreignKeys: relation.isView ? [] : described.foreignKeys))
+            tables.append(keyedTable(described, type: t))
         }
         RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
         return LoadedGraph(graph: builder.finish(), warnings: warnings)
@@ -140,6 +138,39 @@ public enum PostgresDatabase {
         return out
     }
 
+    /// What ``RelationalFormat/linkForeignKeys(_:_:warnings:)`` links of `d`, whose type is `t`
+    /// (a view's rows have no key and name nothing).
+    static func keyedTable(_ d: Described, type t: Int) -> KeyedTable {
+        KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
+                   foreignKeys: d.relation.isView ? [] : d.foreignKeys)
+    }
+
+    /// Adds every type of `described` to `builder` (type `i` is `described[i]`) and returns the
+    /// tables ``RelationalFormat/linkForeignKeys(_:_:warnings:)`` links.
+    static func addTypes(_ described: [Described], to builder: GraphBuilder) -> [KeyedTable] {
+        described.map { keyedTable($0, type: addType($0, to: builder)) }
+    }
+
+    /// The types of `described` with their attributes and relations, as a load makes them, no rows.
+    static func schemaGraph(_ described: [Described]) -> ObjectGraph {
+        let builder = GraphBuilder(formatName: formatName)
+        var warnings: [String] = []
+        RelationalFormat.linkForeignKeys(builder, addTypes(described, to: builder), warnings: &warnings)
+        return builder.finish()
+    }
+
+    /// The key a row's key columns make, read as PostgreSQL wrote them (`texts`, of type OIDs
+    /// `types`), as a load makes it; nil when a part is a value a load does not key by (a date:
+    /// a load numbers such rows instead).
+    static func key(_ texts: some Collection<String?>, types: some Collection<UInt32>) -> ObjectID? {
+        var parts: [ObjectID] = []
+        for (text, type) in zip(texts, types) {
+            guard let part = ObjectID(keyValue: value(text, type: type)) else { return nil }
+            parts.append(part)
+        }
+        return parts.count == 1 ? parts[0] : .composite(parts)
+    }
+
     /// The type a table becomes, with its attributes, and no rows yet.
     static func addType(_ d: Described, to builder: GraphBuilder) -> Int {
         let relation = d.relation, keys = d.keys
@@ -174,9 +205,9 @@ public enum PostgresDatabase {
     }
 
     /// Reads a table's rows into its type, in key order: all of them, or those `condition`
-    /// (SQL over the table's columns, with `parameters` bound) selects. Of the rows `thin` (SQL
-    /// too) selects, only the key's columns and `thinColumns` are read (the others stay unset,
-    /// as a window's backlink sources are); `tail` replaces the key order (an order, an offset and
+    /// (SQL over the table's columns, with `parameters` bound) selects. Of the rows `thin.condition`
+    /// (SQL too) selects, only the key's columns and `thin.columns` are read (the others stay
+    /// unset, as a window's backlink sources are); `tail` replaces the key order (an order, an offset and
     /// a limit: rows by position), the first row read then being row `firstOrdinal + 1` of a type
     /// keyed by row number.
     static func readRows(_ c: PostgresConnection, _ d: Described, type t: Int, into builder: GraphBuilder,
@@ -307,8 +338,7 @@ extension PostgresDatabase {
                     }
                     if !parts.isEmpty { try readRows(c, d, type: t, into: builder, condition: parts.joined(separator: " OR "), parameters: parameters) }
                 }
-                tables.append(KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
-                                         foreignKeys: d.relation.isView ? [] : d.foreignKeys))
+                tables.append(keyedTable(d, type: t))
             }
             var warnings: [String] = []
             RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)

@@ -91,26 +91,8 @@ public final class PostgresPages: PageSource, Sendable {
             }
             return (described, counts, described.map { leading[$0.relation.oid] ?? [] })
         }
-        return PostgresPages(url: url, server: connection.server, described: described, schema: schemaGraph(described), counts: counts,
+        return PostgresPages(url: url, server: connection.server, described: described, schema: PostgresDatabase.schemaGraph(described), counts: counts,
                              indexedColumns: indexed, edgesPerObject: edgesPerObject, connection: connection)
-    }
-
-    /// The types of `described` with their attributes and relations, as a load makes them, no rows.
-    static func schemaGraph(_ described: [PostgresDatabase.Described]) -> ObjectGraph {
-        let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-        var warnings: [String] = []
-        RelationalFormat.linkForeignKeys(builder, tables(described, builder), warnings: &warnings)
-        return builder.finish()
-    }
-
-    /// Adds every type of `described` to `builder` (type `i` is `described[i]`) and returns the
-    /// tables ``RelationalFormat/linkForeignKeys(_:_:warnings:)`` links.
-    static func tables(_ described: [PostgresDatabase.Described], _ builder: GraphBuilder) -> [KeyedTable] {
-        described.map { d in
-            let t = PostgresDatabase.addType(d, to: builder)
-            return KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
-                              foreignKeys: d.relation.isView ? [] : d.foreignKeys)
-        }
     }
 
     /// True for a table with a primary key a load keys its rows by: paged by key, its relations followed.
@@ -217,11 +199,13 @@ public final class PostgresPages: PageSource, Sendable {
             || type.hasPrefix("numeric") || type.hasPrefix("character")
     }
 
+    /// The values each integer type holds.
+    private static let ranges: [String: ClosedRange<Int64>] = ["smallint": Int64(Int16.min)...Int64(Int16.max), "integer": Int64(Int32.min)...Int64(Int32.max),
+                                                               "bigint": Int64.min...Int64.max, "oid": 0...Int64(UInt32.max)]
+
     /// A key part as the text PostgreSQL reads for a key column of `type`, or nil when no value of
     /// the column is that key (as a load makes keys: integers, numbers, text, bytes).
     static func keyText(_ part: ObjectID, type: String) -> String? {
-        let ranges: [String: ClosedRange<Int64>] = ["smallint": Int64(Int16.min)...Int64(Int16.max), "integer": Int64(Int32.min)...Int64(Int32.max),
-                                                    "bigint": Int64.min...Int64.max, "oid": 0...Int64(UInt32.max)]
         switch (part, type) {
         case (.int(let i), _) where ranges[type] != nil: return ranges[type]!.contains(i) ? String(i) : nil
         case (_, _) where ranges[type] != nil: return nil
@@ -251,16 +235,11 @@ public final class PostgresPages: PageSource, Sendable {
         d.keys.map { "\(alias).\(SQL.identifier($0))" + (descending ? " DESC" : "") }.joined(separator: ", ")
     }
 
-    /// The key a row's first `d.keys.count` values make, as a load makes it.
-    static func key(_ row: ArraySlice<String?>, types: ArraySlice<UInt32>, of d: PostgresDatabase.Described) -> ObjectID {
-        let values = zip(row, types).map { PostgresDatabase.value($0, type: $1) }
-        return PostgresDatabase.objectID(values, keyPositions: Array(values.indices), isView: false, ordinal: 0)
-    }
-
-    /// The rows' keys, each row's first values from column `from` on.
+    /// The rows' keys, each row's `d.keys.count` values from column `from` on (a table paged by
+    /// key: every key is one a load makes).
     static func keys(_ rows: PostgresConnection.Rows, from: Int = 0, of d: PostgresDatabase.Described) -> [ObjectID] {
         let width = d.keys.count
-        return rows.rows.map { key($0[from..<from + width], types: rows.types[from..<from + width], of: d) }
+        return rows.rows.compactMap { PostgresDatabase.key($0[from..<from + width], types: rows.types[from..<from + width]) }
     }
 
     /// The order rows of a type paged by position are read in: a load's (its key's, for a key a
@@ -393,7 +372,7 @@ public final class PostgresPages: PageSource, Sendable {
     /// `positional`, that type's rows by position (their keys are row numbers).
     private func rows(_ c: PostgresConnection, full: [Int: [ObjectID]], sparse: [Int: [ObjectID]], positional: (type: Int, keys: [ObjectID])?) throws -> ObjectGraph {
         let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-        let tables = Self.tables(described, builder)
+        let tables = PostgresDatabase.addTypes(described, to: builder)
         for (t, d) in described.enumerated() {
             // Whole and thin rows in one pass, in key order (the order a load links them in).
             let whole = Set(full[t] ?? []), thin = Set(sparse[t] ?? []).subtracting(whole)
@@ -479,7 +458,7 @@ public final class PostgresPages: PageSource, Sendable {
         try c.forEachBatch("SELECT \(selection.isEmpty ? "NULL" : selection.joined(separator: ", ")) FROM \(d.relation.sqlName)\(order)") { batch in
             for row in batch.rows {
                 ordinal += 1
-                let id = keys.isEmpty ? .int(ordinal) : Self.key(row[0..<keys.count], types: batch.types[0..<keys.count], of: d)
+                let id = keys.isEmpty ? .int(ordinal) : PostgresDatabase.key(row[0..<keys.count], types: batch.types[0..<keys.count]) ?? .int(ordinal)
                 let values = columns.indices.map { PostgresDatabase.value(row[keys.count + $0], type: batch.types[keys.count + $0]) }
                 if try !body(id, values) { return false }
             }
@@ -561,13 +540,13 @@ public final class PostgresPages: PageSource, Sendable {
         let names = d.columns.map(\.name)
         try read { c in
             var builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-            _ = Self.tables(described, builder)
+            _ = PostgresDatabase.addTypes(described, to: builder)
             var rows = 0
             func flush() throws -> Bool {
                 for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
                 let graph = builder.finish()
                 builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-                _ = Self.tables(described, builder)
+                _ = PostgresDatabase.addTypes(described, to: builder)
                 rows = 0
                 return try body(graph)
             }
@@ -587,7 +566,7 @@ public final class PostgresPages: PageSource, Sendable {
         let d = described[t]
         return try read { c in
             let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-            _ = Self.tables(described, builder)
+            _ = PostgresDatabase.addTypes(described, to: builder)
             if Self.pagedByKey(d) {
                 var parameters: [String?] = []
                 let condition = Self.keyIn(d, alias: nil, keys, &parameters)

@@ -26,16 +26,7 @@ public enum PostgresPushdown {
             // Persist's layout is a graph of documents, not of tables.
             if try PostgresPersist.isPersist(connection) { return try PostgresPersistPushdown.run(statement, connection: connection) }
             let described = try PostgresDatabase.describeAll(connection)
-            let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
-            var tables: [KeyedTable] = []
-            for d in described {
-                let t = PostgresDatabase.addType(d, to: builder)
-                tables.append(KeyedTable(name: d.relation.name, type: t, columns: d.columns.map(\.name), keyColumns: d.relation.isView ? [] : d.keys,
-                                         foreignKeys: d.relation.isView ? [] : d.foreignKeys))
-            }
-            var warnings: [String] = []
-            RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
-            let schema = builder.finish()
+            let schema = PostgresDatabase.schemaGraph(described)
             // Names, quantifiers and the rest of the engine's own checks, as it reports them.
             _ = try QueryEngine(graph: schema).run(statement)
             let translation = PostgresTranslation(schema: schema, described: described, connection: connection)
@@ -473,12 +464,8 @@ class PostgresTranslation {
             var out: [ObjectID] = []
             out.reserveCapacity(keys.count)
             for row in keys {
-                var parts: [ObjectID] = []
-                for (text, type) in zip(row, types) {
-                    guard let part = ObjectID(keyValue: PostgresDatabase.value(text, type: type)) else { return nil }
-                    parts.append(part)
-                }
-                out.append(parts.count == 1 ? parts[0] : .composite(parts))
+                guard let id = PostgresDatabase.key(row, types: types) else { return nil }
+                out.append(id)
             }
             return out
         }
