@@ -494,7 +494,7 @@ public final class Browser {
             updateCurrent { $0.content = .pagedFrequency(table); $0.selection = 0 }
             return
         }
-        if pages != nil { refusePaged("sorting a whole type or a link"); return }
+        if pages != nil { sortPaged(ascending: ascending); return }
         guard let graph, let sheet = current, let session else { return }
         let columns = sheet.columns(graph: graph)
         guard sheet.column < columns.count else { return }
@@ -519,8 +519,7 @@ public final class Browser {
         case .frequency(let column, let rows, let source):
             let order = Browser.frequencyOrder(rows, byKey: sheet.column == 0, ascending: ascending)
             updateCurrent { $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source); $0.selection = 0 }
-        case .paged: refusePaged("sorting a whole type")
-        case .pagedFrequency: break   // above
+        case .paged, .pagedFrequency: break   // above
         }
     }
 
@@ -729,6 +728,10 @@ public final class Browser {
             running = nil
             finishPagedFilter(crumb: crumb, typeName: typeName, result, cancelled: task.cancellation.isCancelled)
             return true
+        case .pagedSorted(let depth, let column, let sort, let result):
+            running = nil
+            finishPagedSort(depth: depth, column: column, sort: sort, result, cancelled: task.cancellation.isCancelled)
+            return true
         case .answered(let result):
             running = nil
             finishPagedStatement(line: task.line, result, cancelled: task.cancellation.isCancelled,
@@ -781,7 +784,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed, .counted, .found, .answered, .pagedStaged, .pagedReopened, .pagedCellStaged: break   // handled above
+        case .indexed, .counted, .found, .answered, .pagedSorted, .pagedStaged, .pagedReopened, .pagedCellStaged: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -932,6 +935,8 @@ final class RunningTask: Sendable {
         case counted(String, Int, String?, Int, Result<[Value: Int], any Error>)
         /// Paged mode: the keys with a value (the crumb, the type's name).
         case found(String, String, Result<[ObjectID], any Error>)
+        /// Paged mode: a list sorted over the store (the stack's depth then, the column, the sort).
+        case pagedSorted(Int, String, PagedSort, Result<(Browser.PagedAnswer, String?), any Error>)
         /// Paged mode: a statement answered over the store.
         /// (With a note to show after it, if any.)
         case answered(Result<(Browser.PagedAnswer, String?), any Error>)

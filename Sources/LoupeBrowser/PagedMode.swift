@@ -48,6 +48,13 @@ public struct PagedRows {
     }
 }
 
+/// How a paged list was sorted (`s`/`S`): the statement it lists (a whole type, a filter) and
+/// the sort keys so far, the latest first (a later sort keeps earlier ones' order for its ties).
+public struct PagedSort: Sendable {
+    let base: Query
+    let keys: [SortKey]
+}
+
 /// A frequency table of one column of a whole type, counted over the store (paged mode's `F`).
 public struct PagedFrequency {
     /// The column's name, as the records pane heads it.
@@ -259,7 +266,11 @@ extension Browser {
             if case .pagedFrequency? = current?.content { message = "already a frequency table" } else { refusePaged("a frequency table of this view") }
             return
         }
-        guard case .type(let t) = rows.source else { refusePaged("a frequency table of a followed link"); return }
+        // A whole type, or one `s` sorted (the same objects).
+        let sortedType = sheet.pagedSort.flatMap { $0.base.predicate == nil ? $0.base.type?.text : nil }.flatMap { name in pages.catalog.firstIndex { $0.name == name } }
+        guard let t = sortedType ?? { if case .type(let t) = rows.source { return t } else { return nil } }() else {
+            refusePaged("a frequency table of a followed link or a statement's objects"); return
+        }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
         let columns = sheet.columns(graph: graph)
         guard sheet.column < columns.count else { return }
@@ -412,33 +423,104 @@ extension Browser {
         guard statement.pushdownRoot != nil, querySource != nil || chunked != nil else { return false }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
         let task = RunningTask(line: line, isLoad: true, verb: "querying")
+        let answering = pagedAnswering(statement, chunked: chunked)
+        start(task) { task.finish(.answered(Result { try answering(task) })) }
+        return true
+    }
+
+    /// How a task answers `statement` over the store, read off the UI thread: by the
+    /// ``querySource``, else (`chunked`) the engine a chunk of objects at a time; with changes
+    /// pending, the staged state's answer (and the note to show after it, if any).
+    func pagedAnswering(_ statement: Statement, chunked: ChunkedStatement?) -> @Sendable (RunningTask) throws -> (PagedAnswer, String?) {
         nonisolated(unsafe) let source = pages
         let sql = querySource
         let changes = pagedChanges
         let unanswered = pagedUnanswered
-        start(task) {
-            let result = Result { () throws -> (PagedAnswer, String?) in
-                let answer: PagedAnswer
-                let asked = changes?.fileStatement(for: statement) ?? statement
-                if let sql, let found = try sql.answer(asked, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
-                    answer = PagedAnswer(found)
-                } else {
-                    guard let chunked, !task.cancellation.isCancelled else {
-                        throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
-                    }
-                    answer = try Self.answerInChunks(statement, chunked, source, task)
+        return { task in
+            let answer: PagedAnswer
+            let asked = changes?.fileStatement(for: statement) ?? statement
+            if let sql, let found = try sql.answer(asked, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
+                answer = PagedAnswer(found)
+            } else {
+                guard let chunked, let source, !task.cancellation.isCancelled else {
+                    throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
                 }
-                // The store answered over the file: with changes pending, the staged state's answer.
-                guard var changes else { return (answer, nil) }
-                let declared = changes.declaredAttributes
-                let staged = try changes.staged(statement, fileAnswer: answer.sourceAnswer) {
-                    try sql?.answer(statement, declaring: declared, isCancelled: { task.cancellation.isCancelled })
-                }
-                return (PagedAnswer(staged.answer), staged.overFile ? PagedChanges.overFileNote : nil)
+                answer = try Self.answerInChunks(statement, chunked, source, task)
             }
-            task.finish(.answered(result))
+            // The store answered over the file: with changes pending, the staged state's answer.
+            guard var changes else { return (answer, nil) }
+            let declared = changes.declaredAttributes
+            let staged = try changes.staged(statement, fileAnswer: answer.sourceAnswer) {
+                try sql?.answer(statement, declaring: declared, isCancelled: { task.cancellation.isCancelled })
+            }
+            return (PagedAnswer(staged.answer), staged.overFile ? PagedChanges.overFileNote : nil)
         }
-        return true
+    }
+
+    /// `s`/`S` on a paged list of objects: the list sorted by the current column, as the loaded
+    /// browser sorts it (stably: ties keep the order the list had), by a statement answered over
+    /// the store off the UI thread (Ctrl-C cancels). A whole type is `Type sort by column`; a
+    /// statement's objects in key order (a filter) are the statement with that sort; a list
+    /// sorted here before is sorted by the new column, then by the earlier ones. Relations'
+    /// objects and other statements' lists are refused (their order is not a statement's).
+    func sortPaged(ascending: Bool) {
+        guard let pages, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
+            refusePaged("sorting this view"); return
+        }
+        let columns = sheet.columns(graph: graph)
+        guard sheet.column < columns.count else { return }
+        let name = columns[sheet.column]
+        var query: Query
+        switch rows.source {
+        case _ where sheet.pagedSort != nil:
+            query = sheet.pagedSort!.base
+        case .type:
+            query = Query(type: Name(text: typeName, range: SourceRange(0, 0)))
+        case .keys:
+            guard case .query(let q)? = try? Parser.parse(sheet.crumb), q.clauses.isEmpty, q.projection == nil, q.type != nil else {
+                message = "paged mode sorts a whole type or a filter's objects; add `sort by \(name)` to the statement"; return
+            }
+            query = q
+        case .link:
+            message = "paged mode sorts a whole type or a filter's objects, not a relation's"; return
+        }
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
+        let key = SortKey(path: .column(name), ascending: ascending)
+        let keys = [key] + (sheet.pagedSort?.keys ?? []).filter { $0.path != key.path }
+        let sort = PagedSort(base: query, keys: keys)
+        query.clauses = [.sort(keys)]
+        let statement = Statement.query(query)
+        let task = RunningTask(line: "sort by \(name)", isLoad: true, verb: "sorting")
+        let answering = pagedAnswering(statement, chunked: nil)
+        let depth = stack.count
+        start(task) {
+            task.finish(.pagedSorted(depth, name, sort, Result { try answering(task) }))
+        }
+    }
+
+    /// Shows a sort's answer in the view it sorted (when that is still the current view).
+    func finishPagedSort(depth: Int, column: String, sort: PagedSort, _ result: Result<(PagedAnswer, String?), any Error>, cancelled: Bool) {
+        guard stack.count == depth, let sheet = current, case .paged(let rows) = sheet.content else {
+            message = "the sort's view was left before it was sorted"; return
+        }
+        switch result {
+        case .success where cancelled: message = "sort cancelled"
+        case .success(let (.keys(typeName, sorted), note)):
+            updateCurrent {
+                $0.content = .paged(PagedRows(source: .keys(sorted), count: sorted.count, typeName: rows.typeName ?? typeName))
+                $0.pagedSort = sort
+                $0.selection = 0
+                $0.top = 0
+            }
+            ensurePagedWindow(span: max(1, layout.recordsBody.height))
+            detailSelection = initialDetailSelection()
+            message = "sorted by \(column) \(sort.keys.first?.ascending == false ? "descending" : "ascending")"
+            if let note { replOutput.append(note); trimOutput() }
+        case .success: message = "cannot sort by \(column)"
+        case .failure where cancelled: message = "sort cancelled"
+        case .failure(let error as PagedRefusal): message = "cannot sort by \(column): \(error)"
+        case .failure: message = "cannot sort by \(column)"
+        }
     }
 
     /// A statement the engine can answer a chunk of objects at a time: a count or a plain

@@ -31,6 +31,8 @@ public struct Sheet {
     /// The object of a projection's row, opened from it (paged mode): the breadcrumb names it
     /// once, as the selected object, as over a loaded projection.
     public var isObjectOfRow = false
+    /// For a paged list `s`/`S` sorted, how (the next sort keeps its order for ties).
+    public var pagedSort: PagedSort?
     /// Opened from the relation graph: going back returns to the graph, at this node.
     public var openedFromGraphNode: Int?
     public var selection = 0

@@ -30,6 +30,10 @@ public struct Name: Equatable, Sendable, CustomStringConvertible {
     public let text: String
     public let range: SourceRange
     public var description: String { text }
+    public init(text: String, range: SourceRange) {
+        self.text = text
+        self.range = range
+    }
 }
 
 /// A query: a type (nil for a bare predicate), a filter, clauses in order, and a projection.
@@ -38,6 +42,13 @@ public struct Query: Equatable, Sendable, CustomStringConvertible {
     public var predicate: Predicate?
     public var clauses: [Clause] = []
     public var projection: [Column]? = nil
+
+    public init(type: Name? = nil, predicate: Predicate? = nil, clauses: [Clause] = [], projection: [Column]? = nil) {
+        self.type = type
+        self.predicate = predicate
+        self.clauses = clauses
+        self.projection = projection
+    }
 
     public var description: String {
         var s = "(query \(type?.text ?? "_")"
@@ -68,6 +79,10 @@ public struct SortKey: Equatable, Sendable, CustomStringConvertible {
     public var path: Path
     public var ascending: Bool
     public var description: String { "\(path) \(ascending ? "asc" : "desc")" }
+    public init(path: Path, ascending: Bool) {
+        self.path = path
+        self.ascending = ascending
+    }
 }
 
 /// A projected column: an expression and the name it is shown under.
@@ -254,6 +269,13 @@ public struct Path: Equatable, Sendable, CustomStringConvertible {
         var parts = steps.map(\.description)
         if let aggregate { parts.append("@" + aggregate.rawValue) }
         return parts.joined(separator: ".")
+    }
+
+    /// The path a browser's column names, not parsed (any name): `id`, `@type`, or one
+    /// attribute or relation of the objects listed.
+    public static func column(_ name: String) -> Path {
+        let step: Step = name == "id" ? .id : name == "@type" ? .type : .name(Name(text: name, range: SourceRange(0, 0)))
+        return Path(steps: [step], aggregate: nil, range: SourceRange(0, 0))
     }
 }
 

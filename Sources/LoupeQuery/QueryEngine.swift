@@ -290,10 +290,7 @@ func stableSorted<T>(_ items: [T], by less: (T, T) -> Bool) -> [T] {
 
 extension QueryEngine {
     /// A path naming one column: `id`, `@type`, or an attribute or relation name.
-    private func columnPath(_ column: String) -> Path {
-        let step: Step = column == "id" ? .id : column == "@type" ? .type : .name(Name(text: column, range: SourceRange(0, 0)))
-        return Path(steps: [step], aggregate: nil, range: SourceRange(0, 0))
-    }
+    private func columnPath(_ column: String) -> Path { .column(column) }
 
     private func typesOf(_ refs: [ObjectRef]) -> [Int] { Array(Set(refs.map { Int($0.type) })).sorted() }
 

@@ -51,6 +51,71 @@ final class PagedBrowsingTests: XCTestCase {
         }
     }
 
+    /// `s`/`S` in paged mode sort a whole type or a filter's objects over the store as the loaded
+    /// browser sorts them (stably: a second sort keeps the first's order for its ties), on every
+    /// column, awkward rows included; `F` still counts the sorted type; a relation's objects
+    /// are refused with a message.
+    func testSortingPagedLists() throws {
+        for awkward in [false, true] {
+            let path = try Shared.temporaryPath()
+            try SampleGenerator.generate(path: path, objects: 800, seed: 19)
+            if awkward { try HostileFiles.addAwkwardPersistRows(path) }
+            let graph = try LoadedStore.open(path).graph
+            func browsers() throws -> (Browser, Browser) {
+                let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+                whole.attach(graph)
+                let pages = try PersistPages.open(try StoreFile.openForReading(path))
+                let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+                paged.attachPaged(pages, querySource: PersistQuerySource(pages: pages))
+                return (whole, paged)
+            }
+            for (t, type) in graph.types.enumerated() where type.count > 0 {
+                // The key, each attribute, and the first relation column (if any).
+                let shown = try browsers().0
+                for key in [Key.backTab] + Array(repeating: .character("j"), count: t) + [.tab] { shown.handle(.key(key)) }
+                let columns = min(type.attributes.count + 2, shown.stack.last!.columns(graph: graph).count)
+                /// Collections and relations are not sorted over the store, nor, where its relation rows
+                /// cannot be joined as a load joins them (awkward rows), a name that is a relation's too.
+                func sortable(_ column: Int) -> Bool {
+                    let kinds = column == 0 ? ValueKind.integer : column <= type.attributes.count ? type.attributes[column - 1].kinds : .reference
+                    let alsoRelation = column > 0 && column <= type.attributes.count && type.relations.contains { $0.name == type.attributes[column - 1].name }
+                    return kinds.isDisjoint(with: [.array, .object, .reference]) && !(awkward && alsoRelation)
+                }
+                for column in 0..<columns {
+                    let (whole, paged) = try browsers()
+                    let label = "\(type.name) column \(column) awkward \(awkward)"
+                    let keys: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab] + Array(repeating: .character("l"), count: column)
+                    if !assertSameScreens(whole, paged, keys: keys, label) { return }
+                    guard sortable(column) else {
+                        paged.handle(.key(.character("s")))
+                        XCTAssertTrue(paged.message.hasPrefix("cannot sort by"), "\(label): \(paged.message)")
+                        continue
+                    }
+                    // Then descending by the next sortable column: ties keep the first sort's order.
+                    let next = ((column + 1)..<columns).first(where: sortable) ?? (0..<column).first(where: sortable) ?? column
+                    let move: [Key] = next > column ? Array(repeating: .character("l"), count: next - column) : Array(repeating: .character("h"), count: column - next)
+                    if !assertSameScreens(whole, paged, keys: [.character("s"), .character("j")] + move + [.character("S"), .end, .character("k")], label) { return }
+                    XCTAssertEqual(paged.message, whole.message, label)
+                }
+            }
+            // A filter's objects, sorted twice; then F on a sorted whole type.
+            let (whole, paged) = try browsers()
+            for b in [whole, paged] { b.run("Book where pages > 300") }
+            XCTAssertTrue(assertSameScreens(whole, paged, keys: [.character("l"), .character("l"), .character("S"), .character("l"), .character("s"), .pageDown], "filter"))
+            let (wholeType, pagedType) = try browsers()
+            XCTAssertTrue(assertSameScreens(wholeType, pagedType, keys: [.tab, .character("l"), .character("s"), .character("F"), .character("j"), .enter], "F after s"))
+        }
+        // A relation's objects are listed in the relation's order: not sorted in paged mode.
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 300, seed: 20)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.attachPaged(pages, querySource: PersistQuerySource(pages: pages))
+        paged.run("Book where @links.Loan.book.@count > 2 sort by title")
+        paged.handle(.key(.character("s")))
+        XCTAssertEqual(paged.message, "paged mode sorts a whole type or a filter's objects; add `sort by id` to the statement")
+    }
+
     /// Statements in paged mode: counts and filters on a type's own attributes are answered over
     /// the store (the same count, the same objects in the same view as over the loaded graph);
     /// others are refused with a message, and nothing is run.
@@ -258,6 +323,31 @@ extension XCTestCase {
             }
         }
         return true
+    }
+
+    /// `S`, a row down and `s` on column `column` of the catalog's type `t`, in a browser on the
+    /// loaded graph and in a paged one answering with `querySource`: the same screens and message,
+    /// or, where the source does not answer that sort (a composite key, a JSON column…), paged
+    /// mode's refusal.
+    func assertSameSort(graph: ObjectGraph, pages: PageSource, querySource: any QuerySource, type t: Int, column: Int, _ label: String,
+                        file: StaticString = #filePath, line: UInt = #line) throws {
+        let whole = Browser(fileLabel: "store", formatName: "SQL", theme: .monochrome)
+        whole.attach(graph)
+        let paged = Browser(fileLabel: "store", formatName: "SQL", theme: .monochrome)
+        paged.attachPaged(pages, querySource: querySource)
+        let moves: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab] + Array(repeating: .character("l"), count: column)
+        guard assertSameScreens(whole, paged, keys: moves, label, file: file, line: line), let sheet = whole.stack.last else { return }
+        let name = sheet.columns(graph: graph)[sheet.column]
+        let statement = Statement.query(Query(type: Name(text: pages.catalog[t].name, range: SourceRange(0, 0)),
+                                              clauses: [.sort([SortKey(path: .column(name), ascending: false)])]))
+        if try querySource.answer(statement, isCancelled: { false }) == nil {
+            paged.handle(.key(.character("S")))
+            XCTAssertEqual(paged.message, "cannot sort by \(name): paged mode answers what SQL can say over the store; \(paged.pagedUnanswered) need the whole graph (reopen with a larger --memory-budget)",
+                           label, file: file, line: line)
+            return
+        }
+        guard assertSameScreens(whole, paged, keys: [.character("S"), .character("j"), .character("s"), .end], label, file: file, line: line) else { return }
+        XCTAssertEqual(whole.message, paged.message, label, file: file, line: line)
     }
 
     /// Walks both browsers with the same `count` random keys from `seed`, comparing every frame;

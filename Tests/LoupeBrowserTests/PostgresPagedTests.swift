@@ -119,6 +119,8 @@ final class PostgresPagedTests: XCTestCase {
                 let keys: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab]
                     + Array(repeating: .character("l"), count: column) + [.character("F"), .character("j"), .enter, .character("j")]
                 XCTAssertTrue(assertSameScreens(whole, paged, keys: keys, "F on \(typeName) column \(column)"))
+                // `s`/`S` sort the table on the server, as the loaded browser sorts it.
+                try assertSameSort(graph: graph, pages: pages, querySource: source, type: t, column: column, "sort \(typeName) column \(column)")
             }
         }
         // A cut row's links come from the server: totals and keys in key order.

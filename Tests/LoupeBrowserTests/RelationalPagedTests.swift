@@ -91,6 +91,9 @@ final class RelationalPagedTests: XCTestCase {
                 let keys: [Key] = [.backTab] + Array(repeating: .character("j"), count: t) + [.tab]
                     + Array(repeating: .character("l"), count: column) + [.character("F"), .character("j"), .enter, .character("j")]
                 if !assertSameScreens(whole, paged, keys: keys, "\(type.name) column \(column)") { return }
+                // `s`/`S` sort the table over the file (SQL), as the loaded browser sorts it.
+                let (pages, source) = try pagesAndSQL(try StoreFile.openForReading(path))
+                try assertSameSort(graph: graph, pages: pages, querySource: source, type: t, column: column, "sort \(type.name) column \(column)")
             }
         }
     }
