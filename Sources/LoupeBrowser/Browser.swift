@@ -730,7 +730,12 @@ public final class Browser {
             return true
         case .pagedSorted(let depth, let column, let sort, let result):
             running = nil
-            finishPagedSort(depth: depth, column: column, sort: sort, result, cancelled: task.cancellation.isCancelled)
+            finishPagedSort(depth: depth, column: column, sort: sort, result, cancelled: task.cancellation.isCancelled,
+                            seconds: Double(DispatchTime.now().uptimeNanoseconds - task.started.uptimeNanoseconds) / 1e9)
+            return true
+        case .sortIndexed(let name, let result):
+            running = nil
+            finishSortIndex(name, result, cancelled: task.cancellation.isCancelled)
             return true
         case .answered(let result):
             running = nil
@@ -784,7 +789,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed, .counted, .found, .answered, .pagedSorted, .pagedStaged, .pagedReopened, .pagedCellStaged: break   // handled above
+        case .indexed, .sortIndexed, .counted, .found, .answered, .pagedSorted, .pagedStaged, .pagedReopened, .pagedCellStaged: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -931,6 +936,8 @@ final class RunningTask: Sendable {
         case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
         case previewed([String], Result<String, any Error>)
         case indexed(Result<Void, any Error>)
+        /// Paged mode: an attribute's order kept for sorts (its `Type.attribute`).
+        case sortIndexed(String, Result<Void, any Error>)
         /// Paged mode: a column counted (its name, the type, the attribute, the type's count).
         case counted(String, Int, String?, Int, Result<[Value: Int], any Error>)
         /// Paged mode: the keys with a value (the crumb, the type's name).

@@ -57,7 +57,7 @@ public enum Command: String, CaseIterable, Sendable {
         case .viewValue: return "the whole value of the cell or attribute: wrapped, nested values indented, data as hex"
         case .toggleColumnWidth: return "current column: full width or the default"
         case .zoomPane: return "the focused pane fills the screen, or back (REPL: its whole scrollback)"
-        case .buildIndex: return "paged mode on a store without relation indexes: build one in Loupe's cache (never in the file)"
+        case .buildIndex: return "paged mode: build Loupe's relation index in its cache (never in the file); then, on an attribute column, keep its order for sorts"
         case .showHelp: return "this help"
         case .redraw: return "redraw the screen"
         }

@@ -231,12 +231,17 @@ extension Browser {
     /// The running task's line while a relation index is built.
     static let indexTaskLine = "build a relation index"
 
-    /// `I`: builds the relation index paged mode offers, off the UI thread (Ctrl-C cancels).
+    /// `I`: builds what paged mode offers in Loupe's cache, off the UI thread (Ctrl-C cancels):
+    /// the relation index when the store lacks one, else, on an attribute column of a list of
+    /// one type, that attribute's order for sorts (``buildSortIndex(typeName:attribute:)``).
     func buildRelationIndex() {
         guard let pages else { message = "I builds a relation index for paged mode; this store is loaded whole"; return }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return }
         guard pages.offersRelationIndex else {
-            message = pages.relationIndexBuilt ? "Loupe's relation index is built already" : "no place for an index: the cache is off (LOUPE_CACHE_DIR=off)"
+            if buildSortIndex() { return }
+            message = pages.relationIndexBuilt ? "Loupe's relation index is built already; on an attribute column, I keeps its order for sorts"
+                : querySource?.sortIndexes(typeName: "") != nil ? "no place for an index: the cache is off (LOUPE_CACHE_DIR=off)"
+                : "nothing for I to build: this store's own indexes serve paged mode"
             return
         }
         let task = RunningTask(line: Browser.indexTaskLine, isLoad: true, verb: "indexing")
@@ -253,6 +258,36 @@ extension Browser {
         case .success: message = "relation index built in Loupe's cache: pages and statements read relation rows by key"
         case .failure where cancelled: message = "index cancelled: nothing was kept"
         case .failure(let error): message = "cannot build the index: \(error)"
+        }
+    }
+
+    /// `I` on an attribute column of a paged list of one type whose query source keeps orders
+    /// (a Persist store): keeps that attribute's order in Loupe's cache, off the UI thread
+    /// (Ctrl-C cancels). False when the view or the source has nothing to index.
+    func buildSortIndex() -> Bool {
+        guard let sql = querySource, let graph, let sheet = current, case .paged(let rows) = sheet.content,
+              let typeName = rows.typeName, let kept = sql.sortIndexes(typeName: typeName) else { return false }
+        let columns = sheet.columns(graph: graph)
+        guard sheet.column < columns.count, let type = rows.type, let a = type.attribute(named: columns[sheet.column]),
+              type.attributes[a].name == columns[sheet.column] else { return false }
+        let attribute = columns[sheet.column]
+        guard !kept.contains(attribute) else {
+            message = "the order of \(typeName).\(attribute) is kept already: sorts by it read it"; return true
+        }
+        let task = RunningTask(line: "I \(attribute)", isLoad: true, verb: "indexing")
+        start(task) {
+            let result = Result { try sql.buildSortIndex(typeName: typeName, attribute: attribute, isCancelled: { task.cancellation.isCancelled }) }
+            task.finish(.sortIndexed("\(typeName).\(attribute)", result))
+        }
+        return true
+    }
+
+    /// Says how keeping an attribute's order ended.
+    func finishSortIndex(_ name: String, _ result: Result<Void, any Error>, cancelled: Bool) {
+        switch result {
+        case .success: message = "the order of \(name) is kept in Loupe's cache: sorts by it read ranks, not documents"
+        case .failure where cancelled: message = "index cancelled: nothing was kept"
+        case .failure(let error): message = "cannot keep the order of \(name): \(error)"
         }
     }
 
@@ -499,7 +534,9 @@ extension Browser {
     }
 
     /// Shows a sort's answer in the view it sorted (when that is still the current view).
-    func finishPagedSort(depth: Int, column: String, sort: PagedSort, _ result: Result<(PagedAnswer, String?), any Error>, cancelled: Bool) {
+    /// A sort that took more than ``relationIndexHintSeconds`` by a column whose order the
+    /// source could keep says that `I` keeps it.
+    func finishPagedSort(depth: Int, column: String, sort: PagedSort, _ result: Result<(PagedAnswer, String?), any Error>, cancelled: Bool, seconds: Double = 0) {
         guard stack.count == depth, let sheet = current, case .paged(let rows) = sheet.content else {
             message = "the sort's view was left before it was sorted"; return
         }
@@ -515,6 +552,10 @@ extension Browser {
             ensurePagedWindow(span: max(1, layout.recordsBody.height))
             detailSelection = initialDetailSelection()
             message = "sorted by \(column) \(sort.keys.first?.ascending == false ? "descending" : "ascending")"
+            if seconds > relationIndexHintSeconds, let typeName = rows.typeName, let kept = querySource?.sortIndexes(typeName: typeName),
+               !kept.contains(column), rows.type?.attribute(named: column) != nil {
+                message += String(format: " (%.1f s: I keeps %@'s order in Loupe's cache for faster sorts)", seconds, column)
+            }
             if let note { replOutput.append(note); trimOutput() }
         case .success: message = "cannot sort by \(column)"
         case .failure where cancelled: message = "sort cancelled"

@@ -12,9 +12,23 @@ public protocol QuerySource: AnyObject, Sendable {
     /// The same, with `attributes` (by type name) declared as attributes no object of the store
     /// holds yet (staged edits name them): they read as null, as in the staged graph.
     func answer(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer?
+    /// The attributes of type `typeName` whose order this source keeps in Loupe's cache, fresh
+    /// for the store as it is (sorts by them read it); nil when it keeps no such index (a
+    /// store's own indexes serve its sorts).
+    func sortIndexes(typeName: String) -> Set<String>?
+    /// Works out the order of `attribute` over type `typeName` from the store and keeps it in
+    /// Loupe's cache (never in the store), off the UI thread; `isCancelled` stops it, keeping
+    /// nothing.
+    func buildSortIndex(typeName: String, attribute: String, isCancelled: @escaping @Sendable () -> Bool) throws
 }
 
 extension QuerySource {
+    /// A source whose store's own indexes serve sorts keeps none.
+    public func sortIndexes(typeName: String) -> Set<String>? { nil }
+    public func buildSortIndex(typeName: String, attribute: String, isCancelled: @escaping @Sendable () -> Bool) throws {
+        throw QueryError("this store's own indexes serve its sorts", at: SourceRange(0, 0))
+    }
+
     /// A source that cannot declare attributes answers only when none are.
     public func answer(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
         attributes.isEmpty ? try answer(statement, isCancelled: isCancelled) : nil

@@ -93,10 +93,21 @@ extension QueryEngine {
     /// The order `sort by` puts rows in, given each key's values per row (one column per key):
     /// stable, null first ascending, QUERY.md's order across kinds. Returns row positions.
     public static func sortOrder(columns: [[Value]], ascending: [Bool]) -> [Int] {
-        let count = columns.first?.count ?? 0
-        // Each key becomes dense ranks (its distinct values sorted once), folded into one integer
-        // per row when they fit: the sort then compares integers only.
-        let ranked = zip(columns, ascending).map { SortKeys.denseRanks($0, ascending: $1) }
+        // Each key becomes dense ranks (its distinct values sorted once).
+        sortOrder(ranked: zip(columns, ascending).map { SortKeys.denseRanks($0, ascending: $1) })
+    }
+
+    /// Each value's dense rank in `sort by`'s ascending order (values that sort level share one)
+    /// and how many ranks there are: what ``sortOrder(ranked:)`` sorts by.
+    public static func sortRanks(_ column: [Value]) -> (ranks: [Int32], distinct: Int) {
+        SortKeys.denseRanks(column, ascending: true)
+    }
+
+    /// The order of rows by keys given as dense ranks (one column per key, each reversed already
+    /// for a descending key: `distinct - 1 - rank`), ties by position. The ranks are folded into
+    /// one integer per row when they fit: the sort then compares integers only.
+    public static func sortOrder(ranked: [(ranks: [Int32], distinct: Int)]) -> [Int] {
+        let count = ranked.first?.ranks.count ?? 0
         var order = Array(0..<count)
         var width: Double = 1
         for r in ranked { width *= Double(max(r.distinct, 1)) }

@@ -80,8 +80,28 @@ public final class PersistQuerySource: QuerySource, Sendable {
 
     public func answer(_ statement: LoupeQuery.Statement, declaring attributes: [String: Set<String>],
                        isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        // The state the statement starts from: ranks kept for sorts are read only if made at it.
+        let stamp = pages.file.stamp()
+        return try withPlan(statement, declaring: attributes, isCancelled: isCancelled) { plan, whole, db, translation in
+            if let ranked = try rankedSort(plan, db, stamp: stamp, isCancelled: isCancelled) {
+                for test in whole.valueTests { try test.check() }
+                return plan.answer(ranked)
+            }
+            if let halves = try twoHalves(plan, whole, isCancelled: isCancelled, translation) { return plan.answer(halves) }
+            let answer = try plan.execute(db, isCancelled: isCancelled)
+            for test in whole.valueTests { try test.check() }
+            return answer
+        }
+    }
+
+    /// Runs `body` with the plan of `statement` over the store (SQL and what runs over its rows),
+    /// its translation, the connection it was made on (one snapshot) and a maker of translations
+    /// for more connections; nil when the statement does not translate exactly. Names, kinds and
+    /// quantifiers are checked first, as the engine checks them over the whole store.
+    private func withPlan<R>(_ statement: LoupeQuery.Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool,
+                             _ body: (PersistPlan, PersistTranslation, Database, @escaping @Sendable (Database, String) -> PersistTranslation) throws -> R?) throws -> R? {
         guard statement.pushdownRoot != nil, statement.namesRead != nil else { return nil }
-        return try pages.withStatementConnection(isCancelled: isCancelled) { db, relationTable -> SourceAnswer? in
+        return try pages.withStatementConnection(isCancelled: isCancelled) { db, relationTable -> R? in
             // The kinds of what the statement reads, over each whole type.
             func scan(_ reads: [Int: Set<String>]) throws {
                 for (t, names) in reads {
@@ -126,12 +146,96 @@ public final class PersistQuerySource: QuerySource, Sendable {
             guard let plan = try PersistPlan(statement, whole) else { return nil }
             // Asked to stop while the schema was read: nothing more is read.
             if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
-            if let halves = try twoHalves(plan, whole, isCancelled: isCancelled, translation) { return plan.answer(halves) }
-            let answer = try plan.execute(db, isCancelled: isCancelled)
-            for test in whole.valueTests { try test.check() }
-            return answer
+            return try body(plan, whole, db, translation)
         }
     }
+
+    /// (Empty when Loupe's cache is off: building one then says why it cannot.)
+    public func sortIndexes(typeName: String) -> Set<String>? {
+        SortIndex.attributes(for: pages.file, type: typeName)
+    }
+
+    /// Reads every value of `attribute` over `typeName` as the engine reads it (the statement
+    /// `Type sort by attribute`, compiled over the whole store, its rows read in key order, in two
+    /// halves at once over a large type), ranks them in `sort by`'s order and keeps the ranks in
+    /// Loupe's cache (``SortIndex``) with the file's stamp from before the read: a file changed
+    /// meanwhile keeps nothing.
+    public func buildSortIndex(typeName: String, attribute: String, isCancelled: @escaping @Sendable () -> Bool) throws {
+        let stamp = pages.file.stamp()
+        let name = Name(text: typeName, range: SourceRange(0, 0))
+        let statement = LoupeQuery.Statement.query(Query(type: name, clauses: [.sort([SortKey(path: .column(attribute), ascending: true)])]))
+        let read = try withPlan(statement, declaring: [:], isCancelled: isCancelled) { plan, whole, db, translation -> PersistPlan.Rows in
+            let rows = try twoHalves(plan, whole, sorted: false, isCancelled: isCancelled, translation) ?? plan.rows(db, isCancelled: isCancelled)
+            for test in whole.valueTests { try test.check() }
+            return rows
+        }
+        guard let read, read.values.count == 1 else {
+            throw StoreError(.unreadable, path: pages.file.path, reason: "SQL cannot read \(typeName).\(attribute) as a load does, so its order is not kept")
+        }
+        if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
+        let (ranks, distinct) = QueryEngine.sortRanks(read.values[0])
+        try SortIndex.keep(SortIndex.Ranks(keys: read.keys, ranks: ranks, distinct: distinct), for: pages.file, stamp: stamp, type: typeName, attribute: attribute)
+    }
+
+    /// The rows of a query whose first clause sorts only by attributes of its type whose order
+    /// Loupe keeps (``SortIndex``, made at `stamp`, the state the statement started from) and
+    /// by `id`: the matching keys read in key order (with the operands after the sort), each
+    /// one's ranks found by walking the kept keys beside them, and sorted by those integers. Nil
+    /// when a key is anything else, an order is not kept for that state, or a matching key is
+    /// not among the kept ones.
+    private func rankedSort(_ plan: PersistPlan, _ db: Database, stamp: FileStamp, isCancelled: () -> Bool) throws -> PersistPlan.Rows? {
+        guard let (_, sortKeys) = plan.firstSort, let type = plan.translation.graph.type(named: plan.typeName) else { return nil }
+        // Per key: the attribute whose ranks it reads, or nil for `id`.
+        var attributes: [String?] = []
+        for key in sortKeys {
+            guard key.path.aggregate == nil, key.path.steps.count == 1 else { return nil }
+            switch key.path.steps[0] {
+            case .id: attributes.append(nil)
+            case .name(let name):
+                guard type.relation(named: name.text) == nil, let a = type.attribute(named: name.text) else { return nil }
+                attributes.append(type.attributes[a].name)
+            default: return nil
+            }
+        }
+        guard attributes.contains(where: { $0 != nil }), file(stamp) else { return nil }
+        var kept: [String: SortIndex.Ranks] = [:]
+        for case let attribute? in attributes where kept[attribute] == nil {
+            guard let ranks = SortIndex.ranks(for: pages.file, stamp: stamp, type: plan.typeName, attribute: attribute) else { return nil }
+            kept[attribute] = ranks
+        }
+        var rows = try plan.rows(db, skippingSortKeys: true, isCancelled: isCancelled)
+        // The statement read the state the ranks were made at: nobody committed since `stamp`.
+        guard file(stamp) else { return nil }
+        let count = rows.keys.count
+        var ranked: [(ranks: [Int32], distinct: Int)] = []
+        for (key, attribute) in zip(sortKeys, attributes) {
+            var column = [Int32](repeating: 0, count: count)
+            var distinct = count
+            if let attribute, let order = kept[attribute] {
+                var j = 0
+                for (i, k) in rows.keys.enumerated() {
+                    while j < order.keys.count, order.keys[j] < k { j += 1 }
+                    guard j < order.keys.count, order.keys[j] == k else { return nil }
+                    column[i] = order.ranks[j]
+                }
+                distinct = order.distinct
+            } else {
+                for i in 0..<count { column[i] = Int32(truncatingIfNeeded: i) }
+                guard count <= Int(Int32.max) else { return nil }
+            }
+            if !key.ascending { for i in 0..<count { column[i] = Int32(distinct - 1) - column[i] } }
+            ranked.append((column, max(distinct, 1)))
+            if isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
+        }
+        let order = Array(QueryEngine.sortOrder(ranked: ranked).prefix(plan.sortedEnough))
+        rows.keys = order.map { rows.keys[$0] }
+        rows.order = order
+        rows.count = rows.keys.count
+        return rows.inOrder(sorted: sortKeys.count)
+    }
+
+    /// True when the store is still as `stamp` describes it.
+    private func file(_ stamp: FileStamp) -> Bool { pages.file.stamp() == stamp }
 
     /// The matching rows of `plan`, read in two halves of its type's keys on two connections at
     /// once (one snapshot; each half with its own translation), then joined in key order, or for
@@ -141,7 +245,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
     /// at least ``parallelObjects`` objects, when the machine has two cores and the statement
     /// has no aggregate (their values are collected through one registry). Nil: read on one
     /// connection.
-    private func twoHalves(_ plan: PersistPlan, _ whole: PersistTranslation, isCancelled: @escaping @Sendable () -> Bool,
+    private func twoHalves(_ plan: PersistPlan, _ whole: PersistTranslation, sorted: Bool = true, isCancelled: @escaping @Sendable () -> Bool,
                            _ translation: @escaping @Sendable (Database, String) -> PersistTranslation) throws -> PersistPlan.Rows? {
         let count = pages.catalog[plan.root].count
         guard whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
@@ -154,14 +258,15 @@ public final class PersistQuerySource: QuerySource, Sendable {
                 guard let half = try PersistPlan(statement, translation, keys: worker == 0 ? .below(middle) : .from(middle)) else {
                     throw StoreError(.unreadable, reason: "a half of the statement did not translate as the whole did")
                 }
-                let rows = half.firstSort == nil ? try half.rows(db, isCancelled: isCancelled) : try half.sortedRows(db, sqlOrders: half.sortedEnough != .max, isCancelled: isCancelled)
+                let rows = half.firstSort == nil || !sorted ? try half.rows(db, isCancelled: isCancelled)
+                    : try half.sortedRows(db, sqlOrders: half.sortedEnough != .max, isCancelled: isCancelled)
                 for test in translation.valueTests { try test.check() }
                 return rows
             }
         } catch let error as StoreError where error.kind == .busy {
             return nil   // another process commits without pause: one connection, one snapshot
         }
-        if let (_, sortKeys) = plan.firstSort {
+        if let (_, sortKeys) = plan.firstSort, sorted {
             guard halves.count == 2 else { return nil }
             return PersistPlan.Rows(merging: halves[0], halves[1], ascending: sortKeys.map(\.ascending), limit: plan.sortedEnough)
         }
@@ -418,10 +523,11 @@ struct PersistPlan {
         init(operands: Int) { values = Array(repeating: [], count: operands) }
     }
 
-    /// The plan's rows from `SELECT a0.id, <operands> FROM … ORDER BY <order>`, a row at a time:
-    /// the cursor, and a reader of the current row's key and operand values.
-    private func select(_ db: Database, orderBy order: String) throws -> (RowCursor, OperandColumns) {
-        var columns = OperandColumns(operands)
+    /// The plan's rows from `SELECT a0.id, <operands> FROM … ORDER BY <order>` (the operands from
+    /// `first` on), a row at a time: the cursor, and a reader of the current row's key and
+    /// operand values.
+    private func select(_ db: Database, orderBy order: String, from first: Int = 0) throws -> (RowCursor, OperandColumns) {
+        var columns = OperandColumns(Array(operands[first...]))
         let sql = "SELECT \((["a0.id"] + columns.sql).joined(separator: ", ")) \(from) ORDER BY \(order)"
         if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let selected = try db.makeStatement(sql: sql)
@@ -429,14 +535,17 @@ struct PersistPlan {
         return (try Row.fetchCursor(selected, arguments: arguments), columns)
     }
 
-    func rows(_ db: Database, isCancelled: () -> Bool) throws -> Rows {
+    /// The matching objects in key order with their operands' values (``Rows``); with
+    /// `skippingSortKeys`, the first sort's own columns are left empty (not read).
+    func rows(_ db: Database, skippingSortKeys: Bool = false, isCancelled: () -> Bool) throws -> Rows {
         var rows = Rows(operands: operands.count)
         if case .count = statement {
             if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data(("SELECT count(*) \(from)\n").utf8)) }
             rows.count = try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0
             return rows
         }
-        var (cursor, columns) = try select(db, orderBy: "a0.id")
+        let first = skippingSortKeys ? firstSort?.1.count ?? 0 : 0
+        var (cursor, columns) = try select(db, orderBy: "a0.id", from: first)
         // A group's keys are counted as they come (its rows are not kept).
         var isGroup = false
         if case .group = statement { isGroup = true }
@@ -446,7 +555,7 @@ struct PersistPlan {
                 columns.read(row, translation) { _, value in rows.groups[value, default: 0] += 1 }
             } else {
                 rows.keys.append(columns.key)
-                columns.read(row, translation) { i, value in rows.values[i].append(value) }
+                columns.read(row, translation) { i, value in rows.values[first + i].append(value) }
             }
             if rows.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
         }

@@ -7,7 +7,8 @@ extension PersistPages {
     /// catalog's counts moved by the objects the commit added and deleted, `newAttributes` (by
     /// type name) added to the schema, and Loupe's relation index (``SideIndex``) carried forward
     /// by repeating the commit's writes to `relations` on its copy, then stamped with the file's
-    /// new stamp. The index is carried only when it described the file just before the commit and
+    /// new stamp; the order of attributes kept for sorts (``SortIndex``) is carried for the types
+    /// the commit wrote no document of. The index is carried only when it described the file just before the commit and
     /// nobody else wrote in between (in a rollback-journal file, the change counter moved by
     /// exactly one); otherwise it is left stale and `I` offers to build it again. The new
     /// catalog is kept as paged mode's cache entry, so that opening the store again reads nothing.
@@ -21,8 +22,11 @@ extension PersistPages {
             return PagedType(name: type.name, count: max(0, type.count + (report.countChanges[type.name] ?? 0)), stored: type.stored,
                              storedAsBytes: type.storedAsBytes, attributes: type.attributes + added, relations: type.relations)
         }
-        if hasSideIndex, let before = report.stampBefore, stamp.followsDirectly(before) {
-            carrySideIndex(report.relationWrites, stamp: stamp)
+        if let before = report.stampBefore, stamp.followsDirectly(before) {
+            if hasSideIndex { carrySideIndex(report.relationWrites, stamp: stamp) }
+            // Types whose documents the commit wrote (by stored and catalog name) lose their order.
+            let written = Set(report.documents.map(\.typeName)).union(report.countChanges.keys)
+            SortIndex.carry(for: file, from: before, to: stamp, dropping: written.union(types.filter { written.contains(String.fromDatabaseValue($0.stored) ?? "\u{0}") }.map(\.name)))
         }
         SchemaCache.savePaged(updated.map(\.cached), file: file, stamp: stamp)
         let next = PersistPages(file: file, types: updated, schemaIsExact: schemaIsExact && !wroteRelations && newAttributes.values.allSatisfy(\.isEmpty),

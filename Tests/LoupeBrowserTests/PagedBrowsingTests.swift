@@ -116,6 +116,42 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertEqual(paged.message, "paged mode sorts a whole type or a filter's objects; add `sort by id` to the statement")
     }
 
+    /// `I` on an attribute column keeps its order in Loupe's cache (after the relation index,
+    /// which the first `I` builds): a slow sort says so, and sorts by it then show what the
+    /// loaded browser shows. The store is never written.
+    func testIKeepsAColumnsOrderForSorts() throws {
+        let saved = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-order-\(UUID().uuidString)" }
+        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 900, seed: 22)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let graph = try LoadedStore.open(path).graph
+        let book = try XCTUnwrap(graph.types.firstIndex { $0.name.rawValue == "Book" })
+        let price = try XCTUnwrap(graph.types[book].attributes.firstIndex { $0.name == "price" }) + 1
+        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        whole.attach(graph)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.attachPaged(pages, querySource: PersistQuerySource(pages: pages))
+        paged.relationIndexHintSeconds = 0
+        let moves: [Key] = [.backTab] + Array(repeating: .character("j"), count: book) + [.tab] + Array(repeating: .character("l"), count: price)
+        XCTAssertTrue(assertSameScreens(whole, paged, keys: moves + [.character("s")], "sorted by documents"))
+        XCTAssertTrue(paged.message.hasPrefix("sorted by price ascending ("), paged.message)
+        XCTAssertTrue(paged.message.hasSuffix("s: I keeps price's order in Loupe's cache for faster sorts)"), paged.message)
+        paged.handle(.key(.character("I")))
+        XCTAssertEqual(paged.message, "relation index built in Loupe's cache: pages and statements read relation rows by key")
+        paged.handle(.key(.character("I")))
+        XCTAssertEqual(paged.message, "the order of Book.price is kept in Loupe's cache: sorts by it read ranks, not documents")
+        XCTAssertEqual(paged.querySource?.sortIndexes(typeName: "Book"), ["price"])
+        paged.handle(.key(.character("I")))
+        XCTAssertEqual(paged.message, "the order of Book.price is kept already: sorts by it read it")
+        XCTAssertTrue(assertSameScreens(whole, paged, keys: [.character("S"), .character("j"), .character("h"), .character("s"), .character("l"), .character("S")], "sorted by ranks"))
+        XCTAssertEqual(paged.message, "sorted by price descending")
+        XCTAssertTrue(assertSameScreens(whole, paged, keys: [.pageDown, .end], "sorted by ranks"))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+    }
+
     /// Statements in paged mode: counts and filters on a type's own attributes are answered over
     /// the store (the same count, the same objects in the same view as over the loaded graph);
     /// others are refused with a message, and nothing is run.

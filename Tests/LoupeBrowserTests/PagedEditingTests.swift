@@ -277,6 +277,36 @@ final class PagedEditingTests: XCTestCase {
         withExtendedLifetime(host) {}
     }
 
+    /// Orders kept for sorts (`I` on a column) follow Loupe's own commit: those of a type the
+    /// commit wrote are dropped (its sorts read documents again), the others are kept, stamped
+    /// for the new state, and sorts by them answer as over the committed file.
+    func testKeptOrdersFollowACommit() throws {
+        let cache = NSTemporaryDirectory() + "loupe-cache-\(UUID().uuidString)"
+        let previous = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = cache }
+        defer { SchemaCache.directory.withLock { $0 = previous }; try? FileManager.default.removeItem(atPath: cache) }
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 600, seed: 5)
+        let (paged, host) = try pagedBrowser(path)
+        let source = try XCTUnwrap(paged.querySource)
+        for (type, attribute) in [("Book", "price"), ("Book", "title"), ("Member", "name")] {
+            try source.buildSortIndex(typeName: type, attribute: attribute, isCancelled: { false })
+        }
+        let books = try LoadedStore.open(path).graph.type(named: "Book")!.ids
+        for statement in ["update Book where id == \(books[3]) set price = 0.5", "update Book where id == \(books[8]) set title = \"A\"", ".commit"] { paged.run(statement) }
+        XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix("committed:") }, paged.replOutput.suffix(4).joined(separator: "\n"))
+        let after = try XCTUnwrap(host.pagedStore.querySource)
+        XCTAssertEqual(after.sortIndexes(typeName: "Book"), [], "the commit wrote books")
+        XCTAssertEqual(after.sortIndexes(typeName: "Member"), ["name"], "and no member")
+        let now = try LoadedStore.open(path).graph
+        for statement in ["Book sort by price, id limit 5", "Book sort by title desc limit 5", "Member sort by name desc, id"] {
+            guard case .objects(_, let refs) = try QueryEngine(graph: now).run(statement),
+                  case .objects(_, let keys)? = try after.answer(try Parser.parse(statement), isCancelled: { false }) else { return XCTFail(statement) }
+            XCTAssertEqual(keys, refs.map { now.id(of: $0) }, statement)
+        }
+        withExtendedLifetime(host) {}
+    }
+
     /// What passes over the documents found of each attribute (kinds, and whether SQLite's
     /// `json_extract` reads it as the load does) is moved by a commit's documents, not read again:
     /// it must be what a new pass over the file finds — kinds gone with the last value of

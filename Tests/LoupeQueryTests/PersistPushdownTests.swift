@@ -93,6 +93,103 @@ final class PersistPushdownTests: XCTestCase {
     /// BLOBs, repeated and escaped member names, lone surrogates, booleans, numbers beside text),
     /// relation rows to nothing and repeated: the answers stay the engine's.
     func testAwkwardDocuments() throws {
+        let path = try Self.awkwardDocuments()
+        let graph = try LoadedStore.open(path).graph
+        let file = try StoreFile.openForReading(path)
+        // On one connection, and in two halves at once (each sorted, then merged).
+        let sources = [PersistQuerySource(pages: try PersistPages.open(file)), PersistQuerySource(pages: try PersistPages.open(file), parallelObjects: 1)]
+        let translated = try compare(Self.awkwardStatements, graph: graph, sources: sources)
+        XCTAssertGreaterThan(translated, Self.awkwardStatements.count * 3 / 2)
+    }
+
+    /// Orders kept in Loupe's cache (`I` on a column): sorts by kept attributes (and `id`), with
+    /// filters, limits and projections after them, give the engine's answers, on awkward
+    /// documents (mixed kinds, dates, lone surrogates) and a sample store, on one connection and
+    /// in halves; they are read (ranks planted out of order show), only while the file is as
+    /// they were made for, and a Loupe commit keeps those of the types it did not write.
+    func testSortsReadKeptOrders() throws {
+        let saved = SchemaCache.directory.withLock { $0 }
+        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-order-\(UUID().uuidString)" }
+        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let awkward = try Self.awkwardDocuments()
+        let sample = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: sample, objects: 4_000, seed: 45)
+        let sampleStatements = [
+            "Book sort by price desc, title, id", "Book sort by title", "Book where pages > 300 sort by price, id desc limit 20",
+            "Book sort by language, price desc limit 7 offset 3 select title, price, author.name", "Book sort by id desc, price limit 9",
+            "Book sort by price desc distinct language", "Member sort by joined desc, name", "Loan sort by due, renewals desc",
+            "Book where @links.Loan.book.@count > 2 sort by title desc, id", "Book sort by PRICE, Title limit 5",
+        ]
+        for (path, statements, kept) in [(awkward, Self.awkwardStatements, [("Thing", ["n", "s", "b", "d"]), ("Dup", ["n", "m", "s"]), ("Clean", ["v", "w"])]),
+                                         (sample, sampleStatements, [("Book", ["price", "title", "language"]), ("Member", ["joined", "name"]),
+                                                                     ("Loan", ["due", "renewals"])])] {
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            let file = try StoreFile.openForReading(path)
+            let builder = PersistQuerySource(pages: try PersistPages.open(file), parallelObjects: 1)
+            for (type, attributes) in kept {
+                for attribute in attributes { try builder.buildSortIndex(typeName: type, attribute: attribute, isCancelled: { false }) }
+                XCTAssertEqual(builder.sortIndexes(typeName: type), Set(attributes))
+            }
+            let graph = try LoadedStore.open(path).graph
+            let sources = [PersistQuerySource(pages: try PersistPages.open(file)), PersistQuerySource(pages: try PersistPages.open(file), parallelObjects: 1)]
+            XCTAssertGreaterThan(try compare(statements, graph: graph, sources: sources), statements.count * 3 / 2)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "the store is never written")
+        }
+        // Ranks planted in reverse are what a sort by the attribute reads (only then).
+        let file = try StoreFile.openForReading(awkward)
+        let source = PersistQuerySource(pages: try PersistPages.open(file))
+        let sorted = try Parser.parse("Clean sort by w, id")
+        guard case .objects(_, let keys)? = try source.answer(sorted, isCancelled: { false }) else { return XCTFail("objects") }
+        let ids = keys.compactMap { if case .int(let k) = $0 { return k } else { return nil } }.sorted()
+        try SortIndex.keep(SortIndex.Ranks(keys: ids, ranks: ids.indices.map { Int32(ids.count - 1 - $0) }, distinct: ids.count),
+                           for: file, stamp: file.stamp(), type: "Clean", attribute: "w")
+        guard case .objects(_, let planted)? = try source.answer(sorted, isCancelled: { false }) else { return XCTFail("objects") }
+        XCTAssertEqual(planted, ids.reversed().map { .int($0) })
+        // Another process writes: the ranks describe another state, and are not read.
+        let writer = try DatabaseQueue(path: awkward)
+        try writer.write { db in try db.execute(sql: "UPDATE by_type SET json = '{\"v\": 9}' WHERE id = 16") }
+        try writer.close()
+        XCTAssertEqual(source.sortIndexes(typeName: "Clean"), [])
+        guard case .objects(_, let fresh)? = try source.answer(sorted, isCancelled: { false }) else { return XCTFail("objects") }
+        XCTAssertEqual(fresh, keys)
+        XCTAssertThrowsError(try source.buildSortIndex(typeName: "Clean", attribute: "nothing", isCancelled: { true }))
+    }
+
+    static let awkwardStatements = [
+        "count Thing where n > 4", "Thing where n == 5", "Thing where n != 5", "Thing sort by n, id", "Thing sort by s, id", "Thing group by n",
+        "Thing group by s", "Thing where b == true", "Thing where d > \"2020\"", "Thing where s BEGINSWITH \"x\"",
+        "Dup where n > 1", "Dup where m > 1", "Dup sort by m desc, id", "Dup group by s", "Dup where peer.m >= 2", "Dup where peer.peer.n == 3",
+        "Clean where v >= 1", "Clean sort by v desc, id", "Clean group by v", "Clean group by w", "Clean where w == \"a\" sort by v",
+        "count Clean where items.@count >= 2", "Thing where owner.v > 1", "Clean where ANY items.n > 4", "Clean where @links.Thing.owner.@count > 0",
+        "Clean where items.@sum.n > 5", "Clean where items.@max.s == \"xy\"", "Clean sort by id select w, v, items.@count, @links.Thing.owner.@count",
+        "Clean sort by w, id", "Clean sort by w desc, v", "Clean sort by v, w desc limit 4", "Clean sort by w limit 3 offset 2 select w, v",
+        // Several members of one document read in one pass, one of them twice.
+        "Thing sort by b, id select b, s, b, d", "Thing sort by d desc, b select d, b, n", "Dup sort by s, n select n, s, m",
+    ]
+
+    /// Each statement answered by each of `sources` (in turn) and by the engine over `graph`: the
+    /// same answer or error wherever a source answers. Returns how many answers were compared.
+    @discardableResult
+    func compare(_ statements: [String], graph: ObjectGraph, sources: [PersistQuerySource], file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        var translated = 0
+        for (n, source) in sources.enumerated() {
+            for text in statements {
+                let statement = try Parser.parse(text)
+                let expected: String
+                do { expected = Self.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
+                do {
+                    guard let answer = try source.answer(statement, isCancelled: { false }) else { continue }
+                    translated += 1
+                    XCTAssertEqual(Self.describe(answer), expected, "\(text) (source \(n))", file: file, line: line)
+                } catch let error as QueryError { XCTAssertEqual("error: \(error.render(source: text))", expected, text, file: file, line: line) }
+            }
+        }
+        return translated
+    }
+
+    /// A store of documents SQLite's JSON functions read otherwise than the load (see
+    /// ``testAwkwardDocuments()``).
+    static func awkwardDocuments() throws -> String {
         let path = try Shared.temporaryPath()
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
@@ -123,34 +220,7 @@ final class PersistPushdownTests: XCTestCase {
                 """)
         }
         try queue.close()
-        let statements = [
-            "count Thing where n > 4", "Thing where n == 5", "Thing where n != 5", "Thing sort by n, id", "Thing sort by s, id", "Thing group by n",
-            "Thing group by s", "Thing where b == true", "Thing where d > \"2020\"", "Thing where s BEGINSWITH \"x\"",
-            "Dup where n > 1", "Dup where m > 1", "Dup sort by m desc, id", "Dup group by s", "Dup where peer.m >= 2", "Dup where peer.peer.n == 3",
-            "Clean where v >= 1", "Clean sort by v desc, id", "Clean group by v", "Clean group by w", "Clean where w == \"a\" sort by v",
-            "count Clean where items.@count >= 2", "Thing where owner.v > 1", "Clean where ANY items.n > 4", "Clean where @links.Thing.owner.@count > 0",
-            "Clean where items.@sum.n > 5", "Clean where items.@max.s == \"xy\"", "Clean sort by id select w, v, items.@count, @links.Thing.owner.@count",
-            "Clean sort by w, id", "Clean sort by w desc, v", "Clean sort by v, w desc limit 4", "Clean sort by w limit 3 offset 2 select w, v",
-            // Several members of one document read in one pass, one of them twice.
-            "Thing sort by b, id select b, s, b, d", "Thing sort by d desc, b select d, b, n", "Dup sort by s, n select n, s, m",
-        ]
-        let graph = try LoadedStore.open(path).graph
-        let file = try StoreFile.openForReading(path)
-        // On one connection, and in two halves at once (each sorted, then merged).
-        let sources = [PersistQuerySource(pages: try PersistPages.open(file)), PersistQuerySource(pages: try PersistPages.open(file), parallelObjects: 1)]
-        var translated = 0
-        for (n, text) in (statements + statements).enumerated() {
-            let source = sources[n < statements.count ? 0 : 1]
-            let statement = try Parser.parse(text)
-            let expected: String
-            do { expected = Self.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
-            do {
-                guard let answer = try source.answer(statement, isCancelled: { false }) else { continue }
-                translated += 1
-                XCTAssertEqual(Self.describe(answer), expected, "\(text) (\(n < statements.count ? "one connection" : "two halves"))")
-            } catch let error as QueryError { XCTAssertEqual("error: \(error.render(source: text))", expected, text) }
-        }
-        XCTAssertGreaterThan(translated, statements.count * 3 / 2)
+        return path
     }
 
     func compare(_ path: String, parallelObjects: Int = 200_000, file: StaticString = #filePath, line: UInt = #line) throws {
