@@ -107,6 +107,18 @@ struct BenchPaged: ParsableCommand {
         // is taken, SQLite's json_extract over the same file, answers compared.
         let questions = try opening().querySource
         let relational = source is RelationalPages
+        // `I` on the sort question's columns: their order kept in Loupe's cache (a Persist store).
+        var orderLine: String?
+        if let sort = BenchQuery.cases.first(where: { $0.0.hasPrefix("sort") }), case .query(let q) = try Parser.parse(sort.1),
+           case .sort(let keys)? = q.clauses.first, let typeName = q.type?.text, questions.sortIndexes(typeName: typeName) != nil {
+            let names = keys.compactMap { key -> String? in if case .name(let n)? = key.path.steps.first, key.path.steps.count == 1 { return n.text } else { return nil } }
+            let (_, kept) = try timed { for name in names { try questions.buildSortIndex(typeName: typeName, attribute: name, isCancelled: { false }) } }
+            let size = (try? FileManager.default.contentsOfDirectory(atPath: scratch).filter { $0.hasPrefix("order-") }
+                .compactMap { (try? FileManager.default.attributesOfItem(atPath: scratch + "/" + $0)[.size]) as? NSNumber }
+                .reduce(Int64(0)) { $0 + $1.int64Value }) ?? 0
+            orderLine = String(format: "`I` kept the order of %@ in %.1f s (%@ in the cache): the sort reads it", names.map { "\(typeName).\($0)" }.joined(separator: " and "),
+                               kept, MemoryBudget(bytes: size).description)
+        }
         var answers: [(first: Double, again: Double, answer: SourceAnswer?)] = []
         for (_, statement, _, _) in BenchQuery.cases {
             let parsed = try Parser.parse(statement)
@@ -156,6 +168,7 @@ struct BenchPaged: ParsableCommand {
                      coldOpen * 1000, openSeconds[0] * 1000, warmOpen * 1000,
                      relational ? "opened again (the catalog read again, its pages in the OS cache)" : "with them kept from the last open"))
         if let indexLine { print(indexLine) }
+        if let orderLine { print(orderLine) }
         print(String(format: "page down (%@):  %.2f ms a frame, %.0f ms the slowest (%d frames at %@, %d rows)",
                      typeName, pagingSeconds * 1000 / Double(max(pages, 1)), slowest * 1000, pages, size, rowsPaged))
         print(String(format: "SQLite alone:           %.3f s reading what those frames show, 300 rows at a time (%@): loupe %@× that with the frames drawn",
