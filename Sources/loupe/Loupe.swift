@@ -13,7 +13,7 @@ struct Loupe: ParsableCommand {
         commandName: "loupe",
         abstract: "Browse and query persisted object graphs in SQLite files and PostgreSQL databases.",
         discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
-        subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Sample.self, Bench.self],
+        subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Index.self, Sample.self, Bench.self],
         defaultSubcommand: Browse.self)
 
     /// Runs the command; Loupe's own failures print as one escaped line (`Error: …`, exit 1),

@@ -55,8 +55,12 @@ struct Query: ParsableCommand {
         // A Persist file too large to load (or --engine sql): SQLite answers over the file.
         if !commit, engine != .memory, let file, let parsed, let (pages, overBudget) = try persistPages(file) {
             do {
-                if let answer = try PersistQuerySource(pages: pages).answer(parsed, isCancelled: { false }) {
+                let source = PersistQuerySource(pages: pages)
+                let started = DispatchTime.now().uptimeNanoseconds
+                if let answer = try source.answer(parsed, isCancelled: { false }) {
                     try write(answer, pages)
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                    if seconds > 2, let hint = Self.orderHint(parsed, source: source, file: store.file) { printError(String(format: "(%.1f s: %@)", seconds, hint)) }
                     return
                 }
             } catch let error as QueryError {
@@ -169,6 +173,22 @@ extension Query {
     func isMutation(_ statement: LoupeQuery.Statement) -> Bool {
         if case .mutation = statement { return true }
         return false
+    }
+
+    /// For a statement that sorts a Persist store's type by attributes whose order Loupe does
+    /// not keep: the `loupe index` command that keeps them (nil otherwise).
+    static func orderHint(_ statement: LoupeQuery.Statement, source: PersistQuerySource, file: String) -> String? {
+        guard case .query(let q) = statement, case .sort(let keys)? = q.clauses.first, let typeName = q.type?.text,
+              let type = source.pages.catalog.first(where: { $0.name.caseInsensitiveCompare(typeName) == .orderedSame })?.name,
+              let kept = source.sortIndexes(typeName: type) else { return nil }
+        let names = keys.compactMap { key -> String? in
+            guard key.path.steps.count == 1, key.path.aggregate == nil, case .name(let name) = key.path.steps[0] else { return nil }
+            return name.text
+        }
+        let missing = names.filter { !kept.contains($0) }
+        guard !missing.isEmpty else { return nil }
+        let quoted = file.contains(where: { " '\"$\\".contains($0) }) ? "'" + file.replacingOccurrences(of: "'", with: "'\\''") + "'" : file
+        return "`loupe index \(quoted) \(missing.map { "\(type).\($0)" }.joined(separator: " "))` keeps the order of what it sorts by in Loupe's cache, and sorts by it read that"
     }
 
     /// The Persist store `file` read by SQL, when `--engine sql` asks for it or a whole load

@@ -521,6 +521,42 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "querying never writes")
     }
 
+    /// `loupe index`: Loupe's relation index and the orders named, built in the cache (never in
+    /// the file); sorts over the budget then print what the loaded graph prints; names that are
+    /// not the store's, other formats and a cache that is off are one clear error each.
+    func testIndexCommandKeepsOrdersForSorts() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 23)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let cache = ["LOUPE_CACHE_DIR": NSTemporaryDirectory() + "loupe-index-\(UUID().uuidString)"]
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let built = try LoupeBinary.run(["index", path, "Book.price", "book.title", "Member.joined"], environment: cache)
+        XCTAssertEqual(built.status, 0, built.stderr)
+        let lines = built.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("relation index built in ") == true, built.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("order of Book.title kept in ") }, built.stdout)
+        XCTAssertEqual(lines.suffix(2), ["orders kept for Book: price, title", "orders kept for Member: joined"])
+        for statement in ["Book sort by price desc, title, id limit 30", "Book where pages > 400 sort by title select title, price", "Member sort by joined desc, id"] {
+            let loaded = try LoupeBinary.run(["query", path, statement, "--format", "json", "--engine", "memory"], environment: cache)
+            let paged = try LoupeBinary.run(["query", path, statement, "--format", "json", "--memory-budget", "1K"], environment: cache)
+            XCTAssertEqual(paged.stdout, loaded.stdout, statement)
+            XCTAssertEqual(paged.status, 0, paged.stderr)
+        }
+        let again = try LoupeBinary.run(["index", path], environment: cache)
+        XCTAssertEqual(again.stdout, "relation index: built already\norders kept for Book: price, title\norders kept for Member: joined\n")
+        for (arguments, environment, message) in [
+            (["index", path, "Bok.price"], cache, "Error: Bok.price names no type of the store as TYPE.ATTRIBUTE; did you mean Book?\n"),
+            (["index", path, "Book.prise"], cache, "Error: cannot keep the order of Book.prise: unknown attribute 'prise' on Book — did you mean 'price'?\n"),
+            (["index", chinook], cache, "Error: loupe index builds Loupe's indexes of Persist stores; \(chinook) is read through its own indexes (CREATE INDEX)\n"),
+            (["index", path], ["LOUPE_CACHE_DIR": "off"], "Error: Loupe's cache is off (LOUPE_CACHE_DIR=off): there is no place for an index\n"),
+        ] {
+            let failed = try LoupeBinary.run(arguments, environment: environment)
+            XCTAssertEqual(failed.status, 1, arguments.joined(separator: " "))
+            XCTAssertEqual(failed.stderr, message)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "indexing never writes the store")
+    }
+
     /// `loupe repl` on `path` over a 1 KB budget prints, statement by statement, what the
     /// loaded REPL prints for `script` (output, errors, exit status).
     private func assertReplOverTheBudgetAnswersAsLoaded(_ path: String, script: String, file: StaticString = #filePath, line: UInt = #line) throws {
