@@ -160,8 +160,12 @@ public final class PersistQuerySource: QuerySource, Sendable {
     /// halves at once over a large type), ranks them in `sort by`'s order and keeps the ranks in
     /// Loupe's cache (``SortIndex``) with the file's stamp from before the read: a file changed
     /// meanwhile keeps nothing.
-    public func buildSortIndex(typeName: String, attribute: String, isCancelled: @escaping @Sendable () -> Bool) throws {
+    public func buildSortIndex(typeName: String, attribute written: String, isCancelled: @escaping @Sendable () -> Bool) throws {
         let stamp = pages.file.stamp()
+        // The attribute as the schema spells it (an order is found by that name).
+        let known = pages.types.first { $0.name == typeName }?.attributes ?? []
+        let spelled = known.filter { $0.caseInsensitiveCompare(written) == .orderedSame }
+        let attribute = known.contains(written) ? written : spelled.count == 1 ? spelled[0] : written
         let name = Name(text: typeName, range: SourceRange(0, 0))
         let statement = LoupeQuery.Statement.query(Query(type: name, clauses: [.sort([SortKey(path: .column(attribute), ascending: true)])]))
         let read = try withPlan(statement, declaring: [:], isCancelled: isCancelled) { plan, whole, db, translation -> PersistPlan.Rows in
@@ -174,7 +178,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
         }
         if isCancelled() { throw StoreError(.unreadable, path: pages.file.path, reason: "cancelled") }
         let (ranks, distinct) = QueryEngine.sortRanks(read.values[0])
-        try SortIndex.keep(SortIndex.Ranks(keys: read.keys, ranks: ranks, distinct: distinct), for: pages.file, stamp: stamp, type: typeName, attribute: attribute)
+        try pages.keepOrder(SortIndex.Ranks(keys: read.keys, ranks: ranks, distinct: distinct), stamp: stamp, type: typeName, attribute: attribute)
     }
 
     /// The rows of a query whose first clause sorts only by attributes of its type whose order

@@ -24,7 +24,7 @@ public final class PersistPages: PageSource, Sendable {
         let stored: DatabaseValue
         let storedAsBytes: Bool
         /// Attributes in column order.
-        let attributes: [String]
+        public let attributes: [String]
         let relations: [PagedRelation]
 
         /// The type as paged mode's cache entry keeps it.

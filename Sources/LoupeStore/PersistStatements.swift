@@ -231,8 +231,17 @@ extension PersistPages {
     /// Each name's facts are read once per state of the store (``knownFacts``; kept across this
     /// session's commits where they cannot have changed).
     public func attributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool = { false }) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
-        let known = knownFacts.withLock { $0[type] ?? [:] }
-        let missing = names.filter { known[$0] == nil }
+        var known = knownFacts.withLock { $0[type] ?? [:] }
+        var missing = names.filter { known[$0] == nil }
+        // Those kept beside an attribute's order for this state of the store are not read again.
+        if !missing.isEmpty, type < types.count {
+            let kept = SortIndex.facts(for: file, stamp: openedStamp, type: types[type].name).filter { missing.contains($0.key) }
+            if !kept.isEmpty {
+                knownFacts.withLock { $0[type, default: [:]].merge(kept) { old, _ in old } }
+                known.merge(kept) { old, _ in old }
+                missing = names.filter { known[$0] == nil }
+            }
+        }
         if !missing.isEmpty {
             let read = try readAttributeFacts(type: type, names: Set(missing), isCancelled: isCancelled)
             knownFacts.withLock { facts in
@@ -254,6 +263,14 @@ extension PersistPages {
     /// values of each kind the documents hold (every member of that name), and whether
     /// `json_extract` reads it as the load does. Counts, so that a commit's documents before and
     /// after can move them exactly (``PersistPages/afterCommit(_:newAttributes:reach:)``).
+    /// Keeps `ranks`, the order of `attribute` over type `typeName` at `stamp`, in Loupe's cache
+    /// (``SortIndex``), with what this session's pass over the type's documents found of it when
+    /// that pass read this same state of the store.
+    public func keepOrder(_ ranks: SortIndex.Ranks, stamp: FileStamp, type typeName: String, attribute: String) throws {
+        let fact = stamp == openedStamp ? types.firstIndex { $0.name == typeName }.flatMap { t in knownFacts.withLock { $0[t]?[attribute] } } : nil
+        try SortIndex.keep(ranks, fact: fact, for: file, stamp: stamp, type: typeName, attribute: attribute)
+    }
+
     struct AttributeFact: Sendable {
         var counts: [ValueKind.RawValue: Int]
         var plain: Bool

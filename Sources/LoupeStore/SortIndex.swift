@@ -16,10 +16,13 @@ import LoupeModel
 /// statement started from is the one they were made at. Adding an attribute to a file that
 /// describes another state of the store starts a new file (written under a temporary name,
 /// renamed into place when whole). A commit by Loupe carries the ranks of the types it did not
-/// write forward (``carry(for:from:to:dropping:)``); any other write leaves them stale.
+/// write forward (``carry(for:from:to:dropping:)``); any other write leaves them stale. Beside
+/// each order it keeps what the pass over the type's documents found of the attribute (its
+/// kinds, and whether SQL reads it as the load does), so that a new session sorting by it reads
+/// no document to learn them.
 public enum SortIndex {
     /// The layout of the file; a change makes older files stale.
-    static let version = 1
+    static let version = 2
 
     /// Keys and ranks are stored this many to a row (as little-endian blobs).
     static let chunk = 1 << 20
@@ -99,11 +102,35 @@ public enum SortIndex {
         }
     }
 
-    /// Keeps `ranks`, the order of `attribute` over `typeName` in `file` as it was at `stamp`
-    /// (which must still describe the file): added to the file's sort index when that describes
-    /// the same state, else in a new one. Throws when caching is off, the file changed since
-    /// `stamp`, or a write fails (leaving what was kept before).
+    /// The facts kept beside the orders of `typeName`'s attributes (by name: how many values
+    /// of each kind, and whether SQL reads them as the load does), when the index was made at
+    /// `stamp` and the file is still as `stamp` describes it.
+    static func facts(for file: StoreFile, stamp: FileStamp, type typeName: String) -> [String: PersistPages.AttributeFact] {
+        guard let location = location(for: file), let queue = open(location) else { return [:] }
+        defer { try? queue.close() }
+        return (try? queue.read { db -> [String: PersistPages.AttributeFact] in
+            guard try freshStamp(db, file) == stamp else { return [:] }
+            var facts: [String: PersistPages.AttributeFact] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT attribute, counts, plain FROM attributes WHERE type = ? AND counts IS NOT NULL", arguments: [typeName]) {
+                guard let name = row[0] as String?, let text = row[1] as String?, let plain = row[2] as Bool?,
+                      let counts = try? JSONDecoder().decode([ValueKind.RawValue: Int].self, from: Data(text.utf8)) else { continue }
+                facts[name] = PersistPages.AttributeFact(counts: counts, plain: plain)
+            }
+            return facts
+        }) ?? [:]
+    }
+
+    /// Keeps `ranks` without the attribute's facts (see below).
     public static func keep(_ ranks: Ranks, for file: StoreFile, stamp: FileStamp, type typeName: String, attribute: String) throws {
+        try keep(ranks, fact: nil, for: file, stamp: stamp, type: typeName, attribute: attribute)
+    }
+
+    /// Keeps `ranks`, the order of `attribute` over `typeName` in `file` as it was at `stamp`
+    /// (which must still describe the file), with `fact` (what the pass over the type's
+    /// documents found of it at that state, if known): added to the file's sort index when that
+    /// describes the same state, else in a new one. Throws when caching is off, the file changed
+    /// since `stamp`, or a write fails (leaving what was kept before).
+    static func keep(_ ranks: Ranks, fact: PersistPages.AttributeFact?, for file: StoreFile, stamp: FileStamp, type typeName: String, attribute: String) throws {
         guard let location = location(for: file), let path = SchemaCache.realPath(file.path),
               let directory = SchemaCache.directory.withLock({ $0 }) else {
             throw StoreError(.unreadable, path: file.path, reason: "the cache is off (LOUPE_CACHE_DIR=off): there is no place for an index")
@@ -113,8 +140,9 @@ public enum SortIndex {
         func add(_ db: Database) throws {
             try db.execute(sql: "DELETE FROM chunks WHERE attribute IN (SELECT position FROM attributes WHERE type = ? AND attribute = ?)", arguments: [typeName, attribute])
             try db.execute(sql: "DELETE FROM attributes WHERE type = ? AND attribute = ?", arguments: [typeName, attribute])
-            try db.execute(sql: "INSERT INTO attributes (type, attribute, count, distinct_) VALUES (?, ?, ?, ?)",
-                           arguments: [typeName, attribute, ranks.keys.count, ranks.distinct])
+            let counts = try fact.map { String(decoding: try JSONEncoder().encode($0.counts), as: UTF8.self) }
+            try db.execute(sql: "INSERT INTO attributes (type, attribute, count, distinct_, counts, plain) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [typeName, attribute, ranks.keys.count, ranks.distinct, counts, fact?.plain])
             let position = db.lastInsertedRowID
             for (n, start) in stride(from: 0, to: ranks.keys.count, by: chunk).enumerated() {
                 let end = min(start + chunk, ranks.keys.count)
@@ -141,7 +169,8 @@ public enum SortIndex {
         try queue.write { db in
             try db.execute(sql: """
                 CREATE TABLE loupe_sort_index (version INTEGER, build TEXT, path TEXT, stamp BLOB, header BLOB);
-                CREATE TABLE attributes (position INTEGER PRIMARY KEY, type TEXT, attribute TEXT, count INTEGER, distinct_ INTEGER, UNIQUE (type, attribute));
+                CREATE TABLE attributes (position INTEGER PRIMARY KEY, type TEXT, attribute TEXT, count INTEGER, distinct_ INTEGER, counts TEXT, plain INTEGER,
+                                         UNIQUE (type, attribute));
                 CREATE TABLE chunks (attribute INTEGER, chunk INTEGER, keys BLOB, ranks BLOB, PRIMARY KEY (attribute, chunk));
                 """)
             try db.execute(sql: "INSERT INTO loupe_sort_index VALUES (?, ?, ?, ?, ?)",

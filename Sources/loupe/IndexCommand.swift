@@ -8,13 +8,13 @@ import LoupeSQL
 import LoupeStore
 
 /// `loupe index FILE [TYPE.ATTRIBUTE…]`: builds, in Loupe's cache folder (never in the file),
-/// what paged mode's `I` builds for a Persist store — the relation index, and the order of the
+/// what paged mode's `I` builds for a Persist store — the relation index, or the order of the
 /// attributes named — so that the browser, `loupe repl` and `loupe query` over the memory budget
 /// read through them; then says what is kept. Ctrl-C stops a build, keeping nothing of it.
 struct Index: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "index",
-        abstract: "Build Loupe's indexes of a Persist store in its cache (never in the file): the relation index, and the order of each TYPE.ATTRIBUTE named (sorts by it read it).",
+        abstract: "Build Loupe's indexes of a Persist store in its cache (never in the file): the relation index, or the order of each TYPE.ATTRIBUTE named (sorts by it read it).",
         discussion: "Paged mode (the browser, `loupe repl` and `loupe query` over the memory budget) reads through them while the file is unchanged; Loupe's own commits carry them forward. `I` in the browser builds the same. SQLite files and PostgreSQL databases are read through their own indexes (CREATE INDEX).")
 
     @Argument(help: "The Persist store (a SQLite file).")
@@ -58,11 +58,11 @@ struct Index: ParsableCommand {
             do { try work(cancellation) } catch where cancellation.isCancelled { throw CLIError("cancelled: nothing of this index was kept") }
             return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         }
-        if pages.offersRelationIndex {
+        if wanted.isEmpty && pages.offersRelationIndex {
             let seconds = try timedStep { c in try pages.buildRelationIndex(progress: { _, _ in }, isCancelled: { c.isCancelled }) }
             print(String(format: "relation index built in %.1f s: pages and statements read relation rows by key", seconds))
         } else {
-            print("relation index: built already")
+            print(pages.relationIndexBuilt ? "relation index: built" : "relation index: not built (`loupe index FILE` builds it)")
         }
         for (type, attribute) in wanted {
             let seconds: Double

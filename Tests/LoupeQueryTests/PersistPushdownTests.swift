@@ -135,6 +135,22 @@ final class PersistPushdownTests: XCTestCase {
             XCTAssertGreaterThan(try compare(statements, graph: graph, sources: sources), statements.count * 3 / 2)
             XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "the store is never written")
         }
+        // What the pass over the documents found of a kept attribute is kept beside its order: a
+        // new session reads it there (a planted fact shows), and it is what a pass finds.
+        let sampleFile = try StoreFile.openForReading(sample)
+        let book = try XCTUnwrap(try PersistPages.open(sampleFile).catalog.firstIndex { $0.name == "Book" })
+        let keptFacts = try PersistPages.open(sampleFile).attributeFacts(type: book, names: ["price", "title", "pages"])
+        let directory = try XCTUnwrap(SchemaCache.directory.withLock { $0 })
+        SchemaCache.directory.withLock { $0 = nil }
+        let scanned = try PersistPages.open(sampleFile).attributeFacts(type: book, names: ["price", "title", "pages"])
+        SchemaCache.directory.withLock { $0 = directory }
+        XCTAssertEqual(keptFacts.kinds, scanned.kinds)
+        XCTAssertEqual(keptFacts.plain, scanned.plain)
+        let order = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("order-") && $0.hasSuffix(".sqlite") })
+        let planted = try DatabaseQueue(path: directory + "/" + order)
+        try planted.write { db in try db.execute(sql: "UPDATE attributes SET counts = '[16, 3]' WHERE type = 'Book' AND attribute = 'price'") }
+        try planted.close()
+        XCTAssertEqual(try PersistPages.open(sampleFile).attributeFacts(type: book, names: ["price"]).kinds, ["price": .string])
         // Ranks planted in reverse are what a sort by the attribute reads (only then).
         let file = try StoreFile.openForReading(awkward)
         let source = PersistQuerySource(pages: try PersistPages.open(file))
