@@ -94,6 +94,9 @@ final class RelationalPagedTests: XCTestCase {
                 // `s`/`S` sort the table over the file (SQL), as the loaded browser sorts it.
                 let (pages, source) = try pagesAndSQL(try StoreFile.openForReading(path))
                 try assertSameSort(graph: graph, pages: pages, querySource: source, type: t, column: column, "sort \(type.name) column \(column)")
+                // `I` has nothing to build: the file's own indexes serve it.
+                paged.handle(.key(.character("I")))
+                XCTAssertEqual(paged.message, "nothing for I to build: this store's own indexes serve paged mode")
             }
         }
     }
