@@ -51,7 +51,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Helpers every test target shares (the shared/ folder, temp files).
-        .target(name: "LoupeTestSupport", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),
+        .target(name: "LoupeTestSupport", dependencies: ["LoupeStore", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),
         .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel", "DisplayText"]),
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeHost", "LoupeSQL", "LoupePostgres", "LoupeTestSupport",

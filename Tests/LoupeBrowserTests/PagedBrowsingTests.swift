@@ -120,9 +120,8 @@ final class PagedBrowsingTests: XCTestCase {
     /// which the first `I` builds): a slow sort says so, and sorts by it then show what the
     /// loaded browser shows. The store is never written.
     func testIKeepsAColumnsOrderForSorts() throws {
-        let saved = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-order-\(UUID().uuidString)" }
-        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 900, seed: 22)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -201,9 +200,8 @@ final class PagedBrowsingTests: XCTestCase {
             }
         }
         // A slow statement on a store without Loupe's relation index says, once, that `I` helps.
-        let saved = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-hint-\(UUID().uuidString)" }
-        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
         let hinted = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         let hintPages = try PersistPages.open(try StoreFile.openForReading(path))
         hinted.attachPaged(hintPages, querySource: PersistQuerySource(pages: hintPages))
@@ -300,9 +298,8 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertTrue(pages.notes.contains { $0.contains("no type index") })
         for seed in UInt64(21)...26 { try walk(path, seed: seed, count: 100, edgesPerObject: 3, windowRows: 30) }
         // `I` builds an index in Loupe's cache (never in the file); windows read through it.
-        let saved = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-side-index-\(UUID().uuidString)" }
-        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let browser = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         browser.attachPaged(try PersistPages.open(try StoreFile.openForReading(path)))

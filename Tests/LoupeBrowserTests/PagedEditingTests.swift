@@ -232,10 +232,9 @@ final class PagedEditingTests: XCTestCase {
     /// rows carries the index forward (it stays in use, row for row a new build's), and windows
     /// and statements read the new rows through it.
     func testTheRelationIndexIsCarriedForward() throws {
-        let cache = NSTemporaryDirectory() + "loupe-cache-\(UUID().uuidString)"
-        let previous = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = cache }
-        defer { SchemaCache.directory.withLock { $0 = previous }; try? FileManager.default.removeItem(atPath: cache) }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
+        let cache = scratch.path
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 600, seed: 3)
         let queue = try DatabaseQueue(path: path)
@@ -281,10 +280,8 @@ final class PagedEditingTests: XCTestCase {
     /// commit wrote are dropped (its sorts read documents again), the others are kept, stamped
     /// for the new state, and sorts by them answer as over the committed file.
     func testKeptOrdersFollowACommit() throws {
-        let cache = NSTemporaryDirectory() + "loupe-cache-\(UUID().uuidString)"
-        let previous = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = cache }
-        defer { SchemaCache.directory.withLock { $0 = previous }; try? FileManager.default.removeItem(atPath: cache) }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 600, seed: 5)
         let (paged, host) = try pagedBrowser(path)

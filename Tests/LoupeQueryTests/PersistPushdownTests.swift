@@ -79,9 +79,8 @@ final class PersistPushdownTests: XCTestCase {
         }
         try queue.close()
         try compare(path)
-        let saved = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-pushdown-side-\(UUID().uuidString)" }
-        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
         let file = try StoreFile.openForReading(path)
         try PersistPages.open(file).buildRelationIndex(progress: { _, _ in }, isCancelled: { false })
         XCTAssertTrue(try PersistPages.open(file).notes.contains("relation index from Loupe's cache"))
@@ -108,9 +107,8 @@ final class PersistPushdownTests: XCTestCase {
     /// in halves; they are read (ranks planted out of order show), only while the file is as
     /// they were made for, and a Loupe commit keeps those of the types it did not write.
     func testSortsReadKeptOrders() throws {
-        let saved = SchemaCache.directory.withLock { $0 }
-        SchemaCache.directory.withLock { $0 = NSTemporaryDirectory() + "loupe-order-\(UUID().uuidString)" }
-        defer { SchemaCache.directory.withLock { $0 = saved } }
+        let scratch = ScratchCache()
+        defer { scratch.restore() }
         let awkward = try Self.awkwardDocuments()
         let sample = try Shared.temporaryPath()
         try SampleGenerator.generate(path: sample, objects: 4_000, seed: 45)
