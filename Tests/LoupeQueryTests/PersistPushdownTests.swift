@@ -144,10 +144,12 @@ final class PersistPushdownTests: XCTestCase {
         SchemaCache.directory.withLock { $0 = directory }
         XCTAssertEqual(keptFacts.kinds, scanned.kinds)
         XCTAssertEqual(keptFacts.plain, scanned.plain)
-        let order = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("order-") && $0.hasSuffix(".sqlite") })
-        let planted = try DatabaseQueue(path: directory + "/" + order)
-        try planted.write { db in try db.execute(sql: "UPDATE attributes SET counts = '[16, 3]' WHERE type = 'Book' AND attribute = 'price'") }
-        try planted.close()
+        // (Each store has an order file of its own: the sample's is the one with books.)
+        for order in try FileManager.default.contentsOfDirectory(atPath: directory) where order.hasPrefix("order-") && order.hasSuffix(".sqlite") {
+            let planted = try DatabaseQueue(path: directory + "/" + order)
+            try planted.write { db in try db.execute(sql: "UPDATE attributes SET counts = '[16, 3]' WHERE type = 'Book' AND attribute = 'price'") }
+            try planted.close()
+        }
         XCTAssertEqual(try PersistPages.open(sampleFile).attributeFacts(type: book, names: ["price"]).kinds, ["price": .string])
         // Ranks planted in reverse are what a sort by the attribute reads (only then).
         let file = try StoreFile.openForReading(awkward)
