@@ -441,7 +441,7 @@ extension Browser {
     /// Objects are listed as a paged view, projections and groups as in the loaded browser.
     /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
     func runPaged(_ line: String) -> Bool {
-        guard let pages, graph != nil else { return false }
+        guard pages != nil, graph != nil else { return false }
         let statement: Statement
         do { statement = try Parser.parse(line) } catch let error as QueryError {
             replOutput.append(contentsOf: error.render(source: line).split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
@@ -499,7 +499,7 @@ extension Browser {
     /// sorted here before is sorted by the new column, then by the earlier ones. Relations'
     /// objects and other statements' lists are refused (their order is not a statement's).
     func sortPaged(ascending: Bool) {
-        guard let pages, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
+        guard pages != nil, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
             refusePaged("sorting this view"); return
         }
         let columns = sheet.columns(graph: graph)

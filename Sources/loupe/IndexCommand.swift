@@ -26,12 +26,12 @@ struct Index: ParsableCommand {
     func run() throws {
         guard !PostgresConnection.isURL(file) else { throw CLIError("loupe index builds Loupe's indexes of Persist files; a PostgreSQL database is read through its own (CREATE INDEX)") }
         let opened = try StoreFile.openForReading(file)
-        guard try opened.read({ try StoreFormats.detect($0, path: file) }) == PersistFormat.self else {
-            throw CLIError("loupe index builds Loupe's indexes of Persist stores; \(file) is read through its own indexes (CREATE INDEX)")
+        let persist: PersistPages?
+        do { persist = try PersistPages.openIfPersist(opened, path: file) } catch let error as StoreError {
+            throw CLIError("paged mode cannot read this Persist store by key (\(error.reason)): it is loaded whole, and needs no index")
         }
-        let pages: PersistPages
-        do { pages = try PersistPages.open(opened) } catch let error as StoreError {
-            throw CLIError("paged mode cannot read this Persist store by key (\(error.reason ?? "\(error)")): it is loaded whole, and needs no index")
+        guard let pages = persist else {
+            throw CLIError("loupe index builds Loupe's indexes of Persist stores; \(file) is read through its own indexes (CREATE INDEX)")
         }
         guard SideIndex.isAvailable(for: opened) else { throw CLIError("Loupe's cache is off (LOUPE_CACHE_DIR=off): there is no place for an index") }
         let source = PersistQuerySource(pages: pages)

@@ -198,12 +198,11 @@ extension Query {
         let budget = memoryBudget ?? .standard
         let estimate = MemoryBudget.wholeLoadEstimate(path: store.file)
         guard engine == .sql || estimate > budget.bytes else { return nil }
-        guard try file.read({ try StoreFormats.detect($0, path: store.file) }) == PersistFormat.self else { return nil }
         let reason = estimate > budget.bytes ? "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget" : nil
-        do { return (try PersistPages.open(file), reason) } catch let error as StoreError {
+        do { return try PersistPages.openIfPersist(file, path: store.file).map { ($0, reason) } } catch let error as StoreError {
             // Keys that are not integers: loaded whole (as the browser does), unless SQL was asked for.
             if engine != .sql { return nil }
-            throw CLIError("SQL cannot read this Persist store by key (\(error.reason ?? "\(error)")); run it with --engine auto or memory")
+            throw CLIError("SQL cannot read this Persist store by key (\(error.reason)); run it with --engine auto or memory")
         }
     }
 
@@ -277,6 +276,16 @@ extension Query {
             QueryResult.objects(type: type, refs: refs).write(format, graph: graph, toTerminal: toTerminal, to: sink)
         }
         sink.flush()
+    }
+}
+
+extension PersistPages {
+    /// `file` (at `path`) read a page at a time when it is a Persist store; nil for other
+    /// formats. Throws ``StoreError`` for a Persist store paged mode cannot read by key (keys
+    /// that are not integers: it loads whole).
+    static func openIfPersist(_ file: StoreFile, path: String) throws -> PersistPages? {
+        guard try file.read({ try StoreFormats.detect($0, path: path) }) == PersistFormat.self else { return nil }
+        return try PersistPages.open(file)
     }
 }
 

@@ -49,6 +49,17 @@ extension XCTestCase {
         return String(line[r])
     }
 
+    /// Runs each of `statements` in both browsers: after each, the same pending counts and the
+    /// same last two lines of the REPL.
+    func assertSameStaging(_ statements: [String], loaded: Browser, paged: Browser, file: StaticString = #filePath, line: UInt = #line) {
+        for statement in statements {
+            loaded.run(statement)
+            paged.run(statement)
+            XCTAssertEqual(pendingPart(paged), pendingPart(loaded), "after \(statement):\n" + paged.replOutput.suffix(3).joined(separator: "\n"), file: file, line: line)
+            XCTAssertEqual(paged.replOutput.suffix(2), loaded.replOutput.suffix(2), statement, file: file, line: line)
+        }
+    }
+
     /// Fails with the first line where `x` and `y` (two files' rows) differ.
     func assertSameLines(_ x: [String], _ y: [String], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
         if let i = zip(x, y).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {

@@ -269,13 +269,7 @@ final class PostgresPagedEditingTests: XCTestCase {
         ]
         let (loaded, loadedHost) = try loadedBrowser(loadedURL)
         let (paged, pagedHost) = try pagedBrowser(pagedURL)
-        for statement in statements {
-            loaded.run(statement)
-            paged.run(statement)
-            XCTAssertEqual(pendingPart(paged), pendingPart(loaded),
-                           "after \(statement):\n" + paged.replOutput.suffix(3).joined(separator: "\n"))
-            XCTAssertEqual(paged.replOutput.suffix(2), loaded.replOutput.suffix(2), statement)
-        }
+        assertSameStaging(statements, loaded: loaded, paged: paged)
         XCTAssertTrue(paged.replOutput.contains { $0.contains("Genre #25 exists already") }, paged.replOutput.joined(separator: "\n"))
         paged.run(".changes")
         loaded.run(".changes")

@@ -54,12 +54,7 @@ final class RelationalPagedEditingTests: XCTestCase {
         ]
         let (loaded, loadedHost) = try loadedBrowser(loadedPath)
         let (paged, pagedHost) = try pagedBrowser(pagedPath)
-        for statement in statements {
-            loaded.run(statement)
-            paged.run(statement)
-            XCTAssertEqual(pendingPart(paged), pendingPart(loaded), "after \(statement):\n" + paged.replOutput.suffix(3).joined(separator: "\n"))
-            XCTAssertEqual(paged.replOutput.suffix(2), loaded.replOutput.suffix(2), statement)
-        }
+        assertSameStaging(statements, loaded: loaded, paged: paged)
         XCTAssertTrue(paged.replOutput.contains { $0.contains("Genre #25 exists already") }, paged.replOutput.joined(separator: "\n"))
         // Keys: the first type's second row, a cell edited, the third row deleted (refused: tracks refer to it), undo, redo.
         let keys = "j l e <C-u>\nEdited by key\n<Enter> j d U R"
