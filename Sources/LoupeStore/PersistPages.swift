@@ -368,29 +368,23 @@ public final class PersistPages: PageSource, Sendable {
     /// a graph with the whole schema.
     public func window(keys: [Int64]) throws -> ObjectWindow {
         try file.read { db in
-            let builder = PersistFormat.schemaBuilder(types.map { ($0.name, $0.attributes, $0.relations.map { ($0.name, $0.toMany, $0.targets) }) })
-            func typeIndex(_ stored: DatabaseValue) -> Int {
-                let name = PersistFormat.typeName(of: stored)
-                return builder.existingType(name) ?? builder.type(name, keyPolicy: .globalInteger)
-            }
-            var documents: [Int64: (type: Int, members: [(String, Value)])] = [:]
+            var read = PersistRows.WindowRows()
             func readDocuments(_ ids: [Int64]) throws {
                 for chunk in ids.chunked(500) {
                     let cursor = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
                                                      arguments: StatementArguments(chunk))
                     while let row = try cursor.next() {
                         guard let id = row[0] as Int64? else { continue }
-                        documents[id] = (typeIndex(row[1]), PersistFormat.members(row, at: 2) ?? [])
+                        read.documents[id] = (PersistFormat.typeName(of: row[1]), PersistFormat.members(row, at: 2) ?? [])
                     }
                 }
             }
-            let wanted = Array(Set(keys))
-            try readDocuments(wanted)
+            try readDocuments(Array(Set(keys)))
             // Relation rows from and to the window's objects, in rowid order: at most
             // `edgesPerObject` of each relation from an object and to it (one with more is cut).
             var edges: [(rowid: Int64, from: Int64, to: Int64, relation: String)] = []
             var cut = Set<Int64>()
-            let present = documents.keys.sorted()
+            let present = read.documents.keys.sorted()
             /// By key, through an index of the store's or of Loupe's cache.
             func readByKey(_ db: Database) throws {
                 let limit = edgesPerObject
@@ -448,36 +442,23 @@ public final class PersistPages: PageSource, Sendable {
                 }
             }
             var seenEdge = Set<Int64>()
-            edges = edges.sorted { $0.rowid < $1.rowid }.filter { seenEdge.insert($0.rowid).inserted }
+            read.edges = edges.sorted { $0.rowid < $1.rowid }.filter { seenEdge.insert($0.rowid).inserted }.map { ($0.from, $0.to, $0.relation) }
+            read.cut = cut
             // The far ends: targets' documents (labels), the rest by type only.
-            let targets = Array(Set(edges.filter { documents[$0.from] != nil && documents[$0.to] == nil }.map(\.to))).sorted().prefix(Self.targetDocuments)
-            try readDocuments(Array(targets))
-            var others: [Int64: Int] = [:]
-            let rest = Set(edges.flatMap { [$0.from, $0.to] }).filter { documents[$0] == nil }
-            for chunk in Array(rest).chunked(500) {
+            try readDocuments(Array(read.unreadTargets.prefix(Self.targetDocuments)))
+            for chunk in read.untyped.chunked(500) {
                 for row in try Row.fetchAll(db, sql: "SELECT id, type_name FROM by_type WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
                                             arguments: StatementArguments(chunk)) {
-                    if let id = row[0] as Int64? { others[id] = typeIndex(row[1]) }
+                    if let id = row[0] as Int64? { read.others[id] = PersistFormat.typeName(of: row[1]) }
                 }
             }
-            // Objects in key order within each type.
-            var refs: [Int64: ObjectRef] = [:]
-            let everyone = documents.mapValues(\.type).merging(others) { a, _ in a }
-            for (key, t) in everyone.sorted(by: { $0.key < $1.key }) { refs[key] = builder.addObject(type: t, id: .int(key)) }
-            for (key, document) in documents {
-                guard let ref = refs[key] else { continue }
-                for (name, value) in document.members {
-                    builder.set(value, type: document.type, row: Int(ref.row), attribute: builder.attribute(name, of: document.type))
-                }
-            }
-            for edge in edges {
-                // An edge whose other end is not stored (dangling) is left out, as a load leaves it.
-                guard let from = refs[edge.from], let to = refs[edge.to] else { continue }
-                builder.addEdge(from: from, relation: builder.relation(edge.relation, of: Int(from.type)), to: to)
-            }
-            let graph = builder.finish()
-            return ObjectWindow(graph: graph, refs: keys.map { refs[$0] }, cut: Set(cut.compactMap { refs[$0].map(graph.identity(of:)) }))
+            return PersistRows.window(read, keys: keys, types: schemaTypes)
         }
+    }
+
+    /// The schema as ``PersistRows`` builds windows over it.
+    var schemaTypes: [PersistRows.TypeSchema] {
+        types.map { PersistRows.TypeSchema(name: $0.name, attributes: $0.attributes, kinds: [:], relations: $0.relations.map { ($0.name, $0.toMany, $0.targets) }) }
     }
 
     /// Each link of object `key` with its number of edges: its relations by name (summed over

@@ -134,3 +134,56 @@ extension PersistRows {
         return isObject ? members : nil
     }
 }
+
+/// A window of a Persist store as a graph, from the rows a paged reader read (``PersistPages``
+/// from a file, a PostgreSQL database's pages from its tables): one builder, so that windows
+/// from either mean what a load of the same rows means.
+extension PersistRows {
+    /// What a window read: the documents of its objects and of the first targets of their
+    /// relations, the types of the other objects at the far ends, and the relation rows.
+    public struct WindowRows {
+        /// Each object read with its document: its type's name and its members as the load reads them.
+        public var documents: [Int64: (typeName: String, members: [(String, Value)])] = [:]
+        /// Objects at the far end of a relation row read without their document: their type's name.
+        public var others: [Int64: String] = [:]
+        /// The relation rows from and to the window's objects, in row order, each once.
+        public var edges: [(from: Int64, to: Int64, relation: String)] = []
+        /// The objects with more relation rows than the window holds.
+        public var cut: Set<Int64> = []
+        public init() {}
+
+        /// The far ends of the edges from objects read with their documents that were not read
+        /// themselves, in key order: the first of these get their documents read (labels).
+        public var unreadTargets: [Int64] {
+            Array(Set(edges.filter { documents[$0.from] != nil && documents[$0.to] == nil }.map(\.to))).sorted()
+        }
+
+        /// The ends of edges neither read with a document nor typed yet.
+        public var untyped: [Int64] {
+            Array(Set(edges.flatMap { [$0.from, $0.to] }).filter { documents[$0] == nil && others[$0] == nil }).sorted()
+        }
+    }
+
+    /// The window of `keys` (refs in that order) over the schema `types`: every object read, in
+    /// key order within its type (a type the schema lacks is added, keyed store-wide), their
+    /// members, and the edges whose two ends were read (a row to an object not stored is left
+    /// out, as a load leaves it).
+    public static func window(_ rows: WindowRows, keys: [Int64], types: [TypeSchema]) -> ObjectWindow {
+        let builder = schemaBuilder(types)
+        func typeIndex(_ name: String) -> Int { builder.existingType(name) ?? builder.type(name, keyPolicy: .globalInteger) }
+        var refs: [Int64: ObjectRef] = [:]
+        let everyone = rows.documents.mapValues(\.typeName).merging(rows.others) { a, _ in a }
+        for (key, name) in everyone.sorted(by: { $0.key < $1.key }) { refs[key] = builder.addObject(type: typeIndex(name), id: .int(key)) }
+        for (key, document) in rows.documents {
+            guard let ref = refs[key] else { continue }
+            let t = Int(ref.type)
+            for (name, value) in document.members { builder.set(value, type: t, row: Int(ref.row), attribute: builder.attribute(name, of: t)) }
+        }
+        for edge in rows.edges {
+            guard let from = refs[edge.from], let to = refs[edge.to] else { continue }
+            builder.addEdge(from: from, relation: builder.relation(edge.relation, of: Int(from.type)), to: to)
+        }
+        let graph = builder.finish()
+        return ObjectWindow(graph: graph, refs: keys.map { refs[$0] }, cut: Set(rows.cut.compactMap { refs[$0].map(graph.identity(of:)) }))
+    }
+}
