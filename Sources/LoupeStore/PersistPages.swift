@@ -305,30 +305,17 @@ public final class PersistPages: PageSource, Sendable {
                 if let id = row[0] as Int64?, let t = index[PersistFormat.typeName(of: row[1])] { targetType[id] = t }
             }
         }
-        // Per source type, relations in order of first appearance: to-many, targets.
-        var relations: [[(name: String, toMany: Bool, targets: Set<Int>)]] = Array(repeating: [], count: stored.count)
-        var seen = Set<String>()
-        for row in rows {
-            // A row to an object not stored is left out, as a load leaves it.
-            guard let s = sampled[row.from], let target = targetType[row.to] else { continue }
-            let i = relations[s].firstIndex { $0.name == row.relation } ?? {
-                relations[s].append((row.relation, false, []))
-                return relations[s].count - 1
-            }()
-            if !seen.insert("\(row.from)\u{0}\(row.relation)").inserted { relations[s][i].toMany = true }
-            relations[s][i].targets.insert(target)
-        }
+        var kinds: [(type: String, relation: String, toMany: Bool)] = []
         if try db.tableExists(PersistFormat.relationKindsTable) {
             for row in try Row.fetchAll(db, sql: "SELECT type_name, relation, to_many FROM \(PersistFormat.relationKindsTable)") {
-                guard let type = (row[0] as DatabaseValue).lenientText, let s = index[type], let name = (row[1] as DatabaseValue).lenientText
-                else { continue }
-                let toMany = (row[2] as DatabaseValue).lenientBool
-                if let i = relations[s].firstIndex(where: { $0.name == name }) { relations[s][i].toMany = toMany } else { relations[s].append((name, toMany, [])) }
+                guard let type = (row[0] as DatabaseValue).lenientText, let name = (row[1] as DatabaseValue).lenientText else { continue }
+                kinds.append((type, name, (row[2] as DatabaseValue).lenientBool))
             }
         }
+        let relations = PersistRows.sampledRelations(rows.map { ($0.from, $0.relation, targetType[$0.to]) }, sampled: sampled, kinds: kinds, types: index, count: stored.count)
         return stored.enumerated().map { t, info in
             PagedType(name: info.name, count: info.count, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: attributes[t],
-                      relations: relations[t].map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets.sorted()) })
+                      relations: relations[t].map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
         }
     }
 

@@ -187,3 +187,32 @@ extension PersistRows {
         return ObjectWindow(graph: graph, refs: keys.map { refs[$0] }, cut: Set(rows.cut.compactMap { refs[$0].map(graph.identity(of:)) }))
     }
 }
+
+extension PersistRows {
+    /// The relations a sample of a store shows, per source type (of `count`, positions by name in
+    /// `types`), in order of first appearance: from `rows` (the sampled objects' relation rows in
+    /// row order, each with the position of its target's type; nil for a row to an object not
+    /// stored, left out as a load leaves it), to-many where one object has several rows of a name,
+    /// the targets' types; then `kinds` (Loupe's recorded cardinalities, `loupe_relation_kinds`)
+    /// decide to-many and add the relations no sampled object has.
+    public static func sampledRelations(_ rows: [(from: Int64, relation: String, target: Int?)], sampled: [Int64: Int],
+                                        kinds: [(type: String, relation: String, toMany: Bool)], types: [String: Int],
+                                        count: Int) -> [[(name: String, toMany: Bool, targets: [Int])]] {
+        var relations: [[(name: String, toMany: Bool, targets: Set<Int>)]] = Array(repeating: [], count: count)
+        var seen = Set<String>()
+        for row in rows {
+            guard let s = sampled[row.from], let target = row.target else { continue }
+            let i = relations[s].firstIndex { $0.name == row.relation } ?? {
+                relations[s].append((row.relation, false, []))
+                return relations[s].count - 1
+            }()
+            if !seen.insert("\(row.from)\u{0}\(row.relation)").inserted { relations[s][i].toMany = true }
+            relations[s][i].targets.insert(target)
+        }
+        for kind in kinds {
+            guard let s = types[kind.type] else { continue }
+            if let i = relations[s].firstIndex(where: { $0.name == kind.relation }) { relations[s][i].toMany = kind.toMany } else { relations[s].append((kind.relation, kind.toMany, [])) }
+        }
+        return relations.map { $0.map { ($0.name, $0.toMany, $0.targets.sorted()) } }
+    }
+}
