@@ -1,6 +1,7 @@
 import Foundation
 import CLibPQ
 import LoupeQuery
+import Synchronization
 
 /// A failure talking to PostgreSQL, with the server or address it concerns (never the password).
 public struct PostgresError: Error, CustomStringConvertible, Sendable {
@@ -199,4 +200,41 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
 
     /// `postgres://user:secret@host/db` → `postgres://user@host/db`.
     public static func withoutPassword(_ url: String) -> String { ReplSession.withoutPassword(url) }
+}
+
+/// A few connections to one database for a paged session's reads (one per thread at work), each
+/// read in its own read-only snapshot; the connections close with the pool. A session's state
+/// after a commit shares its pool with the state before.
+public final class PostgresPool: Sendable {
+    /// The database's URL (with its password, to connect; never shown).
+    let url: String
+    private let connections = Mutex<[PostgresConnection]>([])
+
+    /// A pool for `url`, starting with `connection` when one is open already.
+    init(url: String, connection: PostgresConnection? = nil) {
+        self.url = url
+        if let connection { connections.withLock { $0.append(connection) } }
+    }
+
+    /// Runs `body` in one read-only snapshot on a connection of the pool (a new one when all are
+    /// at work). A connection the server dropped while it waited in the pool (a restart, an idle
+    /// timeout) is replaced and `body` run again on a new one; one dropped while new is an error.
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let pooled = connections.withLock { $0.popLast() }
+        let connection = try pooled ?? PostgresConnection(url: url)
+        do {
+            let value = try connection.snapshot { try body(connection) }
+            keep(connection)
+            return value
+        } catch is PostgresError where pooled != nil && !connection.isHealthy {
+            return try read(body)
+        } catch {
+            if connection.isHealthy { keep(connection) }
+            throw error
+        }
+    }
+
+    private func keep(_ connection: PostgresConnection) {
+        connections.withLock { if $0.count < 4 { $0.append(connection) } }
+    }
 }

@@ -32,7 +32,7 @@ public final class PostgresPages: PageSource, Sendable {
     let indexedColumns: [Set<String>]
     /// At most this many rows of each relation to a row are read into a window.
     public let edgesPerObject: Int
-    private let pool = Mutex<[PostgresConnection]>([])
+    let pool: PostgresPool
 
     /// A declared foreign key between two tables paged by key, seen from its target.
     struct Incoming: Sendable {
@@ -47,8 +47,9 @@ public final class PostgresPages: PageSource, Sendable {
     let incoming: [[Incoming]]
 
     init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int], indexedColumns: [Set<String>],
-         edgesPerObject: Int, connection: PostgresConnection? = nil) {
+         edgesPerObject: Int, pool: PostgresPool) {
         self.url = url
+        self.pool = pool
         self.server = server
         self.described = described
         self.schema = schema
@@ -66,7 +67,6 @@ public final class PostgresPages: PageSource, Sendable {
             }
         }
         self.incoming = incoming
-        if let connection { pool.withLock { $0.append(connection) } }
     }
 
     /// Connects to `url` and reads its catalog: every readable table and view, its columns,
@@ -92,7 +92,7 @@ public final class PostgresPages: PageSource, Sendable {
             return (described, counts, described.map { leading[$0.relation.oid] ?? [] })
         }
         return PostgresPages(url: url, server: connection.server, described: described, schema: PostgresDatabase.schemaGraph(described), counts: counts,
-                             indexedColumns: indexed, edgesPerObject: edgesPerObject, connection: connection)
+                             indexedColumns: indexed, edgesPerObject: edgesPerObject, pool: PostgresPool(url: url, connection: connection))
     }
 
     /// True for a table with a primary key a load keys its rows by: paged by key, its relations followed.
@@ -101,32 +101,14 @@ public final class PostgresPages: PageSource, Sendable {
     /// The same database with the row counts a commit moved (`countChanges`, by type name).
     public func afterCommit(countChanges: [String: Int]) -> PostgresPages {
         let moved = zip(described, counts).map { d, n in max(0, n + (countChanges[d.relation.name] ?? 0)) }
-        let next = PostgresPages(url: url, server: server, described: described, schema: schema, counts: moved, indexedColumns: indexedColumns,
-                                 edgesPerObject: edgesPerObject)
-        let kept = pool.withLock { p in defer { p.removeAll() }; return p }
-        next.pool.withLock { $0 = kept }
-        return next
+        return PostgresPages(url: url, server: server, described: described, schema: schema, counts: moved, indexedColumns: indexedColumns,
+                             edgesPerObject: edgesPerObject, pool: pool)
     }
 
     // MARK: Connections
 
-    /// Runs `body` in one read-only snapshot on a connection of the pool (a new one when all are
-    /// at work). A connection the server dropped while it waited in the pool (a restart, an idle
-    /// timeout) is replaced and `body` run again on a new one; one dropped while new is an error.
-    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let pooled = pool.withLock { $0.popLast() }
-        let connection = try pooled ?? PostgresConnection(url: url)
-        do {
-            let value = try connection.snapshot { try body(connection) }
-            pool.withLock { if $0.count < 4 { $0.append(connection) } }
-            return value
-        } catch is PostgresError where pooled != nil && !connection.isHealthy {
-            return try read(body)
-        } catch {
-            if connection.isHealthy { pool.withLock { if $0.count < 4 { $0.append(connection) } } }
-            throw error
-        }
-    }
+    /// Runs `body` in one read-only snapshot on a connection of the pool (``PostgresPool/read(_:)``).
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T { try pool.read(body) }
 
     public var catalog: [(name: String, count: Int)] { zip(described, counts).map { ($0.relation.name, $1) } }
 
