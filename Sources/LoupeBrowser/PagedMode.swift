@@ -108,10 +108,10 @@ extension Browser {
     /// Follows a link in paged mode: its objects as a paged list of keys, or, when the window
     /// holds only the first ones, the link itself read from the store a page at a time.
     func followPaged(_ link: DetailLink, from origin: ObjectRef, in graph: ObjectGraph) {
-        let names = Set(link.targets.map { graph.table($0).name.rawValue })
+        let names = pagedTargetTypes(of: link, origin: origin, in: graph)
         let crumb = graph.label(of: origin) + " › " + link.crumb
         if let total = pagedTotal(of: link, origin: origin), let name = link.relationName {
-            let key = ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.sourceType)
+            let key = ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.relation != nil ? nil : link.sourceType)
             let typeName = link.sourceType ?? (names.count == 1 ? names.first : nil)
             push(Sheet(content: .paged(PagedRows(source: .link(graph.identity(of: origin), key), count: total, typeName: typeName)), crumb: crumb))
         } else {
@@ -138,8 +138,25 @@ extension Browser {
     /// How many edges the store has for a link whose window holds only the first ones.
     func pagedTotal(of link: DetailLink, origin: ObjectRef) -> Int? {
         guard let name = link.relationName, let totals = pagedLinkTotals(of: origin) else { return nil }
-        let total = totals[ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.sourceType)] ?? 0
+        let total = matching(link, name, totals).reduce(0) { $0 + $1.value }
         return total > link.targets.count ? total : nil
+    }
+
+    /// The totals of `link` (named `name`) among a cut object's: a relation's for every type of
+    /// its targets, a backlink's from its source type.
+    private func matching(_ link: DetailLink, _ name: String, _ totals: [ObjectWindow.Link: Int]) -> [ObjectWindow.Link: Int] {
+        let outgoing = link.relation != nil
+        return totals.filter { $0.key.relation == name && $0.key.outgoing == outgoing && (outgoing || $0.key.sourceType == link.sourceType) }
+    }
+
+    /// The names of the types at the far end of `link`: those of the targets the window holds,
+    /// and for a cut object's relation, those the store counted beyond them.
+    func pagedTargetTypes(of link: DetailLink, origin: ObjectRef, in graph: ObjectGraph) -> Set<String> {
+        var names = Set(link.targets.map { graph.table($0).name.rawValue })
+        if link.relation != nil, let name = link.relationName, let totals = pagedLinkTotals(of: origin) {
+            for (key, n) in matching(link, name, totals) where n > 0 { if let type = key.sourceType { names.insert(type) } }
+        }
+        return names
     }
 
     /// A link's count as the detail pane shows it: the store's, also when the window holds only

@@ -7,12 +7,14 @@ public struct ObjectWindow: Sendable {
     public struct Link: Hashable, Sendable {
         public let relation: String
         public let outgoing: Bool
-        /// The type the backlinks come from (nil for a relation).
+        /// The type at the other end: the one the backlinks come from; for a relation, nil, or
+        /// in ``PageSource/linkTotals(of:)`` the type of the targets counted (a relation to
+        /// several types has a total per type; nil where a store counts them all at once).
         public let sourceType: String?
         public init(relation: String, outgoing: Bool, sourceType: String?) {
             self.relation = relation
             self.outgoing = outgoing
-            self.sourceType = outgoing ? nil : sourceType
+            self.sourceType = sourceType
         }
     }
 

@@ -317,6 +317,31 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).offersRelationIndex, true)
     }
 
+    /// An object whose relation has more targets than a window holds, of several types, the
+    /// first ones all of one type: the detail pane names every type the store counts, and the
+    /// list it opens is of mixed types, as loaded.
+    func testACutRelationToSeveralTypes() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 1_500, seed: 7)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: #"INSERT INTO by_type (id, type_name, json) VALUES (900003, 'Shelf', '{"label": "mixed"}')"#)
+            // Keys 10… are tags, then authors.
+            for key in 10..<50 { try db.execute(sql: "INSERT INTO relations (from_id, to_id, relation) VALUES (900003, ?, 'holds')", arguments: [key]) }
+            XCTAssertEqual(try String.fetchAll(db, sql: "SELECT DISTINCT type_name FROM by_type WHERE id IN (10, 49) ORDER BY 1"), ["Author", "Tag"])
+        }
+        try queue.close()
+        let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        whole.attach(try LoadedStore.open(path).graph)
+        let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+        paged.attachPaged(try PersistPages.open(try StoreFile.openForReading(path), edgesPerObject: 3))
+        let keys: [Key] = [.backTab, .end, .tab, .tab, .character("j"), .character("j"), .enter, .end]
+        XCTAssertTrue(assertSameScreens(whole, paged, keys: keys, "Shelf › holds"))
+        var buffer = Buffer(width: 120, height: 30)
+        paged.render(into: &buffer)
+        XCTAssertTrue(buffer.text.contains("holds"), buffer.text)
+    }
+
     /// A type's keys at any positions, paged from any window, are its keys in order.
     func testKeysByPositionFromEveryAnchor() throws {
         let path = try Shared.temporaryPath()
