@@ -142,12 +142,12 @@ public final class PersistPages: PageSource, Sendable {
     }
 
     /// How many documents of each type the sample reads for the schema.
-    static let sampleDocuments = 200
+    public static let sampleDocuments = 200
     /// At most this many relation rows of each relation from one object, and as many to it, are
     /// read into a window (in row order); the window says which objects were cut.
     public let edgesPerObject: Int
     /// At most this many objects at the far end of a window's relations get their documents read.
-    static let targetDocuments = 2_000
+    public static let targetDocuments = 2_000
 
     /// Persist's keys are store-wide: the largest of any type, whatever `type` names.
     public func maximumIntegerKey(type: Int?) throws -> Int64 {

@@ -123,7 +123,7 @@ extension PersistRows {
     }
 
     /// A document's members as the load reads them; nil when it is not a JSON object.
-    static func members(of text: String) -> [(String, Value)]? {
+    public static func members(of text: String) -> [(String, Value)]? {
         var text = text
         var members: [(String, Value)] = []
         let isObject = text.withUTF8 { bytes in
