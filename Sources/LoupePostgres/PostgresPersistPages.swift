@@ -64,6 +64,9 @@ public final class PostgresPersistPages: PageSource, Sendable {
         self.typeColumn = typeColumn
     }
 
+    /// How the refusal of a store whose keys are not integers begins.
+    public static let unkeyedRefusal = "paged mode reads Persist's layout keyed by integers"
+
     /// Connects to `url` and reads the catalog and a sample of each type. Throws what connecting
     /// throws, when the database does not hold Persist's layout, and when its keys are not
     /// integers (such a store must be loaded whole).
@@ -76,7 +79,7 @@ public final class PostgresPersistPages: PageSource, Sendable {
             }
             let layout = try PostgresPersistCommit.Layout.read(c)
             for column in ["by_type.id", "relations.from_id", "relations.to_id"] where !layout.isInteger(column) {
-                throw PostgresError(server: c.server, reason: "paged mode reads Persist's layout keyed by integers (\(column) is \(layout.type(column))); raise --memory-budget to load it whole")
+                throw PostgresError(server: c.server, reason: "\(unkeyedRefusal) (\(column) is \(layout.type(column))); raise --memory-budget to load it whole")
             }
             let typeType = layout.type("by_type.type_name")
             let typeColumn = typeType == "text" || typeType.hasPrefix("character") ? #"b."type_name""# : #"b."type_name"::text"#
@@ -150,6 +153,11 @@ public final class PostgresPersistPages: PageSource, Sendable {
     func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T { try pool.read(body) }
 
     public var catalog: [(name: String, count: Int)] { types.map { ($0.name, $0.count) } }
+
+    /// A window of no objects: the schema as paged mode's edit base starts from.
+    public var emptyWindow: ObjectGraph {
+        PersistRows.window(PersistRows.WindowRows(), keys: [], types: schema).graph.readOnly(because: readOnlyReason, formatName: PostgresPersist.formatName)
+    }
 
     public var notes: [String] {
         ["schema from a sample"]

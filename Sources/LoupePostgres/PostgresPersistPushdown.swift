@@ -24,7 +24,23 @@ enum PostgresPersistPushdown {
         var notNFC = false, notASCII = false
     }
 
-    static func run(_ statement: LoupeQuery.Statement, connection c: PostgresConnection) throws -> (QueryResult, ObjectGraph)? {
+    /// What translating statements over one state of the database needs: the schema as a whole
+    /// load finds it, as a graph and by type, and what each member holds.
+    struct Prepared: Sendable {
+        let types: [PersistRows.TypeSchema]
+        let facts: [Int: [String: Fact]]
+        let graph: ObjectGraph
+
+        /// The statement's translation on `c`.
+        func translation(_ c: PostgresConnection) -> PostgresPersistTranslation {
+            PostgresPersistTranslation(schema: graph, types: types, facts: facts, connection: c)
+        }
+    }
+
+    /// The schema and facts statements are translated with (inside the caller's snapshot), or nil
+    /// when the database's layout is not one SQL answers as a load does (documents not `jsonb`,
+    /// keys not integers, rows without a key, type or relation name).
+    static func prepare(_ c: PostgresConnection) throws -> Prepared? {
         let layout = try PostgresPersistCommit.Layout.read(c)
         guard layout.type("by_type.json") == "jsonb", layout.isInteger("by_type.id"), layout.isInteger("relations.from_id"),
               layout.isInteger("relations.to_id") else { return nil }
@@ -35,10 +51,14 @@ enum PostgresPersistPushdown {
             """).rows.first?.first
         guard incomplete == "f" else { return nil }
         let (types, facts) = try schema(c)
-        let graph = PersistRows.schemaGraph(types)
+        return Prepared(types: types, facts: facts, graph: PersistRows.schemaGraph(types))
+    }
+
+    static func run(_ statement: LoupeQuery.Statement, connection c: PostgresConnection) throws -> (QueryResult, ObjectGraph)? {
+        guard let prepared = try prepare(c) else { return nil }
         // Names, quantifiers and the rest of the engine's own checks, as it reports them.
-        _ = try QueryEngine(graph: graph).run(statement)
-        return try PostgresPersistTranslation(schema: graph, types: types, facts: facts, connection: c).answer(statement)
+        _ = try QueryEngine(graph: prepared.graph).run(statement)
+        return try prepared.translation(c).answer(statement)
     }
 
     /// The store's schema as a whole load finds it: types in order of their first object, each

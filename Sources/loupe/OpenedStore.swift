@@ -65,9 +65,15 @@ struct PagedOpening {
         PostgresConnection.isURL(path) ? PostgresConnection.withoutPassword(path) : URL(fileURLWithPath: path).lastPathComponent
     }
 
-    /// Opens the PostgreSQL database at `url` in paged mode (its tables; Persist's layout is
-    /// refused with a line that says what reads it).
+    /// Opens the PostgreSQL database at `url` in paged mode: its tables, or Persist's layout
+    /// when it holds that (keyed by integers; other keys are refused with a line that says so).
     static func open(postgres url: String, reason: String?) throws -> PagedOpening {
+        if try PostgresDatabase.holdsPersist(url: url) {
+            let pages = try PostgresPersistPages.open(url: url)
+            return PagedOpening(pages: pages, path: url, reason: reason, formatName: "PostgreSQL (Persist layout)", querySource: PostgresPersistQuerySource(pages: pages),
+                                host: PostgresPersistPagedHost(pages: pages),
+                                unanswered: "documents other than jsonb, members of mixed kinds, nested values, arithmetic, dates in another zone")
+        }
         let pages = try PostgresPages.open(url: url)
         return PagedOpening(pages: pages, path: url, reason: reason, formatName: PostgresDatabase.formatName, querySource: PostgresQuerySource(pages: pages),
                             host: PostgresPagedHost(pages: pages),

@@ -43,13 +43,10 @@ struct Query: ParsableCommand {
             try stageOverBudget(mutation, host)
             return
         }
-        // An edit of a database too large to load: its tables' rows read by key, as for a file;
-        // Persist's layout in PostgreSQL is edited in a loaded session.
-        if case .mutation(let mutation)? = parsed, engine != .memory, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
-            guard try !PostgresDatabase.holdsPersist(url: store.file) else {
-                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and Persist's layout in PostgreSQL is edited in a loaded session (its documents are checked against what was loaded); raise --memory-budget (or --engine memory) to edit it")
-            }
-            try stageOverBudget(mutation, PostgresPagedHost(pages: try PostgresPages.open(url: store.file)))
+        // An edit of a database too large to load: its rows (or Persist's objects) read by key,
+        // as for a file.
+        if case .mutation(let mutation)? = parsed, engine != .memory, file == nil, try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) != nil {
+            try stageOverBudget(mutation, try PagedOpening.open(postgres: store.file, reason: nil).host)
             return
         }
         // A Persist file too large to load (or --engine sql): SQLite answers over the file.
@@ -304,12 +301,13 @@ struct Repl: ParsableCommand {
 
     func run() throws {
         if store.isPostgres, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
-            // Tables a page at a time (edits too); Persist's layout statement by statement.
-            if try PostgresDatabase.holdsPersist(url: store.file) {
-                try Repl.postgresLoop(url: store.file, estimate: estimate, budget: memoryBudget ?? .standard, format: format)
-            } else {
+            // A page at a time (edits too); Persist's layout keyed otherwise than by integers
+            // statement by statement.
+            do {
                 let opening = try PagedOpening.open(postgres: store.file, reason: nil)
                 try Repl.pagedLoop(opening, label: opening.label, budget: memoryBudget ?? .standard, format: format)
+            } catch let error as PostgresError where error.reason.hasPrefix(PostgresPersistPages.unkeyedRefusal) {
+                try Repl.postgresLoop(url: store.file, estimate: estimate, budget: memoryBudget ?? .standard, format: format)
             }
             return
         }

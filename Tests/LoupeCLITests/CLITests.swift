@@ -313,6 +313,21 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(edit.status, 0, edit.stderr)
         XCTAssertTrue(edit.stdout.contains(#"UPDATE "public"."by_type" SET "json" = "#) && edit.stdout.contains("committed: 0 added, 1 changed"), edit.stdout)
         XCTAssertEqual(try loupe(["query", url, "Book where id == \(id) select pages", "--format", "csv"]).stdout, "pages\r\n4321\r\n")
+        // Over the memory budget: read a page at a time, answered and edited as when loaded.
+        try assertReplOverTheBudgetAnswersAsLoaded(url, script: """
+            count Book
+            Author where @links.Book.author.@count > 2 sort by name, id limit 4 select name, born
+            update Book where id == \(id) set pages = 99, note = "new"
+            .changes
+            .rollback
+
+            """)
+        let arithmetic = try loupe(["repl", url, "--memory-budget", "1K"], stdin: "Book where pages * 2 > 10\n")
+        XCTAssertTrue(arithmetic.stderr.contains("this one needs the whole graph"), arithmetic.stderr)
+        let over = try loupe(["query", url, "update Book where id == \(id) set pages = 1234", "--commit", "--memory-budget", "1K"])
+        XCTAssertEqual(over.status, 0, over.stderr)
+        XCTAssertTrue(over.stdout.contains("committed: 0 added, 1 changed"), over.stdout)
+        XCTAssertEqual(try loupe(["query", url, "Book where id == \(id) select pages", "--format", "csv"]).stdout, "pages\r\n1234\r\n")
     }
 
     func testReadOptionsOnTheCommandLine() throws {
