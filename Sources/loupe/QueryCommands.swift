@@ -608,8 +608,8 @@ struct Browse: ParsableCommand {
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
-    @Flag(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database's tables a page at a time (paged mode), whatever its size.") var paged = false
-    @Option(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database's tables whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Flag(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database (its tables, or Persist's layout) a page at a time (paged mode), whatever its size.") var paged = false
+    @Option(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func validate() throws {

@@ -322,6 +322,11 @@ final class CLITests: XCTestCase {
             .rollback
 
             """)
+        let keys = try Shared.temporaryPath("keys.play")
+        try "<S-Tab> j j j <Tab>\n".write(toFile: keys, atomically: true, encoding: .utf8)
+        let browsed = try loupe([url, "--memory-budget", "1K", "--play", keys, "--size", "120x30"])
+        XCTAssertEqual(browsed.status, 0, browsed.stderr)
+        XCTAssertTrue(browsed.stdout.contains("┌ Book (") && browsed.stdout.contains("paged · a whole load"), browsed.stdout)
         let arithmetic = try loupe(["repl", url, "--memory-budget", "1K"], stdin: "Book where pages * 2 > 10\n")
         XCTAssertTrue(arithmetic.stderr.contains("this one needs the whole graph"), arithmetic.stderr)
         let over = try loupe(["query", url, "update Book where id == \(id) set pages = 1234", "--commit", "--memory-budget", "1K"])
