@@ -85,8 +85,12 @@ public final class PostgresPersistPages: PageSource, Sendable {
             let typeColumn = typeType == "text" || typeType.hasPrefix("character") ? #"b."type_name""# : #"b."type_name"::text"#
             let rowOrder = layout.types["relations.id"] != nil ? (#"r."id""#, #"r."id"::bigint"#)
                 : (#"r."ctid""#, #"((r."ctid"::text::point)[0]::bigint * 65536 + (r."ctid"::text::point)[1]::bigint)"#)
+            // Counted from the type index alone where it can be (keys never null); ordered by
+            // each type's first key when sampled.
+            let keyed = try c.query(#"SELECT a.attnotnull FROM pg_attribute a WHERE a.attrelid = '"public"."by_type"'::regclass AND a.attname = 'id'"#).rows.first?.first == "t"
+            let count = keyed ? "count(*)" : #"count(b."id")"#
             let types = try c.query("""
-                SELECT \(typeColumn), count(b."id") FROM "public"."by_type" b GROUP BY 1 HAVING count(b."id") > 0 ORDER BY min(b."id")
+                SELECT \(typeColumn), \(count) FROM "public"."by_type" b GROUP BY 1 HAVING \(count) > 0
                 """).rows.map { row in PagedType(name: row[0] ?? "(no type)", stored: row[0], count: Int(row[1] ?? "") ?? 0) }
             guard Set(types.map(\.name)).count == types.count else {
                 throw PostgresError(server: c.server, reason: "by_type names a type `(no type)` and has rows without a type; raise --memory-budget to load it whole")
@@ -109,13 +113,18 @@ public final class PostgresPersistPages: PageSource, Sendable {
 
     /// The same reader with the schema from a sample (see the type's comment).
     private func sampled(_ c: PostgresConnection) throws -> PostgresPersistPages {
-        var attributes: [[String]] = [], sampled: [Int64: Int] = [:]
-        for t in types.indices {
+        let samples = try types.indices.map { t in
             var parameters: [String?] = []
-            let rows = try c.query(#"SELECT b."id", b."json"::text FROM "public"."by_type" b WHERE \#(matches(t, &parameters)) ORDER BY b."id" LIMIT \#(PersistPages.sampleDocuments)"#,
-                                   parameters).rows
-            for row in rows { if let id = row[0].flatMap({ Int64($0) }) { sampled[id] = t } }
-            attributes.append(PersistRows.attributeOrder(sample: rows.compactMap { $0[1] }, later: []))
+            return try c.query(#"SELECT b."id", b."json"::text FROM "public"."by_type" b WHERE \#(matches(t, &parameters)) ORDER BY b."id" LIMIT \#(PersistPages.sampleDocuments)"#,
+                               parameters).rows.compactMap { row in row[0].flatMap { Int64($0) }.map { (id: $0, json: row[1]) } }
+        }
+        // Types in order of their first key, as a load finds them.
+        let order = types.indices.sorted { (samples[$0].first?.id ?? .max, $0) < (samples[$1].first?.id ?? .max, $1) }
+        let types = order.map { self.types[$0] }
+        var attributes: [[String]] = [], sampled: [Int64: Int] = [:]
+        for (position, t) in order.enumerated() {
+            for row in samples[t] { sampled[row.id] = position }
+            attributes.append(PersistRows.attributeOrder(sample: samples[t].compactMap(\.json), later: []))
         }
         let index = Dictionary(types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
         let relationRows = try c.query("""

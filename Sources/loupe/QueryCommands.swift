@@ -425,7 +425,8 @@ struct Repl: ParsableCommand {
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
 
-    /// The REPL over a PostgreSQL database too large to load: each statement answered by
+    /// The REPL over Persist's layout in PostgreSQL too large to load and keyed otherwise than by
+    /// integers (paged mode finds objects by integer keys): each statement answered by
     /// PostgreSQL itself as `loupe query` answers it (``PostgresPushdown``: objects, projections,
     /// groups and counts printed as the loaded REPL prints them); `.types` lists the catalog,
     /// `.quit` leaves; edits and what PostgreSQL cannot answer exactly need the whole graph and
@@ -456,7 +457,7 @@ struct Repl: ParsableCommand {
                 }
                 printTypes(catalog, format: format)
             case .mutation:
-                fail("error: over the memory budget, Persist's layout in PostgreSQL is edited in a loaded session (its documents are checked against what was loaded); reopen with a larger --memory-budget")
+                fail("error: over the memory budget, Persist's layout in PostgreSQL keyed otherwise than by integers is edited in a loaded session (its documents are checked against what was loaded); reopen with a larger --memory-budget")
             default:
                 do {
                     guard let (result, graph) = try PostgresPushdown.run(statement, url: url) else {
