@@ -23,60 +23,113 @@ public final class PostgresQuerySource: QuerySource, Sendable {
     }
 }
 
+/// A PostgreSQL database read a page at a time, as a paged session needs it: opened by URL,
+/// answering statements through its own ``QuerySource``, committing through its writer, and
+/// carried past a commit without reading the catalog again.
+public protocol PostgresPagedDatabase: PageSource, Sendable {
+    /// Connects to `url` and reads the catalog.
+    static func open(url: String, edgesPerObject: Int) throws -> Self
+    /// The database's URL (with its password, to connect; never shown).
+    var url: String { get }
+    var edgesPerObject: Int { get }
+    /// What answers statements over this state of the database.
+    func querySource() -> any QuerySource
+    /// A window of no objects: the edit base a session starts from.
+    var emptyWindow: ObjectGraph { get }
+    /// The writes committing `pending` would make, as text of at most about `maxLines` lines.
+    func preview(_ pending: PendingChanges, maxLines: Int) throws -> String
+    /// Writes `pending` in one transaction (every row or object it touches checked against what
+    /// the session read of it).
+    func commit(_ pending: PendingChanges) throws -> StoreCommit.Report
+    /// The database as `pending`'s commit left it (counts moved, attributes added).
+    func afterCommit(_ pending: PendingChanges) -> Self
+}
+
 /// The database under a paged session (browsed or in the REPL a page at a time): previews and
-/// commits the pending changes (over their edit base, ``PagedChanges``) through
-/// ``PostgresCommit`` in one transaction, every row they touch checked against what the session
-/// read of it; then carries the catalog forward with the counts the commit moved.
-public final class PostgresPagedHost: PagedSessionHost, Sendable {
-    private struct State {
-        var pages: PostgresPages
-        var source: PostgresQuerySource
+/// commits the pending changes (over their edit base, ``PagedChanges``) through the database's
+/// writer, in one transaction, every row they touch checked against what the session read of it;
+/// then carries the catalog forward with what the commit moved.
+public final class PostgresPagedSessionHost<Pages: PostgresPagedDatabase>: PagedSessionHost, Sendable {
+    private struct State: Sendable {
+        var pages: Pages
+        var source: any QuerySource
+        init(_ pages: Pages) { (self.pages, self.source) = (pages, pages.querySource()) }
     }
     private let state: Mutex<State>
     /// The database's URL (with its password, to connect; never shown).
     private let url: String
 
-    public init(pages: PostgresPages) {
+    public init(pages: Pages) {
         url = pages.url
-        state = Mutex(State(pages: pages, source: PostgresQuerySource(pages: pages)))
+        state = Mutex(State(pages))
     }
 
-    public var pages: PostgresPages { state.withLock { $0.pages } }
+    public var pages: Pages { state.withLock { $0.pages } }
 
     public var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) {
         state.withLock { ($0.pages, $0.source) }
     }
 
     public func reopen() throws {
-        let pages = try PostgresPages.open(url: url, edgesPerObject: state.withLock { $0.pages.edgesPerObject })
-        state.withLock { $0 = State(pages: pages, source: PostgresQuerySource(pages: pages)) }
+        let pages = try Pages.open(url: url, edgesPerObject: state.withLock { $0.pages.edgesPerObject })
+        state.withLock { $0 = State(pages) }
     }
 
     /// `.reload`: the catalog read again; the graph returned is the new edit base's (empty).
     public func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
         try reopen()
-        return pages.schema
+        return pages.emptyWindow
     }
 
     public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
-        try PostgresCommit.preview(pending, url: url).description(maxLines: maxLines)
+        try pages.preview(pending, maxLines: maxLines)
     }
 
     public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
-        let report = try PostgresCommit.commit(pending, url: url)
-        let next = pages.afterCommit(countChanges: Self.countChanges(pending))
-        state.withLock { $0 = State(pages: next, source: PostgresQuerySource(pages: next)) }
-        return (next.schema, report.summary)
+        let report = try pages.commit(pending)
+        let next = pages.afterCommit(pending)
+        state.withLock { $0 = State(next) }
+        return (next.emptyWindow, report.summary)
     }
+}
 
-    /// The objects `pending` adds and deletes, by type name (an object staged new and then
-    /// deleted was never written): how a commit of it moves the catalog's counts.
-    static func countChanges(_ pending: PendingChanges) -> [String: Int] {
+/// A database's tables in a paged session, committed through ``PostgresCommit``.
+public typealias PostgresPagedHost = PostgresPagedSessionHost<PostgresPages>
+/// Persist's layout in a paged session, committed through Persist's PostgreSQL writer.
+public typealias PostgresPersistPagedHost = PostgresPagedSessionHost<PostgresPersistPages>
+
+extension PostgresPages: PostgresPagedDatabase {
+    public func querySource() -> any QuerySource { PostgresQuerySource(pages: self) }
+    public var emptyWindow: ObjectGraph { schema }
+    public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
+        try PostgresCommit.preview(pending, url: url).description(maxLines: maxLines)
+    }
+    public func commit(_ pending: PendingChanges) throws -> StoreCommit.Report { try PostgresCommit.commit(pending, url: url) }
+    public func afterCommit(_ pending: PendingChanges) -> PostgresPages { afterCommit(countChanges: pending.countChanges) }
+}
+
+extension PostgresPersistPages: PostgresPagedDatabase {
+    public func querySource() -> any QuerySource { PostgresPersistQuerySource(pages: self) }
+    public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
+        try PostgresPersistCommit.preview(pending, url: url, maxLines: maxLines)
+    }
+    public func commit(_ pending: PendingChanges) throws -> StoreCommit.Report { try PostgresPersistCommit.commit(pending, url: url) }
+    public func afterCommit(_ pending: PendingChanges) -> PostgresPersistPages {
+        var newAttributes: [String: [String]] = [:]
+        for (t, names) in pending.changes.newAttributes { newAttributes[pending.base.types[t].name.rawValue] = names }
+        return afterCommit(countChanges: pending.countChanges, newAttributes: newAttributes)
+    }
+}
+
+extension PendingChanges {
+    /// The objects the changes add and delete, by type name (an object staged new and then
+    /// deleted was never written): how a commit of them moves the catalog's counts.
+    var countChanges: [String: Int] {
         var moved: [String: Int] = [:]
-        for ref in pending.changes.touched {
-            let inserted = pending.changes.isInserted(ref), removed = pending.changes.isRemoved(ref)
+        for ref in changes.touched {
+            let inserted = changes.isInserted(ref), removed = changes.isRemoved(ref)
             guard inserted != removed else { continue }
-            moved[pending.graph.table(ref).name.rawValue, default: 0] += inserted ? 1 : -1
+            moved[graph.table(ref).name.rawValue, default: 0] += inserted ? 1 : -1
         }
         return moved
     }
@@ -121,55 +174,5 @@ public final class PostgresPersistQuerySource: QuerySource, Sendable {
             facts.withLock { $0 = prepared.map(Facts.read) ?? .untranslatable }
             return prepared
         }
-    }
-}
-
-/// Persist's layout in PostgreSQL under a paged session: previews and commits the pending
-/// changes (over their edit base, ``PagedChanges``) through ``PostgresPersistCommit``, the writer
-/// a loaded session commits with (one transaction, every object the changes touch compared with
-/// what the session read of it); then carries the catalog forward with the counts the commit
-/// moved and the attributes it added.
-public final class PostgresPersistPagedHost: PagedSessionHost, Sendable {
-    private struct State {
-        var pages: PostgresPersistPages
-        var source: PostgresPersistQuerySource
-    }
-    private let state: Mutex<State>
-    /// The database's URL (with its password, to connect; never shown).
-    private let url: String
-
-    public init(pages: PostgresPersistPages) {
-        url = pages.url
-        state = Mutex(State(pages: pages, source: PostgresPersistQuerySource(pages: pages)))
-    }
-
-    public var pages: PostgresPersistPages { state.withLock { $0.pages } }
-
-    public var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) {
-        state.withLock { ($0.pages, $0.source) }
-    }
-
-    public func reopen() throws {
-        let pages = try PostgresPersistPages.open(url: url, edgesPerObject: state.withLock { $0.pages.edgesPerObject })
-        state.withLock { $0 = State(pages: pages, source: PostgresPersistQuerySource(pages: pages)) }
-    }
-
-    /// `.reload`: the catalog read again; the graph returned is the new edit base's (empty).
-    public func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
-        try reopen()
-        return pages.emptyWindow
-    }
-
-    public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
-        try PostgresPersistCommit.preview(pending, url: url, maxLines: maxLines)
-    }
-
-    public func commit(_ pending: PendingChanges, progress: ProgressReport?) throws -> (graph: ObjectGraph, summary: String) {
-        let report = try PostgresPersistCommit.commit(pending, url: url)
-        var newAttributes: [String: [String]] = [:]
-        for (t, names) in pending.changes.newAttributes { newAttributes[pending.base.types[t].name.rawValue] = names }
-        let next = pages.afterCommit(countChanges: PostgresPagedHost.countChanges(pending), newAttributes: newAttributes)
-        state.withLock { $0 = State(pages: next, source: PostgresPersistQuerySource(pages: next)) }
-        return (next.emptyWindow, report.summary)
     }
 }

@@ -21,7 +21,7 @@ import Synchronization
 /// bound parameter; the pool's connections are closed with the object.
 public final class PostgresPages: PageSource, Sendable {
     /// The database's URL (with its password, to connect; never shown) and its address without it.
-    let url: String
+    public let url: String
     public let server: String
     /// Every readable table and view, as a load describes them (type `i` is `described[i]`).
     let described: [PostgresDatabase.Described]

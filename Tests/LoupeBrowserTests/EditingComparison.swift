@@ -2,6 +2,7 @@ import Foundation
 import LoupeBrowser
 import LoupeHost
 import LoupeModel
+import LoupePostgres
 import LoupeQuery
 import LoupeStore
 import TerminalKit
@@ -33,6 +34,32 @@ extension XCTestCase {
         b.storePath = path
         b.attachPaged(pages, reason: "test", querySource: querySource)
         return (b, host)
+    }
+
+    /// A browser on the whole graph of the PostgreSQL database at `url`, with a loaded session's host.
+    func loadedBrowser(postgres url: String) throws -> (Browser, PostgresHost) {
+        let host = PostgresHost(url: url)
+        let b = Browser(fileLabel: "db", formatName: "PostgreSQL", theme: .monochrome)
+        b.host = host
+        b.storePath = url
+        b.attach(try host.load(path: url, progress: nil))
+        return (b, host)
+    }
+
+    /// A browser reading the PostgreSQL database `pages` a page at a time, with the host the
+    /// executable gives it.
+    func pagedBrowser<Pages: PostgresPagedDatabase>(postgres pages: Pages) -> (Browser, PostgresPagedSessionHost<Pages>) {
+        let host = PostgresPagedSessionHost(pages: pages)
+        let b = Browser(fileLabel: "db", formatName: "PostgreSQL", theme: .monochrome)
+        b.host = host
+        b.storePath = pages.url
+        b.attachPaged(pages, reason: "test", querySource: host.pagedStore.querySource)
+        return (b, host)
+    }
+
+    /// The REPL's last line without a commit's time.
+    func lastReply(_ b: Browser) -> String {
+        (b.replOutput.last ?? "").replacingOccurrences(of: #", [0-9.]+ s\)"#, with: ")", options: .regularExpression)
     }
 
     /// The status line, wide enough for every part.

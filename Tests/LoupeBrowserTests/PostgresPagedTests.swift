@@ -214,25 +214,6 @@ final class PostgresPagedTests: XCTestCase {
 /// and keys on two copies stage the same changes, and their commits leave the same rows; a row
 /// another session changed after the window read it refuses the commit and keeps the edits.
 final class PostgresPagedEditingTests: XCTestCase {
-    func pagedBrowser(_ url: String) throws -> (Browser, PostgresPagedHost) {
-        let pages = try PostgresPages.open(url: url)
-        let host = PostgresPagedHost(pages: pages)
-        let b = Browser(fileLabel: "db", formatName: "PostgreSQL", theme: .monochrome)
-        b.host = host
-        b.storePath = url
-        b.attachPaged(pages, reason: "test", querySource: PostgresQuerySource(pages: pages))
-        return (b, host)
-    }
-
-    func loadedBrowser(_ url: String) throws -> (Browser, PostgresHost) {
-        let host = PostgresHost(url: url)
-        let b = Browser(fileLabel: "db", formatName: "PostgreSQL", theme: .monochrome)
-        b.host = host
-        b.storePath = url
-        b.attach(try host.load(path: url, progress: nil))
-        return (b, host)
-    }
-
     /// Every table's rows as text, table by table, in the order of their text.
     func rows(_ url: String) throws -> [String] {
         let c = try PostgresConnection(url: url)
@@ -240,11 +221,6 @@ final class PostgresPagedEditingTests: XCTestCase {
         return try tables.rows.flatMap { row in
             [row[0]!] + (try c.query("SELECT t::text FROM \(row[0]!) t ORDER BY 1").rows.map { $0[0] ?? "" })
         }
-    }
-
-    /// The REPL's last line without a commit's time.
-    func lastReply(_ b: Browser) -> String {
-        (b.replOutput.last ?? "").replacingOccurrences(of: #", [0-9.]+ s\)"#, with: ")", options: .regularExpression)
     }
 
     func testChinookEditsInPagedModeCommitWhatLoadedEditsCommit() throws {
@@ -267,8 +243,8 @@ final class PostgresPagedEditingTests: XCTestCase {
             "update Genre where GenreId == 1 set Name = \"'); DROP TABLE \\\"Genre\\\"; --\"",
             ".undo", ".redo", ".undo", ".redo",
         ]
-        let (loaded, loadedHost) = try loadedBrowser(loadedURL)
-        let (paged, pagedHost) = try pagedBrowser(pagedURL)
+        let (loaded, loadedHost) = try loadedBrowser(postgres: loadedURL)
+        let (paged, pagedHost) = pagedBrowser(postgres: try PostgresPages.open(url: pagedURL))
         assertSameStaging(statements, loaded: loaded, paged: paged)
         XCTAssertTrue(paged.replOutput.contains { $0.contains("Genre #25 exists already") }, paged.replOutput.joined(separator: "\n"))
         paged.run(".changes")
@@ -289,7 +265,7 @@ final class PostgresPagedEditingTests: XCTestCase {
 
     func testAChangedRowRefusesTheCommitAndKeepsTheEdits() throws {
         let url = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "edit_conflict")
-        let (paged, host) = try pagedBrowser(url)
+        let (paged, host) = pagedBrowser(postgres: try PostgresPages.open(url: url))
         paged.run("update Genre where GenreId == 2 set Name = \"Jazz!\"")
         XCTAssertEqual(pendingPart(paged), "pending +0 ~1 -0")
         let other = try PostgresConnection(url: url)

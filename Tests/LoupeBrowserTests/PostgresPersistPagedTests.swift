@@ -65,36 +65,12 @@ final class PostgresPersistPagedTests: XCTestCase {
 /// Statements and edits over Persist's layout in PostgreSQL in paged mode against the loaded
 /// graph: the same answers from PostgreSQL, the same staged changes, the same rows committed.
 final class PostgresPersistPagedSessionTests: XCTestCase {
-    func pagedBrowser(_ url: String) throws -> (Browser, PostgresPersistPagedHost) {
-        let pages = try PostgresPersistPages.open(url: url)
-        let host = PostgresPersistPagedHost(pages: pages)
-        let b = Browser(fileLabel: "db", formatName: "PostgreSQL (Persist layout)", theme: .monochrome)
-        b.host = host
-        b.storePath = url
-        b.attachPaged(pages, reason: "test", querySource: host.pagedStore.querySource)
-        return (b, host)
-    }
-
-    func loadedBrowser(_ url: String) throws -> (Browser, PostgresHost) {
-        let host = PostgresHost(url: url)
-        let b = Browser(fileLabel: "db", formatName: "PostgreSQL (Persist layout)", theme: .monochrome)
-        b.host = host
-        b.storePath = url
-        b.attach(try host.load(path: url, progress: nil))
-        return (b, host)
-    }
-
     /// Persist's two tables as text, row by row in key order.
     func rows(_ url: String) throws -> [String] {
         let c = try PostgresConnection(url: url)
         return try ["by_type", "relations"].flatMap { table in
             [table] + (try c.query("SELECT t::text FROM \(table) t ORDER BY 1").rows.map { $0[0] ?? "" })
         }
-    }
-
-    /// The REPL's last line without a commit's time.
-    func lastReply(_ b: Browser) -> String {
-        (b.replOutput.last ?? "").replacingOccurrences(of: #", [0-9.]+ s\)"#, with: ")", options: .regularExpression)
     }
 
     func testStatementsAreAnsweredByTheServer() throws {
@@ -143,8 +119,8 @@ final class PostgresPersistPagedSessionTests: XCTestCase {
             "update Book where id == \(books[6]) set title = \"'); DROP TABLE by_type; --\"",
             ".undo", ".redo", ".undo", ".redo",
         ]
-        let (loaded, loadedHost) = try loadedBrowser(loadedURL)
-        let (paged, pagedHost) = try pagedBrowser(pagedURL)
+        let (loaded, loadedHost) = try loadedBrowser(postgres: loadedURL)
+        let (paged, pagedHost) = pagedBrowser(postgres: try PostgresPersistPages.open(url: pagedURL))
         assertSameStaging(statements, loaded: loaded, paged: paged)
         XCTAssertEqual(try rows(pagedURL), original, "nothing is written before the commit")
         loaded.run(".commit")
@@ -168,7 +144,7 @@ final class PostgresPersistPagedSessionTests: XCTestCase {
 
     func testAChangedObjectRefusesTheCommitAndKeepsTheEdits() throws {
         let url = try PostgresPersistPagedTests.library("persist_edit_conflict", documentType: "jsonb")
-        let (paged, host) = try pagedBrowser(url)
+        let (paged, host) = pagedBrowser(postgres: try PostgresPersistPages.open(url: url))
         let book = try XCTUnwrap(PostgresDatabase.load(url: url).graph.type(named: "Book")?.ids.first?.description)
         paged.run("update Book where id == \(book) set title = \"Mine\"")
         XCTAssertEqual(pendingPart(paged), "pending +0 ~1 -0")

@@ -26,11 +26,6 @@ final class RelationalPagedEditingTests: XCTestCase {
 
     func loadedBrowser(_ path: String) throws -> (Browser, StoreHost) { try loadedBrowser(path, formatName: "SQLite") }
 
-    /// The REPL's last line without a commit's time.
-    func lastReply(_ b: Browser) -> String {
-        (b.replOutput.last ?? "").replacingOccurrences(of: #", [0-9.]+ s\)"#, with: ")", options: .regularExpression)
-    }
-
     func assertSameRows(_ a: String, _ b: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
         assertSameLines(try Shared.tableRows(a), try Shared.tableRows(b), what, file: file, line: line)
     }
