@@ -37,8 +37,8 @@ public final class PostgresPersistPages: PageSource, Sendable {
     /// True when `relations` has indexes leading with `from_id` and with `to_id`: without them,
     /// each window scans the relation rows.
     public let hasRelationIndexes: Bool
-    /// True when an index of `by_type` leads with `type_name`: without it, a type's keys are
-    /// found by walking every object in key order.
+    /// True when an index of `by_type` leads with `type_name` then `id`: without it, a type's
+    /// first keys (its sample, a far jump) are found by walking every object in key order.
     public let hasTypeIndex: Bool
     /// Why Loupe does not write this database (Persist's undo history kept beside it), or nil.
     public let readOnlyReason: String?
@@ -97,15 +97,16 @@ public final class PostgresPersistPages: PageSource, Sendable {
             }
             var leading = Set<String>()
             for row in try c.query("""
-                SELECT c.relname || '.' || a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+                SELECT c.relname || '.' || a.attname, b.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
                 JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                LEFT JOIN pg_attribute b ON b.attrelid = i.indrelid AND i.indnatts > 1 AND b.attnum = i.indkey[1]
                 WHERE n.nspname = 'public' AND c.relname IN ('by_type', 'relations')
                 """).rows {
-                if let name = row[0] { leading.insert(name) }
+                if let name = row[0] { leading.insert(name + (row[1].map { "," + $0 } ?? "")) }
             }
             let pages = PostgresPersistPages(pool: pool, server: c.server, types: types, schema: [], edgesPerObject: edgesPerObject,
-                                             hasRelationIndexes: leading.contains("relations.from_id") && leading.contains("relations.to_id"),
-                                             hasTypeIndex: leading.contains("by_type.type_name"), readOnlyReason: PostgresPersistCommit.refusal(layout),
+                                             hasRelationIndexes: ["from_id", "to_id"].allSatisfy { c in leading.contains { $0 == "relations.\(c)" || $0.hasPrefix("relations.\(c),") } },
+                                             hasTypeIndex: leading.contains("by_type.type_name,id"), readOnlyReason: PostgresPersistCommit.refusal(layout),
                                              rowOrder: rowOrder, typeColumn: typeColumn)
             return try pages.sampled(c)
         }
@@ -113,10 +114,16 @@ public final class PostgresPersistPages: PageSource, Sendable {
 
     /// The same reader with the schema from a sample (see the type's comment).
     private func sampled(_ c: PostgresConnection) throws -> PostgresPersistPages {
+        // The keys first (from an index on (type_name, id) alone, where there is one), then their documents.
         let samples = try types.indices.map { t in
             var parameters: [String?] = []
-            return try c.query(#"SELECT b."id", b."json"::text FROM "public"."by_type" b WHERE \#(matches(t, &parameters)) ORDER BY b."id" LIMIT \#(PersistPages.sampleDocuments)"#,
-                               parameters).rows.compactMap { row in row[0].flatMap { Int64($0) }.map { (id: $0, json: row[1]) } }
+            let ids = try c.query(#"SELECT b."id" FROM "public"."by_type" b WHERE \#(matches(t, &parameters)) ORDER BY b."id" LIMIT \#(PersistPages.sampleDocuments)"#,
+                                  parameters).rows.compactMap { $0[0].flatMap { Int64($0) } }
+            var documents: [Int64: String?] = [:]
+            for row in try c.query(#"SELECT b."id", b."json"::text FROM "public"."by_type" b WHERE b."id" = ANY($1::bigint[])"#, [Self.keyArray(ids)]).rows {
+                if let id = row[0].flatMap({ Int64($0) }) { documents[id] = row[1] }
+            }
+            return ids.map { (id: $0, json: documents[$0] ?? nil) }
         }
         // Types in order of their first key, as a load finds them.
         let order = types.indices.sorted { (samples[$0].first?.id ?? .max, $0) < (samples[$1].first?.id ?? .max, $1) }
@@ -171,7 +178,7 @@ public final class PostgresPersistPages: PageSource, Sendable {
     public var notes: [String] {
         ["schema from a sample"]
             + (hasRelationIndexes ? [] : ["no index on relations.from_id and .to_id: each page scans the relation rows"])
-            + (hasTypeIndex ? [] : ["no index on by_type.type_name: a far jump in a type walks the keys before it"])
+            + (hasTypeIndex ? [] : ["no index on by_type (type_name, id): opening and far jumps in a type walk the keys before it"])
     }
 
     // MARK: Keys
