@@ -311,8 +311,7 @@ extension Browser {
                 text = arrow + link.label + "  " + (link.targets.first.map { objectLabel($0) } ?? "∅")
             } else if i < relationCount {
                 // The count first, so that cutting a long name never hides it.
-                let types = (pages == nil ? Set(link.targets.map { graph.table($0).name.rawValue }) : pagedTargetTypes(of: link, origin: ref, in: graph))
-                    .sorted().joined(separator: "|")
+                let types = targetTypes(of: link, origin: ref, in: graph).sorted().joined(separator: "|")
                 text = arrow + "[\(linkCount(link, origin: ref))] " + link.label + (types.isEmpty ? "" : "  " + types)
             } else {
                 text = arrow + "[\(linkCount(link, origin: ref))] " + link.label   // the label names the type

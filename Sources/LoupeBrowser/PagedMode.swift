@@ -108,10 +108,10 @@ extension Browser {
     /// Follows a link in paged mode: its objects as a paged list of keys, or, when the window
     /// holds only the first ones, the link itself read from the store a page at a time.
     func followPaged(_ link: DetailLink, from origin: ObjectRef, in graph: ObjectGraph) {
-        let names = pagedTargetTypes(of: link, origin: origin, in: graph)
+        let names = targetTypes(of: link, origin: origin, in: graph)
         let crumb = graph.label(of: origin) + " › " + link.crumb
         if let total = pagedTotal(of: link, origin: origin), let name = link.relationName {
-            let key = ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.relation != nil ? nil : link.sourceType)
+            let key = ObjectWindow.Link(relation: name, outgoing: link.relation != nil, sourceType: link.sourceType)
             let typeName = link.sourceType ?? (names.count == 1 ? names.first : nil)
             push(Sheet(content: .paged(PagedRows(source: .link(graph.identity(of: origin), key), count: total, typeName: typeName)), crumb: crumb))
         } else {
@@ -149,9 +149,9 @@ extension Browser {
         return totals.filter { $0.key.relation == name && $0.key.outgoing == outgoing && (outgoing || $0.key.sourceType == link.sourceType) }
     }
 
-    /// The names of the types at the far end of `link`: those of the targets the window holds,
-    /// and for a cut object's relation, those the store counted beyond them.
-    func pagedTargetTypes(of link: DetailLink, origin: ObjectRef, in graph: ObjectGraph) -> Set<String> {
+    /// The names of the types at the far end of `link`: those of the targets the graph or window
+    /// holds, and in paged mode, for a cut object's relation, those the store counted beyond them.
+    func targetTypes(of link: DetailLink, origin: ObjectRef, in graph: ObjectGraph) -> Set<String> {
         var names = Set(link.targets.map { graph.table($0).name.rawValue })
         if link.relation != nil, let name = link.relationName, let totals = pagedLinkTotals(of: origin) {
             for (key, n) in matching(link, name, totals) where n > 0 { if let type = key.sourceType { names.insert(type) } }

@@ -65,6 +65,8 @@ public final class PostgresPagedSessionHost<Pages: PostgresPagedDatabase>: Paged
     }
 
     public var pages: Pages { state.withLock { $0.pages } }
+    /// What answers statements over the database as it is now.
+    public var querySource: any QuerySource { state.withLock { $0.source } }
 
     public var pagedStore: (pages: PageSource, querySource: (any QuerySource)?) {
         state.withLock { ($0.pages, $0.source) }

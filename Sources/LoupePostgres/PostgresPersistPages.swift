@@ -64,6 +64,9 @@ public final class PostgresPersistPages: PageSource, Sendable {
         self.typeColumn = typeColumn
     }
 
+    /// What the status line and `.types` call this format.
+    public static let formatName = PostgresPersist.formatName
+
     /// How the refusal of a store whose keys are not integers begins.
     public static let unkeyedRefusal = "paged mode reads Persist's layout keyed by integers"
 
@@ -137,7 +140,7 @@ public final class PostgresPersistPages: PageSource, Sendable {
         let relationRows = try c.query("""
             SELECT r."from_id", r."relation", \(typeColumn.replacingOccurrences(of: "b.", with: "t.")) FROM "public"."relations" r
             JOIN "public"."by_type" t ON t."id" = r."to_id" WHERE r."from_id" = ANY($1::bigint[]) ORDER BY \(rowOrder.sql)
-            """, [PostgresPages.arrayLiteral(sampled.keys.sorted().map { String($0) })]).rows
+            """, [Self.keyArray(sampled.keys.sorted())]).rows
         let relations = PersistRows.sampledRelations(relationRows.compactMap { row in
             row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "", index[row[2] ?? "(no type)"]) }
         }, sampled: sampled, kinds: try PostgresPersist.relationKinds(c), types: index, count: types.count)
@@ -342,9 +345,9 @@ public final class PostgresPersistPages: PageSource, Sendable {
     }
 
     public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
-        var schema = self.schema.map { PersistRows.TypeSchema(name: $0.name, attributes: $0.attributes, kinds: [:], relations: []) }
+        var schema = self.schema
         schema[t] = PersistRows.TypeSchema(name: schema[t].name, attributes: schema[t].attributes + kinds.keys.sorted().filter { !schema[t].attributes.contains($0) },
-                                           kinds: kinds, relations: [])
+                                           kinds: kinds, relations: schema[t].relations)
         var chunk: [(id: ObjectID, json: String?)] = []
         var going = true
         try forEachDocument(type: t) { id, json in
@@ -367,8 +370,7 @@ public final class PostgresPersistPages: PageSource, Sendable {
                 }
             }
         }
-        let bare = schema.map { PersistRows.TypeSchema(name: $0.name, attributes: $0.attributes, kinds: [:], relations: $0.relations) }
-        return PersistRows.objects(type: t, of: bare, documents: ids.map { (.int($0), documents[$0] ?? nil) })
+        return PersistRows.objects(type: t, of: schema, documents: ids.map { (.int($0), documents[$0] ?? nil) })
     }
 
     /// Persist's keys are store-wide: the largest of any type, whatever `type` names.

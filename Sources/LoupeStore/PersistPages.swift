@@ -448,8 +448,8 @@ public final class PersistPages: PageSource, Sendable {
         types.map { PersistRows.TypeSchema(name: $0.name, attributes: $0.attributes, kinds: [:], relations: $0.relations.map { ($0.name, $0.toMany, $0.targets) }) }
     }
 
-    /// Each link of object `key` with its number of edges: its relations by name (summed over
-    /// target types), its backlinks by source type and relation name.
+    /// Each link of object `key` with its number of edges: its relations by name and target
+    /// type, its backlinks by source type and relation name.
     public func linkTotals(of key: Int64) throws -> [ObjectWindow.Link: Int] {
         var out: [ObjectWindow.Link: Int] = [:]
         for (column, other, outgoing) in [("from_id", "to_id", true), ("to_id", "from_id", false)] {

@@ -53,7 +53,8 @@ struct PagedOpening {
     /// Why paged mode is on (`a whole load (≈ 3.2 GB) is over the 2.0 GB memory budget`; nil: asked for).
     let reason: String?
     let formatName: String
-    /// What answers statements over the file.
+    /// What answers statements over the store: the host's, which a commit carries forward
+    /// with what it has read of the whole store.
     let querySource: any QuerySource
     /// What edits commit through.
     let host: any PagedSessionHost
@@ -69,14 +70,12 @@ struct PagedOpening {
     /// when it holds that (keyed by integers; other keys are refused with a line that says so).
     static func open(postgres url: String, reason: String?) throws -> PagedOpening {
         if try PostgresDatabase.holdsPersist(url: url) {
-            let pages = try PostgresPersistPages.open(url: url)
-            return PagedOpening(pages: pages, path: url, reason: reason, formatName: "PostgreSQL (Persist layout)", querySource: PostgresPersistQuerySource(pages: pages),
-                                host: PostgresPersistPagedHost(pages: pages),
+            let host = PostgresPersistPagedHost(pages: try PostgresPersistPages.open(url: url))
+            return PagedOpening(pages: host.pages, path: url, reason: reason, formatName: PostgresPersistPages.formatName, querySource: host.querySource, host: host,
                                 unanswered: "documents other than jsonb, members of mixed kinds, nested values, arithmetic, dates in another zone")
         }
-        let pages = try PostgresPages.open(url: url)
-        return PagedOpening(pages: pages, path: url, reason: reason, formatName: PostgresDatabase.formatName, querySource: PostgresQuerySource(pages: pages),
-                            host: PostgresPagedHost(pages: pages),
+        let host = PostgresPagedHost(pages: try PostgresPages.open(url: url))
+        return PagedOpening(pages: host.pages, path: url, reason: reason, formatName: PostgresDatabase.formatName, querySource: host.querySource, host: host,
                             unanswered: "arithmetic, MATCHES, comparisons of two paths, text PostgreSQL and Loupe would compare differently")
     }
 
@@ -86,14 +85,16 @@ struct PagedOpening {
         let format = try file.read { try StoreFormats.detect($0, path: file.path) }
         if format == PersistFormat.self {
             let pages = try PersistPages.open(file)
-            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: PersistFormat.name, querySource: PersistQuerySource(pages: pages),
-                                host: PagedStoreHost(pages: pages, querySource: PersistQuerySource.following),
+            let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
+            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: PersistFormat.name,
+                                querySource: host.pagedStore.querySource ?? PersistQuerySource(pages: pages), host: host,
                                 unanswered: "paths into nested values, arithmetic, relations to several types")
         }
         if format == RelationalFormat.self {
             let pages = try RelationalPages.open(file)
-            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name, querySource: RelationalQuerySource(file: file),
-                                host: PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following),
+            let host = PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following)
+            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name,
+                                querySource: host.pagedStore.querySource ?? RelationalQuerySource(file: file), host: host,
                                 unanswered: "arithmetic, paths ending on objects, keys that match only by SQLite's affinity")
         }
         return nil
