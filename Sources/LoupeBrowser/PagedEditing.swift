@@ -153,7 +153,7 @@ extension Browser {
                 return true
             case "commit":
                 replOutput.append("loupe> " + line)
-                guard !session.pending.isEmpty else { replOutput.append("no pending changes"); return true }
+                guard !session.pending.isEmpty else { replOutput.append(ReplSession.nothingToCommit); return true }
                 guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
                 commit(session.pending, line: line)
                 return true

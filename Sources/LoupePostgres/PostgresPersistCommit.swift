@@ -32,6 +32,8 @@ enum PostgresPersistCommit {
         var types: [String: String] = [:]
         /// Columns filled by a default or as an identity.
         var defaulted: Set<String> = []
+        /// Columns declared `NOT NULL`.
+        var notNull: Set<String> = []
         /// The sequence `by_type.id` draws from, if any.
         var sequence: String?
         /// Tables Persist's undo history would need, found in `public`.
@@ -50,7 +52,7 @@ enum PostgresPersistCommit {
         static func read(_ c: PostgresConnection) throws -> Layout {
             var layout = Layout()
             for row in try c.query("""
-                SELECT c.relname || '.' || a.attname, format_type(a.atttypid, a.atttypmod), d.adbin IS NOT NULL OR a.attidentity <> ''
+                SELECT c.relname || '.' || a.attname, format_type(a.atttypid, a.atttypmod), d.adbin IS NOT NULL OR a.attidentity <> '', a.attnotnull
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                 LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
@@ -59,6 +61,7 @@ enum PostgresPersistCommit {
                 guard let name = row[0], let type = row[1] else { continue }
                 layout.types[name] = type
                 if row[2] == "t" { layout.defaulted.insert(name) }
+                if row[3] == "t" { layout.notNull.insert(name) }
             }
             layout.sequence = try c.query("SELECT pg_get_serial_sequence('public.by_type', 'id')").rows.first?.first ?? nil
             layout.hasHistory = try c.query("""

@@ -19,9 +19,29 @@ import LoupeStore
 /// load's order).
 enum PostgresPersistPushdown {
     /// What one member holds over one type's documents.
-    struct Fact {
+    struct Fact: Sendable {
         var numbers = 0, fractional = 0, strings = 0, persistLike = 0, utcDates = 0, booleans = 0, nulls = 0, nested = 0
         var notNFC = false, notASCII = false
+
+        /// The kinds a load reads of these values.
+        var kinds: ValueKind {
+            var k = ValueKind()
+            if numbers > fractional { k.insert(.integer) }
+            if fractional > 0 { k.insert(.double) }
+            if strings > persistLike { k.insert(.string) }
+            if persistLike > 0 { k.insert(.date) }
+            if booleans > 0 { k.insert(.bool) }
+            if nested > 0 { k.formUnion([.array, .object]) }
+            if nulls > 0 { k.insert(.null) }
+            return k
+        }
+    }
+
+    /// One relation of one source type as a whole load finds it: to-many when one object has
+    /// several rows of it (or `loupe_relation_kinds` says so), and the types its rows point at.
+    struct Shape: Sendable {
+        var toMany = false
+        var targets = Set<String>()
     }
 
     /// What translating statements over one state of the database needs: the schema as a whole
@@ -37,19 +57,27 @@ enum PostgresPersistPushdown {
         }
     }
 
-    /// The schema and facts statements are translated with (inside the caller's snapshot), or nil
-    /// when the database's layout is not one SQL answers as a load does (documents not `jsonb`,
-    /// keys not integers, rows without a key, type or relation name).
-    static func prepare(_ c: PostgresConnection) throws -> Prepared? {
+    /// True when SQL joins the database's rows as a load reads them: documents `jsonb`, keys
+    /// integers, and no row without a key, a type or a relation name (columns declared `NOT NULL`
+    /// need no look).
+    static func isTranslatable(_ c: PostgresConnection) throws -> Bool {
         let layout = try PostgresPersistCommit.Layout.read(c)
         guard layout.type("by_type.json") == "jsonb", layout.isInteger("by_type.id"), layout.isInteger("relations.from_id"),
-              layout.isInteger("relations.to_id") else { return nil }
+              layout.isInteger("relations.to_id") else { return false }
+        let required = ["by_type.id", "by_type.type_name", "relations.from_id", "relations.to_id", "relations.relation"]
+        if required.allSatisfy(layout.notNull.contains) { return true }
         // Rows the load would read otherwise than SQL joins them: missing keys, types or names.
         let incomplete = try c.query("""
             SELECT EXISTS (SELECT 1 FROM "public"."by_type" WHERE "id" IS NULL OR "type_name" IS NULL)
                 OR EXISTS (SELECT 1 FROM "public"."relations" WHERE "from_id" IS NULL OR "to_id" IS NULL OR "relation" IS NULL)
             """).rows.first?.first
-        guard incomplete == "f" else { return nil }
+        return incomplete == "f"
+    }
+
+    /// The schema and facts statements are translated with (inside the caller's snapshot), or nil
+    /// when the database's layout is not one SQL answers as a load does (``isTranslatable(_:)``).
+    static func prepare(_ c: PostgresConnection) throws -> Prepared? {
+        guard try isTranslatable(c) else { return nil }
         let (types, facts) = try schema(c)
         return Prepared(types: types, facts: facts, graph: PersistRows.schemaGraph(types))
     }
@@ -61,17 +89,33 @@ enum PostgresPersistPushdown {
         return try prepared.translation(c).answer(statement)
     }
 
-    /// The store's schema as a whole load finds it: types in order of their first object, each
-    /// with its attributes in the load's order and their kinds, and its relations (to-many when
-    /// one object has several rows of a name, or `loupe_relation_kinds` says so); with what each
-    /// member holds.
-    static func schema(_ c: PostgresConnection) throws -> ([PersistRows.TypeSchema], [Int: [String: Fact]]) {
-        let names = try c.query(#"SELECT "type_name" FROM "public"."by_type" GROUP BY "type_name" ORDER BY min("id")"#).rows.compactMap { $0[0] }
-        let index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        let objectsOnly = #"CASE WHEN jsonb_typeof(b."json") = 'object' THEN b."json" ELSE '{}'::jsonb END"#
-        var facts: [Int: [String: Fact]] = [:]
+    /// A document's members that are objects' attributes: none when it is not a JSON object.
+    private static let objectsOnly = #"CASE WHEN jsonb_typeof(b."json") = 'object' THEN b."json" ELSE '{}'::jsonb END"#
+
+    /// What every member of every type's documents holds, by type name and member: one pass over
+    /// the documents.
+    static func facts(_ c: PostgresConnection) throws -> [String: [String: Fact]] {
+        try facts(c, from: #"FROM "public"."by_type" b, jsonb_each(\#(objectsOnly)) k"#, [])
+    }
+
+    /// What the members `names` of type `type`'s documents hold over the whole type (a member no
+    /// document holds is absent): one pass over that type's documents.
+    static func facts(_ c: PostgresConnection, type: String, names: Set<String>) throws -> [String: Fact] {
+        // A bound JSON array of the names (text cannot hold NUL, nor can a document's key).
+        let list = names.filter { !$0.contains("\u{0}") }.sorted()
+        guard !list.isEmpty, let json = String(data: try JSONSerialization.data(withJSONObject: list), encoding: .utf8) else { return [:] }
+        return try facts(c, from: """
+            FROM "public"."by_type" b CROSS JOIN LATERAL (SELECT n.key, b."json" -> n.key AS value FROM jsonb_array_elements_text($2::jsonb) n(key)) k
+            WHERE b."type_name" = $1::text AND jsonb_typeof(b."json") = 'object' AND k.value IS NOT NULL
+            """, [type, json])[type] ?? [:]
+    }
+
+    /// Facts per type name and member from `source`, which names documents `b` and members `k`
+    /// (`key`, `value`).
+    private static func facts(_ c: PostgresConnection, from source: String, _ parameters: [String?]) throws -> [String: [String: Fact]] {
+        var facts: [String: [String: Fact]] = [:]
         for row in try c.query("""
-            SELECT b."type_name", k.key, jsonb_typeof(k.value), count(*),
+            SELECT b."type_name"::text, k.key, jsonb_typeof(k.value), count(*),
                 count(*) FILTER (WHERE jsonb_typeof(k.value) = 'number' AND k.value::text ~ '[.eE]'),
                 count(*) FILTER (WHERE jsonb_typeof(k.value) = 'string' AND octet_length(k.value #>> '{}') IN (21, 26)
                                  AND k.value #>> '{}' ~ '^.{4}-.{2}-.{2} .{2}:.{2}:.{2} (Z|[+-].{2}:.{2})$'),
@@ -79,9 +123,9 @@ enum PostgresPersistPushdown {
                                  AND k.value #>> '{}' ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]) ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9] Z$'),
                 coalesce(bool_or(jsonb_typeof(k.value) = 'string' AND (k.value #>> '{}') IS NOT NFC NORMALIZED), false),
                 coalesce(bool_or(jsonb_typeof(k.value) = 'string' AND (k.value #>> '{}') ~ '[^\\x01-\\x7F]'), false)
-            FROM "public"."by_type" b, jsonb_each(\(objectsOnly)) k GROUP BY 1, 2, 3
-            """).rows {
-            guard let type = row[0].flatMap({ index[$0] }), let key = row[1], let n = Int(row[3] ?? "") else { continue }
+            \(source) GROUP BY 1, 2, 3
+            """, parameters).rows {
+            guard let type = row[0], let key = row[1], let n = Int(row[3] ?? "") else { continue }
             var fact = facts[type]?[key] ?? Fact()
             switch row[2] {
             case "number": fact.numbers += n; fact.fractional += Int(row[4] ?? "") ?? n
@@ -97,6 +141,44 @@ enum PostgresPersistPushdown {
             }
             facts[type, default: [:]][key] = fact
         }
+        return facts
+    }
+
+    /// Every relation name the rows use: one pass over the relation rows.
+    static func relationNames(_ c: PostgresConnection) throws -> Set<String> {
+        Set(try c.query(#"SELECT DISTINCT "relation"::text FROM "public"."relations""#).rows.compactMap { $0[0] })
+    }
+
+    /// Every relation as a whole load finds it, by source type name and name: every row whose two
+    /// ends are objects (one pass over the relation rows, joined to both ends), with the kinds
+    /// `loupe_relation_kinds` records and the relations it declares without rows.
+    static func relationShapes(_ c: PostgresConnection) throws -> [String: [String: Shape]] {
+        var shapes: [String: [String: Shape]] = [:]
+        for row in try c.query("""
+            SELECT st, relation, tt, max(n) FROM (
+                SELECT s."type_name"::text AS st, r."relation"::text AS relation, t."type_name"::text AS tt, count(*) OVER (PARTITION BY r."from_id", r."relation") AS n
+                FROM "public"."relations" r JOIN "public"."by_type" s ON s."id" = r."from_id" JOIN "public"."by_type" t ON t."id" = r."to_id") x
+            GROUP BY 1, 2, 3
+            """).rows {
+            guard let source = row[0], let name = row[1], let target = row[2] else { continue }
+            shapes[source, default: [:]][name, default: Shape()].targets.insert(target)
+            if Int(row[3] ?? "") ?? 0 > 1 { shapes[source, default: [:]][name, default: Shape()].toMany = true }
+        }
+        // What Loupe recorded of each relation's kind, and relations it declared without rows.
+        for kind in try PostgresPersist.relationKinds(c) {
+            shapes[kind.type, default: [:]][kind.relation, default: Shape()].toMany = shapes[kind.type]?[kind.relation]?.toMany == true || kind.toMany
+        }
+        return shapes
+    }
+
+    /// The store's schema as a whole load finds it: types in order of their first object, each
+    /// with its attributes in the load's order and their kinds, and its relations (to-many when
+    /// one object has several rows of a name, or `loupe_relation_kinds` says so); with what each
+    /// member holds.
+    static func schema(_ c: PostgresConnection) throws -> ([PersistRows.TypeSchema], [Int: [String: Fact]]) {
+        let names = try c.query(#"SELECT "type_name" FROM "public"."by_type" GROUP BY "type_name" ORDER BY min("id")"#).rows.compactMap { $0[0] }
+        let index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let found = try facts(c)
         // Attribute order: each type's first documents, then keys in order of first appearance.
         var later: [Int: [String]] = [:]
         for row in try c.query("""
@@ -108,47 +190,21 @@ enum PostgresPersistPushdown {
             """).rows {
             if let type = row[0].flatMap({ index[$0] }), let key = row[1] { later[type, default: []].append(key) }
         }
-        // Relations: every row whose two ends are objects, by source type and name.
-        var relations: [Int: [String: (toMany: Bool, targets: Set<Int>)]] = [:]
-        for row in try c.query("""
-            SELECT st, relation, tt, max(n) FROM (
-                SELECT s."type_name" AS st, r."relation", t."type_name" AS tt, count(*) OVER (PARTITION BY r."from_id", r."relation") AS n
-                FROM "public"."relations" r JOIN "public"."by_type" s ON s."id" = r."from_id" JOIN "public"."by_type" t ON t."id" = r."to_id") x
-            GROUP BY 1, 2, 3
-            """).rows {
-            guard let source = row[0].flatMap({ index[$0] }), let name = row[1], let target = row[2].flatMap({ index[$0] }) else { continue }
-            var r = relations[source]?[name] ?? (false, [])
-            r.targets.insert(target)
-            if Int(row[3] ?? "") ?? 0 > 1 { r.toMany = true }
-            relations[source, default: [:]][name] = r
-        }
-        for kind in try PostgresPersist.relationKinds(c) {
-            guard let source = index[kind.type] else { continue }
-            var r = relations[source]?[kind.relation] ?? (false, [])
-            if kind.toMany { r.toMany = true }
-            relations[source, default: [:]][kind.relation] = r
-        }
+        let shapes = try relationShapes(c)
         var types: [PersistRows.TypeSchema] = []
         for (t, name) in names.enumerated() {
             let sample = try c.query(#"SELECT "json"::text FROM "public"."by_type" WHERE "type_name" = $1 AND jsonb_typeof("json") = 'object' ORDER BY "id" LIMIT \#(PersistRows.sampleSize)"#,
                                      [name]).rows.compactMap { $0[0] }
             let attributes = PersistRows.attributeOrder(sample: sample, later: later[t] ?? [])
-            var kinds: [String: ValueKind] = [:]
-            for (key, f) in facts[t] ?? [:] {
-                var k = ValueKind()
-                if f.numbers > f.fractional { k.insert(.integer) }
-                if f.fractional > 0 { k.insert(.double) }
-                if f.strings > f.persistLike { k.insert(.string) }
-                if f.persistLike > 0 { k.insert(.date) }
-                if f.booleans > 0 { k.insert(.bool) }
-                if f.nested > 0 { k.formUnion([.array, .object]) }
-                if f.nulls > 0 { k.insert(.null) }
-                kinds[key] = k
-            }
-            let own = (relations[t] ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key, toMany: $0.value.toMany, targets: $0.value.targets.sorted()) }
-            types.append(PersistRows.TypeSchema(name: name, attributes: attributes, kinds: kinds, relations: own))
+            types.append(PersistRows.TypeSchema(name: name, attributes: attributes, kinds: (found[name] ?? [:]).mapValues(\.kinds),
+                                                relations: relations(shapes[name] ?? [:], index: index)))
         }
-        return (types, facts)
+        return (types, Dictionary(uniqueKeysWithValues: names.enumerated().map { ($0, found[$1] ?? [:]) }))
+    }
+
+    /// A type's relations as its schema lists them (by name; targets as positions by `index`).
+    static func relations(_ shapes: [String: Shape], index: [String: Int]) -> [(name: String, toMany: Bool, targets: [Int])] {
+        shapes.sorted { $0.key < $1.key }.map { (name: $0.key, toMany: $0.value.toMany, targets: $0.value.targets.compactMap { index[$0] }.sorted()) }
     }
 }
 
@@ -186,7 +242,9 @@ final class PostgresPersistTranslation: PostgresTranslation {
     }
 
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
-        guard var (current, steps) = origin(of: p, at: start) else { return nil }
+        guard let (origin, steps) = origin(of: p, at: start) else { return nil }
+        var current = origin
+        let fromRoot = current.alias == "a0"
         var first: String?, correlation = "", joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?
@@ -227,6 +285,13 @@ final class PostgresPersistTranslation: PostgresTranslation {
             case .variable, .type:
                 return nil
             }
+        }
+        // A value through to-one hops from the statement's own rows: joined onto them (a to-one
+        // relation has one row from an object at most, and its target is one object), so that
+        // PostgreSQL plans one join rather than a lookup per row.
+        if fromRoot, toMany == 0, p.aggregate == nil, let value, let first {
+            joinOntoRoot("(\(first))", on: correlation, joins)
+            return .scalar(value)
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)

@@ -134,7 +134,8 @@ class PostgresTranslation {
     }
 
     func path(_ p: Path, _ start: Scope) throws -> Translated? {
-        guard var (current, steps) = origin(of: p, at: start) else { return nil }
+        guard let (origin, steps) = origin(of: p, at: start) else { return nil }
+        var current = origin
         let fromRoot = current.alias == "a0"
         var first: String?, correlation = "", joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
@@ -179,12 +180,19 @@ class PostgresTranslation {
         }
         // A value through to-one hops from the statement's own rows: joined onto them.
         if fromRoot, toMany == 0, p.aggregate == nil, let value, let first {
-            rootJoins.append("LEFT JOIN \(first) ON \(correlation)")
-            rootJoins += joins
+            joinOntoRoot(first, on: correlation, joins)
             return .scalar(value)
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
+    }
+
+    /// Joins what a path's to-one hops from the statement's own rows (`a0`) reach onto those
+    /// rows: `first` on `correlation`, then `joins`. Each hop names one row at most, so no row
+    /// is added.
+    func joinOntoRoot(_ first: String, on correlation: String, _ joins: [String]) {
+        rootJoins.append("LEFT JOIN \(first) ON \(correlation)")
+        rootJoins += joins
     }
 
     /// A path walked: `from` the tables its hops join (nil when it stays on the row at hand),

@@ -28,6 +28,9 @@ public protocol SessionHost: AnyObject, Sendable {
 /// through ``finish(_:_:seconds:render:)`` or ``finishLoad(path:_:)`` on the session's thread.
 /// ``execute(_:cancellation:)`` does all of it in one call, for `loupe repl` and for tests.
 public final class ReplSession {
+    /// What `.commit` says when nothing is pending.
+    public static let nothingToCommit = "nothing to commit: no pending changes"
+
     public private(set) var engine: QueryEngine
     /// The staged changes over the graph as loaded; ``engine`` reads the staged graph.
     public private(set) var pending: PendingChanges
@@ -373,7 +376,7 @@ public final class ReplSession {
             }
             if c.name == "commit" {
                 guard args.isEmpty else { return .reply(usage(c, bad: args[0])) }
-                if pending.isEmpty { return .reply(Reply(output: "nothing to commit: no pending changes\n")) }
+                if pending.isEmpty { return .reply(Reply(output: Self.nothingToCommit + "\n")) }
                 guard host != nil else { return .reply(Reply(output: "", error: "error: committing is not available here")) }
                 return .commit(pending)
             }
