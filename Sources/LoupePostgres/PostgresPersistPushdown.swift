@@ -246,15 +246,23 @@ final class PostgresPersistTranslation: PostgresTranslation {
         var current = origin
         let fromRoot = current.alias == "a0"
         var first: String?, correlation = "", joins: [String] = []
+        /// The first hop's near end and the condition on its relation's name.
+        var firstEdge = (near: "", named: "")
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?
         /// One hop: relation rows `edge` (their `near` end at the object at hand) and the objects
         /// of type `type` at their `far` end.
         func enter(_ type: Int, relation name: String, near: String, far: String, many: Bool) {
             let edge = newAlias(), target = newAlias()
-            let on = "\(edge).\"\(near)\" = \(current.alias).\"id\" AND \(edge).\"relation\" = \(bind(name, as: "text"))"
+            let named = "\(edge).\"relation\" = \(bind(name, as: "text"))"
+            let on = "\(edge).\"\(near)\" = \(current.alias).\"id\" AND \(named)"
             let pair = "\(relations) \(edge) JOIN \(byType) \(target) ON \(target).\"id\" = \(edge).\"\(far)\" AND \(target).\"type_name\" = \(bind(types[type].name, as: "text"))"
-            if first == nil { first = pair; correlation = on } else { joins.append("\(many ? "JOIN" : "LEFT JOIN") (\(pair)) ON \(on)") }
+            if first == nil {
+                (first, correlation) = (pair, on)
+                firstEdge = ("\(edge).\"\(near)\"", named)
+            } else {
+                joins.append("\(many ? "JOIN" : "LEFT JOIN") (\(pair)) ON \(on)")
+            }
             if many { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
             current = Scope(alias: target, type: type)
         }
@@ -292,6 +300,11 @@ final class PostgresPersistTranslation: PostgresTranslation {
         if fromRoot, toMany == 0, p.aggregate == nil, let value, let first {
             joinOntoRoot("(\(first))", on: correlation, joins)
             return .scalar(value)
+        }
+        // An aggregate of each of the statement's objects: computed once for all of them.
+        if fromRoot, toMany == 1, toOneAfterMany == 0, let aggregate = p.aggregate, let first {
+            let tables = "FROM \(first)" + joins.map { " " + $0 }.joined()
+            return try groupedOntoRoot(aggregate, of: value, tables: tables, key: firstEdge.near, filter: firstEdge.named, rootKey: "a0.\"id\"").map(Translated.scalar)
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)

@@ -67,6 +67,8 @@ class PostgresTranslation {
         let sql: String
         let kind: Kind
         let column: (type: Int, name: String)?
+        /// True for a count of a collection (a projection may show it).
+        var isCount = false
     }
 
     /// A collection: rows from `from` (ending in a `WHERE` with the correlation), each an element.
@@ -195,27 +197,47 @@ class PostgresTranslation {
         rootJoins += joins
     }
 
+    /// An aggregate over a to-many walk's elements (`value`, nil for the objects themselves) as
+    /// a select-list expression over its rows, and what it gives (its `sql` unused); nil when
+    /// SQL does not aggregate those values as the engine does.
+    func aggregated(_ aggregate: Aggregate, of value: Operand?) throws -> (select: String, result: Operand)? {
+        switch aggregate {
+        case .count: return ("count(*)", Operand(sql: "", kind: .number, column: nil, isCount: true))
+        case .sum:
+            guard let value, value.kind == .number || value.kind == .floating else { return nil }
+            return ("coalesce(sum(\(value.sql)), 0)", Operand(sql: "", kind: value.kind, column: nil))
+        case .avg:
+            guard let value, value.kind == .number || value.kind == .floating else { return nil }
+            return ("avg(\(value.sql)::float8)", Operand(sql: "", kind: .floating, column: nil))
+        case .min, .max:
+            guard let value, [.number, .floating, .timestamp, .timestampWithZone, .date, .text].contains(value.kind) else { return nil }
+            if value.kind == .text { guard let column = value.column, try textIs(column.type, column.name, ascii: false) else { return nil } }
+            let collate = value.kind == .text ? " COLLATE \"C\"" : ""
+            return ("\(aggregate == .min ? "min" : "max")(\(value.sql)\(collate))", Operand(sql: "", kind: value.kind, column: value.column))
+        }
+    }
+
+    /// An aggregate over each of the statement's own rows' elements of one to-many hop, computed
+    /// once for all of them (`GROUP BY` the hop's near end, `key`, over `tables` filtered by
+    /// `filter`) and joined onto them by `rootKey`: PostgreSQL plans a lookup per row for the
+    /// correlated form. Rows with no element get what the engine gives an empty collection (0
+    /// for counts and sums, null otherwise).
+    func groupedOntoRoot(_ aggregate: Aggregate, of value: Operand?, tables: String, key: String, filter: String, rootKey: String) throws -> Operand? {
+        guard let (select, result) = try aggregated(aggregate, of: value) else { return nil }
+        let alias = newAlias()
+        rootJoins.append("LEFT JOIN (SELECT \(key) AS k, \(select) AS v \(tables) WHERE \(filter) GROUP BY 1) \(alias) ON \(alias).k = \(rootKey)")
+        let sql = aggregate == .count || aggregate == .sum ? "coalesce(\(alias).v, 0)" : "\(alias).v"
+        return Operand(sql: sql, kind: result.kind, column: result.column, isCount: result.isCount)
+    }
+
     /// A path walked: `from` the tables its hops join (nil when it stays on the row at hand),
     /// how many of them are to-many and how many to-one hops follow one, the value it ends on
     /// (nil for objects), the objects it ends on. Applies its aggregate; a to-many walk is a
     /// collection, else a scalar.
     func walked(_ p: Path, from: String?, toMany: Int, toOneAfterMany: Int, value: Operand?, element current: Scope) throws -> Translated? {
         if let aggregate = p.aggregate {
-            guard let from, toMany == 1, toOneAfterMany == 0 else { return nil }
-            switch aggregate {
-            case .count: return .scalar(Operand(sql: "(SELECT count(*) \(from))", kind: .number, column: nil))
-            case .sum:
-                guard let value, value.kind == .number || value.kind == .floating else { return nil }
-                return .scalar(Operand(sql: "(SELECT coalesce(sum(\(value.sql)), 0) \(from))", kind: value.kind, column: nil))
-            case .avg:
-                guard let value, value.kind == .number || value.kind == .floating else { return nil }
-                return .scalar(Operand(sql: "(SELECT avg(\(value.sql)::float8) \(from))", kind: .floating, column: nil))
-            case .min, .max:
-                guard let value, [.number, .floating, .timestamp, .timestampWithZone, .date, .text].contains(value.kind) else { return nil }
-                if value.kind == .text { guard let column = value.column, try textIs(column.type, column.name, ascii: false) else { return nil } }
-                let collate = value.kind == .text ? " COLLATE \"C\"" : ""
-                return .scalar(Operand(sql: "(SELECT \(aggregate == .min ? "min" : "max")(\(value.sql)\(collate)) \(from))", kind: value.kind, column: value.column))
-            }
+            guard let from, toMany == 1, toOneAfterMany == 0, let (select, operand) = try aggregated(aggregate, of: value) else { return nil }
+            return .scalar(Operand(sql: "(SELECT \(select) \(from))", kind: operand.kind, column: operand.column, isCount: operand.isCount))
         }
         guard let from else { return value.map(Translated.scalar) }
         if toMany == 0 {
@@ -233,7 +255,7 @@ class PostgresTranslation {
             variables[variable] = element
             defer { variables[variable] = nil }
             guard let condition = try predicate(inner, element) else { return nil }
-            return .scalar(Operand(sql: "(SELECT count(*) \(c.from) AND (\(condition)))", kind: .number, column: nil))
+            return .scalar(Operand(sql: "(SELECT count(*) \(c.from) AND (\(condition)))", kind: .number, column: nil, isCount: true))
         default: return nil
         }
     }
@@ -527,7 +549,7 @@ class PostgresTranslation {
             var columns = root.keys
             var projected: [Operand] = []
             for column in q.projection ?? [] {
-                guard case .scalar(let v)? = try expression(column.expression, scope), v.column != nil || v.sql.hasPrefix("(SELECT count(*)") else { return nil }
+                guard case .scalar(let v)? = try expression(column.expression, scope), v.column != nil || v.isCount else { return nil }
                 projected.append(v)
                 columns.append(v.sql)
             }
