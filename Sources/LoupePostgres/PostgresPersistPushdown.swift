@@ -101,12 +101,13 @@ enum PostgresPersistPushdown {
     /// What the members `names` of type `type`'s documents hold over the whole type (a member no
     /// document holds is absent): one pass over that type's documents.
     static func facts(_ c: PostgresConnection, type: String, names: Set<String>) throws -> [String: Fact] {
-        // A bound JSON array of the names (text cannot hold NUL, nor can a document's key).
+        // A bound JSON array of the names (text cannot hold NUL, nor can a document's key). A
+        // document that is no object holds no member (`->` gives NULL).
         let list = names.filter { !$0.contains("\u{0}") }.sorted()
         guard !list.isEmpty, let json = String(data: try JSONSerialization.data(withJSONObject: list), encoding: .utf8) else { return [:] }
         return try facts(c, from: """
             FROM "public"."by_type" b CROSS JOIN LATERAL (SELECT n.key, b."json" -> n.key AS value FROM jsonb_array_elements_text($2::jsonb) n(key)) k
-            WHERE b."type_name" = $1::text AND jsonb_typeof(b."json") = 'object' AND k.value IS NOT NULL
+            WHERE b."type_name" = $1::text AND k.value IS NOT NULL
             """, [type, json])[type] ?? [:]
     }
 

@@ -24,7 +24,7 @@ struct Query: ParsableCommand {
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
     @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
-    @Option(help: "A Persist store or a plain SQLite file whose whole load would take more than this is answered by SQLite over the file (what SQL cannot answer exactly is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL (what SQL cannot answer exactly is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -75,6 +75,13 @@ struct Query: ParsableCommand {
             do {
                 if let file {
                     answer = try SQLPushdown.run(parsed, file: file)
+                } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
+                    // Persist's layout too large to load: read no more than the statement needs.
+                    guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
+                        throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly over Persist's layout (it leaves \(opening.unanswered) to the in-memory engine); raise --memory-budget to load it")
+                    }
+                    try write(paged, opening.pages)
+                    return
                 } else {
                     answer = try PostgresPushdown.run(parsed, url: store.file)
                 }
@@ -186,6 +193,17 @@ extension Query {
         guard !missing.isEmpty else { return nil }
         let quoted = file.contains(where: { " '\"$\\".contains($0) }) ? "'" + file.replacingOccurrences(of: "'", with: "'\\''") + "'" : file
         return "`loupe index \(quoted) \(missing.map { "\(type).\($0)" }.joined(separator: " "))` keeps the order of what it sorts by in Loupe's cache, and sorts by it read that"
+    }
+
+    /// Persist's layout in the PostgreSQL database at `url` opened as paged mode opens it, when a
+    /// whole load would go over the memory budget and its keys are integers (paged mode's
+    /// statements then read no more of it than they need: a one-shot answer over the whole
+    /// schema reads every document first), with the whole load's estimate; nil otherwise.
+    func overBudgetPersist(url: String) throws -> (opening: PagedOpening, estimate: Int64)? {
+        guard let estimate = try MemoryBudget.overBudget(postgres: url, budget: memoryBudget ?? .standard), try PostgresDatabase.holdsPersist(url: url) else { return nil }
+        do { return (try PagedOpening.open(postgres: url, reason: nil), estimate) } catch let error as PostgresError where error.reason.hasPrefix(PostgresPersistPages.unkeyedRefusal) {
+            return nil
+        }
     }
 
     /// The Persist store `file` read by SQL, when `--engine sql` asks for it or a whole load
