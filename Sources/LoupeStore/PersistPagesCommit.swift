@@ -33,6 +33,8 @@ extension PersistPages {
                                 hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: edgesPerObject, stamp: stamp)
         let kept = carriedFacts(report.documents)
         next.knownFacts.withLock { $0 = kept }
+        SchemaCache.saveFacts(Dictionary(kept.compactMap { t, facts in t < updated.count ? (updated[t].name, facts) : nil }, uniquingKeysWith: { a, _ in a }),
+                              file: file, stamp: stamp)
         return next
     }
 

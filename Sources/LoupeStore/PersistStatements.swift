@@ -233,9 +233,11 @@ extension PersistPages {
     public func attributeFacts(type: Int, names: Set<String>, isCancelled: () -> Bool = { false }) throws -> (kinds: [String: ValueKind], plain: Set<String>) {
         var known = knownFacts.withLock { $0[type] ?? [:] }
         var missing = names.filter { known[$0] == nil }
-        // Those kept beside an attribute's order for this state of the store are not read again.
+        // Those kept beside an attribute's order, or by an earlier session, for this state of the
+        // store are not read again.
         if !missing.isEmpty, type < types.count {
-            let kept = SortIndex.facts(for: file, stamp: openedStamp, type: types[type].name).filter { missing.contains($0.key) }
+            let cached = SchemaCache.facts(for: file, stamp: openedStamp)[types[type].name] ?? [:]
+            let kept = SortIndex.facts(for: file, stamp: openedStamp, type: types[type].name).merging(cached) { sorted, _ in sorted }.filter { missing.contains($0.key) }
             if !kept.isEmpty {
                 knownFacts.withLock { $0[type, default: [:]].merge(kept) { old, _ in old } }
                 known.merge(kept) { old, _ in old }
@@ -243,10 +245,13 @@ extension PersistPages {
             }
         }
         if !missing.isEmpty {
+            let before = file.stamp()
             let read = try readAttributeFacts(type: type, names: Set(missing), isCancelled: isCancelled)
-            knownFacts.withLock { facts in
-                for name in missing { facts[type, default: [:]][name] = AttributeFact(counts: read.counts[name] ?? [:], plain: read.plain.contains(name)) }
-            }
+            var found: [String: AttributeFact] = [:]
+            for name in missing { found[name] = AttributeFact(counts: read.counts[name] ?? [:], plain: read.plain.contains(name)) }
+            knownFacts.withLock { $0[type, default: [:]].merge(found) { _, new in new } }
+            // Kept for the next session when they describe the store as it was opened.
+            if before == openedStamp { SchemaCache.saveFacts([types[type].name: found], file: file, stamp: openedStamp) }
         }
         let all = knownFacts.withLock { $0[type] ?? [:] }
         var kinds: [String: ValueKind] = [:]
@@ -271,7 +276,7 @@ extension PersistPages {
         try SortIndex.keep(ranks, fact: fact, for: file, stamp: stamp, type: typeName, attribute: attribute)
     }
 
-    struct AttributeFact: Sendable {
+    struct AttributeFact: Sendable, Codable, Equatable {
         var counts: [ValueKind.RawValue: Int]
         var plain: Bool
         /// The kinds held (nil: no document holds the name).

@@ -166,6 +166,41 @@ public enum SchemaCache {
         return entry
     }
 
+    /// What passes over a Persist store's documents found of its attributes (``PersistPages/attributeFacts(type:names:isCancelled:)``),
+    /// by type name and attribute, for the store at one stamp, kept under the same rules as an
+    /// entry: the next session's first statement over those attributes reads none of them again.
+    struct FactsEntry: Codable {
+        var version: Int
+        var build: String
+        var path: String
+        var stamp: FileStamp
+        var header: [UInt8]
+        var facts: [String: [String: PersistPages.AttributeFact]]
+    }
+
+    /// Keeps `facts` (by type name) of `file` as `stamp` describes it, with those kept before for
+    /// that same state (when caching is on and the file is still at `stamp`).
+    static func saveFacts(_ facts: [String: [String: PersistPages.AttributeFact]], file: StoreFile, stamp: FileStamp) {
+        guard !facts.isEmpty, file.access == .readOnly || file.access == .walSnapshot, file.stamp() == stamp,
+              let directory = directory.withLock({ $0 }), let path = realPath(file.path) else { return }
+        var merged = self.facts(for: file, stamp: stamp)
+        for (type, byName) in facts { merged[type, default: [:]].merge(byName) { _, new in new } }
+        let entry = FactsEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), facts: merged)
+        guard let data = try? JSONEncoder().encode(entry) else { return }
+        write(data, to: entryPath(directory, for: path, kind: "facts"), in: directory)
+    }
+
+    /// The facts kept of `file` (by type name), when they were read at `stamp` and the file is
+    /// still as it describes it; empty otherwise.
+    static func facts(for file: StoreFile, stamp: FileStamp) -> [String: [String: PersistPages.AttributeFact]] {
+        guard file.access == .readOnly || file.access == .walSnapshot,
+              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
+              let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: "facts")),
+              let entry = try? JSONDecoder().decode(FactsEntry.self, from: data), entry.stamp == stamp,
+              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)) else { return [:] }
+        return entry.facts
+    }
+
     /// Writes an entry file whole (to a temporary name, then renamed) and prunes the oldest.
     private static func write(_ data: Data, to target: String, in directory: String) {
         let manager = FileManager.default

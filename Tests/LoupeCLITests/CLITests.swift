@@ -126,7 +126,7 @@ final class CLITests: XCTestCase {
             let paged = try loupe(["bench", "paged", path, "--pages", "20", "--follows", "10"])
             XCTAssertEqual(paged.status, 0, paged.stdout + paged.stderr)
             XCTAssertEqual(paged.stdout.components(separatedBy: "   yes").count - 1, 5, paged.stdout)
-            XCTAssertTrue(paged.stdout.contains("sqlite3 \(baseline)"), paged.stdout)
+            XCTAssertTrue(paged.stdout.contains("next session   sqlite3 \(baseline)"), paged.stdout)
             XCTAssertTrue(paged.stdout.contains("peak memory:"), paged.stdout)
         }
     }

@@ -114,6 +114,32 @@ final class SchemaCacheTests: XCTestCase {
         XCTAssertFalse(exact.notes.contains("schema from a sample"))
     }
 
+    /// What a pass over a type's documents found of an attribute (its kinds) is kept for the
+    /// next session over the same state of the store, and read again once the store changes.
+    func testPagedModeKeepsAttributeFactsUntilTheFileChanges() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 600, seed: 8)
+        let first = try PersistPages.open(try StoreFile.openForReading(path))
+        let book = try XCTUnwrap(first.catalog.firstIndex { $0.name == "Book" })
+        XCTAssertEqual(try first.attributeFacts(type: book, names: ["pages"]).kinds["pages"], .integer)
+        let directory = try XCTUnwrap(SchemaCache.directory.withLock { $0 })
+        let name = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("facts-") })
+        // The entry answers the next session: kinds written into it come back unread.
+        let entryURL = URL(fileURLWithPath: directory + "/" + name)
+        var entry = try JSONDecoder().decode(SchemaCache.FactsEntry.self, from: Data(contentsOf: entryURL))
+        XCTAssertEqual(entry.facts["Book"]?["pages"]?.kinds, .integer)
+        entry.facts["Book"]?["pages"] = PersistPages.AttributeFact(counts: [ValueKind.string.rawValue: 1], plain: true)
+        try JSONEncoder().encode(entry).write(to: entryURL)
+        let second = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertEqual(try second.attributeFacts(type: book, names: ["pages"]).kinds["pages"], .string)
+        // A change to the file makes it stale: the documents are read again.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: #"INSERT INTO by_type (type_name, json) VALUES ('Book', '{"title": "New", "pages": 12}')"#) }
+        try queue.close()
+        let third = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertEqual(try third.attributeFacts(type: book, names: ["pages"]).kinds["pages"], .integer)
+    }
+
     func testDamagedEntriesAndUnusualKeysAreIgnored() throws {
         let path = try Self.awkwardStore()
         _ = try LoadedStore.open(path)
