@@ -287,9 +287,8 @@ public final class PersistQuerySource: QuerySource, Sendable {
         guard let names = statement.namesRead, names.linkTypes.isEmpty else { return false }
         let relationNames: Set<String>
         if let kept = known.withLock({ $0.relationNames }) { relationNames = kept } else {
-            let read = Set(try String.fetchAll(db, sql: "SELECT DISTINCT CAST(relation AS TEXT) FROM \(relationTable) WHERE relation IS NOT NULL").map { $0.lowercased() })
-            known.withLock { $0.relationNames = read }
-            relationNames = read
+            relationNames = try pages.relationNames(on: db, relationTable: relationTable)
+            known.withLock { $0.relationNames = relationNames }
         }
         guard names.names.allSatisfy({ !relationNames.contains($0.lowercased()) }) else { return false }
         let attributesOnly = pages.schemaGraph(relations: [], kinds: [:])

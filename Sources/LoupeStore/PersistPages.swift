@@ -164,7 +164,6 @@ public final class PersistPages: PageSource, Sendable {
     let knownFacts = Mutex<[Int: [String: AttributeFact]]>([:])
     var sideIndex: DatabaseQueue? { side.withLock { $0 } }
 
-    /// True when the store has no relation index, none is in Loupe's cache, and one can be built there.
     /// True when there is no side index and one can be built (windows read through it when the
     /// store has no relation index of its own; statements always do).
     public var offersRelationIndex: Bool { !hasSideIndex && SideIndex.isAvailable(for: file) }
@@ -173,7 +172,9 @@ public final class PersistPages: PageSource, Sendable {
     public var relationIndexBuilt: Bool { hasSideIndex }
 
     /// Builds the relation index in Loupe's cache (``SideIndex``) and reads relation rows through
-    /// it from then on.
+    /// it from then on; then reads what statements read of the whole store before their first
+    /// answer — each type's attributes' kinds over the type, the relation names — and keeps it
+    /// in the cache for the store as it is (``attributeFacts(type:names:isCancelled:)``).
     public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
         try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled,
                             types: (types.map(\.name), { try self.typeLookup($0) })) { db in
@@ -187,6 +188,10 @@ public final class PersistPages: PageSource, Sendable {
         }
         sideBuilt.withLock { $0 = true }
         if !hasRelationIndexes { side.withLock { $0 = queue } } else { try? queue.close() }
+        // What statements read of the whole store before their first answer, read now and kept
+        // in the cache: each type's attributes' kinds, and the relation names.
+        for t in types.indices { _ = try attributeFacts(type: t, names: Set(types[t].attributes), isCancelled: isCancelled) }
+        _ = try file.read { try relationNames(on: $0) }
     }
 
     init(file: StoreFile, types: [PagedType], schemaIsExact: Bool, hasRelationIndexes: Bool, hasTypeIndex: Bool, edgesPerObject: Int, stamp: FileStamp) {

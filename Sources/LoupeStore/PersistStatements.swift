@@ -276,6 +276,19 @@ extension PersistPages {
         try SortIndex.keep(ranks, fact: fact, for: file, stamp: stamp, type: typeName, attribute: attribute)
     }
 
+    /// Every relation name the store's rows use (lowercased), when an earlier session kept them
+    /// in Loupe's cache for the store as it was opened.
+    var keptRelationNames: Set<String>? { SchemaCache.relationNames(for: file, stamp: openedStamp) }
+
+    /// Every relation name the store's rows use (lowercased): kept by an earlier session, else
+    /// read on `db` (one pass over the relation rows of `relationTable`) and kept for the next.
+    public func relationNames(on db: Database, relationTable: String = "relations") throws -> Set<String> {
+        if let kept = keptRelationNames { return kept }
+        let read = Set(try String.fetchAll(db, sql: "SELECT DISTINCT CAST(relation AS TEXT) FROM \(relationTable) WHERE relation IS NOT NULL").map { $0.lowercased() })
+        SchemaCache.saveFacts([:], relationNames: read, file: file, stamp: openedStamp)
+        return read
+    }
+
     struct AttributeFact: Sendable, Codable, Equatable {
         var counts: [ValueKind.RawValue: Int]
         var plain: Bool

@@ -167,8 +167,8 @@ public enum SchemaCache {
     }
 
     /// What passes over a Persist store's documents found of its attributes (``PersistPages/attributeFacts(type:names:isCancelled:)``),
-    /// by type name and attribute, for the store at one stamp, kept under the same rules as an
-    /// entry: the next session's first statement over those attributes reads none of them again.
+    /// by type name and attribute, and its relation names, for the store at one stamp, kept under
+    /// the same rules as an entry: the next session's first statement reads none of them again.
     struct FactsEntry: Codable {
         var version: Int
         var build: String
@@ -176,16 +176,20 @@ public enum SchemaCache {
         var stamp: FileStamp
         var header: [UInt8]
         var facts: [String: [String: PersistPages.AttributeFact]]
+        /// Every relation name the relation rows use (lowercased), once read.
+        var relationNames: [String]?
     }
 
-    /// Keeps `facts` (by type name) of `file` as `stamp` describes it, with those kept before for
-    /// that same state (when caching is on and the file is still at `stamp`).
-    static func saveFacts(_ facts: [String: [String: PersistPages.AttributeFact]], file: StoreFile, stamp: FileStamp) {
-        guard !facts.isEmpty, file.access == .readOnly || file.access == .walSnapshot, file.stamp() == stamp,
+    /// Keeps `facts` (by type name) and `relationNames` of `file` as `stamp` describes it, with
+    /// what was kept before for that same state (when caching is on and the file is still at
+    /// `stamp`).
+    static func saveFacts(_ facts: [String: [String: PersistPages.AttributeFact]], relationNames: Set<String>? = nil, file: StoreFile, stamp: FileStamp) {
+        guard !facts.isEmpty || relationNames != nil, file.access == .readOnly || file.access == .walSnapshot, file.stamp() == stamp,
               let directory = directory.withLock({ $0 }), let path = realPath(file.path) else { return }
-        var merged = self.facts(for: file, stamp: stamp)
-        for (type, byName) in facts { merged[type, default: [:]].merge(byName) { _, new in new } }
-        let entry = FactsEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), facts: merged)
+        var entry = factsEntry(for: file, stamp: stamp)
+            ?? FactsEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), facts: [:])
+        for (type, byName) in facts { entry.facts[type, default: [:]].merge(byName) { _, new in new } }
+        if let relationNames { entry.relationNames = relationNames.sorted() }
         guard let data = try? JSONEncoder().encode(entry) else { return }
         write(data, to: entryPath(directory, for: path, kind: "facts"), in: directory)
     }
@@ -193,12 +197,21 @@ public enum SchemaCache {
     /// The facts kept of `file` (by type name), when they were read at `stamp` and the file is
     /// still as it describes it; empty otherwise.
     static func facts(for file: StoreFile, stamp: FileStamp) -> [String: [String: PersistPages.AttributeFact]] {
+        factsEntry(for: file, stamp: stamp)?.facts ?? [:]
+    }
+
+    /// The relation names kept of `file` (lowercased), under the same rule as its facts.
+    static func relationNames(for file: StoreFile, stamp: FileStamp) -> Set<String>? {
+        factsEntry(for: file, stamp: stamp)?.relationNames.map(Set.init)
+    }
+
+    private static func factsEntry(for file: StoreFile, stamp: FileStamp) -> FactsEntry? {
         guard file.access == .readOnly || file.access == .walSnapshot,
               let directory = directory.withLock({ $0 }), let path = realPath(file.path),
               let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: "facts")),
               let entry = try? JSONDecoder().decode(FactsEntry.self, from: data), entry.stamp == stamp,
-              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)) else { return [:] }
-        return entry.facts
+              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)) else { return nil }
+        return entry
     }
 
     /// Writes an entry file whole (to a temporary name, then renamed) and prunes the oldest.

@@ -132,12 +132,25 @@ final class SchemaCacheTests: XCTestCase {
         try JSONEncoder().encode(entry).write(to: entryURL)
         let second = try PersistPages.open(try StoreFile.openForReading(path))
         XCTAssertEqual(try second.attributeFacts(type: book, names: ["pages"]).kinds["pages"], .string)
+        // The relation names too, once a session read them.
+        XCTAssertNil(second.keptRelationNames)
+        let names = try second.file.read { try second.relationNames(on: $0) }
+        XCTAssertTrue(names.isSuperset(of: ["author", "book"]), "\(names)")
+        XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).keptRelationNames, names)
         // A change to the file makes it stale: the documents are read again.
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in try db.execute(sql: #"INSERT INTO by_type (type_name, json) VALUES ('Book', '{"title": "New", "pages": 12}')"#) }
         try queue.close()
         let third = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertNil(third.keptRelationNames)
         XCTAssertEqual(try third.attributeFacts(type: book, names: ["pages"]).kinds["pages"], .integer)
+        // `I` reads every type's attributes' kinds and the relation names with its index.
+        try third.buildRelationIndex(progress: { _, _ in }, isCancelled: { false })
+        let kept = SchemaCache.facts(for: third.file, stamp: third.openedStamp)
+        for type in third.catalog {
+            XCTAssertEqual(Set(kept[type.name]?.keys ?? [:].keys), Set(try XCTUnwrap(third.schemaTypes.first { $0.name == type.name }).attributes), type.name)
+        }
+        XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).keptRelationNames, names)
     }
 
     func testDamagedEntriesAndUnusualKeysAreIgnored() throws {
