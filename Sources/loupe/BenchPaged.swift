@@ -62,7 +62,7 @@ struct BenchPaged: ParsableCommand {
                 .compactMap { (try? FileManager.default.attributesOfItem(atPath: scratch + "/" + $0)[.size]) as? NSNumber }
                 .reduce(Int64(0)) { $0 + $1.int64Value }) ?? 0
             indexLine = ownIndexes
-                ? String(format: "`I` built Loupe's relation index in %.1f s (%@ in the cache): statements join and count through it", built, MemoryBudget(bytes: size).description)
+                ? String(format: "`I` built Loupe's relation index and read each type's attributes' kinds in %.1f s (%@ in the cache): statements join and count through it", built, MemoryBudget(bytes: size).description)
                 : String(format: "no relation index: a window scanning the relation rows took %.0f ms; `I` built Loupe's index in %.1f s (%@ in the cache)",
                          scanned * 1000, built, MemoryBudget(bytes: size).description)
             browser.perform(.goTop)
