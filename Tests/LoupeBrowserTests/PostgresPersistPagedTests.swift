@@ -85,16 +85,10 @@ final class PostgresPersistPagedSessionTests: XCTestCase {
             "count Author where SUBQUERY(@links.Book.author, $b, $b.pages > 400).@count > 1", "Shelf", "Book where Nmae == 1",
             "Book where pages * 2 > 1900",   // not SQL's: the type's documents a chunk at a time
         ] {
-            let projects = statement.contains(" select ")
-            assertSameAnswer(statement, graph: graph, pages: pages, querySource: source, lines: { buffer in
-                buffer.lines.prefix(20).dropFirst(projects ? 1 : 0).map { projects ? String(Array($0).prefix(82)) : $0 }
-            })
+            assertSameAnswer(statement, graph: graph, pages: pages, querySource: source, lines: Self.comparedLines(statement))
         }
         // What PostgreSQL cannot answer exactly needs the whole graph, and says so.
-        let paged = Browser(fileLabel: "db", formatName: "PostgreSQL", theme: .monochrome)
-        paged.attachPaged(pages, querySource: source)
-        paged.run("Loan where book.pages * 2 > 1000")
-        XCTAssertTrue(paged.replOutput.last?.hasPrefix("error: paged mode answers what SQL can say") == true, paged.replOutput.last ?? "")
+        assertNeedsWholeGraph("Loan where book.pages * 2 > 1000", pages: pages, querySource: source)
         // `json` documents are not translated: every statement needs the whole graph.
         let json = try PostgresPersistPagedTests.library("persist_paged_statements_json", documentType: "json")
         let jsonPages = try PostgresPersistPages.open(url: json)
