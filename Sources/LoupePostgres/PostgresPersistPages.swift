@@ -70,6 +70,12 @@ public final class PostgresPersistPages: PageSource, Sendable {
     /// How the refusal of a store whose keys are not integers begins.
     public static let unkeyedRefusal = "paged mode reads Persist's layout keyed by integers"
 
+    /// True when `error` is ``open(url:edgesPerObject:)``'s refusal of a store whose keys are
+    /// not integers (which is then loaded whole, or answered statement by statement).
+    public static func refusesUnkeyed(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.reason.hasPrefix(unkeyedRefusal) == true
+    }
+
     /// Connects to `url` and reads the catalog and a sample of each type. Throws what connecting
     /// throws, when the database does not hold Persist's layout, and when its keys are not
     /// integers (such a store must be loaded whole).

@@ -264,10 +264,6 @@ extension PersistPages {
         return (kinds, plain)
     }
 
-    /// What one pass over a type's documents found of one name (``attributeFacts``): how many
-    /// values of each kind the documents hold (every member of that name), and whether
-    /// `json_extract` reads it as the load does. Counts, so that a commit's documents before and
-    /// after can move them exactly (``PersistPages/afterCommit(_:newAttributes:reach:)``).
     /// Keeps `ranks`, the order of `attribute` over type `typeName` at `stamp`, in Loupe's cache
     /// (``SortIndex``), with what this session's pass over the type's documents found of it when
     /// that pass read this same state of the store.
@@ -289,6 +285,10 @@ extension PersistPages {
         return read
     }
 
+    /// What one pass over a type's documents found of one name (``attributeFacts``): how many
+    /// values of each kind the documents hold (every member of that name), and whether
+    /// `json_extract` reads it as the load does. Counts, so that a commit's documents before and
+    /// after can move them exactly (``PersistPages/afterCommit(_:newAttributes:reach:)``).
     struct AttributeFact: Sendable, Codable, Equatable {
         var counts: [ValueKind.RawValue: Int]
         var plain: Bool

@@ -201,7 +201,7 @@ extension Query {
     /// schema reads every document first), with the whole load's estimate; nil otherwise.
     func overBudgetPersist(url: String) throws -> (opening: PagedOpening, estimate: Int64)? {
         guard let estimate = try MemoryBudget.overBudget(postgres: url, budget: memoryBudget ?? .standard), try PostgresDatabase.holdsPersist(url: url) else { return nil }
-        do { return (try PagedOpening.open(postgres: url, reason: nil), estimate) } catch let error as PostgresError where error.reason.hasPrefix(PostgresPersistPages.unkeyedRefusal) {
+        do { return (try PagedOpening.open(postgres: url, reason: nil), estimate) } catch where PostgresPersistPages.refusesUnkeyed(error) {
             return nil
         }
     }
@@ -314,7 +314,7 @@ struct Repl: ParsableCommand {
         abstract: "A line REPL: statements and dot-commands, one per line (reads stdin when it is not a terminal).")
     @OptionGroup var store: StoreArgument
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
-    @Option(help: "A Persist store or a plain SQLite file whose whole load would take more than this is answered by SQLite over the file, statement by statement: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is read a page at a time, statements answered by SQLite over the file or by PostgreSQL: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -324,7 +324,7 @@ struct Repl: ParsableCommand {
             do {
                 let opening = try PagedOpening.open(postgres: store.file, reason: nil)
                 try Repl.pagedLoop(opening, label: opening.label, budget: memoryBudget ?? .standard, format: format)
-            } catch let error as PostgresError where error.reason.hasPrefix(PostgresPersistPages.unkeyedRefusal) {
+            } catch where PostgresPersistPages.refusesUnkeyed(error) {
                 try Repl.postgresLoop(url: store.file, estimate: estimate, budget: memoryBudget ?? .standard, format: format)
             }
             return
