@@ -159,7 +159,7 @@ extension Browser {
         }
         let whole = pendingTypes.first.map(\.count) ?? -1
         let title = isPreview ? "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 34))) (first \(sheet.count)\(whole > sheet.count ? " of \(whole)" : ""), loading)"
-            : "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.count))"
+            : "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.isCounted ? String(sheet.count) : "counting…"))"
         let inner = paneBlock(&buffer, area, title, .records)
         guard inner.height >= 2, inner.width >= 4 else { return }
         let bodyHeight = inner.height - 1
@@ -428,13 +428,14 @@ extension Browser {
         // (text, priority): higher stays longer.
         var parts: [(text: String, keep: Int)] = [(fileLabel, 3), (formatName, 0)]
         if let pages {
-            parts.append(("\(pages.catalog.count) types", 1))
-            parts.append(("\(pages.catalog.reduce(0) { $0 + $1.count }) objects", 2))
+            // While the store counts its types (the first screen), the counts are not waited for.
+            parts.append(("\(pendingTypes.count) types", 1))
+            parts.append((countingTypes ? "counting objects…" : "\(pendingTypes.reduce(0) { $0 + $1.count }) objects", countingTypes ? 8 : 2))
             parts.append(("paged" + (pagedReason.map { " · " + $0 } ?? ""), 7))
             // What paged mode leaves out of this store: said while there is room (the row and
             // the pending counts stay).
             parts += pages.notes.map { (DisplayText.escaped($0), 5) }
-            if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
+            if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.isCounted ? String(sheet.count) : "…")", 6)) }
         } else if let graph {
             parts.append(("\(graph.types.count) types", 1))
             parts.append(("\(graph.objectCount) objects", 2))

@@ -38,6 +38,8 @@ public final class Browser {
     public var relationIndexHintSeconds = 2.0
     /// In paged mode, how many rows a window reads around what a screen shows.
     public var pagedWindowRows = 300
+    /// True while the paged store counts its types off the UI thread (``listTypes(of:)``).
+    var countingTypes = false
     /// Why the store is paged, for the status line (nil: asked for).
     var pagedReason: String?
     /// In paged mode, what the store's SQL leaves to the whole graph, as a refused statement
@@ -287,7 +289,7 @@ public final class Browser {
             if let index = graph?.types.firstIndex(where: { $0.name == type.name }) { typeSelection = index }
         }
         if case .paged(let rows)? = current?.content, let name = rows.typeName,
-           let index = pages?.catalog.firstIndex(where: { $0.name == name }) { typeSelection = index }
+           pages != nil, let index = pendingTypes.firstIndex(where: { $0.name == name }) { typeSelection = index }
     }
 
     /// Follows a relation or backlink: one target opens that object, several a list of them.
@@ -307,6 +309,7 @@ public final class Browser {
     /// Handles one event; returns false when the browser wants to quit.
     @discardableResult
     public func handle(_ event: Event) -> Bool {
+        settleTypeCounts()
         switch event {
         case .resize: break
         case .mouse(let mouse): handleMouse(mouse)
@@ -337,6 +340,7 @@ public final class Browser {
 
     /// Runs one command on the focused pane.
     public func perform(_ command: Command) {
+        settleTypeCounts()
         message = ""
         if pages != nil, let what = Browser.needsWholeGraph(command), !(pagedChanges != nil && Browser.isEditCommand(command)) { refusePaged(what); return }
         let page = max(1, layout.recordsBody.height - 1)
@@ -406,7 +410,7 @@ public final class Browser {
         }
         switch focus {
         case .types:
-            guard let count = pages?.catalog.count ?? graph?.types.count, count > 0 else { return }
+            guard let count = pages != nil ? pendingTypes.count : graph?.types.count, count > 0 else { return }
             let target = max(0, min(count - 1, typeSelection + max(-count, min(count, delta))))
             if target != typeSelection { openType(target) }
         case .records, .repl:
@@ -625,6 +629,7 @@ public final class Browser {
     /// load of `.open`/`.reload`, run through ``background`` when there is one (the UI keeps
     /// drawing; Ctrl-C cancels), else at once; ``collect()`` applies their outcome.
     public func run(_ line: String) {
+        settleTypeCounts()
         if pages != nil {
             if runPagedEdit(line) { return }
             replOutput.append("loupe> " + line)
@@ -713,8 +718,11 @@ public final class Browser {
     /// store). Returns true when the screen changed (the task finished or reported progress).
     @discardableResult
     public func collect() -> Bool {
-        guard let task = running else { return false }
-        guard let outcome = task.outcome else { return task.takeProgressChange() }
+        // The types' counts, once read off the UI thread, shown at once.
+        let counted = countingTypes && pages?.listedTypes.allSatisfy({ $0.count != nil }) == true
+        if counted { settleTypeCounts() }
+        guard let task = running else { return counted }
+        guard let outcome = task.outcome else { return task.takeProgressChange() || counted }
         switch outcome {
         case .indexed(let result):
             running = nil

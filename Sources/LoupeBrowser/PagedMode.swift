@@ -25,6 +25,9 @@ public struct PagedRows {
     public internal(set) var window: ObjectWindow
     /// False until a window is read (an empty list's window still brings the schema).
     var isRead = false
+    /// False while the store counts the type (``Browser/settleTypeCounts()``): `count` is then the
+    /// rows read so far, or the first window's size.
+    public internal(set) var isCounted = true
 
     init(source: Source, count: Int, typeName: String?) {
         self.source = source
@@ -85,18 +88,57 @@ extension Browser {
         loadedGraph = nil
         isPreview = false
         progress = nil
-        pendingTypes = source.catalog
         typeSelection = 0
         startPagedEditing()
+        listTypes(of: source)
         openType(0)
     }
 
-    /// Opens the catalog's type `index` as a paged sheet.
+    /// Shows `source`'s types as it lists them, and counts those it has not counted yet off the
+    /// UI thread (on ``background``; here and now without one): the first screen does not wait
+    /// for a count of every object. The next event waits for the counts
+    /// (``settleTypeCounts()``), so that no key acts on a count still read.
+    func listTypes(of source: PageSource) {
+        pendingTypes = source.listedTypes.map { ($0.name, $0.count ?? -1) }
+        guard pendingTypes.contains(where: { $0.count < 0 }) else { return }
+        countingTypes = true
+        if let background {
+            nonisolated(unsafe) let counted = source
+            background.start { try? counted.countTypes() }
+        } else {
+            settleTypeCounts()
+        }
+    }
+
+    /// True while the store counts its types after a first screen drawn without their counts.
+    public var isCountingTypes: Bool { countingTypes }
+
+    /// Waits for the store's counts of its types, when they are still being read, then shows them
+    /// in the types pane and in the views of whole types that showed the rows read so far.
+    public func settleTypeCounts() {
+        guard countingTypes, let pages else { countingTypes = false; return }
+        countingTypes = false
+        pendingTypes = pages.catalog
+        func settled(_ sheet: inout Sheet) {
+            guard case .paged(var rows) = sheet.content, !rows.isCounted, case .type(let t) = rows.source, t < pendingTypes.count else { return }
+            rows.count = pendingTypes[t].count + (pagedChanges?.inserted(ofType: pendingTypes[t].name).count ?? 0)
+            rows.isCounted = true
+            sheet.content = .paged(rows)
+            sheet.selection = min(sheet.selection, max(0, rows.count - 1))
+        }
+        for i in stack.indices { settled(&stack[i]) }
+        for s in earlierStacks.indices { for i in earlierStacks[s].indices { settled(&earlierStacks[s][i]) } }
+    }
+
+    /// Opens the catalog's type `index` as a paged sheet (while the store counts it, with the
+    /// rows its first window reads).
     func openPagedType(_ index: Int) {
-        guard let pages, index >= 0, index < pages.catalog.count else { return }
+        guard pages != nil, index >= 0, index < pendingTypes.count else { return }
         typeSelection = index
-        let entry = pages.catalog[index]
-        var sheet = Sheet(content: .paged(PagedRows(source: .type(index), count: entry.count, typeName: entry.name)), crumb: entry.name)
+        let entry = pendingTypes[index]
+        var rows = PagedRows(source: .type(index), count: entry.count < 0 ? pagedWindowRows : entry.count, typeName: entry.name)
+        rows.isCounted = entry.count >= 0
+        var sheet = Sheet(content: .paged(rows), crumb: entry.name)
         sheet.showsWholeType = true
         if stack.count > 1 { earlierStacks.append(stack); if earlierStacks.count > 20 { earlierStacks.removeFirst() } }
         stack = [sheet]
@@ -210,12 +252,14 @@ extension Browser {
             switch rows.source {
             case .type(let t):
                 // The store's objects, then those staged as new (after them, as a load shows them).
-                typeName = pages.catalog[t].name
-                let stored = pages.catalog[t].count
+                typeName = pendingTypes[t].name
+                // Not counted yet: as many as the range asks (fewer come back past the end).
+                let stored = rows.isCounted ? pendingTypes[t].count : range.upperBound
                 let storedRange = range.clamped(to: 0..<stored)
                 let near = Array(rows.keys.prefix(max(0, stored - rows.start)))
                 keys = storedRange.isEmpty ? [] : try pages.keys(type: t, range: storedRange, near: near.isEmpty ? nil : (rows.start, near))
-                if range.upperBound > stored, let new = pagedChanges?.inserted(ofType: pages.catalog[t].name) {
+                if !rows.isCounted, keys.count < storedRange.count { rows.count = storedRange.lowerBound + keys.count }
+                if rows.isCounted, range.upperBound > stored, let new = pagedChanges?.inserted(ofType: pendingTypes[t].name) {
                     inserted = Array(new[max(0, range.lowerBound - stored)..<min(new.count, range.upperBound - stored)])
                 }
             case .keys(let all):

@@ -59,6 +59,12 @@ public struct Sheet {
         }
     }
 
+    /// False while ``count`` is the rows read so far of a type the store is still counting.
+    public var isCounted: Bool {
+        if case .paged(let rows) = content { return rows.isCounted }
+        return true
+    }
+
     /// True when each row is an object (of a type, a followed link, a page of either).
     public var showsObjects: Bool {
         switch content {

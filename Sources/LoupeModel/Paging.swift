@@ -41,8 +41,15 @@ public struct ObjectWindow: Sendable {
 /// a whole load may take: the catalog, the keys of a type by position, windows of objects by key,
 /// and an object's links when a window holds only their first edges.
 public protocol PageSource: AnyObject {
-    /// Each type's name and object count, in the store's order.
+    /// Each type's name and object count, in the store's order. A store that lists its types
+    /// before counting them (``listedTypes``) counts them here first, when not yet done.
     var catalog: [(name: String, count: Int)] { get }
+    /// Each type's name and its object count when already read (nil while not yet counted), in
+    /// the order of ``catalog``: what a first screen shows without waiting for the counts.
+    var listedTypes: [(name: String, count: Int?)] { get }
+    /// Reads the counts ``listedTypes`` lacks (nothing when it lacks none); safe to call from
+    /// another thread while the store is read, and again (it reads them once).
+    func countTypes() throws
     /// What a status line should say of how the store is read (`schema from a sample`).
     var notes: [String] { get }
     /// The keys of type `type` (an index into ``catalog``) at positions `range`, in key order;
@@ -101,6 +108,10 @@ extension PageSource {
     /// store itself; nil when it cannot count them exactly that way (then the caller counts value
     /// by value). More than `limit` values may stop the count early: the caller then refuses.
     public func frequencies(type: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? { nil }
+
+    /// A store whose catalog is read with its counts lists them at once.
+    public var listedTypes: [(name: String, count: Int?)] { catalog.map { ($0.name, $0.count) } }
+    public func countTypes() throws {}
 
     /// The objects `keys`, of any types (a store whose keys are store-wide).
     public func window(keys: [ObjectID]) throws -> ObjectWindow { try window(keys: keys, of: nil) }

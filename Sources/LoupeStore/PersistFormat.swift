@@ -59,22 +59,26 @@ public enum PersistFormat: StoreFormat {
 
     /// Every stored `type_name` with its count, in order of the type's first object.
     static func storedTypes(_ db: Database) throws -> [TypeInfo] {
-        try Row.fetchAll(db, sql: "SELECT type_name, count(*), CAST(type_name AS BLOB) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
-            var stored = row[0] as DatabaseValue
-            // Text that is not UTF-8 comes back repaired, and the repaired text would find no row:
-            // such a name is matched by its bytes (``TypeInfo/matches``).
-            var byBytes = false
-            if case .string = stored.storage, case .blob(let bytes) = (row[2] as DatabaseValue).storage, String(validating: bytes, as: UTF8.self) == nil {
-                stored = bytes.databaseValue
-                byBytes = true
-            }
-            return TypeInfo(name: typeName(of: row[0]), stored: stored, count: (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0,
-                            storedAsBytes: byBytes)
+        try Row.fetchAll(db, sql: "SELECT type_name, CAST(type_name AS BLOB), count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
+            TypeInfo(row, count: (row[2] as DatabaseValue).lenientInt.map(Int.init) ?? 0)
         }
     }
 
     /// One stored type as the catalog sees it before its documents are read.
     struct TypeInfo: Sendable {
+        /// The type a row of `type_name` (column 0) and `CAST(type_name AS BLOB)` (column 1) names,
+        /// with `count` objects. Text that is not UTF-8 comes back repaired, and the repaired text
+        /// would find no row: such a name is matched by its bytes (``matches``).
+        init(_ row: Row, count: Int) {
+            var stored = row[0] as DatabaseValue
+            var byBytes = false
+            if case .string = stored.storage, case .blob(let bytes) = (row[1] as DatabaseValue).storage, String(validating: bytes, as: UTF8.self) == nil {
+                stored = bytes.databaseValue
+                byBytes = true
+            }
+            self.init(name: PersistFormat.typeName(of: row[0]), stored: stored, count: count, storedAsBytes: byBytes)
+        }
+
         /// The name the type shows as.
         let name: String
         /// The `type_name` as stored (text, or whatever a foreign writer left there), bound as is;

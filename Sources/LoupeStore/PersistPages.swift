@@ -20,15 +20,17 @@ public final class PersistPages: PageSource, Sendable {
     /// One type as the catalog and the schema give it.
     public struct PagedType: Sendable {
         public let name: String
-        public let count: Int
+        /// Nil when the type was listed without counting its objects (``PersistPages/counts()``
+        /// reads them when first needed).
+        public let count: Int?
         let stored: DatabaseValue
         let storedAsBytes: Bool
         /// Attributes in column order.
         public let attributes: [String]
         let relations: [PagedRelation]
 
-        /// The type as paged mode's cache entry keeps it.
-        var cached: SchemaCache.PagedCachedType {
+        /// The type as paged mode's cache entry keeps it, with `count` objects.
+        func cached(count: Int) -> SchemaCache.PagedCachedType {
             var bytes: [UInt8]?
             if storedAsBytes, case .blob(let data) = stored.storage { bytes = Array(data) }
             return SchemaCache.PagedCachedType(name: name, count: count, storedBytes: bytes, attributes: attributes,
@@ -58,7 +60,42 @@ public final class PersistPages: PageSource, Sendable {
     /// walking every object in key order.
     public let hasTypeIndex: Bool
 
-    public var catalog: [(name: String, count: Int)] { types.map { ($0.name, $0.count) } }
+    /// Counts the types first when they were listed without their counts (0 for each when
+    /// that read fails: the windows then say why).
+    public var catalog: [(name: String, count: Int)] {
+        let counts = (try? counts()) ?? types.map { $0.count ?? 0 }
+        return zip(types, counts).map { ($0.name, $1) }
+    }
+
+    public var listedTypes: [(name: String, count: Int?)] {
+        let counts = counted.withLock { $0 }
+        return types.enumerated().map { t, type in (type.name, counts?[t]) }
+    }
+
+    /// Each type's object count, read first (``countTypes()``) when the types were listed without them.
+    public func counts() throws -> [Int] {
+        if let known = counted.withLock({ $0 }) { return known }
+        try countTypes()
+        return counted.withLock { $0 } ?? types.map { $0.count ?? 0 }
+    }
+
+    /// Counts each type's objects through the index on `type_name` on a connection of its own
+    /// (the windows read on meanwhile), once; then keeps the catalog as paged mode's cache entry
+    /// for the file as it was opened, so that the next open lists the counts at once.
+    public func countTypes() throws {
+        try counting.withLock { _ in
+            guard counted.withLock({ $0 }) == nil else { return }
+            let reader = try file.makeReader()
+            defer { try? reader.close() }
+            let counts = try reader.read { db in
+                try types.map { try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE \($0.matches)", arguments: [$0.stored]) ?? 0 }
+            }
+            counted.withLock { $0 = counts }
+            if file.stamp() == openedStamp {
+                SchemaCache.savePaged(zip(types, counts).map { $0.cached(count: $1) }, file: file, stamp: openedStamp)
+            }
+        }
+    }
 
     public var notes: [String] {
         (schemaIsExact ? [] : ["schema from a sample"])
@@ -141,6 +178,10 @@ public final class PersistPages: PageSource, Sendable {
         }
     }
 
+    /// How many rows from a known key ``keys(type:range:near:)`` steps over before it waits
+    /// for the type's count instead (to read from its other end when nearer).
+    static let uncountedReach = 10_000
+
     /// How many documents of each type the sample reads for the schema.
     public static let sampleDocuments = 200
     /// At most this many relation rows of each relation from one object, and as many to it, are
@@ -162,6 +203,10 @@ public final class PersistPages: PageSource, Sendable {
     let sideBuilt: Mutex<Bool>
     /// Per type, what passes over its documents found of each name (``attributeFacts``).
     let knownFacts = Mutex<[Int: [String: AttributeFact]]>([:])
+    /// Each type's count once known (at open, or once ``countTypes()`` read them); held by
+    /// ``countTypes()`` while it reads, so that they are read once.
+    let counted: Mutex<[Int]?>
+    let counting = Mutex(())
     var sideIndex: DatabaseQueue? { side.withLock { $0 } }
 
     /// True when there is no side index and one can be built (windows read through it when the
@@ -203,6 +248,8 @@ public final class PersistPages: PageSource, Sendable {
         self.side = Mutex(hasRelationIndexes ? nil : side)
         self.edgesPerObject = edgesPerObject
         self.types = types
+        let counts = types.compactMap(\.count)
+        self.counted = Mutex(counts.count == types.count ? counts : nil)
         self.schemaIsExact = schemaIsExact
         self.hasRelationIndexes = hasRelationIndexes
         self.hasTypeIndex = hasTypeIndex
@@ -252,6 +299,11 @@ public final class PersistPages: PageSource, Sendable {
                               storedAsBytes: $0.storedBytes != nil, attributes: $0.attributes, relations: relations($0.relations))
                 }, exact: false)
             }
+            // Listed at once through the type index, counted when first needed (the browser
+            // draws its first screen meanwhile: ``countTypes()`` keeps the entry then).
+            if entry == nil, hasTypeIndex, let listed = try listedTypes(db) {
+                return try pages(try sampledSchema(db, listed, counted: false, relationIndexes: hasRelationIndexes), exact: false)
+            }
             let stored = try PersistFormat.storedTypes(db)
             if let entry, entry.types.map(\.name) == stored.map(\.name), entry.types.map(\.count) == stored.map(\.count) {
                 return try pages(zip(stored, entry.types).map { info, cached in
@@ -259,10 +311,32 @@ public final class PersistPages: PageSource, Sendable {
                               relations: relations(cached.relations))
                 }, exact: true)
             }
-            let types = try sampledSchema(db, stored, relationIndexes: hasRelationIndexes)
-            SchemaCache.savePaged(types.map(\.cached), file: file, stamp: stamp)
+            let types = try sampledSchema(db, stored, counted: true, relationIndexes: hasRelationIndexes)
+            SchemaCache.savePaged(types.map { $0.cached(count: $0.count ?? 0) }, file: file, stamp: stamp)
             return try pages(types, exact: false)
         }
+    }
+
+    /// The stored types in the load's order (each type's first key) without counting their
+    /// objects (`count` 0): one seek in the index on `type_name` per type (a skip scan) and one
+    /// for its first key, where the catalog's `GROUP BY` reads every entry of it. Nil when the
+    /// types cannot be listed that way: a type name that is NULL (the seek steps over it), or an
+    /// index SQLite would not seek in for it (a partial one, another collation).
+    private static func listedTypes(_ db: Database) throws -> [PersistFormat.TypeInfo]? {
+        let step = "SELECT type_name, CAST(type_name AS BLOB) FROM by_type WHERE type_name > ? ORDER BY type_name LIMIT 1"
+        let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + step, arguments: [""]).compactMap { $0["detail"] as String? }
+        guard plan.contains(where: { $0.contains("INDEX") }), !plan.contains(where: { $0.contains("TEMP B-TREE") }),
+              try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM by_type WHERE type_name IS NULL)") == false else { return nil }
+        var listed: [(info: PersistFormat.TypeInfo, first: Int64)] = []
+        var row = try Row.fetchOne(db, sql: "SELECT type_name, CAST(type_name AS BLOB) FROM by_type WHERE type_name IS NOT NULL ORDER BY type_name LIMIT 1")
+        while let found = row {
+            let info = PersistFormat.TypeInfo(found, count: 0)
+            // A name that is not UTF-8 is bound by its bytes, read as the text they are.
+            let bound = info.storedAsBytes ? "CAST(? AS TEXT)" : "?"
+            listed.append((info, try Int64.fetchOne(db, sql: "SELECT min(id) FROM by_type WHERE \(info.matches)", arguments: [info.stored]) ?? .max))
+            row = try Row.fetchOne(db, sql: step.replacingOccurrences(of: "> ?", with: "> " + bound), arguments: [info.stored])
+        }
+        return listed.sorted { $0.first < $1.first }.map(\.info)
     }
 
     /// The first column of each index, by table.
@@ -278,7 +352,7 @@ public final class PersistPages: PageSource, Sendable {
     /// and the relation rows from those objects (names, targets' types, and to-many where one
     /// object has several rows of a name), with the kinds `loupe_relation_kinds` records. A
     /// relation no sampled object has is found by the windows that meet it.
-    private static func sampledSchema(_ db: Database, _ stored: [PersistFormat.TypeInfo], relationIndexes: Bool) throws -> [PagedType] {
+    private static func sampledSchema(_ db: Database, _ stored: [PersistFormat.TypeInfo], counted: Bool, relationIndexes: Bool) throws -> [PagedType] {
         var attributes: [[String]] = []
         var sampled: [Int64: Int] = [:]   // sampled object → type
         for (t, info) in stored.enumerated() {
@@ -319,7 +393,7 @@ public final class PersistPages: PageSource, Sendable {
         }
         let relations = PersistRows.sampledRelations(rows.map { ($0.from, $0.relation, targetType[$0.to]) }, sampled: sampled, kinds: kinds, types: index, count: stored.count)
         return stored.enumerated().map { t, info in
-            PagedType(name: info.name, count: info.count, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: attributes[t],
+            PagedType(name: info.name, count: counted ? info.count : nil, stored: info.stored, storedAsBytes: info.storedAsBytes, attributes: attributes[t],
                       relations: relations[t].map { PagedRelation(name: $0.name, toMany: $0.toMany, targets: $0.targets) })
         }
     }
@@ -328,11 +402,29 @@ public final class PersistPages: PageSource, Sendable {
     /// is already known: the type's first or last key, or a window `near` (its first position and
     /// keys). SQLite steps over the rows between the anchor and the range (keyset paging: a
     /// page next to a known one costs its own rows only).
+    ///
+    /// While the type is not counted (``countTypes()``), positions a few pages from its first key
+    /// or from `near` are read from there (fewer keys come back past the end); a range farther
+    /// away waits for the count, to read from whichever end is nearer.
     public func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [Int64])? = nil) throws -> [Int64] {
         let info = types[type]
-        let range = max(0, range.lowerBound) ..< min(info.count, range.upperBound)
+        let anchorNear = near.map { ($0.start, $0.keys.map(ObjectID.int)) }
+        var count = counted.withLock { $0?[type] }
+        if count == nil {
+            // The anchors that need no count: the first key, and the ends of `near`.
+            let skip = KeysetAnchor.ranked(for: max(0, range.lowerBound)..<max(0, range.upperBound), count: .max, near: anchorNear)
+                .compactMap { anchor -> Int? in
+                    switch anchor {
+                    case .forward(let from, _): return range.lowerBound - from
+                    case .backward(let below, let key): return key == nil ? nil : below - range.upperBound
+                    }
+                }.min()
+            if (skip ?? .max) > Self.uncountedReach { count = try counts()[type] }
+        }
+        let range = max(0, range.lowerBound) ..< min(count ?? .max, range.upperBound)
         guard !range.isEmpty else { return [] }
-        let best = KeysetAnchor.ranked(for: range, count: info.count, near: near.map { ($0.start, $0.keys.map(ObjectID.int)) })[0]
+        let best = KeysetAnchor.ranked(for: range, count: count ?? .max, near: anchorNear)
+            .first { if count == nil, case .backward(_, nil) = $0 { return false } else { return true } } ?? .forward(from: 0, key: nil)
         return try file.read { db in
             switch best {
             case .forward(let from, let anchorKey):

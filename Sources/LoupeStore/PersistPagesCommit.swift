@@ -17,9 +17,11 @@ extension PersistPages {
     public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]]) -> PersistPages {
         let stamp = report.stampAfter ?? file.stamp()
         let wroteRelations = !report.relationWrites.isEmpty
-        let updated = types.map { type -> PagedType in
+        // (Types not counted yet stay so: the new state's counts are read when needed.)
+        let counts = counted.withLock { $0 }
+        let updated = types.enumerated().map { t, type -> PagedType in
             let added = newAttributes[type.name]?.filter { !type.attributes.contains($0) } ?? []
-            return PagedType(name: type.name, count: max(0, type.count + (report.countChanges[type.name] ?? 0)), stored: type.stored,
+            return PagedType(name: type.name, count: counts.map { max(0, $0[t] + (report.countChanges[type.name] ?? 0)) }, stored: type.stored,
                              storedAsBytes: type.storedAsBytes, attributes: type.attributes + added, relations: type.relations)
         }
         if let before = report.stampBefore, stamp.followsDirectly(before) {
@@ -28,7 +30,7 @@ extension PersistPages {
             let written = Set(report.documents.map(\.typeName)).union(report.countChanges.keys)
             SortIndex.carry(for: file, from: before, to: stamp, dropping: written.union(types.filter { written.contains(String.fromDatabaseValue($0.stored) ?? "\u{0}") }.map(\.name)))
         }
-        SchemaCache.savePaged(updated.map(\.cached), file: file, stamp: stamp)
+        if counts != nil { SchemaCache.savePaged(updated.map { $0.cached(count: $0.count ?? 0) }, file: file, stamp: stamp) }
         let next = PersistPages(file: file, types: updated, schemaIsExact: schemaIsExact && !wroteRelations && newAttributes.values.allSatisfy(\.isEmpty),
                                 hasRelationIndexes: hasRelationIndexes, hasTypeIndex: hasTypeIndex, edgesPerObject: edgesPerObject, stamp: stamp)
         let kept = carriedFacts(report.documents)

@@ -108,7 +108,7 @@ enum Interactive {
             // A frame only when something changed: an idle browser does no work.
             if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }
             needsDraw = false
-            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy ? 100 : 1000) else { continue }
+            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy || browser.isCountingTypes ? 100 : 1000) else { continue }
             // Everything already waiting (a paste) is handled before the next frame.
             var events = [first]
             while events.count < 65_536, let more = backend.nextEvent(timeout: 0) { events.append(more) }

@@ -334,25 +334,80 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertTrue(buffer.text.contains("holds"), buffer.text)
     }
 
-    /// A type's keys at any positions, paged from any window, are its keys in order.
+    /// A store listed through its type index is drawn before its types are counted: names with
+    /// `…`, the first type's first window with `counting…` (no count read yet); the counts, read
+    /// off the UI thread, then give the loaded graph's screen, and a key pressed before they
+    /// arrive waits for them (End goes to the type's true last row).
+    func testTheFirstScreenDoesNotWaitForTheCounts() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 20_000, seed: 12)
+        let graph = try LoadedStore.open(path).graph
+        for keyFirst in [false, true] {
+            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            whole.attach(graph)
+            let pages = try PersistPages.open(try StoreFile.openForReading(path))
+            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            let runner = BrowserTests.HeldRunner()
+            paged.background = runner
+            paged.pagedWindowRows = 40
+            paged.attachPaged(pages, reason: "test")
+            var a = Buffer(width: 120, height: 32), b = Buffer(width: 120, height: 32)
+            paged.render(into: &b)
+            XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil }, "nothing counted for the first screen")
+            XCTAssertTrue(paged.isCountingTypes)
+            XCTAssertLessThan(paged.currentCount, graph.types[0].count, "the rows read so far: the first type is longer than its first window")
+            XCTAssertTrue(b.text.contains("\(graph.types[0].name) (counting…)"), b.text)
+            XCTAssertTrue(graph.types.indices.allSatisfy { b.lines[2 + $0].hasPrefix("│\(graph.types[$0].name) ") && b.lines[2 + $0].contains("…│") }, b.text)
+            XCTAssertTrue(b.lines.last?.contains("counting objects…") == true && b.lines.last?.contains("row 1/…") == true, b.lines.last ?? "")
+            whole.render(into: &a)
+            // The first rows are the loaded graph's, counted or not.
+            XCTAssertEqual(a.lines[5...12].map { String($0.suffix(80)) }, b.lines[5...12].map { String($0.suffix(80)) })
+            if keyFirst {
+                whole.handle(.key(.end)); paged.handle(.key(.end))
+                runner.release()
+            } else {
+                runner.release()
+                XCTAssertTrue(paged.collect(), "the counts arrived: a new frame")
+            }
+            XCTAssertFalse(paged.isCountingTypes)
+            a = Buffer(width: 120, height: 32); b = Buffer(width: 120, height: 32)
+            whole.render(into: &a); paged.render(into: &b)
+            XCTAssertEqual(Array(a.lines.dropLast()), Array(b.lines.dropLast()), "key first: \(keyFirst)")
+            XCTAssertEqual(pages.listedTypes.map(\.count), graph.types.map(\.count))
+        }
+    }
+
+    /// A type's keys at any positions, paged from any window, are its keys in order: before the
+    /// types are counted (listed through the type index, read from the first key or the window)
+    /// and after.
     func testKeysByPositionFromEveryAnchor() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 2_000, seed: 13)
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil }, "listed through the type index, not counted")
         let queue = try DatabaseQueue(path: path)
         var rng = SampleGenerator.Random(state: 5)
-        for (t, type) in pages.types.enumerated() {
-            let all = try queue.read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = ? ORDER BY id", arguments: [type.name]) }
-            XCTAssertEqual(all.count, type.count)
-            for _ in 0..<20 where type.count > 0 {
-                let a = Int(rng.next() % UInt64(type.count)), n = Int(rng.next() % 50)
-                let b = Int(rng.next() % UInt64(type.count)), m = Int(rng.next() % 50) + 1
-                let near = (start: b, keys: Array(all[b..<min(all.count, b + m)]))
-                let expected = Array(all[a..<min(all.count, a + n)])
-                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n)), expected)
-                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: near), expected, "\(type.name) \(a)+\(n) near \(b)+\(m)")
+        let all = try pages.types.map { type in
+            try queue.read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = ? ORDER BY id", arguments: [type.name]) }
+        }
+        for counted in [false, true] {
+            if counted { try pages.countTypes() }
+            XCTAssertEqual(pages.listedTypes.map(\.count), counted ? all.map(\.count) : all.map { _ in nil })
+            for (t, type) in pages.types.enumerated() {
+                let all = all[t]
+                for _ in 0..<20 where all.count > 0 {
+                    let a = Int(rng.next() % UInt64(all.count)), n = Int(rng.next() % 50)
+                    let b = Int(rng.next() % UInt64(all.count)), m = Int(rng.next() % 50) + 1
+                    let near = (start: b, keys: Array(all[b..<min(all.count, b + m)]))
+                    let expected = Array(all[a..<min(all.count, a + n)])
+                    XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n)), expected)
+                    XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: near), expected, "\(type.name) \(a)+\(n) near \(b)+\(m)")
+                }
             }
         }
+        XCTAssertEqual(pages.catalog.map(\.count), all.map(\.count))
+        XCTAssertEqual(pages.catalog.map(\.name), try queue.read { try String.fetchAll($0, sql: "SELECT type_name FROM by_type GROUP BY type_name ORDER BY min(id)") },
+                       "listed in the load's order")
         try queue.close()
     }
 }

@@ -88,6 +88,8 @@ final class SchemaCacheTests: XCTestCase {
         try SampleGenerator.generate(path: path, objects: 600, seed: 8)
         let first = try PersistPages.open(try StoreFile.openForReading(path))
         XCTAssertFalse(first.schemaIsExact)
+        // The types were listed through their index; once counted, the entry is kept.
+        try first.countTypes()
         let directory = try XCTUnwrap(SchemaCache.directory.withLock { $0 })
         let name = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("pages-") })
         // The entry answers the next open: a count written into it comes back.
@@ -112,6 +114,46 @@ final class SchemaCacheTests: XCTestCase {
         XCTAssertEqual(exact.catalog.map(\.name), graph.types.map(\.name.rawValue))
         XCTAssertEqual(exact.catalog.map(\.count), graph.types.map(\.count))
         XCTAssertFalse(exact.notes.contains("schema from a sample"))
+    }
+
+    /// Without an entry, a store with an index on `type_name` is listed through it without
+    /// counting (the names, their order and, once counted, the counts a load finds; names in
+    /// bytes that are not UTF-8 and blobs included); a position far from any known key waits for
+    /// the counts, which are then kept for the next open. Without a usable index (none, or a
+    /// partial one) the counts are read at open.
+    func testTypesAreListedThroughTheirIndexAndCountedWhenNeeded() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 30_000, seed: 3)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: #"INSERT INTO by_type (type_name, json) VALUES (CAST(X'547261948C65' AS TEXT), '{"n": 1}'), (X'426C6F62', '{"n": 2}'), (X'426C6F62', '{}')"#)
+        }
+        let graph = try LoadedStore.open(path).graph
+        // The whole load's entry forgotten: paged mode reads the store.
+        let directory = try XCTUnwrap(SchemaCache.directory.withLock { $0 })
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) { try FileManager.default.removeItem(atPath: directory + "/" + name) }
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertEqual(pages.listedTypes.map(\.name), graph.types.map(\.name.rawValue))
+        XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil })
+        let loans = try XCTUnwrap(pages.types.firstIndex { $0.name == "Loan" })
+        let n = graph.types[loans].count
+        XCTAssertGreaterThan(n, PersistPages.uncountedReach + 10)
+        XCTAssertEqual(try pages.keys(type: loans, range: 0..<3), try queue.read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = 'Loan' ORDER BY id LIMIT 3") })
+        XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil }, "the first keys need no count")
+        XCTAssertEqual(try pages.keys(type: loans, range: (n - 3)..<(n + 2)),
+                       try queue.read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = 'Loan' ORDER BY id DESC LIMIT 3") }.reversed())
+        XCTAssertEqual(pages.listedTypes.map(\.count), graph.types.map(\.count), "the last keys waited for the counts")
+        XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).listedTypes.map(\.count), graph.types.map(\.count), "kept for the next open")
+        for index in ["", "CREATE INDEX partial_type ON by_type (type_name) WHERE id > 5"] {
+            try queue.write { db in
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'by_type'") { try db.execute(sql: "DROP INDEX \"\(name)\"") }
+                if !index.isEmpty { try db.execute(sql: index) }
+            }
+            let pages = try PersistPages.open(try StoreFile.openForReading(path))
+            XCTAssertEqual(pages.listedTypes.map(\.count), graph.types.map(\.count), "counted at open: \(index)")
+            XCTAssertEqual(pages.listedTypes.map(\.name), graph.types.map(\.name.rawValue))
+        }
+        try queue.close()
     }
 
     /// What a pass over a type's documents found of an attribute (its kinds) is kept for the
