@@ -140,4 +140,16 @@ public enum KeysetAnchor: Sendable {
         }
         return anchors.compactMap { a in skipped(a).map { (a, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
     }
+
+    /// The anchor positions `range` of a type not counted yet are read from — the type's first
+    /// key or an end of `near` — when it steps over at most `reach` rows; nil when it would step
+    /// over more (the caller then counts the type, to read from whichever end is nearer).
+    public static func uncounted(for range: Range<Int>, near: (start: Int, keys: [ObjectID])?, reach: Int) -> KeysetAnchor? {
+        let best = ranked(for: range, count: .max, near: near).first { if case .backward(_, nil) = $0 { return false } else { return true } }
+        switch best {
+        case .forward(let from, _)?: return range.lowerBound - from <= reach ? best : nil
+        case .backward(let below, _)?: return below - range.upperBound <= reach ? best : nil
+        case nil: return nil
+        }
+    }
 }

@@ -409,22 +409,12 @@ public final class PersistPages: PageSource, Sendable {
     public func keys(type: Int, range: Range<Int>, near: (start: Int, keys: [Int64])? = nil) throws -> [Int64] {
         let info = types[type]
         let anchorNear = near.map { ($0.start, $0.keys.map(ObjectID.int)) }
+        let asked = max(0, range.lowerBound) ..< max(0, range.upperBound)
         var count = counted.withLock { $0?[type] }
-        if count == nil {
-            // The anchors that need no count: the first key, and the ends of `near`.
-            let skip = KeysetAnchor.ranked(for: max(0, range.lowerBound)..<max(0, range.upperBound), count: .max, near: anchorNear)
-                .compactMap { anchor -> Int? in
-                    switch anchor {
-                    case .forward(let from, _): return range.lowerBound - from
-                    case .backward(let below, let key): return key == nil ? nil : below - range.upperBound
-                    }
-                }.min()
-            if (skip ?? .max) > Self.uncountedReach { count = try counts()[type] }
-        }
-        let range = max(0, range.lowerBound) ..< min(count ?? .max, range.upperBound)
-        guard !range.isEmpty else { return [] }
-        let best = KeysetAnchor.ranked(for: range, count: count ?? .max, near: anchorNear)
-            .first { if count == nil, case .backward(_, nil) = $0 { return false } else { return true } } ?? .forward(from: 0, key: nil)
+        let uncounted = count == nil ? KeysetAnchor.uncounted(for: asked, near: anchorNear, reach: Self.uncountedReach) : nil
+        if count == nil, uncounted == nil { count = try counts()[type] }
+        let range = asked.clamped(to: 0..<(count ?? .max))
+        guard !range.isEmpty, let best = uncounted ?? KeysetAnchor.ranked(for: range, count: count ?? .max, near: anchorNear).first else { return [] }
         return try file.read { db in
             switch best {
             case .forward(let from, let anchorKey):
