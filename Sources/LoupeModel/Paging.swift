@@ -1,3 +1,4 @@
+import Synchronization
 /// Some objects of a store and what is around them, read by key without a whole load (the
 /// browser's paged mode): a graph with the store's schema holding the objects, the relation
 /// rows from and to them and the objects at the other ends.
@@ -150,6 +151,32 @@ public enum KeysetAnchor: Sendable {
         case .forward(let from, _)?: return range.lowerBound - from <= reach ? best : nil
         case .backward(let below, _)?: return below - range.upperBound <= reach ? best : nil
         case nil: return nil
+        }
+    }
+}
+
+/// A paged source's counts of its types, read once when first needed — by whichever thread asks
+/// first, the others waiting for that read — so that a first screen can be drawn from the
+/// types' names alone (``PageSource/listedTypes``).
+public final class TypeCounts: Sendable {
+    private let value: Mutex<[Int]?>
+    private let reading = Mutex(())
+
+    /// Counts known already (nil: read when first asked).
+    public init(_ counts: [Int]?) { value = Mutex(counts) }
+
+    /// The counts when read, else nil (never waits).
+    public var known: [Int]? { value.withLock { $0 } }
+
+    /// The counts, read by `read` first when not known yet (once: a caller meanwhile waits for it).
+    @discardableResult
+    public func counts(reading read: () throws -> [Int]) throws -> [Int] {
+        if let known { return known }
+        return try reading.withLock { _ in
+            if let known { return known }
+            let counts = try read()
+            value.withLock { $0 = counts }
+            return counts
         }
     }
 }

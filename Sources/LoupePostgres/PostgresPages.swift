@@ -27,7 +27,9 @@ public final class PostgresPages: PageSource, Sendable {
     let described: [PostgresDatabase.Described]
     /// The database's types, attributes and relations with no rows (a window's empty graph).
     public let schema: ObjectGraph
-    let counts: [Int]
+    /// Each table's row count once read (``counts()``: the catalog lists the tables without
+    /// them, so that a first screen does not wait for a count of every row).
+    let counted: TypeCounts
     /// Per type: the columns that lead an index of the table (a lookup by them is a seek).
     let indexedColumns: [Set<String>]
     /// At most this many rows of each relation to a row are read into a window.
@@ -46,14 +48,14 @@ public final class PostgresPages: PageSource, Sendable {
     /// Per type: the foreign keys that point at it.
     let incoming: [[Incoming]]
 
-    init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int], indexedColumns: [Set<String>],
+    init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int]?, indexedColumns: [Set<String>],
          edgesPerObject: Int, pool: PostgresPool) {
         self.url = url
         self.pool = pool
         self.server = server
         self.described = described
         self.schema = schema
-        self.counts = counts
+        self.counted = TypeCounts(counts)
         self.indexedColumns = indexedColumns
         self.edgesPerObject = max(1, edgesPerObject)
         var incoming: [[Incoming]] = Array(repeating: [], count: described.count)
@@ -70,18 +72,15 @@ public final class PostgresPages: PageSource, Sendable {
     }
 
     /// Connects to `url` and reads its catalog: every readable table and view, its columns,
-    /// key, foreign keys and row count. Throws what connecting throws, and for Persist's layout
+    /// key and foreign keys (the row counts are read when first needed: ``countTypes()``). Throws what connecting throws, and for Persist's layout
     /// (its types live in its documents: a relational reading would show two tables).
     public static func open(url: String, edgesPerObject: Int = 2_000) throws -> PostgresPages {
         let connection = try PostgresConnection(url: url)
-        let (described, counts, indexed) = try connection.snapshot { () throws -> ([PostgresDatabase.Described], [Int], [Set<String>]) in
+        let (described, indexed) = try connection.snapshot { () throws -> ([PostgresDatabase.Described], [Set<String>]) in
             if try PostgresPersist.isPersist(connection) {
                 throw PostgresError(server: connection.server, reason: "paged mode reads tables; this database holds Persist's layout, which `loupe repl` and `loupe query` answer in PostgreSQL without loading it (raise --memory-budget to browse it)")
             }
             let described = try PostgresDatabase.describeAll(connection)
-            let counts = try described.map { d in
-                try connection.query("SELECT count(*) FROM \(d.relation.sqlName)").rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
-            }
             var leading: [String: Set<String>] = [:]
             for row in try connection.query("""
                 SELECT i.indrelid::text, a.attname FROM pg_index i
@@ -89,9 +88,9 @@ public final class PostgresPages: PageSource, Sendable {
                 """).rows {
                 if let oid = row[0], let column = row[1] { leading[oid, default: []].insert(column) }
             }
-            return (described, counts, described.map { leading[$0.relation.oid] ?? [] })
+            return (described, described.map { leading[$0.relation.oid] ?? [] })
         }
-        return PostgresPages(url: url, server: connection.server, described: described, schema: PostgresDatabase.schemaGraph(described), counts: counts,
+        return PostgresPages(url: url, server: connection.server, described: described, schema: PostgresDatabase.schemaGraph(described), counts: nil,
                              indexedColumns: indexed, edgesPerObject: edgesPerObject, pool: PostgresPool(url: url, connection: connection))
     }
 
@@ -99,8 +98,9 @@ public final class PostgresPages: PageSource, Sendable {
     static func pagedByKey(_ d: PostgresDatabase.Described) -> Bool { !d.relation.isView && !d.keys.isEmpty && keysAreValues(d) }
 
     /// The same database with the row counts a commit moved (`countChanges`, by type name).
+    /// (Tables not counted yet stay so: the new state's counts are read when needed.)
     public func afterCommit(countChanges: [String: Int]) -> PostgresPages {
-        let moved = zip(described, counts).map { d, n in max(0, n + (countChanges[d.relation.name] ?? 0)) }
+        let moved = counted.known.map { counts in zip(described, counts).map { d, n in max(0, n + (countChanges[d.relation.name] ?? 0)) } }
         return PostgresPages(url: url, server: server, described: described, schema: schema, counts: moved, indexedColumns: indexedColumns,
                              edgesPerObject: edgesPerObject, pool: pool)
     }
@@ -110,7 +110,34 @@ public final class PostgresPages: PageSource, Sendable {
     /// Runs `body` in one read-only snapshot on a connection of the pool (``PostgresPool/read(_:)``).
     func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T { try pool.read(body) }
 
-    public var catalog: [(name: String, count: Int)] { zip(described, counts).map { ($0.relation.name, $1) } }
+    /// Counts the tables first when not yet done (0 for each when that read fails: the windows
+    /// then say why).
+    public var catalog: [(name: String, count: Int)] {
+        let counts = (try? counts()) ?? described.map { _ in 0 }
+        return zip(described, counts).map { ($0.relation.name, $1) }
+    }
+
+    public var listedTypes: [(name: String, count: Int?)] {
+        let counts = counted.known
+        return described.enumerated().map { t, d in (d.relation.name, counts?[t]) }
+    }
+
+    public func countTypes() throws { try counts() }
+
+    /// Each table's row count, read first when not yet done: in one snapshot on a connection of
+    /// the pool (the windows read on others meanwhile), once.
+    @discardableResult
+    func counts() throws -> [Int] {
+        try counted.counts {
+            try read { c in
+                try described.map { d in try c.query("SELECT count(*) FROM \(d.relation.sqlName)").rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0 }
+            }
+        }
+    }
+
+    /// How many rows from a known key ``keys(type:range:near:)`` steps over before it waits for
+    /// the table's count instead (to read from its other end when nearer).
+    static let uncountedReach = 10_000
 
     public var notes: [String] {
         var notes: [String] = []
@@ -232,12 +259,19 @@ public final class PostgresPages: PageSource, Sendable {
 
     // MARK: Keys
 
+    /// While the table is not counted (``countTypes()``), positions a few pages from its first key
+    /// or from `near` are read from there (fewer keys come back past the end); a range farther
+    /// away, or of a table paged by position, waits for the count.
     public func keys(type t: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
-        let range = max(0, range.lowerBound) ..< min(counts[t], range.upperBound)
-        guard !range.isEmpty else { return [] }
         let d = described[t]
+        let asked = max(0, range.lowerBound) ..< max(0, range.upperBound)
+        var count = counted.known?[t]
+        let uncounted = count == nil && Self.pagedByKey(d) ? KeysetAnchor.uncounted(for: asked, near: near, reach: Self.uncountedReach) : nil
+        if count == nil, uncounted == nil { count = try counts()[t] }
+        let range = asked.clamped(to: 0..<(count ?? .max))
+        guard !range.isEmpty else { return [] }
         guard Self.pagedByKey(d) else { return range.map { .int(Int64($0 + 1)) } }
-        guard let anchor = KeysetAnchor.ranked(for: range, count: counts[t], near: near).first else { return [] }
+        guard let anchor = uncounted ?? KeysetAnchor.ranked(for: range, count: count ?? .max, near: near).first else { return [] }
         var parameters: [String?] = []
         /// `(x."k1", …) op ($1::type, …)` for the anchor's key.
         func condition(_ key: ObjectID?, _ op: String) -> String {

@@ -68,32 +68,28 @@ public final class PersistPages: PageSource, Sendable {
     }
 
     public var listedTypes: [(name: String, count: Int?)] {
-        let counts = counted.withLock { $0 }
+        let counts = counted.known
         return types.enumerated().map { t, type in (type.name, counts?[t]) }
     }
 
-    /// Each type's object count, read first (``countTypes()``) when the types were listed without them.
-    public func counts() throws -> [Int] {
-        if let known = counted.withLock({ $0 }) { return known }
-        try countTypes()
-        return counted.withLock { $0 } ?? types.map { $0.count ?? 0 }
-    }
+    public func countTypes() throws { try counts() }
 
-    /// Counts each type's objects through the index on `type_name` on a connection of its own
-    /// (the windows read on meanwhile), once; then keeps the catalog as paged mode's cache entry
-    /// for the file as it was opened, so that the next open lists the counts at once.
-    public func countTypes() throws {
-        try counting.withLock { _ in
-            guard counted.withLock({ $0 }) == nil else { return }
+    /// Each type's object count, read first when the types were listed without them: through the
+    /// index on `type_name`, on a connection of its own (the windows read on meanwhile), once;
+    /// then the catalog is kept as paged mode's cache entry for the file as it was opened, so
+    /// that the next open lists the counts at once.
+    @discardableResult
+    public func counts() throws -> [Int] {
+        try counted.counts {
             let reader = try file.makeReader()
             defer { try? reader.close() }
             let counts = try reader.read { db in
                 try types.map { try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE \($0.matches)", arguments: [$0.stored]) ?? 0 }
             }
-            counted.withLock { $0 = counts }
             if file.stamp() == openedStamp {
                 SchemaCache.savePaged(zip(types, counts).map { $0.cached(count: $1) }, file: file, stamp: openedStamp)
             }
+            return counts
         }
     }
 
@@ -203,10 +199,8 @@ public final class PersistPages: PageSource, Sendable {
     let sideBuilt: Mutex<Bool>
     /// Per type, what passes over its documents found of each name (``attributeFacts``).
     let knownFacts = Mutex<[Int: [String: AttributeFact]]>([:])
-    /// Each type's count once known (at open, or once ``countTypes()`` read them); held by
-    /// ``countTypes()`` while it reads, so that they are read once.
-    let counted: Mutex<[Int]?>
-    let counting = Mutex(())
+    /// Each type's count once known (at open, or once ``counts()`` read them).
+    let counted: TypeCounts
     var sideIndex: DatabaseQueue? { side.withLock { $0 } }
 
     /// True when there is no side index and one can be built (windows read through it when the
@@ -249,7 +243,7 @@ public final class PersistPages: PageSource, Sendable {
         self.edgesPerObject = edgesPerObject
         self.types = types
         let counts = types.compactMap(\.count)
-        self.counted = Mutex(counts.count == types.count ? counts : nil)
+        self.counted = TypeCounts(counts.count == types.count ? counts : nil)
         self.schemaIsExact = schemaIsExact
         self.hasRelationIndexes = hasRelationIndexes
         self.hasTypeIndex = hasTypeIndex
@@ -410,7 +404,7 @@ public final class PersistPages: PageSource, Sendable {
         let info = types[type]
         let anchorNear = near.map { ($0.start, $0.keys.map(ObjectID.int)) }
         let asked = max(0, range.lowerBound) ..< max(0, range.upperBound)
-        var count = counted.withLock { $0?[type] }
+        var count = counted.known?[type]
         let uncounted = count == nil ? KeysetAnchor.uncounted(for: asked, near: anchorNear, reach: Self.uncountedReach) : nil
         if count == nil, uncounted == nil { count = try counts()[type] }
         let range = asked.clamped(to: 0..<(count ?? .max))

@@ -18,7 +18,7 @@ extension PersistPages {
         let stamp = report.stampAfter ?? file.stamp()
         let wroteRelations = !report.relationWrites.isEmpty
         // (Types not counted yet stay so: the new state's counts are read when needed.)
-        let counts = counted.withLock { $0 }
+        let counts = counted.known
         let updated = types.enumerated().map { t, type -> PagedType in
             let added = newAttributes[type.name]?.filter { !type.attributes.contains($0) } ?? []
             return PagedType(name: type.name, count: counts.map { max(0, $0[t] + (report.countChanges[type.name] ?? 0)) }, stored: type.stored,

@@ -334,47 +334,12 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertTrue(buffer.text.contains("holds"), buffer.text)
     }
 
-    /// A store listed through its type index is drawn before its types are counted: names with
-    /// `…`, the first type's first window with `counting…` (no count read yet); the counts, read
-    /// off the UI thread, then give the loaded graph's screen, and a key pressed before they
-    /// arrive waits for them (End goes to the type's true last row).
+    /// A store listed through its type index is drawn before its types are counted (see
+    /// ``assertFirstScreenWaitsForNoCount(graph:open:)``).
     func testTheFirstScreenDoesNotWaitForTheCounts() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 20_000, seed: 12)
-        let graph = try LoadedStore.open(path).graph
-        for keyFirst in [false, true] {
-            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-            whole.attach(graph)
-            let pages = try PersistPages.open(try StoreFile.openForReading(path))
-            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
-            let runner = BrowserTests.HeldRunner()
-            paged.background = runner
-            paged.pagedWindowRows = 40
-            paged.attachPaged(pages, reason: "test")
-            var a = Buffer(width: 120, height: 32), b = Buffer(width: 120, height: 32)
-            paged.render(into: &b)
-            XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil }, "nothing counted for the first screen")
-            XCTAssertTrue(paged.isCountingTypes)
-            XCTAssertLessThan(paged.currentCount, graph.types[0].count, "the rows read so far: the first type is longer than its first window")
-            XCTAssertTrue(b.text.contains("\(graph.types[0].name) (counting…)"), b.text)
-            XCTAssertTrue(graph.types.indices.allSatisfy { b.lines[2 + $0].hasPrefix("│\(graph.types[$0].name) ") && b.lines[2 + $0].contains("…│") }, b.text)
-            XCTAssertTrue(b.lines.last?.contains("counting objects…") == true && b.lines.last?.contains("row 1/…") == true, b.lines.last ?? "")
-            whole.render(into: &a)
-            // The first rows are the loaded graph's, counted or not.
-            XCTAssertEqual(a.lines[5...12].map { String($0.suffix(80)) }, b.lines[5...12].map { String($0.suffix(80)) })
-            if keyFirst {
-                whole.handle(.key(.end)); paged.handle(.key(.end))
-                runner.release()
-            } else {
-                runner.release()
-                XCTAssertTrue(paged.collect(), "the counts arrived: a new frame")
-            }
-            XCTAssertFalse(paged.isCountingTypes)
-            a = Buffer(width: 120, height: 32); b = Buffer(width: 120, height: 32)
-            whole.render(into: &a); paged.render(into: &b)
-            XCTAssertEqual(Array(a.lines.dropLast()), Array(b.lines.dropLast()), "key first: \(keyFirst)")
-            XCTAssertEqual(pages.listedTypes.map(\.count), graph.types.map(\.count))
-        }
+        try assertFirstScreenWaitsForNoCount(graph: try LoadedStore.open(path).graph) { try PersistPages.open(try StoreFile.openForReading(path)) }
     }
 
     /// A type's keys at any positions, paged from any window, are its keys in order: before the
@@ -495,6 +460,46 @@ extension XCTestCase {
             whole.handle(.key(key))
             paged.handle(.key(key))
             XCTAssertEqual(whole.focus, paged.focus, file: file, line: line)
+        }
+    }
+
+    /// A source that lists its types without counting them (`open` gives a new one each time) is
+    /// drawn at once: names with `…`, the first type's first window with `counting…`; the counts,
+    /// read off the UI thread, then give the loaded graph's screen, and a key pressed before they
+    /// arrive waits for them (End goes to the type's true last row).
+    func assertFirstScreenWaitsForNoCount(graph: ObjectGraph, open: () throws -> PageSource, file: StaticString = #filePath, line: UInt = #line) throws {
+        for keyFirst in [false, true] {
+            let whole = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            whole.attach(graph)
+            let pages = try open()
+            let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
+            let runner = BrowserTests.HeldRunner()
+            paged.background = runner
+            paged.pagedWindowRows = 40
+            paged.attachPaged(pages, reason: "test")
+            var a = Buffer(width: 120, height: 32), b = Buffer(width: 120, height: 32)
+            paged.render(into: &b)
+            XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil }, "nothing counted for the first screen", file: file, line: line)
+            XCTAssertTrue(paged.isCountingTypes, file: file, line: line)
+            XCTAssertLessThan(paged.currentCount, graph.types[0].count, "the rows read so far: the first type is longer than its first window", file: file, line: line)
+            XCTAssertTrue(b.text.contains("\(graph.types[0].name) (counting…)"), b.text, file: file, line: line)
+            XCTAssertTrue(graph.types.indices.prefix(20).allSatisfy { b.lines[2 + $0].hasPrefix("│\(graph.types[$0].name) ") && b.lines[2 + $0].contains("…│") }, b.text, file: file, line: line)
+            XCTAssertTrue(b.lines.last?.contains("counting objects…") == true && b.lines.last?.contains("row 1/…") == true, b.lines.last ?? "", file: file, line: line)
+            whole.render(into: &a)
+            // The first rows are the loaded graph's, counted or not.
+            XCTAssertEqual(a.lines[5...12].map { String($0.suffix(80)) }, b.lines[5...12].map { String($0.suffix(80)) }, file: file, line: line)
+            if keyFirst {
+                whole.handle(.key(.end)); paged.handle(.key(.end))
+                runner.release()
+            } else {
+                runner.release()
+                XCTAssertTrue(paged.collect(), "the counts arrived: a new frame", file: file, line: line)
+            }
+            XCTAssertFalse(paged.isCountingTypes, file: file, line: line)
+            a = Buffer(width: 120, height: 32); b = Buffer(width: 120, height: 32)
+            whole.render(into: &a); paged.render(into: &b)
+            XCTAssertEqual(Array(a.lines.dropLast()), Array(b.lines.dropLast()), "key first: \(keyFirst)", file: file, line: line)
+            XCTAssertEqual(pages.listedTypes.map(\.count), graph.types.map(\.count), file: file, line: line)
         }
     }
 

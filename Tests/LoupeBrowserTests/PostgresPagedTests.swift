@@ -60,6 +60,13 @@ final class PostgresPagedTests: XCTestCase {
         try walk(graph: graph, pages: try PostgresPages.open(url: url), seed: 9, count: 120, windowRows: 300)
     }
 
+    /// The tables are listed without their row counts, read off the UI thread while the first
+    /// screen is drawn (see ``assertFirstScreenWaitsForNoCount(graph:open:)``).
+    func testTheFirstScreenDoesNotWaitForTheCounts() throws {
+        let url = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "paged_chinook")
+        try assertFirstScreenWaitsForNoCount(graph: try PostgresDatabase.load(url: url).graph) { try PostgresPages.open(url: url) }
+    }
+
     func testAwkwardTablesPageAsTheyLoad() throws {
         let url = try Self.awkwardDatabase("paged_awkward")
         let graph = try PostgresDatabase.load(url: url).graph
