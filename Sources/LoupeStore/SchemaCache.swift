@@ -30,8 +30,29 @@ public enum SchemaCache {
     /// The layout of an entry file; a change makes older entries stale.
     static let version = 3
 
+    /// What every kind of entry starts with: the key that tells whether it describes a file as
+    /// it is now (``describes(_:path:entry:)``).
+    protocol KeyedEntry: Codable {
+        var version: Int { get }
+        var build: String { get }
+        var path: String { get }
+        var stamp: FileStamp { get }
+        var header: [UInt8] { get }
+    }
+
+    /// The entry of `kind` kept for `file`, when caching is on, `file` is read as it is on disk
+    /// (read-only, or a WAL snapshot), and the entry's key describes it as it is now.
+    static func kept<E: KeyedEntry>(_ type: E.Type, kind: String, for file: StoreFile) -> E? {
+        guard file.access == .readOnly || file.access == .walSnapshot,
+              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
+              let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: kind)),
+              let entry = try? JSONDecoder().decode(E.self, from: data),
+              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)) else { return nil }
+        return entry
+    }
+
     /// One store's entry.
-    struct Entry: Codable {
+    struct Entry: KeyedEntry {
         var version: Int
         /// The Loupe build that wrote it (its schema text is that build's).
         var build: String
@@ -96,13 +117,8 @@ public enum SchemaCache {
     /// The entry for the store `file` reads, when there is one, it describes the file as it is
     /// now, and the file is read as a Persist store (not forced to another format with `--as`).
     static func entry(for file: StoreFile) -> Entry? {
-        guard file.access == .readOnly || file.access == .walSnapshot,
-              let format = try? file.read({ try StoreFormats.detect($0, path: file.path) }), format == PersistFormat.self,
-              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
-              let data = FileManager.default.contents(atPath: entryPath(directory, for: path)),
-              let entry = try? JSONDecoder().decode(Entry.self, from: data),
-              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)),
-              isWhole(entry.types.map(\.relations)) else { return nil }
+        guard let entry = kept(Entry.self, kind: "schema", for: file), isWhole(entry.types.map(\.relations)),
+              let format = try? file.read({ try StoreFormats.detect($0, path: file.path) }), format == PersistFormat.self else { return nil }
         return entry
     }
 
@@ -129,7 +145,7 @@ public enum SchemaCache {
     /// What paged mode read of a Persist store without loading it (``PersistPages``): the
     /// catalog with its counts, and the schema it sampled, kept under the same rules as an entry
     /// (real path, stamp, database header, build), so that opening the store again reads neither.
-    struct PagedEntry: Codable {
+    struct PagedEntry: KeyedEntry {
         var version: Int
         var build: String
         var path: String
@@ -157,19 +173,14 @@ public enum SchemaCache {
 
     /// Paged mode's entry for `file`, when there is one and it describes the file as it is now.
     static func pagedEntry(for file: StoreFile) -> PagedEntry? {
-        guard file.access == .readOnly || file.access == .walSnapshot,
-              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
-              let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: "pages")),
-              let entry = try? JSONDecoder().decode(PagedEntry.self, from: data),
-              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)),
-              isWhole(entry.types.map(\.relations)) else { return nil }
+        guard let entry = kept(PagedEntry.self, kind: "pages", for: file), isWhole(entry.types.map(\.relations)) else { return nil }
         return entry
     }
 
     /// What passes over a Persist store's documents found of its attributes (``PersistPages/attributeFacts(type:names:isCancelled:)``),
     /// by type name and attribute, and its relation names, for the store at one stamp, kept under
     /// the same rules as an entry: the next session's first statement reads none of them again.
-    struct FactsEntry: Codable {
+    struct FactsEntry: KeyedEntry {
         var version: Int
         var build: String
         var path: String
@@ -206,11 +217,7 @@ public enum SchemaCache {
     }
 
     private static func factsEntry(for file: StoreFile, stamp: FileStamp) -> FactsEntry? {
-        guard file.access == .readOnly || file.access == .walSnapshot,
-              let directory = directory.withLock({ $0 }), let path = realPath(file.path),
-              let data = FileManager.default.contents(atPath: entryPath(directory, for: path, kind: "facts")),
-              let entry = try? JSONDecoder().decode(FactsEntry.self, from: data), entry.stamp == stamp,
-              describes(file, path: path, entry: (entry.version, entry.build, entry.path, entry.stamp, entry.header)) else { return nil }
+        guard let entry = kept(FactsEntry.self, kind: "facts", for: file), entry.stamp == stamp else { return nil }
         return entry
     }
 

@@ -463,6 +463,25 @@ extension XCTestCase {
         }
     }
 
+    /// Every type's keys at `rounds` random positions (up to `length` long), paged from a random
+    /// window of up to `length` keys (and, `withoutNear`, from no window), are `graph`'s keys there,
+    /// in the load's order.
+    func assertKeysByPosition(graph: ObjectGraph, pages: PageSource, seed: UInt64, rounds: Int, length: UInt64, withoutNear: Bool, label: String = "",
+                              file: StaticString = #filePath, line: UInt = #line) {
+        var rng = SampleGenerator.Random(state: seed)
+        for (t, type) in graph.types.enumerated() where type.count > 0 {
+            let all = (0..<type.count).map { graph.id(of: ObjectRef(type: t, row: $0)) }
+            for _ in 0..<rounds {
+                let a = Int(rng.next() % UInt64(type.count)), n = Int(rng.next() % length)
+                let b = Int(rng.next() % UInt64(type.count)), m = Int(rng.next() % length) + 1
+                let near = (start: b, keys: Array(all[b..<min(all.count, b + m)]))
+                let expected = Array(all[a..<min(all.count, a + n)])
+                if withoutNear { XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: nil), expected, "\(label) \(type.name) \(a)+\(n)", file: file, line: line) }
+                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: near), expected, "\(label) \(type.name) \(a)+\(n) near \(b)+\(m)", file: file, line: line)
+            }
+        }
+    }
+
     /// A source that lists its types without counting them (`open` gives a new one each time) is
     /// drawn at once: names with `…`, the first type's first window with `counting…`; the counts,
     /// read off the UI thread, then give the loaded graph's screen, and a key pressed before they

@@ -79,18 +79,7 @@ final class PostgresPagedTests: XCTestCase {
             try walk(graph: graph, pages: try PostgresPages.open(url: url, edgesPerObject: Int(seed % 4) * 3 + 1), seed: seed, count: 150, windowRows: 20)
         }
         // Every type's keys at any positions, paged from any window, are its keys in the load's order.
-        var rng = SampleGenerator.Random(state: 3)
-        for (t, type) in graph.types.enumerated() where type.count > 0 {
-            let all = (0..<type.count).map { graph.id(of: ObjectRef(type: t, row: $0)) }
-            for _ in 0..<15 {
-                let a = Int(rng.next() % UInt64(type.count)), n = Int(rng.next() % 20)
-                let b = Int(rng.next() % UInt64(type.count)), m = Int(rng.next() % 20) + 1
-                let near = (start: b, keys: Array(all[b..<min(all.count, b + m)]))
-                let expected = Array(all[a..<min(all.count, a + n)])
-                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: nil), expected, "\(type.name) \(a)+\(n)")
-                XCTAssertEqual(try pages.keys(type: t, range: a..<(a + n), near: near), expected, "\(type.name) \(a)+\(n) near \(b)+\(m)")
-            }
-        }
+        assertKeysByPosition(graph: graph, pages: pages, seed: 3, rounds: 15, length: 20, withoutNear: true)
         // A window's objects are the loaded graph's, values and links alike.
         let person = try XCTUnwrap(graph.type(named: "person"))
         let window = try pages.window(keys: [.int(1), .int(41), .int(999)], of: "person")

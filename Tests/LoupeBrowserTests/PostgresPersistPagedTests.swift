@@ -48,16 +48,7 @@ final class PostgresPersistPagedTests: XCTestCase {
             }
             try walk(graph: graph, pages: pages, seed: 11, count: 150, windowRows: 200)
             // Every type's keys at any positions, paged from any window, are its keys in the load's order.
-            var rng = SampleGenerator.Random(state: 5)
-            for (t, type) in graph.types.enumerated() where type.count > 0 {
-                let all = (0..<type.count).map { graph.id(of: ObjectRef(type: t, row: $0)) }
-                for _ in 0..<8 {
-                    let a = Int(rng.next() % UInt64(type.count)), n = Int(rng.next() % 30)
-                    let b = Int(rng.next() % UInt64(type.count)), m = Int(rng.next() % 30) + 1
-                    let near = (start: b, keys: Array(all[b..<min(type.count, b + m)]))
-                    XCTAssertEqual(try pages.keys(type: t, range: a..<a + n, near: near), Array(all[a..<min(type.count, a + n)]), "\(documentType) \(type.name)")
-                }
-            }
+            assertKeysByPosition(graph: graph, pages: pages, seed: 5, rounds: 8, length: 30, withoutNear: false, label: documentType)
         }
     }
 }
