@@ -90,9 +90,7 @@ public enum DateText {
         guard isRepresentable(date) else { return ValueFormatter.number(date.timeIntervalSince1970) }
         let (day, secs, millis) = split(date)
         let (y, m, d) = civilFromDays(day)
-        var s = dateAndTime(y, m, d, secs, separator: "T")
-        if millis != 0 { s += "." + zeroPadded(millis, 3) }
-        return s + "Z"
+        return dateAndTime(y, m, d, secs, separator: "T", millis: millis != 0 ? millis : nil, tail: "Z")
     }
 
     /// `2024-01-31 10:20:30 Z`: the form Persist's DateFormatter writes (`yyyy-MM-dd HH:mm:ss ZZZZZ`), in UTC.
@@ -100,7 +98,7 @@ public enum DateText {
         guard isRepresentable(date) else { return ValueFormatter.number(date.timeIntervalSince1970) }
         let (day, secs, _) = split(date)
         let (y, m, d) = civilFromDays(day)
-        return dateAndTime(y, m, d, secs, separator: " ") + " Z"
+        return dateAndTime(y, m, d, secs, separator: " ", tail: " Z")
     }
 
     /// `2020-04-13 21:40:59 -04:00`: Persist's form in a zone `offsetMinutes` east of UTC (`Z` at 0),
@@ -113,7 +111,7 @@ public enum DateText {
         let (y, m, d) = civilFromDays(day)
         let sign = offsetMinutes < 0 ? "-" : "+"
         let magnitude = abs(offsetMinutes)
-        return dateAndTime(y, m, d, secs, separator: " ") + " " + sign + zeroPadded(magnitude / 60, 2) + ":" + zeroPadded(magnitude % 60, 2)
+        return dateAndTime(y, m, d, secs, separator: " ", tail: " " + sign + zeroPadded(magnitude / 60, 2) + ":" + zeroPadded(magnitude % 60, 2))
     }
 
     /// `2024-01-31 10:20:30` (with `.fff` for a fraction), or `2024-01-31` when `dateOnly` and the
@@ -123,13 +121,36 @@ public enum DateText {
         let (day, secs, millis) = split(date)
         let (y, m, d) = civilFromDays(day)
         if dateOnly && secs == 0 && millis == 0 { return zeroPadded(y, 4) + "-" + zeroPadded(m, 2) + "-" + zeroPadded(d, 2) }
-        return dateAndTime(y, m, d, secs, separator: " ") + (millis != 0 ? "." + zeroPadded(millis, 3) : "")
+        return dateAndTime(y, m, d, secs, separator: " ", millis: millis != 0 ? millis : nil)
     }
 
-    /// `yyyy-MM-dd?HH:mm:ss` (String(format:) is too slow for a million dates).
-    private static func dateAndTime(_ y: Int, _ m: Int, _ d: Int, _ secs: Int, separator: String) -> String {
-        zeroPadded(y, 4) + "-" + zeroPadded(m, 2) + "-" + zeroPadded(d, 2) + separator
-            + zeroPadded(secs / 3600, 2) + ":" + zeroPadded(secs / 60 % 60, 2) + ":" + zeroPadded(secs % 60, 2)
+    /// `yyyy-MM-dd?HH:mm:ss` for a year 1–9999, then `.fff` when `millis` is given, then `tail`:
+    /// written as bytes into one buffer (a load or a printed answer makes millions of them; joined
+    /// strings and String(format:) are many times slower).
+    private static func dateAndTime(_ y: Int, _ m: Int, _ d: Int, _ secs: Int, separator: Unicode.Scalar, millis: Int? = nil, tail: String = "") -> String {
+        var tail = tail
+        return tail.withUTF8 { tailBytes in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 23 + tailBytes.count) { buffer in
+                var end = 0
+                func put(_ n: Int, _ width: Int) {
+                    var n = n
+                    for k in stride(from: end + width - 1, through: end, by: -1) {
+                        buffer[k] = UInt8(truncatingIfNeeded: 48 + n % 10)
+                        n /= 10
+                    }
+                    end += width
+                }
+                func put(_ c: Unicode.Scalar) {
+                    buffer[end] = UInt8(ascii: c)
+                    end += 1
+                }
+                put(y, 4); put("-"); put(m, 2); put("-"); put(d, 2); put(separator)
+                put(secs / 3600, 2); put(":"); put(secs / 60 % 60, 2); put(":"); put(secs % 60, 2)
+                if let millis { put("."); put(millis, 3) }
+                for b in tailBytes { buffer[end] = b; end += 1 }
+                return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<end]), as: UTF8.self)
+            }
+        }
     }
 
     /// `n` in decimal with leading zeros to `width` digits (a sign first when negative).

@@ -49,6 +49,12 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(DateText.iso(d), "2020-04-14T01:40:59Z")
         XCTAssertEqual(DateText.iso(Date(timeIntervalSince1970: -86400.5)), "1969-12-30T23:59:59.500Z")
         XCTAssertEqual(DateText.iso(Date(timeIntervalSince1970: -62_135_596_800)), "0001-01-01T00:00:00Z")
+        XCTAssertEqual(DateText.iso(Date(timeIntervalSince1970: 253_402_300_799.25)), "9999-12-31T23:59:59.250Z")
+        XCTAssertEqual(DateText.persist(d, offsetMinutes: -240), "2020-04-13 21:40:59 -04:00")
+        XCTAssertEqual(DateText.persist(d, offsetMinutes: 330), "2020-04-14 07:10:59 +05:30")
+        XCTAssertEqual(DateText.sqlite(d, dateOnly: false), "2020-04-14 01:40:59")
+        XCTAssertEqual(DateText.sqlite(Date(timeIntervalSince1970: 1_706_659_200), dateOnly: true), "2024-01-31")
+        XCTAssertEqual(DateText.sqlite(Date(timeIntervalSince1970: 1_706_659_200.007), dateOnly: true), "2024-01-31 00:00:00.007")
     }
 
     func testRenderingsEscapeWhatTheyMust() {
