@@ -85,6 +85,10 @@ public protocol PageSource: AnyObject {
     /// The objects `keys` of type `type` (an index into ``catalog``) and their attributes, as a
     /// load holds them (no relations), in the order given.
     func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph
+    /// The attributes ``objects(type:keys:)`` of all of `keys` would give type `type`, in its
+    /// order, without holding those objects at once: what a result printed a part at a time is
+    /// headed by (see the default in the extension below).
+    func attributeNames(type: Int, keys: [ObjectID]) throws -> [String]
     /// The largest integer key stored (0 when there is none): of any object when `type` is nil
     /// (a new object's key, where keys are shared by every type and assigned as max + 1, is one
     /// more), else of type `type`'s objects (an index into ``catalog``; where the store assigns a
@@ -109,6 +113,24 @@ extension PageSource {
     /// store itself; nil when it cannot count them exactly that way (then the caller counts value
     /// by value). More than `limit` values may stop the count early: the caller then refuses.
     public func frequencies(type: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? { nil }
+
+    /// A store whose objects all have their table's columns: the schema's attributes, whatever
+    /// the keys.
+    public func attributeNames(type: Int, keys: [ObjectID]) throws -> [String] {
+        try objects(type: type, keys: []).types[type].attributes.map(\.name)
+    }
+
+    /// ``attributeNames(type:keys:)`` for a store whose documents may hold attributes its schema
+    /// lacks: the objects read `size` at a time, their attributes gathered in order.
+    public func attributeNamesReadingObjects(type: Int, keys: [ObjectID], size: Int = 10_000) throws -> [String] {
+        var names = try objects(type: type, keys: []).types[type].attributes.map(\.name)
+        var seen = Set(names)
+        for start in stride(from: 0, to: keys.count, by: size) {
+            let graph = try objects(type: type, keys: Array(keys[start ..< min(keys.count, start + size)]))
+            for a in graph.types[type].attributes where seen.insert(a.name).inserted { names.append(a.name) }
+        }
+        return names
+    }
 
     /// A store whose catalog is read with its counts lists them at once.
     public var listedTypes: [(name: String, count: Int?)] { catalog.map { ($0.name, $0.count) } }

@@ -379,6 +379,11 @@ public final class PostgresPersistPages: PageSource, Sendable {
         return PersistRows.objects(type: t, of: schema, documents: ids.map { (.int($0), documents[$0] ?? nil) })
     }
 
+    /// Documents may hold members the sampled schema lacks: read, a part at a time.
+    public func attributeNames(type t: Int, keys: [ObjectID]) throws -> [String] {
+        try attributeNamesReadingObjects(type: t, keys: keys)
+    }
+
     /// Persist's keys are store-wide: the largest of any type, whatever `type` names.
     public func maximumIntegerKey(type: Int?) throws -> Int64 {
         try read { c in

@@ -42,53 +42,106 @@ public struct ResultTable: Equatable {
     /// read from the graph as they are written, without a table of values in between.
     static func write(columns: [String], rowCount: Int, cell: @escaping @Sendable (Int, Int) -> Value,
                       _ mode: OutputMode, toTerminal: Bool, to sink: OutputSink) {
-        let width = columns.count
-        switch mode {
-        case .json:
-            let keys = ResultTable.jsonKeys(columns)
-            sink.write("[")
-            sink.writeRows(count: rowCount) { r, out in
-                if r > 0 { out += ",\n " }
-                ResultTable.writeJSONObject(keys, row: r, cell, to: &out)
-            }
-            sink.write("]\n")
-        case .ndjson:
-            let keys = ResultTable.jsonKeys(columns)
-            sink.writeRows(count: rowCount) { r, out in
-                ResultTable.writeJSONObject(keys, row: r, cell, to: &out)
-                out += "\n"
-            }
-        case .csv:
-            for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; sink.write(ResultTable.csvField(toTerminal ? DisplayText.escaped(c) : c)) }
-            sink.write("\r\n")
-            sink.writeRows(count: rowCount) { r, out in
-                for c in 0..<width {
-                    if c > 0 { out += "," }
-                    let v = cell(r, c)
-                    if !v.isNull { let s = ValueFormatter.plain(v); out += ResultTable.csvField(toTerminal ? DisplayText.escaped(s) : s) }
+        var writer = RowWriter(columns: columns, mode: mode, toTerminal: toTerminal, sink: sink)
+        writer.write(rowCount: rowCount, cell: cell)
+        writer.finish()
+    }
+
+    /// Rows written in parts as they are read, for a result too large to hold at once: what the
+    /// parts make together is what one part of all the rows makes, except in `table` mode, where
+    /// the first part sets the columns' widths (the header is written before the rest is read)
+    /// and a wider cell later pushes the rest of its line right.
+    public struct RowWriter {
+        let columns: [String]
+        let mode: OutputMode
+        let toTerminal: Bool
+        let sink: OutputSink
+        /// Rows written so far.
+        public private(set) var written = 0
+        private var started = false
+        /// `table`: the columns' widths, set by the first part.
+        private var widths: [Int]?
+
+        public init(columns: [String], mode: OutputMode, toTerminal: Bool, sink: OutputSink) {
+            self.columns = columns
+            self.mode = mode
+            self.toTerminal = toTerminal
+            self.sink = sink
+        }
+
+        /// Writes `rowCount` more rows, the header first when none is written yet.
+        public mutating func write(rowCount: Int, cell: @escaping @Sendable (Int, Int) -> Value) {
+            let width = columns.count
+            let offset = written
+            if mode != .table { begin() }
+            switch mode {
+            case .json:
+                let keys = ResultTable.jsonKeys(columns)
+                sink.writeRows(count: rowCount) { r, out in
+                    if r + offset > 0 { out += ",\n " }
+                    ResultTable.writeJSONObject(keys, row: r, cell, to: &out)
                 }
-                out += "\r\n"
-            }
-        case .markdown:
-            func escaped(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
-            sink.write("| " + columns.map(escaped).joined(separator: " | ") + " |\n")
-            sink.write("|" + columns.map { _ in " --- |" }.joined() + "\n")
-            for r in 0..<rowCount { sink.write("| " + (0..<width).map { escaped(ValueFormatter.plain(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
-        case .line:
-            let names = columns.map(DisplayText.escaped)
-            let nameWidth = names.map { DisplayText.width(of: $0) }.max() ?? 0
-            for r in 0..<rowCount {
-                if r > 0 { sink.write("\n") }
-                for (c, name) in names.enumerated() {
-                    sink.spaces(nameWidth - DisplayText.width(of: name))
-                    sink.write(name)
-                    sink.write(" = ")
-                    sink.write(DisplayText.escaped(ValueFormatter.plain(cell(r, c))))
-                    sink.write("\n")
+            case .ndjson:
+                let keys = ResultTable.jsonKeys(columns)
+                sink.writeRows(count: rowCount) { r, out in
+                    ResultTable.writeJSONObject(keys, row: r, cell, to: &out)
+                    out += "\n"
                 }
+            case .csv:
+                let toTerminal = toTerminal
+                sink.writeRows(count: rowCount) { r, out in
+                    for c in 0..<width {
+                        if c > 0 { out += "," }
+                        let v = cell(r, c)
+                        if !v.isNull { let s = ValueFormatter.plain(v); out += ResultTable.csvField(toTerminal ? DisplayText.escaped(s) : s) }
+                    }
+                    out += "\r\n"
+                }
+            case .markdown:
+                func escaped(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
+                for r in 0..<rowCount { sink.write("| " + (0..<width).map { escaped(ValueFormatter.plain(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
+            case .line:
+                let names = columns.map(DisplayText.escaped)
+                let nameWidth = names.map { DisplayText.width(of: $0) }.max() ?? 0
+                for r in 0..<rowCount {
+                    if r + offset > 0 { sink.write("\n") }
+                    for (c, name) in names.enumerated() {
+                        sink.spaces(nameWidth - DisplayText.width(of: name))
+                        sink.write(name)
+                        sink.write(" = ")
+                        sink.write(DisplayText.escaped(ValueFormatter.plain(cell(r, c))))
+                        sink.write("\n")
+                    }
+                }
+            case .table:
+                widths = TextTable.write(columns: columns, rowCount: rowCount, cell: { r, c in ValueFormatter.plain(cell(r, c)) }, to: sink, widths: widths)
+                started = true
             }
-        case .table:
-            TextTable.write(columns: columns, rowCount: rowCount, cell: { r, c in ValueFormatter.plain(cell(r, c)) }, to: sink)
+            written += rowCount
+        }
+
+        /// Ends the output (the header alone when no row was written).
+        public mutating func finish() {
+            if mode == .table, !started { write(rowCount: 0, cell: { _, _ in .null }) }
+            begin()
+            if mode == .json { sink.write("]\n") }
+        }
+
+        /// The header, once.
+        private mutating func begin() {
+            guard !started else { return }
+            started = true
+            switch mode {
+            case .json: sink.write("[")
+            case .csv:
+                for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; sink.write(ResultTable.csvField(toTerminal ? DisplayText.escaped(c) : c)) }
+                sink.write("\r\n")
+            case .markdown:
+                func escaped(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
+                sink.write("| " + columns.map(escaped).joined(separator: " | ") + " |\n")
+                sink.write("|" + columns.map { _ in " --- |" }.joined() + "\n")
+            case .ndjson, .line, .table: break
+            }
         }
     }
 
@@ -147,10 +200,14 @@ public enum TextTable {
 
     /// Writes the table: the cells (`cell(row, column)`, called from several threads at once,
     /// so it must only read) are cut and measured once, in blocks formatted in parallel, then
-    /// written line by line with trailing spaces left out.
-    public static func write(columns: [String], rowCount: Int, cell: @escaping @Sendable (Int, Int) -> String, to sink: OutputSink) {
+    /// written line by line with trailing spaces left out. With `fixed` widths (a later part of
+    /// a table written in parts), only the rows are written, padded to those widths (a wider
+    /// cell pushes the rest of its line right). Returns the columns' widths.
+    @discardableResult
+    public static func write(columns: [String], rowCount: Int, cell: @escaping @Sendable (Int, Int) -> String, to sink: OutputSink,
+                             widths fixed: [Int]? = nil) -> [Int] {
         let header = columns.map { DisplayText.fit($0, width: maximumCellWidth) }
-        var widths = header.map { DisplayText.width(of: $0) }
+        var widths = fixed ?? header.map { DisplayText.width(of: $0) }
         let n = columns.count
         let blockCount = rowCount < 4096 ? 1 : min(64, ProcessInfo.processInfo.activeProcessorCount * 4)
         let perBlock = (rowCount + blockCount - 1) / max(blockCount, 1)
@@ -175,7 +232,7 @@ public enum TextTable {
                 (base + b).initialize(to: block)   // each iteration writes only its own slot
             }
         }
-        for block in blocks { for c in 0..<n { widths[c] = max(widths[c], block.columnWidths[c]) } }
+        if fixed == nil { for block in blocks { for c in 0..<n { widths[c] = max(widths[c], block.columnWidths[c]) } } }
         let columnWidths = widths
         /// Appends one line per row of `block`, cells padded to their column's width, trailing
         /// spaces left out.
@@ -191,24 +248,26 @@ public enum TextTable {
                         pending = 0
                         out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<block.ends[k]]))
                     }
-                    pending += columnWidths[i] - Int(block.widths[k])
+                    pending += max(0, columnWidths[i] - Int(block.widths[k]))
                     start = block.ends[k]
                     if i == n - 1 { pending = 0; out.append(UInt8(ascii: "\n")) }
                 }
             }
         }
-        var headerBlock = Block(columnWidths: [])
-        for h in header {
-            var h = h
-            h.withUTF8 { headerBlock.arena.append(contentsOf: $0) }
-            headerBlock.ends.append(headerBlock.arena.count)
-            headerBlock.widths.append(Int32(DisplayText.width(of: h)))
+        if fixed == nil {
+            var headerBlock = Block(columnWidths: [])
+            for h in header {
+                var h = h
+                h.withUTF8 { headerBlock.arena.append(contentsOf: $0) }
+                headerBlock.ends.append(headerBlock.arena.count)
+                headerBlock.widths.append(Int32(DisplayText.width(of: h)))
+            }
+            var headerLine: [UInt8] = []
+            if n > 0 { lines(headerBlock, into: &headerLine) } else { headerLine = [UInt8(ascii: "\n")] }
+            sink.write(bytes: headerLine)
+            sink.write(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
         }
-        var headerLine: [UInt8] = []
-        if n > 0 { lines(headerBlock, into: &headerLine) } else { headerLine = [UInt8(ascii: "\n")] }
-        sink.write(bytes: headerLine)
-        sink.write(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
-        guard n > 0 else { return }
+        guard n > 0 else { return widths }
         // The lines of a few blocks at a time, made in parallel and written in order; each block's
         // cells are let go once its lines are written.
         let wave = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -231,6 +290,7 @@ public enum TextTable {
             for text in made { sink.write(bytes: text) }
             first = last
         }
+        return widths
     }
 }
 
@@ -382,10 +442,11 @@ extension QueryResult {
     }
 
     /// Objects' columns, and each cell read from the graph when it is asked for: one type shows
-    /// its attributes; several show every attribute of any, in order of first appearance.
-    private static func objectCells(type: TypeTable?, refs: [ObjectRef], graph: ObjectGraph, includeType: Bool)
+    /// its attributes (or `attributes`, when given); several show every attribute of any, in
+    /// order of first appearance.
+    private static func objectCells(type: TypeTable?, refs: [ObjectRef], graph: ObjectGraph, includeType: Bool, attributes: [String]? = nil)
         -> (columns: [String], cell: @Sendable (Int, Int) -> Value) {
-        var attributeNames = type?.attributes.map(\.name) ?? []
+        var attributeNames = attributes ?? type?.attributes.map(\.name) ?? []
         var keyColumn: String?
         if let type, case .column(let key, _) = type.keyPolicy { keyColumn = key }
         let present = Set(refs.map { Int($0.type) }).sorted()
@@ -435,6 +496,34 @@ extension QueryResult {
             let forHumans = mode == .table || mode == .line || mode == .markdown
             table(graph: graph, includeType: false, forHumans: forHumans).write(mode, toTerminal: toTerminal, to: sink)
         }
+    }
+
+    /// One type's objects written in parts as they are read, for a result too large to hold at
+    /// once (`loupe query` over a store read a page at a time): each part from a graph of its
+    /// own, all under the same columns — `id` (and `type` in JSON), then `attributes`, the names
+    /// the parts' graphs hold together, in the order one graph of them all would hold them.
+    /// Together the parts print what ``write(_:graph:toTerminal:to:)`` prints for them all (in
+    /// `table` mode, aligned to the first part's widths: see ``ResultTable/RowWriter``).
+    public struct ObjectsWriter {
+        private var rows: ResultTable.RowWriter
+        private let attributes: [String]
+        private let includeType: Bool
+
+        public init(attributes: [String], keyColumn: String?, mode: OutputMode, toTerminal: Bool, to sink: OutputSink) {
+            includeType = mode == .json || mode == .ndjson
+            self.attributes = attributes
+            let columns = ResultTable.objectColumns(attributes: attributes, keyColumn: keyColumn, includeType: includeType).names
+            rows = ResultTable.RowWriter(columns: columns, mode: mode, toTerminal: toTerminal, sink: sink)
+        }
+
+        /// Writes the objects `refs` of `type`, read from `graph`.
+        public mutating func write(type: TypeTable, refs: [ObjectRef], graph: ObjectGraph) {
+            let (_, cell) = QueryResult.objectCells(type: type, refs: refs, graph: graph, includeType: includeType, attributes: attributes)
+            rows.write(rowCount: refs.count, cell: cell)
+        }
+
+        /// Ends the output (the header alone when no object was written).
+        public mutating func finish() { rows.finish() }
     }
 
     /// References as their keys; collections element by element.

@@ -364,28 +364,82 @@ extension PersistPages {
     }
 
     /// The objects `keys` of type `type`, in that order, as a graph with the store's schema and
-    /// their attributes (no relations): what printing a statement's objects reads. Read by key,
-    /// a few hundred at a time; keys of no object of the type are left out.
+    /// their attributes (no relations): what printing a statement's objects reads (see
+    /// ``documents(_:type:keys:_:)``); keys of no object of the type are left out.
     public func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph {
         let schema = types.map { ($0.name, $0.attributes, [(name: String, toMany: Bool, targets: [Int])]()) }
         let builder = PersistFormat.schemaBuilder(schema)
-        let info = types[type]
+        let ids = keys.compactMap(\.integerKey)
         try file.read { db in
-            for chunk in keys.compactMap(\.integerKey).chunked(500) {
-                var documents: [Int64: Row] = [:]
-                let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) AND id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
-                                                 arguments: StatementArguments([info.stored] + chunk.map(\.databaseValue)))
-                while let row = try cursor.next() { if let id = row[0] as Int64? { documents[id] = row.copy() } }
-                for key in chunk {
-                    guard let row = documents[key] else { continue }
-                    let ref = builder.addObject(type: type, id: .int(key))
-                    for (name, value) in PersistFormat.members(row, at: 1) ?? [] {
-                        builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
-                    }
+            let members = try documents(db, type: type, keys: ids) { PersistFormat.members($0, at: 1) }
+            for key in ids {
+                guard let found = members[key] else { continue }
+                let ref = builder.addObject(type: type, id: .int(key))
+                for (name, value) in found ?? [] {
+                    builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
                 }
             }
         }
         return builder.finish()
+    }
+
+    /// The attributes ``objects(type:keys:)`` of all of `keys` would give type `type`: the
+    /// schema's, then any other member name of their documents, in the order of `keys` — the
+    /// documents' keys scanned, their values skipped. A schema from a whole load has every name.
+    public func attributeNames(type: Int, keys: [ObjectID]) throws -> [String] {
+        var names = types[type].attributes
+        guard !schemaIsExact else { return names }
+        var seen = Set(names)
+        let ids = keys.compactMap(\.integerKey)
+        try file.read { db in
+            for start in stride(from: 0, to: ids.count, by: 20_000) {
+                let part = Array(ids[start ..< min(ids.count, start + 20_000)])
+                let found = try documents(db, type: type, keys: part) { row -> [String] in
+                    // Only a document that is a whole JSON object gives its members, as in a load.
+                    var members: [String] = []
+                    let isObject: Bool? = try? row.withUnsafeData(atIndex: 1) { data in
+                        guard let data else { return false }
+                        return data.withUnsafeBytes { raw in
+                            (try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: { key, decoded in
+                                members.append(decoded ?? PersistFormat.repairedKey(key))
+                                return false
+                            }) { _, _, _ in }) ?? false
+                        }
+                    }
+                    return isObject == true ? members : []
+                }
+                for key in part {
+                    for name in found[key] ?? [] where seen.insert(name).inserted { names.append(name) }
+                }
+            }
+        }
+        return names
+    }
+
+    /// What `read` makes of the row (`id`, `json`) of each stored object of type `type` among
+    /// `keys`, by key. Keys dense in their span (few other objects between the least and the
+    /// greatest: a type's objects in key order, as most answers list them) are read by one range
+    /// scan; others by key, a few hundred at a time.
+    private func documents<T>(_ db: Database, type: Int, keys: [Int64], _ read: (Row) -> T) throws -> [Int64: T] {
+        let info = types[type]
+        var out: [Int64: T] = [:]
+        out.reserveCapacity(keys.count)
+        let wanted = Set(keys)
+        if let low = wanted.min(), let high = wanted.max(), high - low < Int64(2 * wanted.count + 64) {
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, json FROM by_type WHERE id BETWEEN ? AND ? AND \(info.matches)"),
+                                             arguments: [low, high, info.stored])
+            while let row = try cursor.next() {
+                if let id = row[0] as Int64?, wanted.contains(id) { out[id] = read(row) }
+            }
+            return out
+        }
+        for chunk in Array(wanted).chunked(500) {
+            let sql = "SELECT id, json FROM by_type WHERE \(info.matches) AND id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))"
+            let cursor = try Row.fetchCursor(chunk.count == 500 ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql),
+                                             arguments: StatementArguments([info.stored] + chunk.map(\.databaseValue)))
+            while let row = try cursor.next() { if let id = row[0] as Int64? { out[id] = read(row) } }
+        }
+        return out
     }
 
     /// The SQL condition that a `by_type` row under `alias` is of type `type`, and the value its

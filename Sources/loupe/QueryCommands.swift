@@ -273,23 +273,11 @@ extension Query {
     /// Prints what SQL answered over a file read a page at a time; objects are read by key to be printed.
     func write(_ answer: SourceAnswer, _ pages: PageSource) throws { try Query.write(answer, pages, format: format) }
 
-    /// With `staged` changes, objects are printed as they leave them (new ones too).
+    /// With `staged` changes, objects are printed as they leave them (new ones too); many objects
+    /// are read and printed a part at a time (``SourceAnswer/write(_:pages:staged:toTerminal:to:partSize:)``).
     static func write(_ answer: SourceAnswer, _ pages: PageSource, format: OutputFormat, staged: PagedChanges? = nil) throws {
         let sink = OutputSink(fd: 1)
-        let empty = GraphBuilder(formatName: "").finish()
-        let toTerminal = isatty(1) == 1
-        switch answer {
-        case .count(let n): QueryResult.count(n).write(format, graph: empty, toTerminal: toTerminal, to: sink)
-        case .projection(let columns, let rows, _): QueryResult.projection(columns: columns, rows: rows, refs: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
-        case .groups(let key, let rows, _): QueryResult.groups(key: key, rows: rows, objects: []).write(format, graph: empty, toTerminal: toTerminal, to: sink)
-        case .objects(let typeName, let keys):
-            guard let t = pages.catalog.firstIndex(where: { $0.name == typeName }) else { break }
-            let stored = try pages.objects(type: t, keys: keys)
-            let (graph, changes) = staged.map { $0.overlaid(stored) } ?? (stored, ChangeSet(base: stored))
-            let type = graph.types[t]
-            let refs = keys.compactMap { key in changes.row(of: ObjectIdentity(type: type.name, id: key)) }.filter { type.isLive(Int($0.row)) }
-            QueryResult.objects(type: type, refs: refs).write(format, graph: graph, toTerminal: toTerminal, to: sink)
-        }
+        try answer.write(format, pages: pages, staged: staged, toTerminal: isatty(1) == 1, to: sink)
         sink.flush()
     }
 }
