@@ -301,6 +301,8 @@ public final class OutputSink {
     private let fd: Int32?
     /// Set when the descriptor refused a write (a closed pipe): later writes are dropped.
     public private(set) var failed = false
+    /// True once bytes were handed to the descriptor: what is written can no longer be taken back.
+    public private(set) var hasFlushed = false
     private static let chunk = 1 << 20
 
     public init(fd: Int32? = nil) {
@@ -338,6 +340,7 @@ public final class OutputSink {
     public func flush() {
         guard let fd, !buffer.isEmpty else { return }
         defer { buffer.removeAll(keepingCapacity: true) }
+        hasFlushed = true
         guard !failed else { return }
         buffer.withUnsafeBytes { bytes in
             var offset = 0

@@ -23,6 +23,17 @@ public enum SQLPushdown {
         try withPlan(statement, file: file, isCancelled: nil) { plan, db in try plan.execute(db) }
     }
 
+    /// Writes the statement's result to `sink` in `mode` as ``run(_:file:)``'s result prints, its
+    /// objects read `partSize` rows at a time, each part written and let go (memory holds a part,
+    /// never the answer: all of a table of millions of rows printed). False, with nothing
+    /// written, when it does not translate exactly (see above).
+    public static func write(_ statement: LoupeQuery.Statement, file: StoreFile, mode: OutputMode, toTerminal: Bool, to sink: OutputSink,
+                             partSize: Int = SourceAnswer.partSize) throws -> Bool {
+        try withPlan(statement, file: file, isCancelled: nil) { plan, db in
+            try plan.write(db, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize)
+        } != nil
+    }
+
     /// The statement's answer as a ``QuerySource`` gives it (objects and projection rows by key,
     /// read by nobody), or nil (see above); `isCancelled` interrupts SQLite mid-statement.
     public static func answer(_ statement: LoupeQuery.Statement, file: StoreFile, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
@@ -197,8 +208,13 @@ struct Plan {
 
     /// The result as the engine gives it, its objects read by rowid as a load reads them.
     func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
+        try execute(db, try find(db))
+    }
+
+    /// The result of what ``find(_:)`` found.
+    private func execute(_ db: Database, _ found: Found) throws -> (QueryResult, ObjectGraph) {
         let empty = GraphBuilder(formatName: "").finish()
-        switch try find(db) {
+        switch found {
         case .count(let n): return (.count(n), empty)
         case .groups(let key, let rows, _): return (.groups(key: key, rows: rows, objects: []), empty)
         case .projection(let columns, let rows, _): return (.projection(columns: columns, rows: rows, refs: []), empty)
@@ -207,6 +223,28 @@ struct Plan {
             guard let type = graph.types.first else { return (.objects(type: nil, refs: []), graph) }
             return (.objects(type: type, refs: chosen.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }), graph)
         }
+    }
+
+    /// The result written as ``execute(_:)``'s prints, objects `partSize` rows at a time, after
+    /// the statement's value tests passed (nothing is written for a statement that fails).
+    func write(_ db: Database, mode: OutputMode, toTerminal: Bool, to sink: OutputSink, partSize: Int) throws {
+        let found = try find(db)
+        for test in translation.valueTests { try test.check() }
+        guard case .objects(let chosen, let everyRow) = found, chosen.count > partSize else {
+            let (result, graph) = try execute(db, found)
+            return result.write(mode, graph: graph, toTerminal: toTerminal, to: sink)
+        }
+        let attributes = translation.layout.graph.types[root].attributes.map(\.name)
+        var keyColumn: String?
+        if case .column(let key, _) = translation.layout.graph.types[root].keyPolicy { keyColumn = key }
+        var writer = QueryResult.ObjectsWriter(attributes: attributes, keyColumn: keyColumn, mode: mode, toTerminal: toTerminal, to: sink)
+        for start in stride(from: 0, to: chosen.count, by: partSize) {
+            let part = Array(chosen[start ..< min(chosen.count, start + partSize)])
+            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: part, everyRow: everyRow && part.count == chosen.count)
+            guard let type = graph.types.first else { continue }
+            writer.write(type: type, refs: part.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }, graph: graph)
+        }
+        writer.finish()
     }
 
     /// The answer with objects and projection rows as their keys.

@@ -72,9 +72,15 @@ struct Query: ParsableCommand {
         // semantics, no load.
         if !commit, engine != .memory, let parsed {
             let answer: (result: QueryResult, graph: ObjectGraph)?
+            let sink = OutputSink(fd: 1)
             do {
                 if let file {
-                    answer = try SQLPushdown.run(parsed, file: file)
+                    // Written as read: a table of millions of rows a part at a time.
+                    if try SQLPushdown.write(parsed, file: file, mode: format, toTerminal: isatty(1) == 1, to: sink) {
+                        sink.flush()
+                        return
+                    }
+                    answer = nil
                 } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
                     // Persist's layout too large to load: read no more than the statement needs.
                     guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
@@ -88,12 +94,12 @@ struct Query: ParsableCommand {
             } catch let error as QueryError {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
-            } catch let error as StoreError where engine == .auto && error.kind != .fileNotFound {
-                // A damaged file: the load reads what it can, with warnings.
+            } catch let error as StoreError where engine == .auto && error.kind != .fileNotFound && !sink.hasFlushed {
+                // A damaged file: the load reads what it can, with warnings (nothing printed yet
+                // is printed twice: the sink's buffer is dropped).
                 answer = nil
             }
             if let answer {
-                let sink = OutputSink(fd: 1)
                 answer.result.write(format, graph: answer.graph, toTerminal: isatty(1) == 1, to: sink)
                 sink.flush()
                 return

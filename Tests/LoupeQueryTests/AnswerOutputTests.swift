@@ -95,6 +95,32 @@ final class AnswerOutputTests: XCTestCase {
             """)
     }
 
+    /// A relational file's objects printed by SQL a part at a time (``SQLPushdown/write``) print
+    /// what its whole result prints: mixed kinds, blobs, a text key with a NULL, sorted by SQL,
+    /// and a statement that fails prints nothing.
+    func testRelationalObjectsPrintedInPartsAreTheWholeResult() throws {
+        let file = try StoreFile.openForReading(try SQLEngineTests.makeFile())
+        for statement in ["book", "book sort by title desc", "book where pages > 1 OR price < 10", "author sort by born", "Loan", "Loan where member != nil sort by due"] {
+            let parsed = try Parser.parse(statement)
+            let (result, graph) = try XCTUnwrap(try SQLPushdown.run(parsed, file: file), statement)
+            for mode in OutputMode.allCases {
+                let whole = result.render(mode, graph: graph)
+                for partSize in [1, 2, 5] {
+                    let sink = OutputSink()
+                    XCTAssertTrue(try SQLPushdown.write(parsed, file: file, mode: mode, toTerminal: false, to: sink, partSize: partSize), statement)
+                    if mode == .table {
+                        XCTAssertEqual(cells(sink.text), cells(whole), "\(statement) in \(mode), parts of \(partSize)")
+                    } else {
+                        XCTAssertEqual(sink.text, whole, "\(statement) in \(mode), parts of \(partSize)")
+                    }
+                }
+            }
+        }
+        let sink = OutputSink()
+        XCTAssertThrowsError(try SQLPushdown.write(try Parser.parse("book where titel == 1"), file: file, mode: .json, toTerminal: false, to: sink, partSize: 1))
+        XCTAssertEqual(sink.text, "")
+    }
+
     /// With staged changes (an attribute set on one object, a new object), the parts print what
     /// one overlaid graph prints: the new attribute's column on every part.
     func testStagedChangesPrintedInParts() throws {
