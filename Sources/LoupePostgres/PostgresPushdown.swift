@@ -35,6 +35,29 @@ public enum PostgresPushdown {
     }
 }
 
+extension PostgresPushdown {
+    /// Writes the statement's result to `sink` in `mode` as ``run(_:url:)``'s result prints, a
+    /// table's objects read `partSize` at a time, each part written and let go (memory holds a
+    /// part, never the answer); false, with nothing written, when it does not translate.
+    public static func write(_ statement: LoupeQuery.Statement, url: String, mode: OutputMode, toTerminal: Bool, to sink: OutputSink,
+                             partSize: Int = SourceAnswer.partSize) throws -> Bool {
+        guard statement.pushdownRoot != nil else { return false }
+        let connection = try PostgresConnection(url: url)
+        return try connection.snapshot { () throws -> Bool in
+            if try PostgresPersist.isPersist(connection) {
+                guard let (result, graph) = try PostgresPersistPushdown.run(statement, connection: connection) else { return false }
+                result.write(mode, graph: graph, toTerminal: toTerminal, to: sink)
+                return true
+            }
+            let described = try PostgresDatabase.describeAll(connection)
+            let schema = PostgresDatabase.schemaGraph(described)
+            _ = try QueryEngine(graph: schema).run(statement)
+            let translation = PostgresTranslation(schema: schema, described: described, connection: connection)
+            return try translation.write(statement, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize)
+        }
+    }
+}
+
 /// One statement as PostgreSQL SQL (see ``PostgresPushdown``): over tables, paths along foreign
 /// keys; ``PostgresPersistTranslation`` reads Persist's layout through the same predicates.
 class PostgresTranslation {
@@ -439,20 +462,18 @@ class PostgresTranslation {
         let t = PostgresDatabase.addType(root, to: builder)
         let keyValues = keys.map { row in root.keys.indices.map { PostgresDatabase.value(row[$0], type: oids[$0]) } }
         if !keyValues.isEmpty {
-            let tuple = "(" + root.keys.map { SQL.identifier($0) }.joined(separator: ", ") + ")"
-            // Keys as parameters: ((k1, k2) IN (($1, $2), …)), typed as their columns.
+            // Keys as one array parameter per key column, typed as the column (any number of
+            // keys: a parameter per key would stop at PostgreSQL's 65,535).
             var keyParameters: [String?] = []
-            var tuples: [String] = []
-            for row in keys {
-                var parts: [String] = []
-                for (i, k) in root.keys.enumerated() {
-                    keyParameters.append(row[i])
-                    let declared = root.columns.first { $0.name == k }?.type ?? "text"
-                    parts.append("$\(keyParameters.count)::\(declared)")
-                }
-                tuples.append("(" + parts.joined(separator: ", ") + ")")
+            var columns: [String] = [], arrays: [String] = []
+            for (i, k) in root.keys.enumerated() {
+                keyParameters.append(PostgresPages.arrayLiteral(keys.map { $0[i] }))
+                columns.append(SQL.identifier(k))
+                arrays.append("$\(i + 1)::\(root.columns.first { $0.name == k }?.type ?? "text")[]")
             }
-            try PostgresDatabase.readRows(connection, root, type: t, into: builder, condition: "\(tuple) IN (\(tuples.joined(separator: ", ")))", parameters: keyParameters)
+            let condition = root.keys.count == 1 ? "\(columns[0]) = ANY(\(arrays[0]))"
+                : "(\(columns.joined(separator: ", "))) IN (SELECT * FROM unnest(\(arrays.joined(separator: ", "))))"
+            try PostgresDatabase.readRows(connection, root, type: t, into: builder, condition: condition, parameters: keyParameters)
         }
         let graph = builder.finish()
         let refs = keyValues.compactMap { values -> ObjectRef? in
@@ -473,8 +494,13 @@ class PostgresTranslation {
 
     /// The statement's answer with its objects read by key as a load reads them, or nil.
     func answer(_ statement: LoupeQuery.Statement) throws -> (QueryResult, ObjectGraph)? {
+        try result(of: try answered(statement))
+    }
+
+    /// The result of what ``answered(_:)`` gave, its objects read by key.
+    private func result(of answered: Answered?) throws -> (QueryResult, ObjectGraph)? {
         let empty = GraphBuilder(formatName: "").finish()
-        switch try answered(statement) {
+        switch answered {
         case nil: return nil
         case .count(let n)?: return (.count(n), empty)
         case .groups(let key, let rows, _)?: return (.groups(key: key, rows: rows, objects: []), empty)
@@ -484,6 +510,29 @@ class PostgresTranslation {
                   let table = graph.type(named: schema.types[type].name.rawValue) else { return nil }
             return (.objects(type: table, refs: refs), graph)
         }
+    }
+
+    /// Writes the statement's result as ``answer(_:)``'s prints, its objects read `partSize` at a
+    /// time, each part written and let go; false, with nothing written, when it does not translate.
+    func write(_ statement: LoupeQuery.Statement, mode: OutputMode, toTerminal: Bool, to sink: OutputSink, partSize: Int) throws -> Bool {
+        let answered = try answered(statement)
+        guard case .objects(let type, let keys, let keyTypes)? = answered, keys.count > partSize, table(type) != nil else {
+            guard let (result, graph) = try result(of: answered) else { return false }
+            result.write(mode, graph: graph, toTerminal: toTerminal, to: sink)
+            return true
+        }
+        let attributes = schema.types[type].attributes.map(\.name)
+        var keyColumn: String?
+        if case .column(let key, _) = schema.types[type].keyPolicy { keyColumn = key }
+        var writer = QueryResult.ObjectsWriter(attributes: attributes, keyColumn: keyColumn, mode: mode, toTerminal: toTerminal, to: sink)
+        for start in stride(from: 0, to: keys.count, by: partSize) {
+            // Never nil: the type's table was found above.
+            guard let (graph, refs) = try objects(of: type, keys: Array(keys[start ..< min(keys.count, start + partSize)]), types: keyTypes),
+                  let table = graph.type(named: schema.types[type].name.rawValue) else { continue }
+            writer.write(type: table, refs: refs, graph: graph)
+        }
+        writer.finish()
+        return true
     }
 
     /// The statement's answer with its objects as keys (paged mode reads them a page at a

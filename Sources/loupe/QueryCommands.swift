@@ -71,16 +71,12 @@ struct Query: ParsableCommand {
         // A relational file or a PostgreSQL database: the database answers, with the engine's
         // semantics, no load.
         if !commit, engine != .memory, let parsed {
-            let answer: (result: QueryResult, graph: ObjectGraph)?
             let sink = OutputSink(fd: 1)
             do {
+                let written: Bool
                 if let file {
                     // Written as read: a table of millions of rows a part at a time.
-                    if try SQLPushdown.write(parsed, file: file, mode: format, toTerminal: isatty(1) == 1, to: sink) {
-                        sink.flush()
-                        return
-                    }
-                    answer = nil
+                    written = try SQLPushdown.write(parsed, file: file, mode: format, toTerminal: isatty(1) == 1, to: sink)
                 } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
                     // Persist's layout too large to load: read no more than the statement needs.
                     guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
@@ -89,20 +85,18 @@ struct Query: ParsableCommand {
                     try write(paged, opening.pages)
                     return
                 } else {
-                    answer = try PostgresPushdown.run(parsed, url: store.file)
+                    written = try PostgresPushdown.write(parsed, url: store.file, mode: format, toTerminal: isatty(1) == 1, to: sink)
+                }
+                if written {
+                    sink.flush()
+                    return
                 }
             } catch let error as QueryError {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
             } catch let error as StoreError where engine == .auto && error.kind != .fileNotFound && !sink.hasFlushed {
-                // A damaged file: the load reads what it can, with warnings (nothing printed yet
-                // is printed twice: the sink's buffer is dropped).
-                answer = nil
-            }
-            if let answer {
-                answer.result.write(format, graph: answer.graph, toTerminal: isatty(1) == 1, to: sink)
-                sink.flush()
-                return
+                // A damaged file: the load reads what it can, with warnings (what the sink holds
+                // is dropped: nothing is printed twice).
             }
             // A database too large to load: what it cannot answer is refused, not loaded.
             if engine == .auto, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {

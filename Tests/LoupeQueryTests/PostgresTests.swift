@@ -79,6 +79,39 @@ final class PostgresTests: XCTestCase {
         XCTAssertEqual(try engine.run("count cheap").render(.json, graph: graph), "1\n")
     }
 
+    /// A table's objects printed a part at a time (``PostgresPushdown/write``) print what the whole
+    /// result prints, in every mode: keys of one column and of two, text keys, and more rows than
+    /// PostgreSQL takes parameters (each part's keys go as one array per key column).
+    func testObjectsPrintedInPartsAreTheWholeResult() throws {
+        let chinook = try Self.chinook.get()
+        let url = try PostgresServer.freshDatabase("parts")
+        XCTAssertEqual(try PostgresServer.psql(url, """
+            CREATE TABLE pair (a int, b text, note text, PRIMARY KEY (a, b));
+            INSERT INTO pair SELECT i % 7, 'k' || i, CASE WHEN i % 3 = 0 THEN NULL ELSE 'n' || i END FROM generate_series(1, 40) i;
+            INSERT INTO pair VALUES (1, 'q"\\b,{}', 'quoted'), (2, 'NULL', 'the word');
+            CREATE TABLE many (code text PRIMARY KEY, n int);
+            INSERT INTO many SELECT 'c' || i, i FROM generate_series(1, 70000) i;
+            """), 0)
+        let cases = [(chinook, "Track where Milliseconds > 400000 sort by Name desc"), (chinook, "InvoiceLine where UnitPrice > 1"),
+                     (chinook, "PlaylistTrack where PlaylistId == 1 sort by TrackId desc"), (url, "pair"), (url, "pair sort by note"), (url, "pair where a == 1 OR a == 2")]
+        for (database, statement) in cases {
+            let parsed = try Parser.parse(statement)
+            let (result, graph) = try XCTUnwrap(try PostgresPushdown.run(parsed, url: database), statement)
+            for mode in OutputMode.allCases where mode != .table {
+                let whole = result.render(mode, graph: graph)
+                let sink = OutputSink()
+                XCTAssertTrue(try PostgresPushdown.write(parsed, url: database, mode: mode, toTerminal: false, to: sink, partSize: 7), statement)
+                XCTAssertEqual(sink.text, whole, "\(statement) in \(mode)")
+            }
+        }
+        let sink = OutputSink()
+        XCTAssertTrue(try PostgresPushdown.write(try Parser.parse("many"), url: url, mode: .csv, toTerminal: false, to: sink, partSize: 66_000))
+        let lines = sink.text.split(separator: "\r\n")
+        XCTAssertEqual(lines.count, 70_001)
+        XCTAssertEqual(Array(lines.prefix(2)), ["id,code,n", "c1,c1,1"], "the key, then every column")
+        XCTAssertEqual(lines.last, "c9999,c9999,9999", "in key order (text)")
+    }
+
     /// An unreachable port, an unknown database, a wrong user, a dropped connection: one clear
     /// error each (no password in it), quickly, never a crash; and the connection never writes.
     func testFailuresAreClearErrors() throws {
