@@ -25,10 +25,12 @@ extension RelationalPages: CommittablePages {
     public static var format: any StoreFormat.Type { RelationalFormat.self }
     public func reopened() throws -> RelationalPages { try RelationalPages.open(file, edgesPerObject: edgesPerObject) }
 
-    /// The same tables with the row counts the commit moved and the file's new stamp (a
-    /// relational commit adds no column).
+    /// The same tables with the row counts the commit moved (when they were read) and the
+    /// file's new stamp (a relational commit adds no column).
     public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]]) -> RelationalPages {
-        let moved = zip(layout.graph.types, counts).map { type, count in max(0, count + (report.countChanges[type.name.rawValue] ?? 0)) }
+        let moved = counted.known.map { counts in
+            zip(layout.graph.types, counts).map { type, count in max(0, count + (report.countChanges[type.name.rawValue] ?? 0)) }
+        }
         return RelationalPages(file: file, layout: layout, sources: sources, counts: moved, indexedColumns: indexedColumns,
                                readOnlyReason: readOnlyReason, edgesPerObject: edgesPerObject, stamp: report.stampAfter ?? file.stamp(),
                                leavesOutInference: leavesOutInference)

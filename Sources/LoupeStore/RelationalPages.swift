@@ -22,9 +22,10 @@ public final class RelationalPages: PageSource, Sendable {
     public let file: StoreFile
     /// The file's types, attributes and declared relations with no objects, as a load names them.
     public let layout: RelationalLayout
-    /// Per type (by index): what a load read of its table, and its row count.
+    /// Per type (by index): what a load read of its table.
     let sources: [RelationalFormat.Source]
-    let counts: [Int]
+    /// Per type: its row count, read when first needed (``countTypes()``), not at open.
+    let counted: TypeCounts
     /// Per type: the columns that lead an index of the table (a lookup by them is a seek).
     let indexedColumns: [Set<String>]
     /// Why a framework file is read-only, as a load says it (nil for a plain file).
@@ -36,7 +37,34 @@ public final class RelationalPages: PageSource, Sendable {
     /// True when a load would also look for undeclared relations in the rows (paged mode does not).
     public let leavesOutInference: Bool
 
-    public var catalog: [(name: String, count: Int)] { zip(layout.graph.types, counts).map { ($0.name.rawValue, $1) } }
+    public var catalog: [(name: String, count: Int)] {
+        let counts = (try? counts()) ?? Array(repeating: 0, count: layout.graph.types.count)
+        return zip(layout.graph.types, counts).map { ($0.name.rawValue, $1) }
+    }
+
+    public var listedTypes: [(name: String, count: Int?)] {
+        let counts = counted.known
+        return layout.graph.types.map { ($0.name.rawValue, counts?[$0.index]) }
+    }
+
+    public func countTypes() throws { try counts() }
+
+    /// Each table's row count, read first when not yet done: on a connection of its own (the
+    /// windows read on the file's meanwhile), once.
+    @discardableResult
+    func counts() throws -> [Int] {
+        try counted.counts {
+            let reader = try file.makeReader()
+            defer { try? reader.close() }
+            return try reader.read { db in
+                try sources.map { (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier($0.name))")) ?? 0 }
+            }
+        }
+    }
+
+    /// How many rows from a known key ``keys(type:range:near:)`` steps over before it waits for
+    /// the table's count instead (to read from its other end when nearer).
+    static let uncountedReach = 10_000
 
     public var notes: [String] {
         var notes: [String] = []
@@ -63,12 +91,12 @@ public final class RelationalPages: PageSource, Sendable {
     /// Per type: the foreign keys that point at it.
     let incoming: [[Incoming]]
 
-    init(file: StoreFile, layout: RelationalLayout, sources: [RelationalFormat.Source], counts: [Int], indexedColumns: [Set<String>],
+    init(file: StoreFile, layout: RelationalLayout, sources: [RelationalFormat.Source], counts: [Int]?, indexedColumns: [Set<String>],
          readOnlyReason: String?, edgesPerObject: Int, stamp: FileStamp, leavesOutInference: Bool) {
         self.file = file
         self.layout = layout
         self.sources = sources
-        self.counts = counts
+        self.counted = TypeCounts(counts)
         self.indexedColumns = indexedColumns
         self.readOnlyReason = readOnlyReason
         self.edgesPerObject = max(1, edgesPerObject)
@@ -84,7 +112,8 @@ public final class RelationalPages: PageSource, Sendable {
         self.incoming = incoming
     }
 
-    /// Opens `file` for paging: its tables and views, their counts and declared relations. Throws
+    /// Opens `file` for paging: its tables and views and their declared relations (the row counts
+    /// are read when first needed: a first screen does not wait for a table of millions). Throws
     /// when the file is not a plain relational one (a framework store reads through its format).
     public static func open(_ file: StoreFile, edgesPerObject: Int = 2_000) throws -> RelationalPages {
         let stamp = file.stamp()
@@ -98,14 +127,12 @@ public final class RelationalPages: PageSource, Sendable {
             }
             let layout = try RelationalFormat.layout(db, sources: described)
             var sources: [RelationalFormat.Source] = []
-            var counts: [Int] = []
             var indexed: [Set<String>] = []
             for type in layout.graph.types {
                 guard let source = described[type.name.rawValue] else {
                     throw StoreError(.unreadable, path: file.path, typeName: type.name.rawValue, reason: "its columns cannot be read")
                 }
                 sources.append(source)
-                counts.append((try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(source.name))")) ?? 0)
                 var columns = Set<String>()
                 if !source.isView {
                     for index in try db.indexes(on: source.name) { if let first = index.columns.first { columns.insert(first) } }
@@ -114,7 +141,7 @@ public final class RelationalPages: PageSource, Sendable {
                 }
                 indexed.append(columns)
             }
-            return RelationalPages(file: file, layout: layout, sources: sources, counts: counts, indexedColumns: indexed,
+            return RelationalPages(file: file, layout: layout, sources: sources, counts: nil, indexedColumns: indexed,
                                    readOnlyReason: try RelationalFormat.frameworkReadOnlyReason(db), edgesPerObject: edgesPerObject, stamp: stamp,
                                    leavesOutInference: try RelationalFormat.mayInferRelations(db, sources: described))
         }
@@ -138,8 +165,15 @@ public final class RelationalPages: PageSource, Sendable {
                                   arguments: StatementArguments(parts.map(\.databaseValue)))
     }
 
+    /// While the table is not counted (``countTypes()``), positions a few pages from its first
+    /// row or from `near` are read from there (fewer keys come back past the end); a range
+    /// farther away, or of a table paged by position, waits for the count.
     public func keys(type t: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
-        let range = max(0, range.lowerBound) ..< min(counts[t], range.upperBound)
+        let asked = max(0, range.lowerBound) ..< max(0, range.upperBound)
+        var count = counted.known?[t]
+        let uncounted = count == nil && rowid(t) != nil ? KeysetAnchor.uncounted(for: asked, near: near, reach: Self.uncountedReach) : nil
+        if count == nil, uncounted == nil { count = try counts()[t] }
+        let range = asked.clamped(to: 0..<(count ?? .max))
         guard !range.isEmpty else { return [] }
         let table = SQL.identifier(sources[t].name)
         guard let rowidName = rowid(t) else {
@@ -151,7 +185,8 @@ public final class RelationalPages: PageSource, Sendable {
                 return rows.enumerated().map { layout.key($1, type: t, ordinal: Int64(range.lowerBound + $0 + 1)) }
             }
         }
-        let ranked = KeysetAnchor.ranked(for: range, count: counts[t], near: near)
+        // Uncounted: from the anchor near the range, else (its key gone) from the first row.
+        let ranked = uncounted.map { [$0, .forward(from: 0, key: nil)] } ?? KeysetAnchor.ranked(for: range, count: count ?? .max, near: near)
         let selection = layout.keySelection(t, rowid: rowidName)
         return try file.read { db in
             for anchor in ranked {
@@ -520,7 +555,8 @@ public final class RelationalPages: PageSource, Sendable {
             guard let rowidName = rowid(t) else {
                 // By position, `size` rows at a time.
                 var position = 0
-                while position < counts[t] {
+                let count = try counts()[t]
+                while position < count {
                     guard try body(finished(try chunk(db, type: t, rows: .positions(offset: position, limit: size)))) else { return }
                     position += size
                 }

@@ -23,6 +23,28 @@ final class RelationalPagedTests: XCTestCase {
         try walk(path, seed: 9, count: 150, edgesPerObject: 2_000, windowRows: 300, open: relational)
     }
 
+    /// The tables are listed without their row counts, read off the UI thread while the first
+    /// screen is drawn (see ``assertFirstScreenWaitsForNoCount(graph:open:)``).
+    func testTheFirstScreenDoesNotWaitForTheCounts() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try assertFirstScreenWaitsForNoCount(graph: try LoadedStore.open(path).graph) { try RelationalPages.open(try StoreFile.openForReading(path)) }
+    }
+
+    /// Keys by position, from any window, before the tables are counted (read from the window or
+    /// the first row, fewer past the end) and after: the load's keys in its order; tables without
+    /// a rowid (paged by position) count first.
+    func testKeysByPositionBeforeAndAfterCounting() throws {
+        for path in [try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), try HostileFiles.awkwardRelational()] {
+            let graph = try LoadedStore.open(path).graph
+            let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+            XCTAssertTrue(pages.listedTypes.allSatisfy { $0.count == nil }, path)
+            assertKeysByPosition(graph: graph, pages: pages, seed: 7, rounds: 12, length: 40, withoutNear: true, label: "uncounted")
+            try pages.countTypes()
+            XCTAssertEqual(pages.listedTypes.map(\.count), graph.types.map(\.count), path)
+            assertKeysByPosition(graph: graph, pages: pages, seed: 8, rounds: 12, length: 40, withoutNear: true, label: "counted")
+        }
+    }
+
     func testAwkwardKeysPageAsTheyLoad() throws {
         let path = try HostileFiles.awkwardRelational()
         for seed in UInt64(1)...8 {
