@@ -98,8 +98,7 @@ public struct ResultTable: Equatable {
                     out += "\r\n"
                 }
             case .markdown:
-                func escaped(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
-                for r in 0..<rowCount { sink.write("| " + (0..<width).map { escaped(ValueFormatter.plain(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
+                for r in 0..<rowCount { sink.write("| " + (0..<width).map { Self.markdownCell(ValueFormatter.plain(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
             case .line:
                 let names = columns.map(DisplayText.escaped)
                 let nameWidth = names.map { DisplayText.width(of: $0) }.max() ?? 0
@@ -127,6 +126,9 @@ public struct ResultTable: Equatable {
             if mode == .json { sink.write("]\n") }
         }
 
+        /// A name or value in a Markdown table: escaped for the terminal, its `|` escaped too.
+        private static func markdownCell(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
+
         /// The header, once.
         private mutating func begin() {
             guard !started else { return }
@@ -137,8 +139,7 @@ public struct ResultTable: Equatable {
                 for (i, c) in columns.enumerated() { if i > 0 { sink.write(",") }; sink.write(ResultTable.csvField(toTerminal ? DisplayText.escaped(c) : c)) }
                 sink.write("\r\n")
             case .markdown:
-                func escaped(_ s: String) -> String { DisplayText.escaped(s).replacingOccurrences(of: "|", with: "\\|") }
-                sink.write("| " + columns.map(escaped).joined(separator: " | ") + " |\n")
+                sink.write("| " + columns.map(Self.markdownCell).joined(separator: " | ") + " |\n")
                 sink.write("|" + columns.map { _ in " --- |" }.joined() + "\n")
             case .ndjson, .line, .table: break
             }

@@ -15,27 +15,23 @@ final class AnswerOutputTests: XCTestCase {
     /// A Persist store whose `Thing`s show attributes past the schema's sample: `late` first in
     /// the 300th document, `later` in the last, `never` only in a document that does not parse.
     static func store() throws -> String {
-        let path = try Shared.temporaryPath()
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE by_type (id INTEGER PRIMARY KEY NOT NULL, type_name TEXT NOT NULL, json TEXT NOT NULL);
-                CREATE TABLE relations (from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, relation TEXT NOT NULL);
-                """)
-            for i in 1...400 {
-                var json = #"{"n": \#(i), "s": "name \#(i % 7)", "big": "\#(String(repeating: "w", count: i % 50))""#
-                if i == 300 { json += #", "late": true"# }
-                if i == 400 { json += #", "later": [1, 2]"# }
-                if i % 11 == 0 { json += #", "s": null"# }
-                json += "}"
-                if i == 350 { json = #"{"never": 1, oops"# }
-                if i == 351 { json = "[1, 2]" }
-                try db.execute(sql: "INSERT INTO by_type VALUES (?, 'Thing', ?)", arguments: [i, json])
+        try HostileFiles.make("parts.sqlite") { db in
+            try HostileFiles.persistSchema(db)
+            try db.inTransaction {
+                for i in 1...400 {
+                    var json = #"{"n": \#(i), "s": "name \#(i % 7)", "big": "\#(String(repeating: "w", count: i % 50))""#
+                    if i == 300 { json += #", "late": true"# }
+                    if i == 400 { json += #", "later": [1, 2]"# }
+                    if i % 11 == 0 { json += #", "s": null"# }
+                    json += "}"
+                    if i == 350 { json = #"{"never": 1, oops"# }
+                    if i == 351 { json = "[1, 2]" }
+                    try db.execute(sql: "INSERT INTO by_type VALUES (?, 'Thing', ?)", arguments: [i, json])
+                }
+                try db.execute(sql: "INSERT INTO by_type VALUES (401, 'Other', '{\"x\": 1}')")
+                return .commit
             }
-            try db.execute(sql: "INSERT INTO by_type VALUES (401, 'Other', '{\"x\": 1}')")
         }
-        try queue.close()
-        return path
     }
 
     /// What `answer` prints in `mode`, `partSize` objects at a time.

@@ -22,7 +22,7 @@ public enum HostileFiles {
     public static func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     /// Persist's two tables, as Persist declares them (or with looser types, for `loose`).
-    static func persistSchema(_ db: Database, loose: Bool = false) throws {
+    public static func persistSchema(_ db: Database, loose: Bool = false) throws {
         if loose {
             try db.execute(sql: "CREATE TABLE by_type (id, type_name, json)")
             try db.execute(sql: "CREATE TABLE relations (from_id, to_id, relation)")
