@@ -20,40 +20,35 @@ import LoupeStore
 public enum PostgresPushdown {
     /// The result and the graph its objects live in, or nil (see above).
     public static func run(_ statement: LoupeQuery.Statement, url: String) throws -> (result: QueryResult, graph: ObjectGraph)? {
-        guard statement.pushdownRoot != nil else { return nil }
-        let connection = try PostgresConnection(url: url)
-        return try connection.snapshot { () throws -> (QueryResult, ObjectGraph)? in
-            // Persist's layout is a graph of documents, not of tables.
-            if try PostgresPersist.isPersist(connection) { return try PostgresPersistPushdown.run(statement, connection: connection) }
-            let described = try PostgresDatabase.describeAll(connection)
-            let schema = PostgresDatabase.schemaGraph(described)
-            // Names, quantifiers and the rest of the engine's own checks, as it reports them.
-            _ = try QueryEngine(graph: schema).run(statement)
-            let translation = PostgresTranslation(schema: schema, described: described, connection: connection)
-            return try translation.answer(statement)
-        }
+        try withTranslation(statement, url: url, persist: { try PostgresPersistPushdown.run(statement, connection: $0) }) { try $0.answer(statement) }
     }
-}
 
-extension PostgresPushdown {
     /// Writes the statement's result to `sink` in `mode` as ``run(_:url:)``'s result prints, a
     /// table's objects read `partSize` at a time, each part written and let go (memory holds a
     /// part, never the answer); false, with nothing written, when it does not translate.
     public static func write(_ statement: LoupeQuery.Statement, url: String, mode: OutputMode, toTerminal: Bool, to sink: OutputSink,
                              partSize: Int = SourceAnswer.partSize) throws -> Bool {
-        guard statement.pushdownRoot != nil else { return false }
+        try withTranslation(statement, url: url, persist: { connection -> Bool? in
+            guard let (result, graph) = try PostgresPersistPushdown.run(statement, connection: connection) else { return nil }
+            result.write(mode, graph: graph, toTerminal: toTerminal, to: sink)
+            return true
+        }) { try $0.write(statement, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize) ? true : nil } ?? false
+    }
+
+    /// Runs `body` in one snapshot of the database at `url`, on the statement's translation over
+    /// its tables after the engine's own checks of the statement (names, quantifiers, as it
+    /// reports them), or `persist` on the connection when the database holds Persist's layout (a
+    /// graph of documents, not of tables); nil when the statement names no type to answer.
+    private static func withTranslation<T>(_ statement: LoupeQuery.Statement, url: String, persist: (PostgresConnection) throws -> T?,
+                                           _ body: (PostgresTranslation) throws -> T?) throws -> T? {
+        guard statement.pushdownRoot != nil else { return nil }
         let connection = try PostgresConnection(url: url)
-        return try connection.snapshot { () throws -> Bool in
-            if try PostgresPersist.isPersist(connection) {
-                guard let (result, graph) = try PostgresPersistPushdown.run(statement, connection: connection) else { return false }
-                result.write(mode, graph: graph, toTerminal: toTerminal, to: sink)
-                return true
-            }
+        return try connection.snapshot { () throws -> T? in
+            if try PostgresPersist.isPersist(connection) { return try persist(connection) }
             let described = try PostgresDatabase.describeAll(connection)
             let schema = PostgresDatabase.schemaGraph(described)
             _ = try QueryEngine(graph: schema).run(statement)
-            let translation = PostgresTranslation(schema: schema, described: described, connection: connection)
-            return try translation.write(statement, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize)
+            return try body(PostgresTranslation(schema: schema, described: described, connection: connection))
         }
     }
 }
