@@ -317,7 +317,7 @@ struct CoreDataSchema {
         // read as a plain one.
         var tableByUpper: [String: String] = [:]
         for table in tableNames {
-            let columns = Set(try db.columns(in: table).map { $0.name.uppercased() })
+            let columns = Set(try db.columnNames(in: table).map { $0.uppercased() })
             if columns.isSuperset(of: ["Z_PK", "Z_ENT"]), tableByUpper[table.uppercased()] == nil { tableByUpper[table.uppercased()] = table }
         }
         for ent in order {
@@ -332,7 +332,7 @@ struct CoreDataSchema {
             schema.indexByNumber[ent] = schema.entities.count
             schema.entities.append(Entity(number: ent, name: name, superNumber: sup.flatMap { names[$0] != nil ? $0 : nil }, table: table))
         }
-        for table in schema.tables { schema.columns[table] = try db.columns(in: table).map(\.name) }
+        for table in schema.tables { schema.columns[table] = try db.columnNames(in: table) }
         let entityTables = Set(schema.tables)
         let ownTables = Set(names.values.map { "A" + $0.0.uppercased() })
         schema.otherTables = tableNames.filter { !entityTables.contains($0) && !isBookkeeping($0) && !ownTables.contains($0.uppercased()) }
@@ -357,7 +357,7 @@ struct CoreDataSchema {
         static func all(_ db: Database, tables: [String]) throws -> [JoinTable] {
             var out: [JoinTable] = []
             for table in tables where table.uppercased().hasPrefix("Z_") && table.count > 2 && table.dropFirst(2).first?.isNumber == true {
-                let columns = try db.columns(in: table).map(\.name)
+                let columns = try db.columnNames(in: table)
                 var keys: [KeyColumn] = []
                 var orders: [String] = []
                 for c in columns {

@@ -337,7 +337,7 @@ public final class PersistPages: PageSource, Sendable {
     private static func indexedColumns(_ db: Database) throws -> [String: Set<String>] {
         var out: [String: Set<String>] = [:]
         for table in ["by_type", "relations"] {
-            for index in try db.indexes(on: table) { if let first = index.columns.first { out[table, default: []].insert(first) } }
+            out[table] = try db.columnsLeadingIndexes(on: table)
         }
         return out
     }

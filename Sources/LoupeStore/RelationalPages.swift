@@ -135,7 +135,7 @@ public final class RelationalPages: PageSource, Sendable {
                 sources.append(source)
                 var columns = Set<String>()
                 if !source.isView {
-                    for index in try db.indexes(on: source.name) { if let first = index.columns.first { columns.insert(first) } }
+                    columns = try db.columnsLeadingIndexes(on: source.name)
                     // The rowid and its alias (an INTEGER PRIMARY KEY) are the table's own order.
                     if case .column(let k, true) = type.keyPolicy { columns.insert(k) }
                 }

@@ -228,6 +228,22 @@ extension Database {
     /// The columns of a table, or nil when there is no such table.
     func columnNames(of table: String) throws -> [String]? {
         guard try tableExists(table) else { return nil }
-        return try columns(in: table).map(\.name)
+        return try columnNames(in: table)
+    }
+
+    /// The columns of a table or view in order, as `SELECT *` gives them (the hidden columns of
+    /// a virtual table left out; none when there is no such table). The name is bound, not
+    /// spelt into the SQL: GRDB's `columns(in:)` quotes a name without doubling the quotes it
+    /// holds, and a file's table may be called `we"ird`.
+    func columnNames(in table: String) throws -> [String] {
+        try String.fetchAll(self, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden != 1 ORDER BY cid", arguments: [table])
+    }
+
+    /// The first column of each index on `table` (an index led by the rowid or an expression
+    /// left out), the name bound as in ``columnNames(in:)`` (GRDB's `indexes(on:)` spells it).
+    func columnsLeadingIndexes(on table: String) throws -> Set<String> {
+        Set(try String.fetchAll(self, sql: """
+            SELECT i.name FROM pragma_index_list(?) l, pragma_index_info(l.name) i WHERE i.seqno = 0 AND i.name IS NOT NULL
+            """, arguments: [table]))
     }
 }

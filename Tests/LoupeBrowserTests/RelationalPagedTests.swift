@@ -52,6 +52,13 @@ final class RelationalPagedTests: XCTestCase {
         }
     }
 
+    /// Names holding quotes, escapes and SQL (tables, columns, a foreign key's column): the
+    /// file's indexes are read with the names bound, and windows page as they load.
+    func testHostileNamesPageAsTheyLoad() throws {
+        let path = try HostileFiles.hostileNames()
+        for seed in UInt64(1)...3 { try walk(path, seed: seed, count: 120, edgesPerObject: Int(seed), windowRows: 30, open: relational) }
+    }
+
     func testNorthwindPagedScreensAreTheLoadedGraphs() throws {
         let path = try Shared.copy("realdata/northwind/northwind_w3schools.db3")
         for seed in UInt64(1)...4 { try walk(path, seed: seed, count: 150, edgesPerObject: Int(seed) * 4, windowRows: 40, open: relational) }

@@ -216,6 +216,20 @@ final class FrameworkFormatTests: XCTestCase {
         for expected in ["model cache", "loop", "Foo", "name no entity"] { XCTAssertTrue(warnings.contains(expected), warnings) }
     }
 
+    /// A table or an index named with a double quote (GRDB spells such a name into its pragmas
+    /// without doubling the quote): a Core Data store that holds one loads, the table read as a
+    /// plain one.
+    func testCoreDataStoreWithQuotedNamesLoads() throws {
+        let path = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: #"CREATE TABLE "we""ird" (Z_PK INTEGER PRIMARY KEY, "x""y" TEXT); CREATE INDEX "i""x" ON "we""ird" ("x""y"); INSERT INTO "we""ird" VALUES (1, 'a')"#)
+        }
+        let store = try LoadedStore.open(path)
+        XCTAssertEqual(store.format.name, "Core Data")
+        XCTAssertEqual(store.graph.type(named: "Recipe")?.count, 7)
+        XCTAssertEqual(store.graph.type(named: "we\"ird")?.attributes.map(\.name), ["Z_PK", "x\"y"])
+    }
+
     /// `--as sqlite` shows the raw tables of a framework store; forcing a format a file is not in is refused.
     func testForcedFormats() throws {
         let path = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
