@@ -7,23 +7,38 @@ extension ObjectGraph {
     /// types and cardinality, and the relations of other types that point here. Names are escaped
     /// (``DisplayText``): a name is data from the file.
     public func schemaText(of table: TypeTable) -> String {
+        schemaText(of: table, count: table.count, attributesFrom: table)
+    }
+
+    /// The schema of a type of a store read a page at a time, as ``schemaText(of:)`` prints it
+    /// after a whole load: the type's `count` objects, its relations and backlinks as this graph
+    /// (the store's schema) has them, and its attributes as `sample` found them (the same type in
+    /// a graph holding its first objects): the kinds seen and how many of those objects have each.
+    /// When the sample holds every object of the type, the text is a whole load's; else its first
+    /// line and each attribute's say how many objects the sample holds.
+    public func schemaText(of table: TypeTable, count: Int, sample: TypeTable) -> String {
+        schemaText(of: table, count: count, attributesFrom: sample)
+    }
+
+    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable) -> String {
         let e = DisplayText.escaped
         let readOnly = !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only view)" : " (read-only)"
-        var lines = ["\(e(table.name.rawValue))\(readOnly) — \(table.count) objects"]
+        let sampled = sample.count < count
+        var lines = ["\(e(table.name.rawValue))\(readOnly) — \(count) objects" + (sampled ? " (attributes as its first \(sample.count) have them)" : "")]
         if let s = table.lineage.supertype { lines.append("  inherits from \(e(types[s].name.rawValue)) (a query on \(e(types[s].name.rawValue)) includes this type's objects)") }
         if !table.lineage.descendants.isEmpty {
             lines.append("  subtypes: \(table.lineage.descendants.map { e(types[$0].name.rawValue) }.joined(separator: ", ")) (a query on \(e(table.name.rawValue)) includes their objects)")
         }
         for note in table.lineage.notes { lines.append("  note: \(e(note))") }
-        let names = table.attributes.map { e($0.name) } + table.relations.map { e($0.name) }
+        let names = sample.attributes.map { e($0.name) } + table.relations.map { e($0.name) }
         let width = max(4, names.map { DisplayText.width(of: $0) }.max() ?? 4)
         func pad(_ s: String) -> String { s + String(repeating: " ", count: max(0, width - DisplayText.width(of: s))) }
         lines.append("  attributes:")
-        if table.attributes.isEmpty { lines.append("    (none)") }
-        for a in table.attributes {
+        if sample.attributes.isEmpty { lines.append("    (none)") }
+        for a in sample.attributes {
             var line = "    \(pad(e(a.name)))  \(a.kinds.description)"
             if let declared = a.declaredType, !declared.isEmpty { line += "  [\(e(declared))\(a.isPrimaryKey ? " PRIMARY KEY" : "")]" }
-            line += "  in \(a.presentCount) of \(table.count)"
+            line += "  in \(a.presentCount) of \(sampled ? "first \(sample.count)" : "\(count)")"
             lines.append(line)
         }
         lines.append("  relations:")

@@ -132,6 +132,21 @@ extension PageSource {
         return names
     }
 
+    /// The schema of type `type` (an index into ``catalog``) as
+    /// ``ObjectGraph/schemaText(of:count:sample:)`` prints it, reading no more than the type's
+    /// first `sampleSize` objects: its count from the catalog, its relations and backlinks as
+    /// `schema` (the store's schema: ``window(keys:of:)`` of no keys) has them, its attributes as
+    /// those objects hold them (what `.schema` and `loupe schema` show over the memory budget;
+    /// a type of no more objects than the sample reads as after a whole load).
+    public func schemaText(type t: Int, schema: ObjectGraph, sampleSize: Int = 1_000) throws -> String {
+        var sample: ObjectGraph?
+        try forEachChunk(type: t, size: sampleSize, kinds: [:]) { chunk in
+            sample = chunk
+            return false
+        }
+        return schema.schemaText(of: schema.types[t], count: catalog[t].count, sample: (sample ?? schema).types[t])
+    }
+
     /// A store whose catalog is read with its counts lists them at once.
     public var listedTypes: [(name: String, count: Int?)] { catalog.map { ($0.name, $0.count) } }
     public func countTypes() throws {}

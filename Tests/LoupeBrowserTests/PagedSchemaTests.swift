@@ -1,0 +1,64 @@
+import Foundation
+import LoupeModel
+import LoupePostgres
+import LoupeStore
+import LoupeTestSupport
+import XCTest
+
+/// `.schema` and `loupe schema` over the memory budget (``PageSource/schemaText(type:schema:sampleSize:)``):
+/// a type read no further than its first objects. When those are all of its objects, the text is
+/// the whole load's, character for character; when they are not, it says how many it read.
+final class PagedSchemaTests: XCTestCase {
+    /// Every type's paged schema, with a sample larger than any type, against the loaded graph's.
+    func assertSchemasAreTheLoadedOnes(_ graph: ObjectGraph, _ pages: PageSource, _ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let schema = try pages.window(keys: [], of: nil).graph
+        XCTAssertEqual(pages.catalog.map(\.name), graph.types.map(\.name.rawValue), label, file: file, line: line)
+        for type in graph.types {
+            XCTAssertEqual(try pages.schemaText(type: type.index, schema: schema, sampleSize: 1_000_000), graph.schemaText(of: type),
+                           "\(label): \(type.name)", file: file, line: line)
+        }
+    }
+
+    func testRelationalFilesDescribeTheirTablesAsALoadDoes() throws {
+        for path in [try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), try Shared.copy("realdata/northwind/northwind_w3schools.db3"),
+                     try HostileFiles.awkwardRelational(), try HostileFiles.hostileNames()] {
+            try assertSchemasAreTheLoadedOnes(try LoadedStore.open(path).graph, try RelationalPages.open(try StoreFile.openForReading(path)), path)
+        }
+    }
+
+    func testPersistStoresDescribeTheirTypesAsALoadDoes() throws {
+        for awkward in [false, true] {
+            let path = try Shared.temporaryPath()
+            try SampleGenerator.generate(path: path, objects: 900, seed: 3)
+            if awkward { try HostileFiles.addAwkwardPersistRows(path) }
+            // Opened before a load (its schema from a sample), and after (the load's schema kept in the cache).
+            let cache = ScratchCache()
+            defer { cache.restore() }
+            let sampled = try PersistPages.open(try StoreFile.openForReading(path))
+            let graph = try LoadedStore.open(path).graph
+            try assertSchemasAreTheLoadedOnes(graph, sampled, "awkward: \(awkward), sampled")
+            try assertSchemasAreTheLoadedOnes(graph, try PersistPages.open(try StoreFile.openForReading(path)), "awkward: \(awkward), after a load")
+        }
+    }
+
+    /// A sample smaller than the type: its first line and each attribute's say how many objects it read.
+    func testASampleSaysHowManyObjectsItRead() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+        let schema = try pages.window(keys: [], of: nil).graph
+        let track = try XCTUnwrap(schema.type(named: "Track"))
+        let text = try pages.schemaText(type: track.index, schema: schema, sampleSize: 25)
+        let lines = text.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "Track — 3503 objects (attributes as its first 25 have them)")
+        XCTAssertTrue(lines.contains("    Composer      string  [NVARCHAR(220)]  in 25 of first 25"), text)
+        XCTAssertTrue(lines.contains("    Album         → Album  to-one  (also AlbumId)"), text)
+        XCTAssertTrue(lines.contains("    @links.InvoiceLine.Track"), text)
+    }
+
+    func testPostgresDatabasesDescribeTheirTypesAsALoadDoes() throws {
+        let chinook = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "paged_chinook")
+        try assertSchemasAreTheLoadedOnes(try PostgresDatabase.load(url: chinook).graph, try PostgresPages.open(url: chinook), "chinook")
+        let persist = try PostgresPersistPagedTests.library("persist_paged_schema", documentType: "jsonb")
+        try assertSchemasAreTheLoadedOnes(try PostgresDatabase.load(url: persist).graph, try PostgresPersistPages.open(url: persist), "persist")
+    }
+}
