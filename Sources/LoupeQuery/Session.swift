@@ -287,6 +287,28 @@ public final class ReplSession {
         return Reply(output: text)
     }
 
+    /// Writes a result that its writer sends a part at a time (a REPL over the memory budget
+    /// prints answers read from the store in parts) where ``deliver(_:)`` sends text: to the
+    /// `.once` file (then back to the screen), to the `.output` file (appended), else to standard
+    /// output. `body` writes into the sink, told whether it is a terminal; with `.timer` on, the
+    /// time since `started` (`DispatchTime` nanoseconds; nil for a dot-command's text) follows, as
+    /// for a loaded store.
+    public func writeResult(started: UInt64?, _ body: (OutputSink, _ toTerminal: Bool) throws -> Void) throws {
+        let path = oncePath ?? outputPath
+        let append = oncePath == nil
+        oncePath = nil
+        var fd: Int32 = 1
+        if let path {
+            fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0o644)
+            guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+        }
+        defer { if fd != 1 { close(fd) } }
+        let sink = OutputSink(fd: fd)
+        try body(sink, fd == 1 && isatty(1) == 1)
+        if timer, let started { sink.write(String(format: "Run Time: %.3f ms\n", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)) }
+        sink.flush()
+    }
+
     private func write(_ text: String, to path: String, append: Bool) throws {
         let url = URL(fileURLWithPath: path)
         if append, let handle = try? FileHandle(forWritingTo: url) {
@@ -355,8 +377,9 @@ public final class ReplSession {
         return Reply(output: "", error: text)
     }
 
-    /// The help table, from ``commands``.
-    public static func helpText() -> String {
+    /// The help table, from ``commands`` (those named in `only`, when given).
+    public static func helpText(only: Set<String>? = nil) -> String {
+        let commands = commands.filter { only?.contains($0.name) ?? true }
         let width = commands.map { ".\($0.name) \($0.arguments)".count }.max() ?? 0
         return commands.map { c in
             let head = ".\(c.name)" + (c.arguments.isEmpty ? "" : " " + c.arguments)

@@ -143,6 +143,8 @@ struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the inferred schema of every type, or of one.")
     @OptionGroup var store: StoreArgument
     @Argument(help: "A type name.") var type: String?
+    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is described without a load: each type's count and relations from the store, its attributes as its first 1,000 objects have them: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    var memoryBudget: MemoryBudget?
 
     func run() throws {
         // A Persist store unchanged since a load: what that load found, without another.
@@ -161,6 +163,10 @@ struct Schema: ParsableCommand {
                 return
             }
         }
+        if let opening = try pagedOpening() {
+            try describe(opening)
+            return
+        }
         let opened = try store.open()
         let graph = opened.graph
         if let type {
@@ -172,6 +178,43 @@ struct Schema: ParsableCommand {
             print("\(DisplayText.escaped(opened.label)): \(opened.formatName) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
             print(graph.types.map { graph.schemaText(of: $0) }.joined(separator: "\n\n"))
         }
+    }
+}
+
+extension Schema {
+    /// The store opened a page at a time when a whole load would go over the memory budget and
+    /// its format pages (other formats load whole, as the REPL does).
+    func pagedOpening() throws -> PagedOpening? {
+        let budget = memoryBudget ?? .standard
+        if store.isPostgres {
+            guard let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: budget) else { return nil }
+            do {
+                return try PagedOpening.open(postgres: store.file, reason: nil)
+            } catch where PostgresPersistPages.refusesUnkeyed(error) {
+                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget, and Persist's layout keyed otherwise than by integers is described after a load; raise --memory-budget to load it")
+            }
+        }
+        guard let (_, file) = try MemoryBudget.overBudget(store.file, budget: budget) else { return nil }
+        return try PagedOpening.open(file, reason: nil)
+    }
+
+    /// Prints the schema of the store `opening` reads a page at a time (``PageSource/schemaText(type:schema:sampleSize:)``).
+    func describe(_ opening: PagedOpening) throws {
+        let pages = opening.pages
+        let schema = try pages.window(keys: [], of: nil).graph
+        let types: [TypeTable]
+        if let type {
+            guard let table = schema.type(named: type) else {
+                throw CLIError("unknown type '\(type)'" + suggestion(type, among: schema.types.map(\.name.rawValue)))
+            }
+            types = [table]
+        } else {
+            let catalog = pages.catalog
+            print("\(DisplayText.escaped(opening.label)): \(opening.formatName) store, \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects "
+                  + "(over the \(memoryBudget ?? .standard) memory budget: read a page at a time)\n")
+            types = schema.types
+        }
+        print(try types.map { try pages.schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n"))
     }
 }
 

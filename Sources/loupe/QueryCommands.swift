@@ -100,6 +100,9 @@ struct Query: ParsableCommand {
             }
             // A database too large to load: what it cannot answer is refused, not loaded.
             if engine == .auto, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
+                if try PostgresDatabase.holdsPersist(url: store.file) {
+                    throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and \(Repl.unkeyedPersist); raise --memory-budget to load it")
+                }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
             }
             // A plain SQLite file too large to load: what SQL cannot answer is refused, not loaded.
@@ -275,9 +278,9 @@ extension Query {
 
     /// With `staged` changes, objects are printed as they leave them (new ones too); many objects
     /// are read and printed a part at a time (``SourceAnswer/write(_:pages:staged:toTerminal:to:partSize:)``).
-    static func write(_ answer: SourceAnswer, _ pages: PageSource, format: OutputFormat, staged: PagedChanges? = nil) throws {
+    static func write(_ answer: SourceAnswer, _ pages: PageSource, format: OutputFormat) throws {
         let sink = OutputSink(fd: 1)
-        try answer.write(format, pages: pages, staged: staged, toTerminal: isatty(1) == 1, to: sink)
+        try answer.write(format, pages: pages, toTerminal: isatty(1) == 1, to: sink)
         sink.flush()
     }
 }
@@ -348,7 +351,7 @@ struct Repl: ParsableCommand {
     static func pagedLoop(_ opening: PagedOpening, label: String, budget: MemoryBudget, format: OutputFormat) throws {
         let host = opening.host
         var changes = try PagedChanges(pages: host.pagedStore.pages)
-        let session = ReplSession(graph: changes.pending.graph, mode: .table)
+        let session = ReplSession(graph: changes.pending.graph, mode: format)
         session.host = host
         session.storePath = opening.path
         let interactive = isatty(0) == 1
@@ -365,12 +368,15 @@ struct Repl: ParsableCommand {
             if text.isEmpty { continue }
             func fail(_ message: String) { printError(message); failures += 1 }
             let (current, source) = host.pagedStore
-            if text == ".types" {
-                printTypes(current.catalog, format: format)
-                continue
-            }
             let statement: LoupeQuery.Statement
             do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
+            // The dot-commands that need no graph, and the catalog and schema read from the store.
+            if case .dotCommand(let name, let arguments, _) = statement, case .success(let command) = ReplSession.command(named: name),
+               let reply = pagedDotCommand(command, arguments, text: text, session: session, pages: current) {
+                if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+                if let error = reply.error { fail(error) }
+                continue
+            }
             // The pending changes' dot-commands, as the loaded REPL runs them.
             if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name),
                ["changes", "commit", "undo", "redo", "rollback", "quit"].contains(command.name) {
@@ -409,9 +415,10 @@ struct Repl: ParsableCommand {
                     FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
                     continue
                 }
+                let started = DispatchTime.now().uptimeNanoseconds
                 guard let fileAnswer = try source?.answer(changes.fileStatement(for: statement), declaring: changes.declaredAttributes,
                                                           isCancelled: { cancellation.isCancelled }) else {
-                    fail("error: over the memory budget, statements are answered by SQL over the store; this one needs the whole graph (\(opening.unanswered), dot-commands other than .types, .changes, .commit, .undo, .redo, .rollback, .reload and .quit); reopen with a larger --memory-budget")
+                    fail("error: over the memory budget, statements are answered by SQL over the store; this one needs the whole graph (\(opening.unanswered)); reopen with a larger --memory-budget")
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
@@ -421,7 +428,9 @@ struct Repl: ParsableCommand {
                 }
                 let note = overFile ? PagedChanges.overFileNote : nil
                 session.replacePending(changes.pending)   // the base may have gained kinds
-                try Query.write(answer, current, format: format, staged: changes)
+                try session.writeResult(started: started) { sink, toTerminal in
+                    try answer.write(session.mode, pages: current, staged: changes, toTerminal: toTerminal, to: sink)
+                }
                 if let note { printError(note) }
             } catch {
                 fail(failureLine(error, source: text, cancelled: cancellation.isCancelled))
@@ -429,6 +438,53 @@ struct Repl: ParsableCommand {
         }
         withExtendedLifetime(host) {}
         if !interactive && failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The dot-commands a REPL over the memory budget has beside the pending changes' (which
+    /// ``pagedLoop(_:label:budget:format:)`` runs as the loaded REPL does).
+    static let pagedCommands: Set<String> = ["help", "types", "schema", "mode", "output", "once", "timer",
+                                             "changes", "commit", "rollback", "undo", "redo", "reload", "quit"]
+
+    /// A dot-command in a REPL over the memory budget that needs no graph (`.help`, `.mode`,
+    /// `.output`, `.once`, `.timer`: the session's own), or reads the store's catalog (`.types`)
+    /// or a sample of it (`.schema`, ``PageSource/schemaText(type:schema:sampleSize:)``), or
+    /// `.open`, which is refused; nil for the others (the pending changes', `.reload`, `.quit`).
+    static func pagedDotCommand(_ command: ReplSession.DotCommand, _ arguments: [String], text: String, session: ReplSession, pages: PageSource) -> ReplSession.Reply? {
+        switch command.name {
+        case "help" where arguments.isEmpty:
+            return ReplSession.Reply(output: ReplSession.helpText(only: pagedCommands)
+                                     + "Over the memory budget: .types and .schema read the store's catalog and each type's first objects; .open is left to `loupe repl FILE`.\n")
+        case "help", "mode", "output", "once", "timer":
+            return session.execute(text)
+        case "types" where arguments.isEmpty, "schema" where arguments.count <= 1:
+            do {
+                let text: String
+                if command.name == "types" {
+                    text = ResultTable(columns: ["type", "count"], rows: pages.catalog.map { [.string($0.name), .int(Int64($0.count))] })
+                        .render(session.mode == .line ? .table : session.mode)
+                } else {
+                    let schema = try pages.window(keys: [], of: nil).graph
+                    var types = schema.types
+                    if let name = arguments.first {
+                        guard let type = schema.type(named: name) else {
+                            return ReplSession.Reply(output: "", error: "error: unknown type '\(name)'" + suggestion(name, among: schema.types.map(\.name.rawValue)))
+                        }
+                        types = [type]
+                    }
+                    text = try types.map { try pages.schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n") + "\n"
+                }
+                try session.writeResult(started: nil) { sink, _ in sink.write(text) }
+                return ReplSession.Reply(output: "")
+            } catch {
+                return ReplSession.Reply(output: "", error: "error: \(error)")
+            }
+        case "types", "schema":
+            return session.execute(text)   // its usage line
+        case "open":
+            return ReplSession.Reply(output: "", error: "error: .open is not available over the memory budget; leave (.quit) and run `loupe repl FILE`")
+        default:
+            return nil
+        }
     }
 
     /// The REPL over Persist's layout in PostgreSQL too large to load and keyed otherwise than by
@@ -454,25 +510,35 @@ struct Repl: ParsableCommand {
             let statement: LoupeQuery.Statement
             do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
             switch statement {
-            case .dotCommand(let name, _, _):
-                guard case .success(let command) = ReplSession.command(named: name) else { fail("error: no such command .\(name) (.types, .quit)"); continue }
-                if command.name == "quit" { break lines }
-                guard command.name == "types" else {
-                    fail("error: over the memory budget, this REPL answers statements, .types and .quit; reopen with a larger --memory-budget for .\(command.name)")
-                    continue
+            case .dotCommand(let name, let arguments, _):
+                guard case .success(let command) = ReplSession.command(named: name) else { fail(session.execute(text).error ?? "error: no such command .\(name)"); continue }
+                switch command.name {
+                case "quit": break lines
+                case "help" where arguments.isEmpty:
+                    print(ReplSession.helpText(only: postgresCommands), terminator: "")
+                case "help", "mode", "output", "once", "timer":
+                    let reply = session.execute(text)
+                    if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+                    if let error = reply.error { fail(error) }
+                case "types" where arguments.isEmpty:
+                    do {
+                        try session.writeResult(started: nil) { sink, _ in
+                            ResultTable(columns: ["type", "count"], rows: catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(session.mode == .line ? .table : session.mode, to: sink)
+                        }
+                    } catch { fail("error: \(error)") }
+                default:
+                    fail("error: over the memory budget, this REPL answers statements and \(postgresCommands.sorted().map { "." + $0 }.joined(separator: ", ")); reopen with a larger --memory-budget for .\(command.name)")
                 }
-                printTypes(catalog, format: format)
             case .mutation:
                 fail("error: over the memory budget, Persist's layout in PostgreSQL keyed otherwise than by integers is edited in a loaded session (its documents are checked against what was loaded); reopen with a larger --memory-budget")
             default:
                 do {
+                    let started = DispatchTime.now().uptimeNanoseconds
                     guard let (result, graph) = try PostgresPushdown.run(statement, url: url) else {
-                        fail("error: over the memory budget, statements are answered by PostgreSQL; this one needs the whole graph (arithmetic, MATCHES, comparisons of two paths, substring tests on non-ASCII text); reopen with a larger --memory-budget")
+                        fail("error: over the memory budget, \(unkeyedPersist); reopen with a larger --memory-budget")
                         continue
                     }
-                    let sink = OutputSink(fd: 1)
-                    result.write(format, graph: graph, toTerminal: isatty(1) == 1, to: sink)
-                    sink.flush()
+                    try session.writeResult(started: started) { sink, toTerminal in result.write(session.mode, graph: graph, toTerminal: toTerminal, to: sink) }
                 } catch let error as QueryError {
                     fail(error.render(source: text))
                 } catch {
@@ -483,12 +549,11 @@ struct Repl: ParsableCommand {
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
 
-    /// `.types` in a REPL over the memory budget: each type with its count, from the catalog.
-    static func printTypes(_ catalog: [(name: String, count: Int)], format: OutputFormat) {
-        let sink = OutputSink(fd: 1)
-        ResultTable(columns: ["type", "count"], rows: catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(format, to: sink)
-        sink.flush()
-    }
+    /// Why PostgreSQL answers no statement over Persist's layout keyed otherwise than by integers.
+    static let unkeyedPersist = "PostgreSQL answers statements over Persist's layout when its keys are integers and its documents jsonb (by_type.id here is not an integer)"
+
+    /// The dot-commands of the REPL over Persist's layout in PostgreSQL keyed otherwise than by integers.
+    static let postgresCommands: Set<String> = ["help", "types", "mode", "output", "once", "timer", "quit"]
 
     /// What a REPL over the memory budget says of a statement that threw: a query error with its
     /// caret, else that it was cancelled, else the error.

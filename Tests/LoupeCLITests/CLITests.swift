@@ -344,9 +344,14 @@ final class CLITests: XCTestCase {
         let unpaged = try loupe([textKeys, "--memory-budget", "1K", "--play", keys])
         XCTAssertEqual(unpaged.status, 1)
         XCTAssertTrue(unpaged.stderr.contains("paged mode reads Persist's layout keyed by integers (by_type.id is text); raise --memory-budget to load it whole"), unpaged.stderr)
-        let statementwise = try loupe(["repl", textKeys, "--memory-budget", "1K"], stdin: "update Book where pages > 10 set pages = 1\n.types\n")
+        let statementwise = try loupe(["repl", textKeys, "--memory-budget", "1K"],
+                                      stdin: "update Book where pages > 10 set pages = 1\n.mode csv\n.types\ncount Book where pages > 100\n.schema Book\n")
         XCTAssertTrue(statementwise.stderr.contains("keyed otherwise than by integers is edited in a loaded session"), statementwise.stderr)
-        XCTAssertTrue(statementwise.stdout.contains("Book"), statementwise.stdout)
+        XCTAssertTrue(statementwise.stdout.hasPrefix("type,count\r\nPublisher,"), statementwise.stdout)
+        XCTAssertTrue(statementwise.stderr.contains("PostgreSQL answers statements over Persist's layout when its keys are integers and its documents jsonb (by_type.id here is not an integer)"), statementwise.stderr)
+        let query = try loupe(["query", textKeys, "count Book where pages > 100", "--memory-budget", "1K"])
+        XCTAssertTrue(query.stderr.contains("memory budget, and PostgreSQL answers statements over Persist's layout when its keys are integers"), query.stderr)
+        XCTAssertTrue(statementwise.stderr.contains("this REPL answers statements and .help, .mode, .once, .output, .quit, .timer, .types; reopen with a larger --memory-budget for .schema"), statementwise.stderr)
         let over = try loupe(["query", url, "update Book where id == \(id) set pages = 1234", "--commit", "--memory-budget", "1K"])
         XCTAssertEqual(over.status, 0, over.stderr)
         XCTAssertTrue(over.stdout.contains("committed: 0 added, 1 changed"), over.stdout)
@@ -605,6 +610,60 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(pagedRepl.stdout, loadedRepl.stdout, file: file, line: line)
         XCTAssertEqual(pagedRepl.stderr, loadedRepl.stderr, file: file, line: line)
         XCTAssertEqual(pagedRepl.status, loadedRepl.status, file: file, line: line)
+    }
+
+    /// The REPL's dot-commands over the memory budget: `.mode`, `.once`, `.output`, `.types` and
+    /// `.schema` do what they do in the loaded REPL (a type of no more than 1,000 objects is
+    /// described exactly as after a load, a larger one from its first 1,000 objects, saying so);
+    /// `.help` lists what is there; `.open` is refused in one line. `loupe schema` over the budget
+    /// reads the same way, never the whole store.
+    func testDotCommandsOverTheBudget() throws {
+        for (path, small, large) in [(try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), "Genre", "Track"),
+                                     (try { let p = try Shared.temporaryPath(); try SampleGenerator.generate(path: p, objects: 3_000, seed: 5); return p }(), "Tag", "Loan")] {
+            let once = try Shared.temporaryPath("once.txt"), output = try Shared.temporaryPath("output.txt")
+            let script = """
+                .mode csv
+                count \(small)
+                .once \(once)
+                \(small) limit 3
+                .mode json
+                .output \(output)
+                .types
+                \(small) limit 2
+                .output
+                .schema \(small)
+                .schema \(small.lowercased())x
+
+                """
+            let loaded = try loupe(["repl", path], stdin: script)
+            let loadedFiles = try [once, output].map { try String(contentsOfFile: $0, encoding: .utf8) }
+            let over = try loupe(["repl", path, "--memory-budget", "1K"], stdin: script)
+            XCTAssertEqual(over.stdout, loaded.stdout, path)
+            XCTAssertEqual(over.stderr, loaded.stderr, path)
+            XCTAssertEqual(over.status, loaded.status, path)
+            XCTAssertEqual(try [once, output].map { try String(contentsOfFile: $0, encoding: .utf8) }, loadedFiles, path)
+            XCTAssertTrue(loadedFiles[1].contains("\"count\": ") && loadedFiles[0].hasPrefix("id,"), loadedFiles.joined())
+
+            let help = try loupe(["repl", path, "--memory-budget", "1K"], stdin: ".help\n.schema \(large)\n.open \(path)\n")
+            XCTAssertTrue(help.stdout.contains(".schema [Type]") && help.stdout.contains(".mode table|line") && !help.stdout.contains(".open FILE"), help.stdout)
+            XCTAssertTrue(help.stdout.contains("objects (attributes as its first 1000 have them)"), help.stdout)
+            XCTAssertTrue(help.stdout.contains("in 1000 of first 1000"), help.stdout)
+            XCTAssertEqual(help.stderr, "error: .open is not available over the memory budget; leave (.quit) and run `loupe repl FILE`\n")
+            XCTAssertEqual(help.status, 1)
+
+            let schema = try loupe(["schema", path, small, "--memory-budget", "1K"])
+            XCTAssertEqual(schema.stdout, try loupe(["schema", path, small]).stdout, path)
+            let whole = try loupe(["schema", path, "--memory-budget", "1K"])
+            if large == "Loan" {
+                // A Persist store loaded before: the load's schema, kept in the cache, is exact.
+                XCTAssertEqual(whole.stdout, try loupe(["schema", path]).stdout)
+            } else {
+                XCTAssertTrue(whole.stdout.contains("memory budget: read a page at a time)\n\n"), whole.stdout)
+                XCTAssertTrue(whole.stdout.contains("\(large) — ") && whole.stdout.contains(" objects (attributes as its first 1000 have them)"), whole.stdout)
+            }
+            let misspelt = try loupe(["schema", path, small + "x", "--memory-budget", "1K"])
+            XCTAssertEqual(misspelt.stderr, "Error: unknown type '\(small)x' (did you mean '\(small)'?)\n")
+        }
     }
 
     /// `loupe query` and `loupe repl` on a plain SQLite file over the memory budget: SQLite answers
