@@ -634,8 +634,9 @@ public final class Browser {
             if runPagedEdit(line) { return }
             replOutput.append("loupe> " + line)
             if [".quit", ".exit", ".q"].contains(line.trimmingCharacters(in: .whitespaces)) { wantsQuit = true; return }
-            if runPaged(line) { return }
-            replOutput.append("error: paged mode answers counts, queries, groups" + (pagedChanges != nil ? ", edits and .changes/.commit/.undo/.redo/.rollback/.reload" : "") + " over the store; other dot-commands and predicates without a type need the whole graph (reopen with a larger --memory-budget)")
+            if runPagedDotCommand(line) || runPaged(line) { return }
+            replOutput.append("error: paged mode answers counts, queries, groups" + (pagedChanges != nil ? ", edits" : "") + " and " + pagedCommands.sorted().map { "." + $0 }.joined(separator: ", ")
+                              + " over the store; other dot-commands and predicates without a type need the whole graph (reopen with a larger --memory-budget)")
             return
         }
         if isPreview {
@@ -762,6 +763,15 @@ public final class Browser {
             running = nil
             finishPagedCell(revision: revision, text: text, ref: ref, attribute: attribute, result)
             return true
+        case .described(let result):
+            running = nil
+            switch result {
+            case .success(let text):
+                replOutput.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(text.hasSuffix("\n") ? 1 : 0))
+            case .failure(let error): replOutput.append(task.cancellation.isCancelled ? "error: cancelled" : "error: \(error)")
+            }
+            trimOutput()
+            return true
         default: break
         }
         guard let session else { return false }
@@ -797,7 +807,7 @@ public final class Browser {
             case .success(let writes): showPreviewDialog(summary, writes: writes)
             case .failure(let error): message = "cannot preview: \(error)"
             }
-        case .indexed, .sortIndexed, .counted, .found, .answered, .pagedSorted, .pagedStaged, .pagedReopened, .pagedCellStaged: break   // handled above
+        case .indexed, .sortIndexed, .counted, .found, .answered, .pagedSorted, .pagedStaged, .pagedReopened, .pagedCellStaged, .described: break   // handled above
         case .committed(let result):
             let reply = session.finishCommit(result)
             show(reply, for: nil)
@@ -962,6 +972,8 @@ final class RunningTask: Sendable {
         case pagedCellStaged(UUID, String, ObjectRef, String, Result<(PagedChanges, EditStep), any Error>)
         /// Paged mode: the store opened again, the edits staged over it (and those dropped).
         case pagedReopened(Result<(PagedChanges, [EditStep]), any Error>)
+        /// Paged mode: a dot-command's text read from the store (`.types`, `.schema`).
+        case described(Result<String, any Error>)
     }
 
     let line: String

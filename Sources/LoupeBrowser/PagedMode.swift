@@ -501,6 +501,54 @@ extension Browser {
     /// paths read only `T`'s own attributes, by the engine a few thousand objects at a time.
     /// Objects are listed as a paged view, projections and groups as in the loaded browser.
     /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
+    /// The dot-commands paged mode runs (the pending changes' only while editing is on).
+    var pagedCommands: Set<String> {
+        Set(["help", "types", "schema", "mode", "timer", "quit"]).union(pagedChanges != nil ? ["changes", "commit", "undo", "redo", "rollback", "reload"] : [])
+    }
+
+    /// Runs a dot-command of paged mode that needs no graph (`.help`, listing what paged mode
+    /// runs; `.mode`, `.timer`), or reads the store's catalog (`.types`) or each type's first
+    /// objects (`.schema`, ``PageSource/schemaText(type:schema:sampleSize:)``) off the UI thread.
+    /// False for any other line.
+    func runPagedDotCommand(_ line: String) -> Bool {
+        guard let session, let pages, case .dotCommand(let name, let arguments, _)? = try? Parser.parse(line),
+              case .success(let command) = ReplSession.command(named: name) else { return false }
+        switch command.name {
+        case "help" where arguments.isEmpty:
+            replOutput.append(contentsOf: ReplSession.helpText(only: pagedCommands).split(separator: "\n").map(String.init))
+        case "types" where arguments.isEmpty, "schema" where arguments.count <= 1:
+            guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+            nonisolated(unsafe) let source = pages
+            let mode = session.mode == .line ? OutputMode.table : session.mode
+            let task = RunningTask(line: line, isLoad: true, verb: "reading")
+            start(task) {
+                task.finish(.described(Result {
+                    if command.name == "types" {
+                        return ResultTable(columns: ["type", "count"], rows: source.catalog.map { [.string($0.name), .int(Int64($0.count))] }).render(mode)
+                    }
+                    let schema = try source.window(keys: [], of: nil).graph
+                    var types = schema.types
+                    if let name = arguments.first {
+                        guard let type = schema.type(named: name) else {
+                            throw PagedRefusal("unknown type '\(name)'" + (NameSuggestion.closest(to: name, in: schema.types.map(\.name.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""))
+                        }
+                        types = [type]
+                    }
+                    return try types.map { try source.schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n")
+                }))
+            }
+        case "help", "mode", "timer", "types", "schema":
+            // The session's own (a command's help, the output mode, the timer, a usage line).
+            guard case .reply(let reply) = session.begin(line) else { return false }
+            let text = reply.error ?? reply.output
+            replOutput.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(text.hasSuffix("\n") ? 1 : 0))
+        default:
+            return false
+        }
+        trimOutput()
+        return true
+    }
+
     func runPaged(_ line: String) -> Bool {
         guard pages != nil, graph != nil else { return false }
         let statement: Statement

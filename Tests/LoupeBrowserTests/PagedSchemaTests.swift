@@ -1,6 +1,10 @@
 import Foundation
+import LoupeBrowser
+import LoupeHost
 import LoupeModel
 import LoupePostgres
+import LoupeQuery
+import LoupeSQL
 import LoupeStore
 import LoupeTestSupport
 import XCTest
@@ -53,6 +57,31 @@ final class PagedSchemaTests: XCTestCase {
         XCTAssertTrue(lines.contains("    Composer      string  [NVARCHAR(220)]  in 25 of first 25"), text)
         XCTAssertTrue(lines.contains("    Album         → Album  to-one  (also AlbumId)"), text)
         XCTAssertTrue(lines.contains("    @links.InvoiceLine.Track"), text)
+    }
+
+    /// The browser's REPL in paged mode runs `.types` and `.schema` over the store (off the UI
+    /// thread) and `.mode`, `.timer` and a command's `.help` as the loaded browser does: the same
+    /// lines (but the prompt's echo); `.help` lists what paged mode runs; what it does not run says so.
+    func testTheBrowsersReplDescribesAPagedStoreAsALoadedOne() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let (loaded, _) = try loadedBrowser(path, formatName: "SQLite")
+        let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+        let (paged, _) = pagedBrowser(pages, path: path, formatName: "SQLite", querySource: RelationalQuerySource(file: pages.file), following: RelationalQuerySource.following)
+        for line in [".types", ".schema Genre", ".mode json", ".types", ".schema genre", ".schema Genr", ".schema Genre Album", ".help mode", ".timer on", ".mode"] {
+            for browser in [loaded, paged] {
+                browser.run(line)
+                while browser.isBusy { _ = browser.collect() }
+            }
+            // (The loaded browser echoes no prompt before a dot-command's error; paged mode echoes every line.)
+            XCTAssertEqual(paged.replOutput.filter { !$0.hasPrefix("loupe> ") }, loaded.replOutput.filter { !$0.hasPrefix("loupe> ") }, line)
+        }
+        paged.run(".help")
+        XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix(".schema [Type]") } && !paged.replOutput.contains { $0.hasPrefix(".open") }, paged.replOutput.joined(separator: "\n"))
+        paged.run(".output x.txt")
+        XCTAssertTrue(paged.replOutput.last?.hasPrefix("error: paged mode answers counts, queries, groups, edits and .changes, .commit, .help, .mode") == true, paged.replOutput.last ?? "")
+        paged.run(".schema Track")
+        while paged.isBusy { _ = paged.collect() }
+        XCTAssertTrue(paged.replOutput.contains("Track — 3503 objects (attributes as its first 1000 have them)"), paged.replOutput.joined(separator: "\n"))
     }
 
     func testPostgresDatabasesDescribeTheirTypesAsALoadDoes() throws {
