@@ -59,8 +59,11 @@ public enum PersistFormat: StoreFormat {
 
     /// Every stored `type_name` with its count, in order of the type's first object.
     static func storedTypes(_ db: Database) throws -> [TypeInfo] {
-        try Row.fetchAll(db, sql: "SELECT type_name, CAST(type_name AS BLOB), count(*) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
-            TypeInfo(row, count: (row[2] as DatabaseValue).lenientInt.map(Int.init) ?? 0)
+        try Row.fetchAll(db, sql: "SELECT type_name, CAST(type_name AS BLOB), count(*), min(id) FROM by_type GROUP BY type_name ORDER BY min(id)").map { row in
+            var info = TypeInfo(row, count: (row[2] as DatabaseValue).lenientInt.map(Int.init) ?? 0)
+            // (Keys that are not integers are left alone: a foreign writer's text ids.)
+            if case .int64(let first) = (row[3] as DatabaseValue).storage { info.firstID = first }
+            return info
         }
     }
 
@@ -87,6 +90,9 @@ public enum PersistFormat: StoreFormat {
         let count: Int
         /// True when `stored` holds the bytes of a text name that is not UTF-8.
         var storedAsBytes = false
+        /// The type's smallest integer `id`, when the catalog read it (a sample of its first
+        /// documents then starts there instead of scanning from the store's first row).
+        var firstID: Int64?
         /// Keys holding scalars in the sample, in order of first appearance.
         var scalarKeys: [String] = []
         /// Keys holding arrays or objects in the sample.

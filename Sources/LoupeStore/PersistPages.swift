@@ -351,7 +351,11 @@ public final class PersistPages: PageSource, Sendable {
         var sampled: [Int64: Int] = [:]   // sampled object → type
         for (t, info) in stored.enumerated() {
             var order = PersistFormat.KeyOrder()
-            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id LIMIT \(sampleDocuments)",
+            // Without an index on `type_name`, each sample is a scan in key order: from the type's
+            // first key, and no further than its last object when it has fewer than the sample.
+            let from = info.firstID.map { " AND id >= \($0)" } ?? ""
+            let limit = counted ? min(sampleDocuments, max(1, info.count)) : sampleDocuments
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches)\(from) ORDER BY id LIMIT \(limit)",
                                              arguments: [info.stored])
             while let row = try cursor.next() {
                 if let id = row[0] as Int64? { sampled[id] = t }
