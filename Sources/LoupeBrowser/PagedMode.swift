@@ -495,12 +495,6 @@ extension Browser {
         }
     }
 
-    /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
-    /// cancels): by the ``querySource`` (SQL over the file: paths through relations and backlinks,
-    /// aggregates, sorts, projections, groups), else, for `count T [where …]` and `T where …` whose
-    /// paths read only `T`'s own attributes, by the engine a few thousand objects at a time.
-    /// Objects are listed as a paged view, projections and groups as in the loaded browser.
-    /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
     /// The dot-commands paged mode runs (the pending changes' only while editing is on).
     var pagedCommands: Set<String> {
         Set(["help", "types", "schema", "mode", "timer", "quit"]).union(pagedChanges != nil ? ["changes", "commit", "undo", "redo", "rollback", "reload"] : [])
@@ -524,17 +518,9 @@ extension Browser {
             start(task) {
                 task.finish(.described(Result {
                     if command.name == "types" {
-                        return ResultTable(columns: ["type", "count"], rows: source.catalog.map { [.string($0.name), .int(Int64($0.count))] }).render(mode)
+                        return ResultTable.typeCounts(source.catalog).render(mode)
                     }
-                    let schema = try source.window(keys: [], of: nil).graph
-                    var types = schema.types
-                    if let name = arguments.first {
-                        guard let type = schema.type(named: name) else {
-                            throw PagedRefusal("unknown type '\(name)'" + (NameSuggestion.closest(to: name, in: schema.types.map(\.name.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""))
-                        }
-                        types = [type]
-                    }
-                    return try types.map { try source.schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n")
+                    return try source.schemaText(typeNamed: arguments.first)
                 }))
             }
         case "help", "mode", "timer", "types", "schema":
@@ -549,6 +535,12 @@ extension Browser {
         return true
     }
 
+    /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
+    /// cancels): by the ``querySource`` (SQL over the file: paths through relations and backlinks,
+    /// aggregates, sorts, projections, groups), else, for `count T [where …]` and `T where …` whose
+    /// paths read only `T`'s own attributes, by the engine a few thousand objects at a time.
+    /// Objects are listed as a paged view, projections and groups as in the loaded browser.
+    /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
     func runPaged(_ line: String) -> Bool {
         guard pages != nil, graph != nil else { return false }
         let statement: Statement

@@ -147,6 +147,20 @@ extension PageSource {
         return schema.schemaText(of: schema.types[t], count: catalog[t].count, sample: (sample ?? schema).types[t])
     }
 
+    /// `.schema [Type]` over the store: the schema of the type `name` names (as a loaded graph
+    /// finds a type by name), or of every type when nil, each as
+    /// ``schemaText(type:schema:sampleSize:)`` gives it, blank lines between; a name no type has
+    /// throws ``UnknownTypeName``.
+    public func schemaText(typeNamed name: String?) throws -> String {
+        let schema = try window(keys: [], of: nil).graph
+        var types = schema.types
+        if let name {
+            guard let type = schema.type(named: name) else { throw UnknownTypeName(name: name, among: schema.types.map(\.name.rawValue)) }
+            types = [type]
+        }
+        return try types.map { try schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n")
+    }
+
     /// A store whose catalog is read with its counts lists them at once.
     public var listedTypes: [(name: String, count: Int?)] { catalog.map { ($0.name, $0.count) } }
     public func countTypes() throws {}
@@ -215,5 +229,14 @@ public final class TypeCounts: Sendable {
             value.withLock { $0 = counts }
             return counts
         }
+    }
+}
+
+/// A type name no type of the store has: `unknown type 'Bok' (did you mean 'Book'?)`.
+public struct UnknownTypeName: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(name: String, among names: [String]) {
+        description = "unknown type '\(name)'" + (NameSuggestion.closest(to: name, in: names).map { " (did you mean '\($0)'?)" } ?? "")
     }
 }

@@ -394,6 +394,11 @@ public final class OutputSink {
 }
 
 extension ResultTable {
+    /// What `.types` prints: each type's name and object count, in the order given.
+    public static func typeCounts(_ types: [(name: String, count: Int)]) -> ResultTable {
+        ResultTable(columns: ["type", "count"], rows: types.map { [.string($0.name), .int(Int64($0.count))] })
+    }
+
     /// Column names made distinct, so that a JSON object never repeats a key: a name met again
     /// is written `name#2`, `name#3`, … (`select title, title`).
     public static func distinctNames(_ names: [String]) -> [String] {

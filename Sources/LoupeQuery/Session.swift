@@ -431,7 +431,7 @@ public final class ReplSession {
             return Reply(output: ReplSession.helpText())
         case "types":
             guard args.isEmpty else { return usage(command, bad: args[0]) }
-            let table = ResultTable(columns: ["type", "count"], rows: graph.types.map { [.string($0.name.rawValue), .int(Int64($0.count))] })
+            let table = ResultTable.typeCounts(graph.types.map { ($0.name.rawValue, $0.count) })
             return try deliver(table.render(mode == .table || mode == .line ? .table : mode))
         case "schema":
             if args.count > 1 { return usage(command, bad: args[1]) }

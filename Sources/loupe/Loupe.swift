@@ -201,20 +201,12 @@ extension Schema {
     /// Prints the schema of the store `opening` reads a page at a time (``PageSource/schemaText(type:schema:sampleSize:)``).
     func describe(_ opening: PagedOpening) throws {
         let pages = opening.pages
-        let schema = try pages.window(keys: [], of: nil).graph
-        let types: [TypeTable]
-        if let type {
-            guard let table = schema.type(named: type) else {
-                throw CLIError("unknown type '\(type)'" + suggestion(type, among: schema.types.map(\.name.rawValue)))
-            }
-            types = [table]
-        } else {
+        if type == nil {
             let catalog = pages.catalog
             print("\(DisplayText.escaped(opening.label)): \(opening.formatName) store, \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects "
                   + "(over the \(memoryBudget ?? .standard) memory budget: read a page at a time)\n")
-            types = schema.types
         }
-        print(try types.map { try pages.schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n"))
+        do { print(try pages.schemaText(typeNamed: type)) } catch let error as UnknownTypeName { throw CLIError(error.description) }
     }
 }
 

@@ -460,18 +460,9 @@ struct Repl: ParsableCommand {
             do {
                 let text: String
                 if command.name == "types" {
-                    text = ResultTable(columns: ["type", "count"], rows: pages.catalog.map { [.string($0.name), .int(Int64($0.count))] })
-                        .render(session.mode == .line ? .table : session.mode)
+                    text = ResultTable.typeCounts(pages.catalog).render(session.mode == .line ? .table : session.mode)
                 } else {
-                    let schema = try pages.window(keys: [], of: nil).graph
-                    var types = schema.types
-                    if let name = arguments.first {
-                        guard let type = schema.type(named: name) else {
-                            return ReplSession.Reply(output: "", error: "error: unknown type '\(name)'" + suggestion(name, among: schema.types.map(\.name.rawValue)))
-                        }
-                        types = [type]
-                    }
-                    text = try types.map { try pages.schemaText(type: $0.index, schema: schema) }.joined(separator: "\n\n") + "\n"
+                    text = try pages.schemaText(typeNamed: arguments.first) + "\n"
                 }
                 try session.writeResult(started: nil) { sink, _ in sink.write(text) }
                 return ReplSession.Reply(output: "")
@@ -523,7 +514,7 @@ struct Repl: ParsableCommand {
                 case "types" where arguments.isEmpty:
                     do {
                         try session.writeResult(started: nil) { sink, _ in
-                            ResultTable(columns: ["type", "count"], rows: catalog.map { [.string($0.name), .int(Int64($0.count))] }).write(session.mode == .line ? .table : session.mode, to: sink)
+                            ResultTable.typeCounts(catalog).write(session.mode == .line ? .table : session.mode, to: sink)
                         }
                     } catch { fail("error: \(error)") }
                 default:
