@@ -513,12 +513,12 @@ extension Browser {
         case "types" where arguments.isEmpty, "schema" where arguments.count <= 1:
             guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
             nonisolated(unsafe) let source = pages
-            let mode = session.mode == .line ? OutputMode.table : session.mode
+            let mode = session.mode
             let task = RunningTask(line: line, isLoad: true, verb: "reading")
             start(task) {
                 task.finish(.described(Result {
                     if command.name == "types" {
-                        return ResultTable.typeCounts(source.catalog).render(mode)
+                        return ResultTable.typeCounts(source.catalog, mode: mode)
                     }
                     return try source.schemaText(typeNamed: arguments.first)
                 }))

@@ -394,9 +394,10 @@ public final class OutputSink {
 }
 
 extension ResultTable {
-    /// What `.types` prints: each type's name and object count, in the order given.
-    public static func typeCounts(_ types: [(name: String, count: Int)]) -> ResultTable {
-        ResultTable(columns: ["type", "count"], rows: types.map { [.string($0.name), .int(Int64($0.count))] })
+    /// What `.types` prints in `mode`: each type's name and object count, in the order given
+    /// (line mode prints the table, which already gives each type a line).
+    public static func typeCounts(_ types: [(name: String, count: Int)], mode: OutputMode) -> String {
+        ResultTable(columns: ["type", "count"], rows: types.map { [.string($0.name), .int(Int64($0.count))] }).render(mode == .line ? .table : mode)
     }
 
     /// Column names made distinct, so that a JSON object never repeats a key: a name met again

@@ -431,8 +431,7 @@ public final class ReplSession {
             return Reply(output: ReplSession.helpText())
         case "types":
             guard args.isEmpty else { return usage(command, bad: args[0]) }
-            let table = ResultTable.typeCounts(graph.types.map { ($0.name.rawValue, $0.count) })
-            return try deliver(table.render(mode == .table || mode == .line ? .table : mode))
+            return try deliver(ResultTable.typeCounts(graph.types.map { ($0.name.rawValue, $0.count) }, mode: mode))
         case "schema":
             if args.count > 1 { return usage(command, bad: args[1]) }
             if let name = args.first {

@@ -460,7 +460,7 @@ struct Repl: ParsableCommand {
             do {
                 let text: String
                 if command.name == "types" {
-                    text = ResultTable.typeCounts(pages.catalog).render(session.mode == .line ? .table : session.mode)
+                    text = ResultTable.typeCounts(pages.catalog, mode: session.mode)
                 } else {
                     text = try pages.schemaText(typeNamed: arguments.first) + "\n"
                 }
@@ -514,7 +514,7 @@ struct Repl: ParsableCommand {
                 case "types" where arguments.isEmpty:
                     do {
                         try session.writeResult(started: nil) { sink, _ in
-                            ResultTable.typeCounts(catalog).write(session.mode == .line ? .table : session.mode, to: sink)
+                            sink.write(ResultTable.typeCounts(catalog, mode: session.mode))
                         }
                     } catch { fail("error: \(error)") }
                 default:
