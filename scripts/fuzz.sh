@@ -6,16 +6,29 @@
 #   scripts/fuzz.sh [SECONDS]            each target for SECONDS (default 60)
 #   scripts/fuzz.sh --runs N [M]         N statements and M files (M defaults to N / 10);
 #                                        the long run is --runs 1000000 100000
+#   scripts/fuzz.sh --ci                 what .ci/run does: --runs 80000 1500 (about 20 seconds a
+#                                        target), seeded from the commit, so that a CI run is
+#                                        repeated exactly by running this on the same commit
+#   SEED=S scripts/fuzz.sh …             libFuzzer's seed (otherwise a random one, printed)
 #
+# Swift's hashing is made deterministic (SWIFT_DETERMINISTIC_HASHING), so that a seed and a
+# number of runs repeat a run input for input.
 # The statement corpus starts from Fuzz/corpus/statements and a dictionary of the language; the
 # file corpus from stores generated here (loupe sample, the seed-format fixtures in ../shared,
 # small SQLite files written with Python's sqlite3), never from blobs in the repository.
-# Findings (inputs that crash or hang) are written to Fuzz/findings/; the script exits 1 if any.
+# Findings (inputs that crash or hang) are written to Fuzz/findings/, and printed (message,
+# first frames, input in base64); the script exits 1 if any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+seed=${SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}
 limit=(-max_total_time="${1:-60}")
 file_limit=("${limit[@]}")
 if [ "${1:-}" = "--runs" ]; then limit=(-runs="$2"); file_limit=(-runs="${3:-$(( $2 / 10 ))}"); fi
+if [ "${1:-}" = "--ci" ]; then
+  limit=(-runs=80000); file_limit=(-runs=1500)
+  seed=${SEED:-$(( 16#$(git rev-parse --short=7 HEAD) + 1 ))}
+fi
+export SWIFT_DETERMINISTIC_HASHING=1
 
 swift build --package-path Fuzz --sanitize fuzzer --product QueryFuzz >/dev/null
 swift build --package-path Fuzz --sanitize fuzzer --product FileFuzz >/dev/null
@@ -69,12 +82,17 @@ PY
 status=0
 run() {   # name, binary, corpus, seeds, limit, extra options
   local name=$1 binary=$2 corpus=$3 seeds=$4 bound=$5; shift 5
-  echo "fuzzing $name ($bound)"
+  echo "fuzzing $name ($bound -seed=$seed)"
   # SWIFT_BACKTRACE=enable=no: libFuzzer, not Swift's crash reporter, must see a trap, to save the input.
   if ! SWIFT_BACKTRACE=enable=no "$binary" "$corpus" "$seeds" "$bound" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="Fuzz/findings/$name-" \
-       -print_final_stats=1 "$@" 2>"$work/$name.log"; then
+       -seed="$seed" -print_final_stats=1 "$@" 2>"$work/$name.log"; then
     status=1
-    echo "FINDING in $name:"; grep -E "ERROR|SUMMARY|Test unit written" "$work/$name.log" | head -20
+    # Enough to reproduce it from CI's log alone: the message, the first frames, and the input.
+    echo "FINDING in $name:"
+    grep -E "Fatal error|ERROR|SUMMARY|Test unit written|^ *#[0-9]+ 0x" "$work/$name.log" | head -40
+    for unit in $(grep -o "Fuzz/findings/$name-[a-z]*-[0-9a-f]*" "$work/$name.log" | sort -u); do
+      echo "  input $unit ($(wc -c <"$unit") bytes), base64:"; base64 -w 0 "$unit" | head -c 12000; echo
+    done
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work/$name.log" | sed "s/^/  $name /"
 }
