@@ -18,7 +18,6 @@ extension Browser {
     func graphNodes() -> [GraphNode] {
         guard let graph, let origin = selectedObject else { return [] }
         var nodes: [GraphNode] = []
-        let table = graph.table(origin)
         func expand(_ targets: [ObjectRef], depth: Int, backlink: Bool, total: Int? = nil) {
             guard graphHops > depth else { return }
             for target in targets.prefix(4) {

@@ -537,8 +537,9 @@ extension Browser {
 
     /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
     /// cancels): by the ``querySource`` (SQL over the file: paths through relations and backlinks,
-    /// aggregates, sorts, projections, groups), else, for `count T [where …]` and `T where …` whose
-    /// paths read only `T`'s own attributes, by the engine a few thousand objects at a time.
+    /// aggregates, sorts, projections, groups), else, for `count T [where …]` and `T [where …]
+    /// [limit …]` whose paths read only `T`'s own attributes, by the engine a few thousand objects
+    /// at a time (``ChunkedAnswer``).
     /// Objects are listed as a paged view, projections and groups as in the loaded browser.
     /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
     func runPaged(_ line: String) -> Bool {
@@ -567,21 +568,25 @@ extension Browser {
     /// How a task answers `statement` over the store, read off the UI thread: by the
     /// ``querySource``, else (`chunked`) the engine a chunk of objects at a time; with changes
     /// pending, the staged state's answer (and the note to show after it, if any).
-    func pagedAnswering(_ statement: Statement, chunked: ChunkedStatement?) -> @Sendable (RunningTask) throws -> (PagedAnswer, String?) {
+    func pagedAnswering(_ statement: Statement, chunked: ChunkedAnswer?) -> @Sendable (RunningTask) throws -> (PagedAnswer, String?) {
         nonisolated(unsafe) let source = pages
         let sql = querySource
         let changes = pagedChanges
         let unanswered = pagedUnanswered
+        let schema = graph
         return { task in
             let answer: PagedAnswer
             let asked = changes?.fileStatement(for: statement) ?? statement
             if let sql, let found = try sql.answer(asked, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
                 answer = PagedAnswer(found)
             } else {
-                guard let chunked, let source, !task.cancellation.isCancelled else {
+                // The chunks answer what the store is asked (without the clauses the staged
+                // answer applies itself).
+                let plan = asked == statement ? chunked : source.flatMap { source in schema.flatMap { ChunkedAnswer(asked, source: source, schema: $0) } }
+                guard let plan, let source, !task.cancellation.isCancelled else {
                     throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
                 }
-                answer = try Self.answerInChunks(statement, chunked, source, task)
+                answer = try Self.answerInChunks(asked, plan, source, task)
             }
             // The store answered over the file: with changes pending, the staged state's answer.
             guard var changes else { return (answer, nil) }
@@ -665,63 +670,16 @@ extension Browser {
         }
     }
 
-    /// A statement the engine can answer a chunk of objects at a time: a count or a plain
-    /// filter whose paths start at one of the type's attributes (nested keys after it are the
-    /// value's own), naming no relation of the type and no backlink.
-    struct ChunkedStatement: Sendable {
-        let type: Int
-        let typeName: String
-        let names: Set<String>
-        let listsObjects: Bool
+    /// The chunked engine's plan for `statement` over `pages` (``ChunkedAnswer``), nil when it
+    /// does not apply.
+    func chunkedStatement(_ statement: Statement, _ pages: PageSource) -> ChunkedAnswer? {
+        graph.flatMap { ChunkedAnswer(statement, source: pages, schema: $0) }
     }
 
-    func chunkedStatement(_ statement: Statement, _ pages: PageSource) -> ChunkedStatement? {
-        guard let graph else { return nil }
-        let listsObjects: Bool
-        switch statement {
-        case .count: listsObjects = false
-        case .query(let q) where q.type != nil && q.clauses.isEmpty && q.projection == nil: listsObjects = true
-        default: return nil
-        }
-        guard let reads = statement.namesRead, reads.linkTypes.isEmpty,
-              let t = pages.catalog.firstIndex(where: { $0.name == reads.type.text })
-                ?? Self.onlyMatch(pages.catalog.map(\.name), reads.type.text),
-              let table = graph.type(named: pages.catalog[t].name),
-              !reads.names.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } })
-        else { return nil }
-        return ChunkedStatement(type: t, typeName: pages.catalog[t].name, names: reads.names, listsObjects: listsObjects)
-    }
-
-    /// First the kinds each name holds over the whole type (paths compile on them, as over the
-    /// loaded graph), then the objects a few thousand at a time through the engine.
-    static func answerInChunks(_ statement: Statement, _ plan: ChunkedStatement, _ source: PageSource, _ task: RunningTask) throws -> PagedAnswer {
-        let kinds = try source.kinds(type: plan.type, names: plan.names)
-        let total = source.catalog[plan.type].count
-        var count = 0, keys: [ObjectID] = [], read = 0
-        var failure: QueryError?   // kept as it is (the store's reader would wrap it)
-        try source.forEachChunk(type: plan.type, size: 4_096, kinds: kinds) { chunk in
-            do {
-                switch try QueryEngine(graph: chunk).run(statement) {
-                case .count(let n): count += n
-                case .objects(_, let refs): keys += refs.map { chunk.id(of: $0) }
-                default: break
-                }
-            } catch let error as QueryError {
-                failure = error
-                return false
-            }
-            read += chunk.types[plan.type].count
-            task.report(read, total)
-            return !task.cancellation.isCancelled
-        }
-        if let failure { throw failure }
-        return plan.listsObjects ? .keys(typeName: plan.typeName, keys) : .count(count)
-    }
-
-    /// The only name among `names` equal to `name` ignoring case.
-    static func onlyMatch(_ names: [String], _ name: String) -> Int? {
-        let matches = names.indices.filter { names[$0].caseInsensitiveCompare(name) == .orderedSame }
-        return matches.count == 1 ? matches[0] : nil
+    /// The chunked engine's answer, read off the UI thread: progress shown on `task`, stopped
+    /// by its cancellation.
+    static func answerInChunks(_ statement: Statement, _ plan: ChunkedAnswer, _ source: PageSource, _ task: RunningTask) throws -> PagedAnswer {
+        PagedAnswer(try plan.answer(statement, over: source, progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }))
     }
 
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.

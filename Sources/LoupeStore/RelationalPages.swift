@@ -594,6 +594,19 @@ public final class RelationalPages: PageSource, Sendable {
                 case .rowids(let r): rowids = r
                 case .keys(let keys) where rowid(t) != nil:
                     rowids = try keys.compactMap { try rowid(of: $0, type: t, db) }.sorted()
+                case .keys(let keys) where layout.keyColumns(t).isEmpty:
+                    // Row numbers (a view): runs of positions, each read from its first to its
+                    // last (a gap of a few rows is read rather than split), all but the last here.
+                    rowids = nil
+                    let runs = Self.runs(of: keys.compactMap { key -> Int64? in if case .int(let i) = key, i >= 1 { return i } else { return nil } })
+                    for run in runs.dropLast() {
+                        var part = read
+                        part.offset = Int(run.lowerBound - 1)
+                        _ = try RelationalFormat.loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnlyReason,
+                                                          limit: run.count, rowids: nil, window: part, warnings: &warnings)
+                    }
+                    read.offset = Int((runs.last?.lowerBound ?? 1) - 1)
+                    limit = runs.last?.count ?? 0
                 case .keys(let keys):
                     rowids = nil
                     let one = "(" + layout.keyColumns(t).map { "\(SQL.identifier($0)) = ?" }.joined(separator: " AND ") + ")"
@@ -610,6 +623,15 @@ public final class RelationalPages: PageSource, Sendable {
                                               limit: limit, rowids: rowids, window: read, warnings: &warnings)
         }
         return builder
+    }
+
+    /// Sorted runs covering `positions`: positions fewer than 64 apart share a run.
+    static func runs(of positions: [Int64]) -> [ClosedRange<Int64>] {
+        var runs: [ClosedRange<Int64>] = []
+        for p in Set(positions).sorted() {
+            if let last = runs.last, p - last.upperBound < 64 { runs[runs.count - 1] = last.lowerBound ... p } else { runs.append(p ... p) }
+        }
+        return runs
     }
 
     /// The rows `keys` of type `t` as a load holds them, in the table's order (find them by key).

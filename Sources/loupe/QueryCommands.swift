@@ -64,6 +64,7 @@ struct Query: ParsableCommand {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
             }
+            if engine == .auto, overBudget != nil, try answeredInChunks(parsed, { pages }) { return }
             let why = "paths into nested values, arithmetic, relations to several types and stores whose rows SQL cannot join as a load does are left to the in-memory engine"
             if engine == .sql { throw CLIError("SQL cannot answer this statement exactly over this Persist store (\(why)); run it with --engine auto or memory") }
             if let overBudget { throw CLIError("\(overBudget), and SQL cannot answer this statement exactly over the file (\(why)); raise --memory-budget to load it") }
@@ -80,6 +81,7 @@ struct Query: ParsableCommand {
                 } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
                     // Persist's layout too large to load: read no more than the statement needs.
                     guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
+                        if try writeInChunks(parsed, opening.pages) { return }
                         throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly over Persist's layout (it leaves \(opening.unanswered) to the in-memory engine); raise --memory-budget to load it")
                     }
                     try write(paged, opening.pages)
@@ -98,16 +100,20 @@ struct Query: ParsableCommand {
                 // A damaged file: the load reads what it can, with warnings (what the sink holds
                 // is dropped: nothing is printed twice).
             }
-            // A database too large to load: what it cannot answer is refused, not loaded.
+            // A database too large to load: a count or filter on one type's own attributes is
+            // answered a chunk of objects at a time; anything else it cannot answer is refused,
+            // not loaded.
             if engine == .auto, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
                 if try PostgresDatabase.holdsPersist(url: store.file) {
                     throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and \(Repl.unkeyedPersist); raise --memory-budget to load it")
                 }
+                if try answeredInChunks(parsed, { try PagedOpening.open(postgres: store.file, reason: nil).pages }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
             }
-            // A plain SQLite file too large to load: what SQL cannot answer is refused, not loaded.
+            // A plain SQLite file too large to load: the same.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
                try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self {
+                if try answeredInChunks(parsed, { try RelationalPages.open(file) }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and SQL cannot answer this statement exactly over the file (it leaves arithmetic, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
             }
             if engine == .sql {
@@ -276,6 +282,24 @@ extension Query {
     /// Prints what SQL answered over a file read a page at a time; objects are read by key to be printed.
     func write(_ answer: SourceAnswer, _ pages: PageSource) throws { try Query.write(answer, pages, format: format) }
 
+    /// What SQL did not answer over a store too large to load, answered by the engine a chunk
+    /// of objects at a time (``ChunkedAnswer``: a count or a filter on one type's own
+    /// attributes) and printed; false when the statement is not one it answers.
+    func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource) throws -> Bool {
+        guard let plan = try ChunkedAnswer.plan(statement, over: pages) else { return false }
+        try write(try plan.answer(statement, over: pages), pages)
+        return true
+    }
+
+    /// ``writeInChunks(_:_:)`` over the pages `open` opens, its errors in the statement printed
+    /// as the engine's (exit status 2).
+    func answeredInChunks(_ statement: LoupeQuery.Statement, _ open: () throws -> PageSource) throws -> Bool {
+        do { return try writeInChunks(statement, try open()) } catch let error as QueryError {
+            printError(error.render(source: self.statement))
+            throw ExitCode(2)
+        }
+    }
+
     /// With `staged` changes, objects are printed as they leave them (new ones too); many objects
     /// are read and printed a part at a time (``SourceAnswer/write(_:pages:staged:toTerminal:to:partSize:)``).
     static func write(_ answer: SourceAnswer, _ pages: PageSource, format: OutputFormat) throws {
@@ -416,9 +440,14 @@ struct Repl: ParsableCommand {
                     continue
                 }
                 let started = DispatchTime.now().uptimeNanoseconds
-                guard let fileAnswer = try source?.answer(changes.fileStatement(for: statement), declaring: changes.declaredAttributes,
-                                                          isCancelled: { cancellation.isCancelled }) else {
-                    fail("error: over the memory budget, statements are answered by SQL over the store; this one needs the whole graph (\(opening.unanswered)); reopen with a larger --memory-budget")
+                let asked = changes.fileStatement(for: statement)
+                // SQL over the store, else the engine a chunk of objects at a time.
+                var found = try source?.answer(asked, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
+                if found == nil, let plan = ChunkedAnswer(asked, source: current, schema: changes.base.graph) {
+                    found = try plan.answer(asked, over: current, isCancelled: { cancellation.isCancelled })
+                }
+                guard let fileAnswer = found else {
+                    fail("error: over the memory budget, statements are answered by SQL over the store (or, on one type's own attributes, a chunk of objects at a time); this one needs the whole graph (\(opening.unanswered)); reopen with a larger --memory-budget")
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
