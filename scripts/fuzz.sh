@@ -59,6 +59,11 @@ make('awkward-keys.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE m(k PRIMARY KE
      'CREATE TABLE p(id INTEGER PRIMARY KEY, boss INTEGER REFERENCES p(id), m REFERENCES m(k), tag TEXT REFERENCES t(label))',
      "INSERT INTO p VALUES (1,NULL,5,'a'),(2,1,'5','b'),(3,1,'05','a'),(4,1,7.0,'z'),(5,9,'+7',NULL),(6,1,'x','a'),(7,1,2,'b')",
      'CREATE INDEX p_boss ON p(boss)', 'CREATE TABLE d(id INTEGER PRIMARY KEY DESC, p INTEGER REFERENCES p(id))', 'INSERT INTO d VALUES (100,1),(50,2),(7,1)')
+make('views.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT, at DATE, v REAL)',
+     'CREATE TABLE b(id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a(id), note BLOB)',
+     "INSERT INTO a VALUES (1,'x','2024-01-01',1.5),(2,'y',1700000000,NULL),(3,'ab',NULL,3)", "INSERT INTO b VALUES (1,1,x'00ff'),(2,2,NULL),(3,1,'t')",
+     'CREATE VIEW v AS SELECT a.name, b.note, a.v FROM a JOIN b ON b.a_id = a.id',
+     'CREATE TABLE w(k TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID', "INSERT INTO w VALUES ('b',2),('a',1),('c',3)")
 make('persist-small.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE by_type(id INTEGER PRIMARY KEY, type_name TEXT, json TEXT)',
      'CREATE TABLE relations(from_id INTEGER, to_id INTEGER, relation TEXT)',
      """INSERT INTO by_type VALUES (1,'A','{"n":1,"d":"2020-01-01 00:00:00 Z","x":[1,{"y":null}]}'),(2,'B','{"s":"a\\\\u0041"}'),(3,'A','not json')""",
