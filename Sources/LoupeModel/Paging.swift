@@ -77,7 +77,8 @@ public protocol PageSource: AnyObject {
     /// The kinds of value each of `names` holds as a member of type `type`'s objects, over every
     /// object; a name no object has is left out.
     func kinds(type: Int, names: Set<String>) throws -> [String: ValueKind]
-    /// Calls `body` with the objects of type `type` in key order, `size` at a time, each time as a
+    /// Calls `body` with the objects of type `type` in key order, `size` at a time (or more where
+    /// each chunk costs a new scan: a view read by position), each time as a
     /// graph with the store's schema holding those objects and their attributes (no relations),
     /// the attributes in `kinds` present with at least those kinds (as in the whole store), until
     /// `body` returns false.
@@ -134,7 +135,7 @@ extension PageSource {
 
     /// The schema of type `type` (an index into ``catalog``) as
     /// ``ObjectGraph/schemaText(of:count:sample:)`` prints it, reading no more than the type's
-    /// first `sampleSize` objects: its count from the catalog, its relations and backlinks as
+    /// first `sampleSize` objects (or its first chunk, for a long view read by position): its count from the catalog, its relations and backlinks as
     /// `schema` (the store's schema: ``window(keys:of:)`` of no keys) has them, its attributes as
     /// those objects hold them (what `.schema` and `loupe schema` show over the memory budget;
     /// a type of no more objects than the sample reads as after a whole load).
