@@ -335,16 +335,18 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(browsed.status, 0, browsed.stderr)
         XCTAssertTrue(browsed.stdout.contains("┌ Book (") && browsed.stdout.contains("paged · a whole load"), browsed.stdout)
         for statement in ["count Loan where book.author.born < 1920", "Author where @links.Book.author.@count > 2 sort by name, id limit 4",
-                          "Book where pages > 300 sort by title, id limit 3 select title, author.name"] {
+                          "Book where pages > 300 sort by title, id limit 3 select title, author.name",
+                          // Arithmetic: the engine a chunk of documents at a time.
+                          "count Book where pages * 2 > 700", "Book where pages * 2 > 700 limit 3 offset 1"] {
             // (Compared with the database loaded: `jsonb` keeps a document's members in its own order.)
             let paged = try loupe(["query", url, statement, "--format", "json", "--memory-budget", "1K"])
             XCTAssertEqual(paged.status, 0, paged.stderr)
             XCTAssertEqual(paged.stdout, try loupe(["query", url, statement, "--format", "json", "--engine", "memory"]).stdout, statement)
         }
-        let refused = try loupe(["query", url, "Book where pages * 2 > 10", "--memory-budget", "1K"])
+        let refused = try loupe(["query", url, "Book where pages * 2 > 10 sort by title", "--memory-budget", "1K"])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("PostgreSQL cannot answer this statement exactly over Persist's layout (it leaves documents other than jsonb, members of mixed kinds"), refused.stderr)
-        let arithmetic = try loupe(["repl", url, "--memory-budget", "1K"], stdin: "Book where pages * 2 > 10\n")
+        let arithmetic = try loupe(["repl", url, "--memory-budget", "1K"], stdin: "Book where pages * 2 > 10 sort by title\n")
         XCTAssertTrue(arithmetic.stderr.contains("this one needs the whole graph"), arithmetic.stderr)
         // Keys that are not integers: not paged; the browser says so, the REPL answers what it can.
         let textKeys = try PostgresServer.persistDatabase(copying: sqlite, named: "cli_persist_text", documentType: "jsonb", idType: "text")
