@@ -135,8 +135,9 @@ extension PageSource {
 
     /// The schema of type `type` (an index into ``catalog``) as
     /// ``ObjectGraph/schemaText(of:count:sample:)`` prints it, reading no more than the type's
-    /// first `sampleSize` objects (or its first chunk, for a long view read by position): its count from the catalog, its relations and backlinks as
-    /// `schema` (the store's schema: ``window(keys:of:)`` of no keys) has them, its attributes as
+    /// first `sampleSize` objects (or its first chunk, for a long view read by position): its
+    /// count from the catalog, its relations and backlinks as `schema` (the store's schema:
+    /// ``window(keys:of:)`` of no keys) has them, its attributes as
     /// those objects hold them (what `.schema` and `loupe schema` show over the memory budget;
     /// a type of no more objects than the sample reads as after a whole load).
     public func schemaText(type t: Int, schema: ObjectGraph, sampleSize: Int = 1_000) throws -> String {

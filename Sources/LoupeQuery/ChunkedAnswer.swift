@@ -38,7 +38,9 @@ public struct ChunkedAnswer: Sendable {
             listsObjects = true
         default: return nil
         }
-        let catalog = source.catalog.map(\.name)
+        // The names only: a store that lists its types before counting them is not made to count
+        // them here (the browser plans on its UI thread).
+        let catalog = source.listedTypes.map(\.name)
         guard let reads = statement.namesRead, reads.linkTypes.isEmpty,
               let t = catalog.firstIndex(of: reads.type.text) ?? Self.onlyMatch(catalog, reads.type.text),
               let table = schema.type(named: catalog[t]),
