@@ -537,9 +537,9 @@ extension Browser {
 
     /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
     /// cancels): by the ``querySource`` (SQL over the file: paths through relations and backlinks,
-    /// aggregates, sorts, projections, groups), else, for `count T [where …]` and `T [where …]
-    /// [limit …]` whose paths read only `T`'s own attributes, by the engine a few thousand objects
-    /// at a time (``ChunkedAnswer``).
+    /// aggregates, sorts, projections, groups), else, for counts, queries and groups whose paths
+    /// read only the type's own attributes, by the engine a few thousand objects at a time
+    /// (``ChunkedAnswer``).
     /// Objects are listed as a paged view, projections and groups as in the loaded browser.
     /// Returns false when it did not run (a mutation, a dot-command, a bare predicate).
     func runPaged(_ line: String) -> Bool {
@@ -605,7 +605,7 @@ extension Browser {
     /// sorted here before is sorted by the new column, then by the earlier ones. Relations'
     /// objects and other statements' lists are refused (their order is not a statement's).
     func sortPaged(ascending: Bool) {
-        guard pages != nil, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
+        guard let pages, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
             refusePaged("sorting this view"); return
         }
         let columns = sheet.columns(graph: graph)
@@ -632,7 +632,7 @@ extension Browser {
         query.clauses = [.sort(keys)]
         let statement = Statement.query(query)
         let task = RunningTask(line: "sort by \(name)", isLoad: true, verb: "sorting")
-        let answering = pagedAnswering(statement, chunked: nil)
+        let answering = pagedAnswering(statement, chunked: chunkedStatement(statement, pages))
         let depth = stack.count
         start(task) {
             task.finish(.pagedSorted(depth, name, sort, Result { try answering(task) }))

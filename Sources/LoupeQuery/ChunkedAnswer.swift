@@ -3,11 +3,17 @@ import LoupeModel
 
 /// A statement the engine answers over a store read a chunk of objects at a time, for what a
 /// ``QuerySource`` cannot say in SQL over a store too large to load (arithmetic, a view, a table
-/// without a rowid, `MATCHES` on PostgreSQL…): `count T [where …]`, and `T [where …] [limit n
-/// [offset m]]`, whose paths read only `T`'s own attributes (nested keys after one are the
-/// value's own) and no relation or backlink. Each chunk is a graph of the store's schema holding
-/// a few thousand of `T`'s objects with every attribute kind the whole type has, so paths
-/// compile as over the loaded graph and the engine's answers are its answers over the load.
+/// without a rowid, `MATCHES` on PostgreSQL…): `count T [where …]`, `T [where …] [clauses]
+/// [select …]` and `T [where …] group by … [clauses]`, whose paths read only `T`'s own
+/// attributes (nested keys after one are the value's own) and no relation or backlink. Each
+/// chunk is a graph of the store's schema holding a few thousand of `T`'s objects with every
+/// attribute kind the whole type has, so paths compile as over the loaded graph; the engine
+/// filters each chunk, keeps each candidate's key with the values its clauses and projection
+/// read, and the clauses run over all candidates together at the end, so the answers are the
+/// engine's answers over the load. What is held is one value per clause path and column per
+/// candidate (not the objects); a limit after the sorts and a distinct keeps only the
+/// candidates that can still make it, and a limit first stops the reading. Groups are counted
+/// chunk by chunk and the counts added.
 /// The browser's paged mode, `loupe query` and `loupe repl` over the memory budget use it.
 public struct ChunkedAnswer: Sendable {
     /// The type's index in the source's catalog, and its name there.
@@ -15,27 +21,19 @@ public struct ChunkedAnswer: Sendable {
     public let typeName: String
     /// Every name the statement's paths use.
     let names: Set<String>
-    /// True for a query (its objects are the answer), false for a count.
-    let listsObjects: Bool
-    /// A query's `limit n offset m` (the chunks stop once they hold `m + n` objects).
-    let limit: (count: Int, offset: Int)?
+    /// Objects read per chunk (``standardChunkSize`` unless a test asks for smaller chunks).
+    let chunkSize: Int
     /// Objects read per chunk.
-    public static let chunkSize = 4_096
+    public static let standardChunkSize = 4_096
 
     /// The plan for `statement` over `source`, whose types and relations `schema` holds (a graph
     /// of the store's schema: types, attributes and relations, no objects); nil for any other
     /// statement.
-    public init?(_ statement: Statement, source: PageSource, schema: ObjectGraph) {
-        var limit: (Int, Int)?
+    public init?(_ statement: Statement, source: PageSource, schema: ObjectGraph, chunkSize: Int = standardChunkSize) {
         switch statement {
-        case .count: listsObjects = false
-        case .query(let q) where q.type != nil && q.projection == nil:
-            switch q.clauses.count {
-            case 0: break
-            case 1: guard case .limit(let n, let offset) = q.clauses[0] else { return nil }; limit = (n, offset)
-            default: return nil
-            }
-            listsObjects = true
+        case .count: break
+        case .query(let q) where q.type != nil: break
+        case .group(let q, _) where q.type != nil: break
         default: return nil
         }
         // The names only: a store that lists its types before counting them is not made to count
@@ -49,14 +47,14 @@ public struct ChunkedAnswer: Sendable {
         type = t
         typeName = catalog[t]
         names = reads.names
-        self.limit = limit
+        self.chunkSize = max(1, chunkSize)
     }
 
     /// The plan for `statement` over `source`, its schema read from the store (a window of no
     /// objects); nil when the statement is not one the chunks answer.
-    public static func plan(_ statement: Statement, over source: PageSource) throws -> ChunkedAnswer? {
+    public static func plan(_ statement: Statement, over source: PageSource, chunkSize: Int = standardChunkSize) throws -> ChunkedAnswer? {
         guard statement.namesRead != nil else { return nil }
-        return ChunkedAnswer(statement, source: source, schema: try source.window(keys: [], of: nil).graph)
+        return ChunkedAnswer(statement, source: source, schema: try source.window(keys: [], of: nil).graph, chunkSize: chunkSize)
     }
 
     /// The answer: first the kinds each name holds over the whole type (paths compile on them,
@@ -68,31 +66,122 @@ public struct ChunkedAnswer: Sendable {
                        isCancelled: () -> Bool = { false }) throws -> SourceAnswer {
         let kinds = try source.kinds(type: type, names: names)
         let total = source.catalog[type].count
-        let wanted = limit.map { $0.offset + $0.count }
-        var count = 0, keys: [ObjectID] = [], read = 0
+        var read = 0
         var failure: QueryError?   // kept as it is (the store's reader would wrap it)
-        if wanted == 0 { return .objects(typeName: typeName, keys: []) }
-        try source.forEachChunk(type: type, size: Self.chunkSize, kinds: kinds) { chunk in
-            do {
-                switch try QueryEngine(graph: chunk).run(statement.withoutClauses) {
-                case .count(let n): count += n
-                case .objects(_, let refs): keys += refs.map { chunk.id(of: $0) }
-                default: break
+        /// Reads the chunks, giving each to `body` (false stops) until the last, a failure or a cancellation.
+        func eachChunk(_ body: (ObjectGraph) throws -> Bool) throws {
+            try source.forEachChunk(type: type, size: chunkSize, kinds: kinds) { chunk in
+                do {
+                    guard try body(chunk) else { return false }
+                } catch let error as QueryError {
+                    failure = error
+                    return false
                 }
-            } catch let error as QueryError {
-                failure = error
-                return false
+                read += chunk.types[type].count
+                progress(read, total)
+                return !isCancelled()
             }
-            read += chunk.types[type].count
-            progress(read, total)
-            if let wanted, keys.count >= wanted { return false }
-            return !isCancelled()
+            if let failure { throw failure }
+            if isCancelled() { throw CancellationError() }
         }
-        if let failure { throw failure }
-        if isCancelled() { throw CancellationError() }
-        guard listsObjects else { return .count(count) }
-        if let limit { keys = Array(keys.dropFirst(limit.offset).prefix(limit.count)) }
-        return .objects(typeName: typeName, keys: keys)
+        switch statement {
+        case .count:
+            var count = 0
+            try eachChunk { chunk in
+                if case .count(let n) = try QueryEngine(graph: chunk).run(statement) { count += n }
+                return true
+            }
+            return .count(count)
+        case .group(let query, let by):
+            var base = query
+            base.clauses = []
+            var counts: [Value: Int] = [:], counted = 0
+            try eachChunk { chunk in
+                guard case .groups(_, let rows, let objects) = try QueryEngine(graph: chunk).run(.group(base, by: by)) else { return true }
+                for row in rows { counts[row.key, default: 0] += row.count }
+                counted += objects.count
+                return true
+            }
+            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.ranked(counts), query.clauses), total: counted)
+        case .query(let query):
+            var candidates = Candidates(clauses: query.clauses, projection: query.projection?.count ?? 0, chunkSize: chunkSize)
+            if candidates.wanted == 0 { return .objects(typeName: typeName, keys: []) }
+            try eachChunk { chunk in
+                let found = try QueryEngine(graph: chunk).candidates(query)
+                candidates.append(keys: found.refs.map { chunk.id(of: $0) }, columns: found.columns)
+                return candidates.wanted.map { candidates.keys.count < $0 } ?? true
+            }
+            let (order, next) = QueryEngine.applyClauses(query.clauses, values: candidates.columns, count: candidates.keys.count)
+            let keys = order.map { candidates.keys[$0] }
+            guard let projection = query.projection else { return .objects(typeName: typeName, keys: keys) }
+            let rows = order.map { i in candidates.columns[next...].map { $0[i] } }
+            return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, keys: keys)
+        default:
+            throw QueryError("the chunks answer counts, queries and groups", at: SourceRange(0, 0))
+        }
+    }
+
+    /// A query's candidates over the chunks read so far: each one's key and the values its
+    /// clauses and projection read (one column per sort key and distinct path, in clause order,
+    /// then the projection's), in store order or, once pruned, in the clauses' order.
+    struct Candidates {
+        let clauses: [Clause]
+        let chunkSize: Int
+        private(set) var keys: [ObjectID] = []
+        private(set) var columns: [[Value]]
+        /// A first clause's `limit n offset m`: the candidates it keeps are the first `m + n`
+        /// (nil without one).
+        let wanted: Int?
+        /// With one limit, last, after sorts and at most one distinct right before it: those
+        /// clauses with the limit keeping its offset's rows too. Applied to the candidates so
+        /// far, they keep every one the clauses over all of them can keep, in an order the
+        /// clauses over them and later chunks' candidates do not change (a later candidate of a
+        /// distinct's row cut here comes after that row, so it is cut too).
+        let pruning: [Clause]?
+
+        init(clauses: [Clause], projection: Int, chunkSize: Int) {
+            self.clauses = clauses
+            self.chunkSize = chunkSize
+            let width = clauses.reduce(0) { n, clause in
+                switch clause {
+                case .sort(let keys): return n + keys.count
+                case .distinct(let paths): return n + paths.count
+                case .limit: return n
+                }
+            }
+            columns = Array(repeating: [], count: width + projection)
+            if case .limit(let n, let offset)? = clauses.first { wanted = Self.sum(n, offset) } else { wanted = nil }
+            pruning = Self.pruning(clauses)
+        }
+
+        /// The clauses that prune (see ``pruning``), nil when pruning could change the answer
+        /// (a distinct before a sort keeps the first of its rows in one order, the limit in
+        /// another: a row it cut would let a later one of the same values in).
+        static func pruning(_ clauses: [Clause]) -> [Clause]? {
+            guard clauses.count > 1, case .limit(let n, let offset)? = clauses.last else { return nil }
+            let before = clauses.dropLast()
+            let distincts = before.indices.filter { if case .distinct = before[$0] { return true } else { return false } }
+            guard !before.contains(where: { if case .limit = $0 { return true } else { return false } }), distincts.count <= 1,
+                  distincts.allSatisfy({ $0 == before.endIndex - 1 }) else { return nil }
+            return Array(before) + [.limit(sum(n, offset), offset: 0)]
+        }
+
+        static func sum(_ a: Int, _ b: Int) -> Int {
+            let (s, overflow) = a.addingReportingOverflow(b)
+            return overflow ? Int.max : s
+        }
+
+        /// Adds one chunk's candidates (their columns laid out as ``columns``), then prunes once
+        /// they are twice what the limit keeps and a chunk more.
+        mutating func append(keys more: [ObjectID], columns chunk: [[Value]]) {
+            keys += more
+            for c in columns.indices { columns[c] += chunk[c] }
+            guard let pruning, case .limit(let keep, _)? = pruning.last,
+                  keys.count >= Self.sum(Self.sum(keep, keep), chunkSize) else { return }
+            let (order, _) = QueryEngine.applyClauses(pruning, values: columns, count: keys.count)
+            keys = order.map { keys[$0] }
+            columns = columns.map { column in order.map { column[$0] } }
+        }
     }
 
     /// The only name among `names` equal to `name` ignoring case.
@@ -102,12 +191,38 @@ public struct ChunkedAnswer: Sendable {
     }
 }
 
-extension Statement {
-    /// The statement without a query's clauses (each chunk is filtered whole; the limit is
-    /// applied to the chunks' objects together).
-    var withoutClauses: Statement {
-        guard case .query(var q) = self, !q.clauses.isEmpty else { return self }
-        q.clauses = []
-        return .query(q)
+extension QueryEngine {
+    /// A query's objects after its filter alone, in store order, and the values its clauses
+    /// order and trim them by (one column per sort key and distinct path, in clause order), then
+    /// its projection's columns: the columns ``applyClauses(_:values:count:sortedFirst:limitedSecond:)``
+    /// reads, evaluated and compiled in the order ``run(_:currentType:cancellation:)`` evaluates
+    /// them (so the same error comes first).
+    func candidates(_ query: Query) throws -> (refs: [ObjectRef], columns: [[Value]]) {
+        let compiler = Compiler(graph: graph)
+        let run = Run(compiler: compiler, cancellation: nil)
+        guard let name = query.type else { throw QueryError("a bare predicate needs a type", at: SourceRange(0, 1)) }
+        let type = try compiler.resolveType(name)
+        let family = graph.family(of: type)
+        let refs = try filter(type, query.predicate, run)
+        let env = run.environment()
+        var columns: [[Value]] = []
+        for clause in query.clauses {
+            let paths: [Path]
+            switch clause {
+            case .sort(let keys): paths = keys.map(\.path)
+            case .distinct(let list): paths = list
+            case .limit: continue
+            }
+            for path in paths {
+                let compiled = try compiler.compilePath(path, on: family)
+                columns.append(refs.map { compiled.evaluate(.reference($0), env).value })
+            }
+        }
+        for column in query.projection ?? [] {
+            let compiled = try compiler.expression(column.expression, on: family)
+            columns.append(refs.map { compiled.evaluate(.reference($0), env).value })
+        }
+        try env.check()
+        return (refs, columns)
     }
 }

@@ -283,7 +283,7 @@ extension Query {
     func write(_ answer: SourceAnswer, _ pages: PageSource) throws { try Query.write(answer, pages, format: format) }
 
     /// What SQL did not answer over a store too large to load, answered by the engine a chunk
-    /// of objects at a time (``ChunkedAnswer``: a count or a filter on one type's own
+    /// of objects at a time (``ChunkedAnswer``: a count, query or group on one type's own
     /// attributes) and printed; false when the statement is not one it answers.
     func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource) throws -> Bool {
         guard let plan = try ChunkedAnswer.plan(statement, over: pages) else { return false }

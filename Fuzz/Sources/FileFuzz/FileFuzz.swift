@@ -185,30 +185,36 @@ enum FileFuzz {
         for type in graph.types.prefix(4) {
             guard let t = quoted(type.name.rawValue) else { continue }
             var statements = ["count \(t)", "\(t) limit 3 offset 2"]
-            if let a = type.attributes.first.flatMap({ quoted($0.name) }) {
-                statements += ["count \(t) where \(a) * 2 > 1", "\(t) where \(a) * 2 > 1 OR \(a) BEGINSWITH[c] \"a\" limit 7 offset 1"]
+            if let a = type.attributes.first.flatMap({ quoted($0.name) }), let b = type.attributes.last.flatMap({ quoted($0.name) }) {
+                statements += ["count \(t) where \(a) * 2 > 1", "\(t) where \(a) * 2 > 1 OR \(a) BEGINSWITH[c] \"a\" limit 7 offset 1",
+                               "\(t) sort by \(b) desc, \(a) limit 3 offset 1", "\(t) where \(a) * 2 > 1 sort by \(a) select \(b), \(a) * 3 as x",
+                               "\(t) sort by \(a) distinct \(b) limit 2 offset 1", "\(t) distinct \(b) limit 2 select \(a)",
+                               "\(t) where \(b) != nil group by \(a) limit 3", "\(t) group by \(b) sort by count, key desc"]
             }
+            // Chunks of two objects too, so that a limit after a sort prunes the candidates.
             for statement in statements {
-                guard let parsed = try? Parser.parse(statement), let plan = try? ChunkedAnswer.plan(parsed, over: pages) else { continue }
-                let memory: String
-                do { memory = describe(try QueryEngine(graph: graph).run(parsed), graph) } catch { memory = "error: \(error)" }
-                let chunked: String
-                do {
-                    let answer = try plan.answer(parsed, over: pages)
-                    chunked = describe(answer)
-                    if case .objects(_, let keys) = answer, let read = try? pages.objects(type: plan.type, keys: keys) {
-                        let found = Set(read.types[plan.type].ids.map(\.description))
-                        if let missing = keys.first(where: { !found.contains($0.description) }) {
-                            fatalError("\(statement): object \(missing) answered in chunks does not read back by key")
+                for size in [ChunkedAnswer.standardChunkSize, 2] {
+                    guard let parsed = try? Parser.parse(statement), let plan = try? ChunkedAnswer.plan(parsed, over: pages, chunkSize: size) else { continue }
+                    let memory: String
+                    do { memory = describe(try QueryEngine(graph: graph).run(parsed), graph) } catch { memory = "error: \(error)" }
+                    let chunked: String
+                    do {
+                        let answer = try plan.answer(parsed, over: pages)
+                        chunked = describe(answer)
+                        if case .objects(_, let keys) = answer, let read = try? pages.objects(type: plan.type, keys: keys) {
+                            let found = Set(read.types[plan.type].ids.map(\.description))
+                            if let missing = keys.first(where: { !found.contains($0.description) }) {
+                                fatalError("\(statement): object \(missing) answered in chunks does not read back by key")
+                            }
                         }
+                    } catch is StoreError {
+                        continue
+                    } catch {
+                        chunked = "error: \(error)"
                     }
-                } catch is StoreError {
-                    continue
-                } catch {
-                    chunked = "error: \(error)"
-                }
-                if chunked != memory, !chunked.hasPrefix("error: ") || !memory.hasPrefix("error: ") {
-                    fatalError("the chunked engine disagrees on \(statement)\nchunks: \(chunked)\nmemory: \(memory)")
+                    if chunked != memory, !chunked.hasPrefix("error: ") || !memory.hasPrefix("error: ") {
+                        fatalError("the chunked engine disagrees on \(statement) (chunks of \(size))\nchunks: \(chunked)\nmemory: \(memory)")
+                    }
                 }
             }
         }

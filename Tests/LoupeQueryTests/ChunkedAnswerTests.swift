@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import LoupeModel
+@testable import LoupeQuery
+import LoupeSQL
+import LoupeStore
+import LoupeTestSupport
+import XCTest
+
+/// The chunked engine (``ChunkedAnswer``: what SQL does not say over a store too large to load,
+/// answered a chunk of objects at a time) against the engine over the loaded graph: the same
+/// counts, objects in the same order, rows and groups, and the same errors, for statements on
+/// a type's own attributes with sorts, distincts, limits, projections and groups in any order,
+/// in chunks of the standard size and of a few objects (so that candidates are pruned between
+/// chunks).
+final class ChunkedAnswerTests: XCTestCase {
+
+    func testPersistStatementsAreTheEngines() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 45)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        try compare(path, pages, [
+            "count Book where pages * 2 > 700", "Book where pages / 3 > 100 limit 4 offset 2",
+            "Book where pages * 2 > 700 sort by price desc, title limit 5 offset 3", "Book sort by language distinct language",
+            "Book sort by price distinct language limit 3 offset 1", "Book distinct language limit 4",
+            "Book where pages * 2 > 700 limit 40 select title, pages * 2 as double", "Book sort by published, id desc limit 9 select title, published",
+            "Book where pages * 1 > 100 sort by title", "Book where pages - 1 > 600 distinct inPrint, language select language, inPrint",
+            "Book where pages + 0 > 100 group by language", "Book group by language limit 2 offset 1", "Book where pages * 2 > 600 group by pages sort by count desc, key",
+            "Book where price * 1 > 20 group by inPrint sort by key desc", "Member sort by joined desc limit 0", "Book sort by title limit 3 offset 100000",
+            "Book sort by pages asc distinct pages limit 6 select pages", "Loan sort by renewals desc, due limit 7",
+            // The engine's errors, from the first chunk.
+            "Book sort by titel limit 3", "Book where pages * 2 > 1 select pagez", "Book where pages * 2 > \"x\" group by language",
+        ])
+    }
+
+    /// Documents whose attributes hold values of several kinds, and nested ones.
+    func testMixedKindsAreTheEngines() throws {
+        let path = try PersistPushdownTests.awkwardDocuments()
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        try compare(path, pages, [
+            "Clean sort by w desc, v limit 3", "Clean sort by v distinct v limit 2 offset 1", "Clean distinct w select w, v",
+            "Thing sort by n desc select n, s, n * 2 as twice", "Dup sort by m limit 3 select n, m", "Clean group by w sort by key desc",
+            "Thing where n * 1 != nil sort by s limit 2", "Dup distinct n limit 2",
+        ])
+    }
+
+    /// A view (which SQL reads by row number) and a table of Chinook.
+    func testRelationalStatementsAreTheEngines() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "CREATE VIEW LongTrack AS SELECT Name, Composer, Milliseconds, UnitPrice FROM Track WHERE Milliseconds > 400000") }
+        try queue.close()
+        let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+        try compare(path, pages, sizes: [ChunkedAnswer.standardChunkSize, 97], [
+            "Track where Milliseconds / 1000 > 300 sort by Name limit 5", "Track where Milliseconds / 1000 > 300 sort by Composer distinct Composer limit 4 offset 2",
+            "Track sort by Bytes desc limit 3 select Name, Bytes / 1024 as kb", "Track where UnitPrice * 100 > 100 group by Composer limit 5",
+            "LongTrack sort by Milliseconds desc limit 4", "LongTrack sort by Name distinct Composer", "LongTrack group by UnitPrice",
+            "count LongTrack where Milliseconds / 60000 > 10", "LongTrack sort by Composer, Name select Name, Milliseconds / 60000 as minutes",
+        ])
+    }
+
+    /// A limit after the sorts (and a distinct right before it) keeps no more candidates than
+    /// twice what it keeps and a chunk; a distinct before a sort, or a limit between clauses,
+    /// keeps them all (pruning could change the answer).
+    func testPruningIsBoundedAndOnlyWhereExact() throws {
+        // The language writes `sort by`, `distinct`, `limit` in that order; other orders are
+        // other statements' clauses (a paged sort's), so the rule is for any order.
+        let a = SortKey(path: .column("a"), ascending: true), b = SortKey(path: .column("b"), ascending: false)
+        let c = Clause.distinct([.column("c")])
+        let pruning = ChunkedAnswer.Candidates.pruning
+        XCTAssertEqual(pruning([.sort([a]), .limit(3, offset: 2)]), [.sort([a]), .limit(5, offset: 0)])
+        XCTAssertEqual(pruning([.sort([a]), .sort([b]), c, .limit(3, offset: 0)])?.count, 4)
+        XCTAssertNil(pruning([c, .sort([a]), .limit(3, offset: 0)]))
+        XCTAssertNil(pruning([.sort([a]), c, .sort([b]), .limit(3, offset: 0)]))
+        XCTAssertNil(pruning([.sort([a]), .limit(3, offset: 0), .sort([b])]))
+        XCTAssertNil(pruning([.limit(3, offset: 0)]))
+        XCTAssertNil(pruning([.sort([a]), .limit(3, offset: 0), .sort([b]), .limit(2, offset: 0)]))
+        XCTAssertEqual(pruning([.sort([a]), .limit(Int.max, offset: 9)])?.last, .limit(Int.max, offset: 0))
+
+        guard case .query(let q) = try Parser.parse("T sort by a desc limit 2 offset 1") else { return XCTFail() }
+        var candidates = ChunkedAnswer.Candidates(clauses: q.clauses, projection: 0, chunkSize: 4)
+        var most = 0
+        let value = { (key: Int64) in Value.int(key * 7 % 61) }
+        for chunk in 0..<50 {
+            let keys = (0..<4).map { Int64(chunk * 4 + $0) }
+            candidates.append(keys: keys.map { .int($0) }, columns: [keys.map(value)])
+            most = max(most, candidates.keys.count)
+        }
+        XCTAssertLessThanOrEqual(most, 2 * 3 + 4 + 4)
+        let (order, _) = QueryEngine.applyClauses(q.clauses, values: candidates.columns, count: candidates.keys.count)
+        // Keys 0..<200 by key * 7 % 61 descending, ties in key order: the second and third.
+        let rank = { (key: Int64) -> (Int64, Int64) in (key * 7 % 61, -key) }
+        let expected: [ObjectID] = (Int64(0)..<200).sorted { rank($0) > rank($1) }.dropFirst(1).prefix(2).map { .int($0) }
+        XCTAssertEqual(order.map { candidates.keys[$0] }, expected)
+    }
+
+    /// Each statement over the loaded graph and in chunks of each size: one description.
+    func compare(_ path: String, _ pages: PageSource, sizes: [Int] = [ChunkedAnswer.standardChunkSize, 7, 1], _ statements: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let graph = try LoadedStore.open(path).graph
+        for text in statements {
+            let statement = try Parser.parse(text)
+            let expected: String
+            do { expected = PersistPushdownTests.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError {
+                expected = "error: \(error.render(source: text))"
+            }
+            for size in sizes {
+                guard let plan = try ChunkedAnswer.plan(statement, over: pages, chunkSize: size) else {
+                    XCTFail("not planned: \(text)", file: file, line: line)
+                    continue
+                }
+                let got: String
+                do { got = PersistPushdownTests.describe(try plan.answer(statement, over: pages)) } catch let error as QueryError {
+                    got = "error: \(error.render(source: text))"
+                }
+                XCTAssertEqual(got, expected, "\(text) (chunks of \(size))", file: file, line: line)
+            }
+        }
+    }
+}
