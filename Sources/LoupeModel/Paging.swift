@@ -81,8 +81,10 @@ public protocol PageSource: AnyObject {
     /// each chunk costs a new scan: a view read by position), each time as a
     /// graph with the store's schema holding those objects and their attributes (no relations),
     /// the attributes in `kinds` present with at least those kinds (as in the whole store), until
-    /// `body` returns false.
-    func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws
+    /// `body` returns false. With `names`, the chunks need hold only the attributes named so,
+    /// ignoring case as paths match names (a source whose objects cost more to build the more
+    /// attributes they hold, JSON documents, builds only those); others may be there or not.
+    func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws
     /// The objects `keys` of type `type` (an index into ``catalog``) and their attributes, as a
     /// load holds them (no relations), in the order given.
     func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph
@@ -142,7 +144,7 @@ extension PageSource {
     /// a type of no more objects than the sample reads as after a whole load).
     public func schemaText(type t: Int, schema: ObjectGraph, sampleSize: Int = 1_000) throws -> String {
         var sample: ObjectGraph?
-        try forEachChunk(type: t, size: sampleSize, kinds: [:]) { chunk in
+        try forEachChunk(type: t, size: sampleSize, kinds: [:], names: nil) { chunk in
             sample = chunk
             return false
         }

@@ -563,7 +563,7 @@ public final class PostgresPages: PageSource, Sendable {
         }
     }
 
-    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
         let d = described[t]
         let names = d.columns.map(\.name)
         try read { c in

@@ -236,7 +236,7 @@ public final class PostgresPersistPages: PageSource, Sendable {
             for row in try c.query(#"SELECT b."id", \#(typeColumn), b."json"::text FROM "public"."by_type" b WHERE b."id" = ANY($1::bigint[])"#,
                                    [Self.keyArray(ids)]).rows {
                 guard let id = row[0].flatMap({ Int64($0) }) else { continue }
-                read.documents[id] = (row[1] ?? "(no type)", row[2].flatMap(PersistRows.members(of:)) ?? [])
+                read.documents[id] = (row[1] ?? "(no type)", row[2].flatMap { PersistRows.members(of: $0) } ?? [])
             }
         }
         try readDocuments(Array(Set(keys)).sorted())
@@ -337,33 +337,34 @@ public final class PostgresPersistPages: PageSource, Sendable {
         try forEachDocument(type: t) { id, json in
             // The key itself, or the member's last value as a load keeps it (null when absent).
             guard let attribute else { return try body(.int(id), .int(id)) }
-            return try body(.int(id), json.flatMap(PersistRows.members(of:))?.last { $0.0 == attribute }?.1 ?? .null)
+            return try body(.int(id), json.flatMap { PersistRows.members(of: $0) }?.last { $0.0 == attribute }?.1 ?? .null)
         }
     }
 
     public func kinds(type t: Int, names: Set<String>) throws -> [String: ValueKind] {
         var kinds: [String: ValueKind] = [:]
         try forEachDocument(type: t) { _, json in
-            for (name, value) in json.flatMap(PersistRows.members(of:)) ?? [] where names.contains(name) { kinds[name, default: []].insert(value.kind) }
+            for (name, value) in json.flatMap({ PersistRows.members(of: $0) }) ?? [] where names.contains(name) { kinds[name, default: []].insert(value.kind) }
             return true
         }
         return kinds
     }
 
-    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
         var schema = self.schema
         schema[t] = PersistRows.TypeSchema(name: schema[t].name, attributes: schema[t].attributes + kinds.keys.sorted().filter { !schema[t].attributes.contains($0) },
                                            kinds: kinds, relations: schema[t].relations)
         var chunk: [(id: ObjectID, json: String?)] = []
         var going = true
+        let wants = names.map(PersistFormat.wants(named:))
         try forEachDocument(type: t) { id, json in
             chunk.append((.int(id), json))
             guard chunk.count == size else { return true }
             defer { chunk.removeAll(keepingCapacity: true) }
-            going = try body(PersistRows.objects(type: t, of: schema, documents: chunk))
+            going = try body(PersistRows.objects(type: t, of: schema, documents: chunk, wants: wants))
             return going
         }
-        if going, !chunk.isEmpty { _ = try body(PersistRows.objects(type: t, of: schema, documents: chunk)) }
+        if going, !chunk.isEmpty { _ = try body(PersistRows.objects(type: t, of: schema, documents: chunk, wants: wants)) }
     }
 
     public func objects(type t: Int, keys: [ObjectID]) throws -> ObjectGraph {

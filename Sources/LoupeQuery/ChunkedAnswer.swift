@@ -70,7 +70,7 @@ public struct ChunkedAnswer: Sendable {
         var failure: QueryError?   // kept as it is (the store's reader would wrap it)
         /// Reads the chunks, giving each to `body` (false stops) until the last, a failure or a cancellation.
         func eachChunk(_ body: (ObjectGraph) throws -> Bool) throws {
-            try source.forEachChunk(type: type, size: chunkSize, kinds: kinds) { chunk in
+            try source.forEachChunk(type: type, size: chunkSize, kinds: kinds, names: names) { chunk in
                 do {
                     guard try body(chunk) else { return false }
                 } catch let error as QueryError {

@@ -145,8 +145,9 @@ public final class PersistPages: PageSource, Sendable {
         try attributeFacts(type: type, names: names).kinds
     }
 
-    public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+    public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
         let info = types[type]
+        let wants = names.map(PersistFormat.wants(named:))
         var schema = types.map { ($0.name, $0.attributes, $0.relations.map { ($0.name, $0.toMany, $0.targets) }) }
         schema[type].1 += kinds.keys.sorted().filter { !schema[type].1.contains($0) }
         func finished(_ builder: GraphBuilder) -> ObjectGraph {
@@ -160,7 +161,7 @@ public final class PersistPages: PageSource, Sendable {
             while let row = try cursor.next() {
                 guard let id = row[0] as Int64? else { continue }
                 let ref = builder.addObject(type: type, id: .int(id))
-                for (name, value) in PersistFormat.members(row, at: 1) ?? [] {
+                for (name, value) in PersistFormat.members(row, at: 1, wants: wants) ?? [] {
                     builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
                 }
                 count += 1
@@ -656,11 +657,33 @@ extension PersistFormat {
     /// (only those named in `only`, the others checked but not built); nil when it is not an
     /// object (or not JSON, or NULL).
     static func members(_ row: Row, at index: Int, only: MemberNames? = nil) -> [(String, Value)]? {
+        members(row, at: index, wants: only.map { only in { only.contains($0, $1) } })
+    }
+
+    /// A test of member keys for ``members(_:at:wants:)``: is the key one of `names`, ignoring
+    /// case as paths match names? Each key is decided once; the keys seen are few and short,
+    /// so they are found again by their bytes.
+    public static func wants(named names: Set<String>) -> (UnsafeBufferPointer<UInt8>, String?) -> Bool {
+        var seen: [(bytes: [UInt8], wanted: Bool)] = []
+        var seenDecoded: [String: Bool] = [:]
+        return { key, decoded in
+            if decoded == nil, let known = seen.first(where: { $0.bytes.count == key.count && $0.bytes.elementsEqual(key) }) { return known.wanted }
+            if let decoded, let known = seenDecoded[decoded] { return known }
+            let name = decoded ?? PersistFormat.repairedKey(key)
+            let found = names.contains(name) || names.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+            if let decoded { seenDecoded[decoded] = found } else if seen.count < 256 { seen.append((Array(key), found)) }
+            return found
+        }
+    }
+
+    /// The same, building the members `wants` is true for (given each key's bytes, and the key
+    /// when it has escapes).
+    static func members(_ row: Row, at index: Int, wants: ((UnsafeBufferPointer<UInt8>, String?) -> Bool)?) -> [(String, Value)]? {
         var members: [(String, Value)] = []
         let isObject: Bool? = try? row.withUnsafeData(atIndex: index) { data in
             guard let data else { return false }
             return data.withUnsafeBytes { raw in
-                try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: only.map { only in { only.contains($0, $1) } }) { key, decoded, value in
+                try? JSONReader.forEachMember(bytes: raw.bindMemory(to: UInt8.self), wants: wants) { key, decoded, value in
                     members.append((decoded ?? PersistFormat.repairedKey(key), value))
                 }
             }

@@ -103,11 +103,12 @@ extension PersistRows {
 
     /// The objects `documents` (key and JSON text, in the order wanted) of type `type`, in a graph
     /// with the schema `types` (no relations filled): what printing a statement's objects reads.
-    public static func objects(type: Int, of types: [TypeSchema], documents: [(id: ObjectID, json: String?)]) -> ObjectGraph {
+    public static func objects(type: Int, of types: [TypeSchema], documents: [(id: ObjectID, json: String?)],
+                               wants: ((UnsafeBufferPointer<UInt8>, String?) -> Bool)? = nil) -> ObjectGraph {
         let builder = schemaBuilder(types)
         for (id, json) in documents {
             let ref = builder.addObject(type: type, id: id)
-            for (name, value) in json.flatMap(members(of:)) ?? [] {
+            for (name, value) in json.flatMap({ members(of: $0, wants: wants) }) ?? [] {
                 builder.set(value, type: type, row: Int(ref.row), attribute: builder.attribute(name, of: type))
             }
         }
@@ -123,11 +124,11 @@ extension PersistRows {
     }
 
     /// A document's members as the load reads them; nil when it is not a JSON object.
-    public static func members(of text: String) -> [(String, Value)]? {
+    public static func members(of text: String, wants: ((UnsafeBufferPointer<UInt8>, String?) -> Bool)? = nil) -> [(String, Value)]? {
         var text = text
         var members: [(String, Value)] = []
         let isObject = text.withUTF8 { bytes in
-            (try? JSONReader.forEachMember(bytes: bytes) { key, decoded, value in
+            (try? JSONReader.forEachMember(bytes: bytes, wants: wants) { key, decoded, value in
                 members.append((decoded ?? PersistFormat.repairedKey(key), value))
             }) ?? false
         }

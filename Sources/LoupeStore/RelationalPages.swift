@@ -546,7 +546,7 @@ public final class RelationalPages: PageSource, Sendable {
         return Dictionary(uniqueKeysWithValues: columns.enumerated().filter { !kinds[$0.offset].isEmpty }.map { (sources[t].columns[$0.element].name, kinds[$0.offset]) })
     }
 
-    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], _ body: (ObjectGraph) throws -> Bool) throws {
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
         try file.read { db in
             func finished(_ builder: GraphBuilder) -> ObjectGraph {
                 for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }

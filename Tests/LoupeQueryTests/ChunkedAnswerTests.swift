@@ -28,6 +28,8 @@ final class ChunkedAnswerTests: XCTestCase {
             "Book where pages + 0 > 100 group by language", "Book group by language limit 2 offset 1", "Book where pages * 2 > 600 group by pages sort by count desc, key",
             "Book where price * 1 > 20 group by inPrint sort by key desc", "Member sort by joined desc limit 0", "Book sort by title limit 3 offset 100000",
             "Book sort by pages asc distinct pages limit 6 select pages", "Loan sort by renewals desc, due limit 7",
+            // Names as written ignoring case (the chunks build only the members a statement names).
+            "Book where PAGES * 2 > 700 sort by Price desc, id limit 4 select Title", "count Book where Title.@count * 1 > 0",
             // The engine's errors, from the first chunk.
             "Book sort by titel limit 3", "Book where pages * 2 > 1 select pagez", "Book where pages * 2 > \"x\" group by language",
         ])
