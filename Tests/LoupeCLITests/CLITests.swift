@@ -120,12 +120,14 @@ final class CLITests: XCTestCase {
         XCTAssertFalse(pagedEdit.stdout.contains("objects changed:        loupe 0,"), pagedEdit.stdout)
         XCTAssertEqual(Shared.fingerprint(sample), before, "the bench edits copies, never the store")
         // Paged mode's bench, on a Persist store and on a plain SQLite file of the same library:
-        // the five questions answered over the file, each checked against sqlite3's answer.
+        // the five questions answered over the file and one in chunks, each checked against
+        // sqlite3's answer.
         let relational = try Shared.fixture("make_relational_library.py", "library-relational.sqlite", ["--rows", "21000"])
         for (path, baseline) in [(sample, "json_extract"), (relational, "indexed SQL")] {
             let paged = try loupe(["bench", "paged", path, "--pages", "20", "--follows", "10"])
             XCTAssertEqual(paged.status, 0, paged.stdout + paged.stderr)
-            XCTAssertEqual(paged.stdout.components(separatedBy: "   yes").count - 1, 5, paged.stdout)
+            XCTAssertEqual(paged.stdout.components(separatedBy: "   yes").count - 1, 6, paged.stdout)
+            XCTAssertTrue(paged.stdout.contains("in chunks (arithmetic)"), paged.stdout)
             XCTAssertTrue(paged.stdout.contains("next session   sqlite3 \(baseline)"), paged.stdout)
             XCTAssertTrue(paged.stdout.contains("peak memory:"), paged.stdout)
         }
