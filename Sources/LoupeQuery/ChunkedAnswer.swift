@@ -23,7 +23,8 @@ public struct ChunkedAnswer: Sendable {
     let names: Set<String>
     /// Objects read per chunk (``standardChunkSize`` unless a test asks for smaller chunks).
     let chunkSize: Int
-    /// Objects read per chunk.
+    /// Objects read per chunk in paged mode and over the budget: few enough that a chunk's graph
+    /// is small, enough that each read of the store serves thousands.
     public static let standardChunkSize = 4_096
 
     /// The plan for `statement` over `source`, whose types and relations `schema` holds (a graph
