@@ -28,15 +28,10 @@ public struct ChunkedAnswer: Sendable {
     public static let standardChunkSize = 4_096
 
     /// The plan for `statement` over `source`, whose types and relations `schema` holds (a graph
-    /// of the store's schema: types, attributes and relations, no objects); nil for any other
-    /// statement.
+    /// of the store's schema: types, attributes and relations, no objects); nil for a statement
+    /// that reads a relation or backlink, and for those without ``Statement/namesRead`` (a bare
+    /// predicate, a mutation, a dot-command).
     public init?(_ statement: Statement, source: PageSource, schema: ObjectGraph, chunkSize: Int = standardChunkSize) {
-        switch statement {
-        case .count: break
-        case .query(let q) where q.type != nil: break
-        case .group(let q, _) where q.type != nil: break
-        default: return nil
-        }
         // The names only: a store that lists its types before counting them is not made to count
         // them here (the browser plans on its UI thread).
         let catalog = source.listedTypes.map(\.name)
@@ -126,7 +121,6 @@ public struct ChunkedAnswer: Sendable {
     /// clauses and projection read (one column per sort key and distinct path, in clause order,
     /// then the projection's), in store order or, once pruned, in the clauses' order.
     struct Candidates {
-        let clauses: [Clause]
         let chunkSize: Int
         private(set) var keys: [ObjectID] = []
         private(set) var columns: [[Value]]
@@ -141,7 +135,6 @@ public struct ChunkedAnswer: Sendable {
         let pruning: [Clause]?
 
         init(clauses: [Clause], projection: Int, chunkSize: Int) {
-            self.clauses = clauses
             self.chunkSize = chunkSize
             let width = clauses.reduce(0) { n, clause in
                 switch clause {
