@@ -219,7 +219,8 @@ struct Plan {
         case .groups(let key, let rows, _): return (.groups(key: key, rows: rows, objects: []), empty)
         case .projection(let columns, let rows, _): return (.projection(columns: columns, rows: rows, refs: []), empty)
         case .objects(let chosen, let everyRow):
-            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen, everyRow: everyRow)
+            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: chosen, everyRow: everyRow,
+                                                                   policy: translation.layout.graph.types[root].keyPolicy)
             guard let type = graph.types.first else { return (.objects(type: nil, refs: []), graph) }
             return (.objects(type: type, refs: chosen.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }), graph)
         }
@@ -240,7 +241,8 @@ struct Plan {
         var writer = QueryResult.ObjectsWriter(attributes: attributes, keyColumn: keyColumn, mode: mode, toTerminal: toTerminal, to: sink)
         for start in stride(from: 0, to: chosen.count, by: partSize) {
             let part = Array(chosen[start ..< min(chosen.count, start + partSize)])
-            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: part, everyRow: everyRow && part.count == chosen.count)
+            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: part, everyRow: everyRow && part.count == chosen.count,
+                                                                   policy: translation.layout.graph.types[root].keyPolicy)
             guard let type = graph.types.first else { continue }
             writer.write(type: type, refs: part.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }, graph: graph)
         }

@@ -9,6 +9,10 @@ public struct WritePlan: Sendable {
     public struct Statement: Sendable {
         public let sql: String
         public let arguments: [DatabaseValue]
+        /// How many rows the statement must change, when its key names them (an `UPDATE` or
+        /// `DELETE` of one row by key: 1); any other count refuses the commit, and nothing is
+        /// written. Nil: not checked.
+        public var changes: Int? = nil
 
         /// The statement with its values written in place, for people (`.changes`).
         public var display: String {
@@ -180,7 +184,7 @@ enum RelationalWriter: ChangeWriter {
             if verify { try check(db, baseTable, row: row, identity: identity, condition: condition, keyArguments: keyArguments, epoch: epoch, into: &plan) }
             if isGone {
                 plan.units.append(WritePlan.Unit(object: identity, kind: .delete,
-                                                 statements: [WritePlan.Statement(sql: "DELETE FROM \(name) WHERE \(condition)", arguments: keyArguments)],
+                                                 statements: [WritePlan.Statement(sql: "DELETE FROM \(name) WHERE \(condition)", arguments: keyArguments, changes: 1)],
                                                  before: nil, after: nil, persistID: nil, typeName: table.name.rawValue))
                 continue
             }
@@ -188,7 +192,7 @@ enum RelationalWriter: ChangeWriter {
             guard !set.isEmpty else { continue }
             let sql = "UPDATE \(name) SET " + set.map { SQL.identifier($0.element.name) + " = ?" }.joined(separator: ", ") + " WHERE \(condition)"
             let arguments = set.map { databaseValue(table.value(row: row, attribute: $0.offset), storage: $0.element.storage) }
-            plan.units.append(WritePlan.Unit(object: identity, kind: .update, statements: [WritePlan.Statement(sql: sql, arguments: arguments + keyArguments)],
+            plan.units.append(WritePlan.Unit(object: identity, kind: .update, statements: [WritePlan.Statement(sql: sql, arguments: arguments + keyArguments, changes: 1)],
                                              before: nil, after: nil, persistID: nil, typeName: table.name.rawValue))
         }
         // Tables whose foreign keys point into a changed table are checked too (a deleted parent).

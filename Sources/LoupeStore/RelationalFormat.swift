@@ -1,4 +1,5 @@
 import Foundation
+import CSQLiteTuning
 import GRDB
 import LoupeModel
 
@@ -41,11 +42,12 @@ public struct DeclaredForeignKey: Sendable {
 ///
 /// Each table is a type and each row an object. Its key (``ObjectID``) is the single-column primary
 /// key, the values of a composite (or `WITHOUT ROWID`) key in key order, else the rowid; a table
-/// whose primary key holds NULLs is keyed by rowid. Each column is an attribute, generated columns
-/// included. Each declared single-column foreign key is also a to-one relation, named after the
-/// column without a trailing `Id`, `ID` or `_id` (when the rest is not empty and names no other
-/// column) and reachable under the column's own name too; it points at its declared table even
-/// when every value is NULL. Views are read-only types keyed by row number. In columns declared
+/// whose primary key holds NULLs, or text that is not UTF-8 (or holds a NUL), is keyed by rowid
+/// (a `WITHOUT ROWID` table with such text by position, read-only). Each column is an attribute,
+/// generated columns included. Each declared single-column foreign key is also a to-one
+/// relation, named after the column without a trailing `Id`, `ID` or `_id` (when the rest is not
+/// empty and names no other column) and reachable under the column's own name too; it points at
+/// its declared table even when every value is NULL. Views are read-only types keyed by row number. In columns declared
 /// `DATE`, `DATETIME` or `TIMESTAMP`, text that reads as an ISO date is a date, and so is a number
 /// between the years 1 and 9999: seconds since 2001 in a Core Data store (one with a `Z_METADATA`
 /// table), Unix seconds anywhere else.
@@ -387,6 +389,16 @@ public enum RelationalFormat: StoreFormat {
                 keyColumns = []
             }
         }
+        // A key holding text that does not read back (not UTF-8, or with a NUL: SQLite hands it
+        // over repaired or cut short) would name no row, or another row, in a lookup or a write.
+        var keyDoesNotReadBack = false
+        if window == nil, !keyColumns.isEmpty, try holdsTextThatDoesNotReadBack(db, table: source.name, columns: keyColumns) {
+            keyDoesNotReadBack = true
+            warnings.append(source.hasRowID ? "\(source.name): its primary key holds text that is not UTF-8 (or holds a NUL); its rows are keyed by rowid"
+                                            : "\(source.name): its primary key holds text that is not UTF-8 (or holds a NUL); its rows are listed by position and never edited")
+            policy = source.hasRowID ? .rowid : .rowNumber
+            keyColumns = []
+        }
         // Columns named rowid, _rowid_ and oid all at once hide the rowid: such a table is
         // listed by row number and never edited.
         let rowidName = source.hasRowID ? SQL.rowidName(columns: source.columns.map(\.name)) : nil
@@ -394,6 +406,9 @@ public enum RelationalFormat: StoreFormat {
         if source.hasRowID, rowidName == nil, keyColumns.isEmpty {
             policy = .rowNumber
             readOnly = readOnly ?? "\(source.name) has columns named rowid, _rowid_ and oid, which hide its rowid; its rows cannot be told apart for a write"
+        }
+        if keyDoesNotReadBack, !source.hasRowID {
+            readOnly = readOnly ?? "\(source.name)'s primary key holds text that is not UTF-8 (or holds a NUL), which no write could name; its rows cannot be told apart for a write"
         }
         let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
         // The rowid comes first when it is the key, or when sparse rows are told apart by it.
@@ -449,6 +464,17 @@ public enum RelationalFormat: StoreFormat {
             }
         }
         return t
+    }
+
+    /// True when one of `columns` of table `table` holds, in some row, text that does not read
+    /// back as it is stored: bytes that are not UTF-8 (SQLite hands them over repaired, each bad
+    /// byte as U+FFFD) or a NUL (the text is cut short at it). One pass over the key's index,
+    /// checked by `loupe_reads_back` (CSQLiteTuning), about as fast as a `count(*)`.
+    static func holdsTextThatDoesNotReadBack(_ db: Database, table: String, columns: [String]) throws -> Bool {
+        // (Should adding it fail, the statement below fails with SQLite's message.)
+        _ = loupe_sqlite_add_reads_back(db.sqliteConnection)
+        let text = columns.map { "NOT loupe_reads_back(\(SQL.identifier($0)))" }
+        return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE \(text.joined(separator: " OR ")))") ?? false
     }
 
     /// Seconds since an epoch given in Unix time, as a date when it falls in the years 1–9999.

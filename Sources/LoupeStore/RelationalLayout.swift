@@ -138,7 +138,10 @@ extension RelationalFormat {
     /// The rows of one table with these rowids, as a graph of that type alone (attributes as a
     /// load reads them), with each rowid's row in it. Call inside the read that chose the rowids.
     /// `everyRow` says the rowids are all the table's: it is then read whole, without a list.
-    public static func objects(_ db: Database, table: String, rowids: [Int64], everyRow: Bool = false) throws -> (graph: ObjectGraph, rows: [Int64: Int32]) {
+    /// `policy` is the key policy the file's layout found for the table (nil: found again, which
+    /// reads the table's key whole).
+    public static func objects(_ db: Database, table: String, rowids: [Int64], everyRow: Bool = false,
+                               policy: KeyPolicy? = nil) throws -> (graph: ObjectGraph, rows: [Int64: Int32]) {
         let entry = try sourceNames(db).first { $0.name == table }
         guard let entry else { throw StoreError(.unreadable, path: nil, reason: "no table \(table)") }
         // The rows a read by rowid gives, checked first: a damaged table can repeat or lose a
@@ -159,7 +162,8 @@ extension RelationalFormat {
         var warnings: [String] = []
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         let t = try loadRows(db, source: source, builder: builder, epoch: epoch,
-                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: everyRow ? nil : rowids, warnings: &warnings)
+                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: everyRow ? nil : rowids,
+                             window: policy.map { WindowRead(policy: $0) }, warnings: &warnings)
         guard builder.count(of: t) == wanted.count else {
             throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) gave \(builder.count(of: t)) rows for \(wanted.count) rowids)")
         }
@@ -273,7 +277,8 @@ extension RelationalFormat {
             let source = try describe(db, name: entry.name, isView: entry.isView)
             let index = graph.types.firstIndex { $0.name.rawValue == entry.name }
             let t = try loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnly,
-                                 rowids: index.flatMap { wanted[$0].map { Array($0).sorted() } } ?? [], warnings: &warnings)
+                                 rowids: index.flatMap { wanted[$0].map { Array($0).sorted() } } ?? [],
+                                 window: index.map { WindowRead(policy: layout.graph.types[$0].keyPolicy) }, warnings: &warnings)
             tables.append(KeyedTable(name: source.name, type: t, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
                                      foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) }))
         }

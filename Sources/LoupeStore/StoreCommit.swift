@@ -134,6 +134,9 @@ public enum StoreCommit {
                     for statement in unit.statements {
                         try db.cachedStatement(sql: statement.sql).execute(arguments: StatementArguments(statement.arguments))
                         statements += 1
+                        if let expected = statement.changes, db.changesCount != expected {
+                            throw StoreError(.conflict, path: path, reason: "\(statement.display) changed \(db.changesCount) row\(db.changesCount == 1 ? "" : "s"), not the \(expected) its key names (\(unit.object)): the file's triggers or its keys do not let the write through as previewed; nothing was written")
+                        }
                         if statement.sql.hasPrefix(#"INSERT INTO "relations""#) {
                             relationWrites.append(RelationWrite(sql: statement.sql, arguments: statement.arguments, insertedRowID: db.lastInsertedRowID))
                         } else if statement.sql.hasPrefix(#"DELETE FROM "relations""#) {

@@ -412,6 +412,45 @@ final class EditingTests: XCTestCase {
         XCTAssertEqual(names, ["Rexy", "Tommy"])
     }
 
+    /// A key holding text that is not UTF-8 (or a NUL) comes back from SQLite repaired or cut
+    /// short, and so names another row, or none: such a table is keyed by rowid (without a rowid,
+    /// by position, read-only), and a write reaches the row it was staged on. A write that
+    /// changes no row (here a trigger skips it) refuses the commit instead of reporting it done.
+    func testKeysThatDoNotReadBackNeverNameAnotherRow() throws {
+        let path = try Shared.temporaryPath("keys.sqlite")
+        try sql(path, """
+            CREATE TABLE r(k TEXT PRIMARY KEY, v);
+            INSERT INTO r VALUES (CAST(x'98' AS TEXT), 1), (CAST(x'EFBFBD' AS TEXT), 2), (CAST(x'610062' AS TEXT), 3);
+            CREATE TABLE w(a TEXT, b, v, PRIMARY KEY (a, b)) WITHOUT ROWID;
+            INSERT INTO w VALUES (CAST(x'977C62' AS TEXT), 1, 'x'), ('a', 'b|1', 'y');
+            CREATE TABLE fine(k TEXT PRIMARY KEY, v);
+            INSERT INTO fine VALUES ('é', 1), (CAST(x'F09F9880' AS TEXT), 2), (x'97', 3);
+            CREATE TABLE guarded(id INTEGER PRIMARY KEY, v);
+            INSERT INTO guarded VALUES (1, 'kept');
+            CREATE TRIGGER keep BEFORE UPDATE ON guarded BEGIN SELECT RAISE(IGNORE); END;
+            """)
+        let session = try open(path)
+        XCTAssertEqual(ok(session, "r select id").split(separator: "\n").dropFirst(2), ["1", "2", "3"])
+        XCTAssertEqual(ok(session, "w select id").split(separator: "\n").dropFirst(2), ["1", "2"])
+        XCTAssertTrue(refused(session, "update w set v = 'z'").contains("not UTF-8"))
+        // Keys that read back as they are stored stay keys: UTF-8 text, a blob.
+        XCTAssertEqual(ok(session, "fine select id"), "id\n---------\né\n😀\n<1 bytes>\n")
+
+        // The row whose key SQLite repairs to U+FFFD, beside a row whose key is U+FFFD.
+        ok(session, "update r where v == 1 set v = 9")
+        XCTAssertTrue(ok(session, ".changes").contains(#"UPDATE "r" SET "v" = 9 WHERE rowid = 1;"#))
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, 1 changed"))
+        let values = try DatabaseQueue(path: path).read { try Row.fetchAll($0, sql: "SELECT hex(k), v FROM r ORDER BY rowid").map { "\($0[0] as String)=\($0[1] as Int)" } }
+        XCTAssertEqual(values, ["98=9", "EFBFBD=2", "610062=3"])
+
+        ok(session, "update guarded set v = 'changed'")
+        let print = Shared.fingerprint(path)
+        let reply = session.execute(".commit")
+        XCTAssertTrue(reply.error?.contains("changed 0 rows, not the 1 its key names") ?? false, reply.error ?? reply.output)
+        XCTAssertEqual(Shared.fingerprint(path), print)
+        XCTAssertEqual(session.pending.active.count, 1, "the edits stay pending")
+    }
+
     func testALockedFileKeepsTheEditsPending() throws {
         let path = try makeRelationalStore()
         let session = try open(path)

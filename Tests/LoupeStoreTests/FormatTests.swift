@@ -68,6 +68,32 @@ final class FormatTests: XCTestCase {
         }
     }
 
+    /// The check that decides whether a key's text reads back (``RelationalFormat/holdsTextThatDoesNotReadBack(_:table:columns:)``,
+    /// in C) agrees with Swift's own UTF-8 validation on every short byte string that matters:
+    /// all of one and two bytes, and three- and four-byte ones around UTF-8's edges (overlong
+    /// forms, surrogates, beyond U+10FFFF, cut short), a NUL anywhere.
+    func testKeyTextReadsBackExactlyWhenItIsUTF8WithoutANUL() throws {
+        var samples: [[UInt8]] = [[]]
+        for a in 0 ... 255 { samples.append([UInt8(a)]); for b in stride(from: 0, through: 255, by: 1) { samples.append([UInt8(a), UInt8(b)]) } }
+        let edges: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        for a in edges where a >= 0xE0 { for b in edges { for c in edges { samples.append([a, b, c]); for d in edges where a >= 0xF0 { samples.append([a, b, c, d]) } } } }
+        samples += [Array("a\u{0}b".utf8), Array("é😀".utf8), Array("é😀".utf8) + [0x80]]
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT)")
+            let insert = try db.makeStatement(sql: "INSERT INTO t VALUES (?, CAST(? AS TEXT))")
+            for (i, bytes) in samples.enumerated() { try insert.execute(arguments: [i, Data(bytes)]) }
+            XCTAssertTrue(try RelationalFormat.holdsTextThatDoesNotReadBack(db, table: "t", columns: ["id", "k"]))
+            let refused = Set(try Int.fetchAll(db, sql: "SELECT id FROM t WHERE NOT loupe_reads_back(k)"))
+            for (i, bytes) in samples.enumerated() {
+                let readsBack = !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
+                XCTAssertEqual(refused.contains(i), !readsBack, "\(bytes)")
+            }
+            try db.execute(sql: "DELETE FROM t WHERE NOT loupe_reads_back(k)")
+            XCTAssertFalse(try RelationalFormat.holdsTextThatDoesNotReadBack(db, table: "t", columns: ["id", "k"]))
+        }
+    }
+
     func testMalformedPersistDocumentsNeverBlankTheTable() throws {
         let path = try Shared.temporaryPath()
         try DatabaseQueue(path: path).write { db in

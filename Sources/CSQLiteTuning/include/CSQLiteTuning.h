@@ -14,4 +14,13 @@
 /// Returns SQLite's result code of the first setting that failed, else 0.
 int loupe_sqlite_configure(void);
 
+struct sqlite3;
+
+/// Adds the SQL function `loupe_reads_back(x)` to connection `db`: 1 unless `x` is text whose
+/// bytes do not read back as a string (not UTF-8 — SQLite hands such bytes over repaired — or
+/// holding a NUL, at which the text is cut short), then 0. In C rather than as a GRDB function
+/// because a check of a table's key runs once per row over millions of rows: at C speed it
+/// costs about what SQLite's `length()` does. Returns SQLite's result code.
+int loupe_sqlite_add_reads_back(struct sqlite3 *db);
+
 #endif
