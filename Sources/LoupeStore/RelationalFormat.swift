@@ -65,18 +65,38 @@ public enum RelationalFormat: StoreFormat {
         }
     }
 
-    /// Tables (then views) in schema order, without SQLite's own and virtual tables.
+    /// Tables (then views) in schema order, without SQLite's own and virtual tables, and without
+    /// those whose name does not read back (``namesThatDoNotReadBack(_:)``).
     static func sourceNames(_ db: Database) throws -> [(name: String, isView: Bool, sql: String)] {
-        try Row.fetchAll(db, sql: """
-            SELECT name, type, sql FROM sqlite_master
-            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-            ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
-            """).compactMap { row in
+        try schemaRows(db).compactMap { row in
             let sql = (row[2] as DatabaseValue).lenientText ?? ""
             if sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") { return nil }
-            guard let name = (row[0] as DatabaseValue).lenientText else { return nil }
+            guard readsBack(row[3]), let name = (row[0] as DatabaseValue).lenientText else { return nil }
             return (name, (row[1] as DatabaseValue).lenientText == "view", sql)
         }
+    }
+
+    /// The tables and views whose name is not UTF-8 (or holds a NUL), as shown: SQLite hands such
+    /// a name over repaired or cut short, and SQL written with it names another table, or none,
+    /// so they are left out of what Loupe reads (a load warns of each).
+    static func namesThatDoNotReadBack(_ db: Database) throws -> [String] {
+        try schemaRows(db).compactMap { row in readsBack(row[3]) ? nil : (row[0] as DatabaseValue).lenientText }
+    }
+
+    /// `name, type, sql, CAST(name AS BLOB)` of every table and view but SQLite's own.
+    private static func schemaRows(_ db: Database) throws -> [Row] {
+        try Row.fetchAll(db, sql: """
+            SELECT name, type, sql, CAST(name AS BLOB) FROM sqlite_master
+            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+            ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
+            """)
+    }
+
+    /// True when `bytes` (a name read as a BLOB) reads back as it is stored: UTF-8 without a NUL.
+    /// NULL reads back (as nothing).
+    static func readsBack(_ bytes: DatabaseValue) -> Bool {
+        guard case .blob(let data) = bytes.storage else { return true }
+        return !data.contains(0) && String(validating: data, as: UTF8.self) != nil
     }
 
     /// What the loader learned about one table before reading its rows.
@@ -87,6 +107,9 @@ public enum RelationalFormat: StoreFormat {
         let keyColumns: [String]
         let hasRowID: Bool
         let foreignKeys: [(column: String, table: String, target: String?, onDelete: DeleteAction)]
+        /// Columns left out because SQL cannot name them (their names, as shown): the table is
+        /// read without them, and not edited (a write would leave them as they are unseen).
+        var unnamedColumns: [String] = []
     }
 
     struct ColumnInfo: Sendable {
@@ -101,14 +124,22 @@ public enum RelationalFormat: StoreFormat {
     /// The columns, key, rowid and foreign keys of one table or view, read through pragma
     /// functions with the name bound as an argument.
     static func describe(_ db: Database, name: String, isView: Bool) throws -> Source {
-        let info = try Row.fetchAll(db, sql: #"SELECT name, type, "notnull", dflt_value, pk, hidden FROM pragma_table_xinfo(?)"#, arguments: [name])
+        let info = try Row.fetchAll(db, sql: #"SELECT name, type, "notnull", dflt_value, pk, hidden, CAST(name AS BLOB) FROM pragma_table_xinfo(?)"#, arguments: [name])
         var columns: [ColumnInfo] = []
         var keys: [(Int64, String)] = []
+        var unnamed: [String] = []
+        var keyUnnamed = false
         for row in info {
             let hidden = (row[5] as DatabaseValue).lenientInt ?? 0
             if hidden == 1 { continue }   // a virtual table's hidden column
             guard let column = (row[0] as DatabaseValue).lenientText else { continue }
             let pk = (row[4] as DatabaseValue).lenientInt ?? 0
+            // A column SQL cannot name (its name does not read back) is left out.
+            guard readsBack(row[6]) else {
+                unnamed.append(column)
+                keyUnnamed = keyUnnamed || pk > 0
+                continue
+            }
             if pk > 0 { keys.append((pk, column)) }
             columns.append(ColumnInfo(name: column, storage: ColumnStorage(
                 declaredType: (row[1] as DatabaseValue).lenientText ?? "", isPrimaryKey: pk > 0,
@@ -118,10 +149,14 @@ public enum RelationalFormat: StoreFormat {
         var fks: [(String, String, String?, DeleteAction)] = []
         var withoutRowID = false
         if !isView {
-            let list = try Row.fetchAll(db, sql: #"SELECT id, "table", "from", "to", on_delete FROM pragma_foreign_key_list(?)"#, arguments: [name])
+            let list = try Row.fetchAll(db, sql: #"""
+                SELECT id, "table", "from", "to", on_delete, CAST("table" AS BLOB), CAST("from" AS BLOB), CAST("to" AS BLOB)
+                FROM pragma_foreign_key_list(?)
+                """#, arguments: [name])
             let byID = Dictionary(grouping: list, by: { ($0[0] as DatabaseValue).lenientInt ?? -1 })
             for id in byID.keys.sorted() where byID[id]!.count == 1 {
                 let fk = byID[id]![0]
+                guard readsBack(fk[5]), readsBack(fk[6]), readsBack(fk[7]) else { continue }
                 guard let from = (fk[2] as DatabaseValue).lenientText, let table = (fk[1] as DatabaseValue).lenientText else { continue }
                 let action = DeleteAction(rawValue: ((fk[4] as DatabaseValue).lenientText ?? "").uppercased()) ?? .noAction
                 fks.append((from, table, (fk[3] as DatabaseValue).lenientText, action))
@@ -129,8 +164,8 @@ public enum RelationalFormat: StoreFormat {
             withoutRowID = try Row.fetchOne(db, sql: "SELECT wr FROM pragma_table_list(?) WHERE schema = 'main'", arguments: [name])
                 .map { ($0[0] as DatabaseValue).lenientBool } ?? false
         }
-        return Source(name: name, isView: isView, columns: columns, keyColumns: keys.sorted { $0.0 < $1.0 }.map(\.1),
-                      hasRowID: !isView && !withoutRowID, foreignKeys: fks)
+        return Source(name: name, isView: isView, columns: columns, keyColumns: keyUnnamed ? [] : keys.sorted { $0.0 < $1.0 }.map(\.1),
+                      hasRowID: !isView && !withoutRowID, foreignKeys: fks, unnamedColumns: unnamed)
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
@@ -181,6 +216,11 @@ public enum RelationalFormat: StoreFormat {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         var sources: [Source] = []
+        if only == nil {
+            for name in try namesThatDoNotReadBack(db) {
+                warnings.append("\(name): its name is not UTF-8 (or holds a NUL), which SQL cannot name; left out")
+            }
+        }
         for entry in try sourceNames(db) where only?.contains(entry.name) ?? true {
             do {
                 sources.append(try describe(db, name: entry.name, isView: entry.isView))
@@ -378,7 +418,8 @@ public enum RelationalFormat: StoreFormat {
         } else if keyColumns.count > 1 {
             policy = .columns(keyColumns)
         } else {
-            policy = .rowid
+            // (A table without a rowid has a key, unless SQL cannot name a column of it.)
+            policy = source.hasRowID ? .rowid : .rowNumber
         }
         // A rowid table whose primary key holds NULLs (SQLite allows it) cannot be keyed by it.
         if window == nil, source.hasRowID, !keyColumns.isEmpty {
@@ -406,6 +447,13 @@ public enum RelationalFormat: StoreFormat {
         if source.hasRowID, rowidName == nil, keyColumns.isEmpty {
             policy = .rowNumber
             readOnly = readOnly ?? "\(source.name) has columns named rowid, _rowid_ and oid, which hide its rowid; its rows cannot be told apart for a write"
+        }
+        if !source.unnamedColumns.isEmpty {
+            let names = source.unnamedColumns.map { "\"\($0)\"" }.joined(separator: ", ")
+            readOnly = readOnly ?? "\(source.name) has columns whose names are not UTF-8 (\(names)), which SQL cannot name; a write would leave them unseen"
+            if window == nil, rowids == nil {
+                warnings.append("\(source.name): columns whose names are not UTF-8 (\(names)) are left out; the table is read-only")
+            }
         }
         if keyDoesNotReadBack, !source.hasRowID {
             readOnly = readOnly ?? "\(source.name)'s primary key holds text that is not UTF-8 (or holds a NUL), which no write could name; its rows cannot be told apart for a write"

@@ -166,6 +166,28 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(repeated.stdout, "[{\"name\": \"five\", \"name#2\": \"five\"}]\n")
     }
 
+    /// Names that are not UTF-8 come back from SQLite repaired, and SQL written with them names
+    /// another table or column, or none: such a table is left out and such a column too (its
+    /// table then read-only), each said, never a table shown empty or a write that misses.
+    func testNamesThatAreNotUTF8AreLeftOutAndSaid() throws {
+        let path = try HostileFiles.namesNotUTF8()
+        let print = Shared.fingerprint(path)
+        let good = try loupe(["query", path, "good select id, t_id", "--format", "json"], file: path)
+        XCTAssertEqual(good.stdout, "[{\"id\": 1, \"t_id\": 1}]\n", good.description)
+        XCTAssertEqual(try loupe(["types", path], file: path).stdout.split(separator: "\n").dropFirst(2).map { $0.split(separator: " ")[0] }, ["w", "k", "good"])
+        XCTAssertEqual(try loupe(["query", path, "w select id, ok", "--format", "json"], file: path).stdout, "[{\"id\": 1, \"ok\": 5}]\n")
+        XCTAssertEqual(try loupe(["query", path, "k select id, v", "--format", "json"], file: path).stdout, "[{\"id\": 1, \"v\": 1},\n {\"id\": 2, \"v\": 2}]\n")
+        for budget in ["1KB", "8GB"] {
+            XCTAssertEqual(try loupe(["query", path, "count k where v * 2 > 2", "--memory-budget", budget], file: path).stdout, "1\n", budget)
+        }
+        // A load says what it left out; edits of the tables missing a column are refused.
+        let edit = try loupe(["repl", path], stdin: "update w set ok = 6\nupdate k set v = 3\n.commit\n", file: path)
+        XCTAssertTrue(edit.stderr.contains("t\u{FFFD}x: its name is not UTF-8"), edit.stderr)
+        XCTAssertTrue(edit.stderr.contains("w: columns whose names are not UTF-8 (\"c\u{FFFD}\") are left out"), edit.stderr)
+        XCTAssertTrue(edit.stderr.contains("error: w is read-only") && edit.stderr.contains("error: k is read-only"), edit.description)
+        XCTAssertEqual(Shared.fingerprint(path), print)
+    }
+
     func testDeeplyNestedJSONIsReadNotDropped() throws {
         let path = try HostileFiles.deepJSON()
         let types = try loupe(["types", path, "--format", "json"], file: path)

@@ -291,6 +291,29 @@ public enum HostileFiles {
         }
     }
 
+    /// Names that are not UTF-8, as a foreign writer can leave them (written here through
+    /// `writable_schema`): a table `t\u{97}x` (two rows) that `good.t_id` refers to, a column
+    /// `c\u{98}` of `w`, and the key column `k\u{98}` of `WITHOUT ROWID` table `k`.
+    public static func namesNotUTF8() throws -> String {
+        try make("names-not-utf8.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE tQx(id INTEGER PRIMARY KEY, v INT); INSERT INTO tQx VALUES (1, 1), (2, 2);
+                CREATE TABLE w(id INTEGER PRIMARY KEY, cZ TEXT, ok INT); INSERT INTO w VALUES (1, 'v', 5);
+                CREATE TABLE k(kZ TEXT PRIMARY KEY, v) WITHOUT ROWID; INSERT INTO k VALUES ('a', 1), ('b', 2);
+                CREATE TABLE good(id INTEGER PRIMARY KEY, t_id INTEGER REFERENCES tQx(id)); INSERT INTO good VALUES (1, 1);
+                PRAGMA writable_schema = ON;
+                """)
+            func bytes(_ text: String) -> Data {
+                Data(text.utf8.map { $0 == UInt8(ascii: "Q") ? 0x97 : $0 == UInt8(ascii: "Z") ? 0x98 : $0 })
+            }
+            for name in ["tQx", "w", "k", "good"] {
+                let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [name]) ?? ""
+                try db.execute(sql: "UPDATE sqlite_master SET name = CAST(? AS TEXT), tbl_name = CAST(? AS TEXT), sql = CAST(? AS TEXT) WHERE name = ?",
+                               arguments: [bytes(name), bytes(name), bytes(sql), name])
+            }
+        }
+    }
+
     /// Persist documents whose values nest `depths` levels deep (1999 is SQLite's limit once the
     /// document's own level counts; 3000 is beyond it, still valid JSON), one under a key every
     /// document sampled has and one under a key only one document has (the leftover path).
