@@ -298,20 +298,35 @@ enum PersistEditWriter: ChangeWriter {
                 }
             }
             if list.count == ids.count, !ids.isEmpty {
-                let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
+                let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json, CAST(type_name AS BLOB), CAST(json AS BLOB) FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
                                                arguments: ["[" + list.joined(separator: ",") + "]"])
                 while let row = try rows.next() {
-                    if let id = (row[0] as DatabaseValue).objectID { out[id] = ((row[1] as DatabaseValue).lenientText, (row[2] as DatabaseValue).lenientText) }
+                    guard let id = (row[0] as DatabaseValue).objectID else { continue }
+                    try checkReadsBack(row, id: id)
+                    out[id] = ((row[1] as DatabaseValue).lenientText, (row[2] as DatabaseValue).lenientText)
                 }
                 return out
             }
-            let statement = try db.cachedStatement(sql: "SELECT type_name, json FROM by_type WHERE id = ?")
+            let statement = try db.cachedStatement(sql: "SELECT id, type_name, json, CAST(type_name AS BLOB), CAST(json AS BLOB) FROM by_type WHERE id = ?")
             for id in ids {
                 if let row = try Row.fetchOne(statement, arguments: [id.databaseValue]) {
-                    out[id] = ((row[0] as DatabaseValue).lenientText, (row[1] as DatabaseValue).lenientText)
+                    try checkReadsBack(row, id: id)
+                    out[id] = ((row[1] as DatabaseValue).lenientText, (row[2] as DatabaseValue).lenientText)
                 }
             }
             return out
+        }
+
+        /// Throws when the row's `type_name` (column 3, as bytes) or document (column 4) is text
+        /// that does not read back (not UTF-8, or with a NUL): SQLite hands it over repaired, and
+        /// the document rewritten from it (or kept in the history) would change bytes nobody
+        /// edited.
+        private func checkReadsBack(_ row: Row, id: ObjectID) throws {
+            guard RelationalFormat.readsBack(row[3]), RelationalFormat.readsBack(row[4]) else {
+                throw StoreError(.unencodable, typeName: (row[1] as DatabaseValue).lenientText ?? "?", objectID: id.description,
+                                 reason: "its document or type name in the file is not UTF-8 (or holds a NUL), and rewriting it would change bytes "
+                                 + "that were not edited; nothing was written, your edits stay pending (.rollback drops them)")
+            }
         }
 
         func isTaken(_ id: ObjectID) throws -> Bool {

@@ -451,6 +451,29 @@ final class EditingTests: XCTestCase {
         XCTAssertEqual(session.pending.active.count, 1, "the edits stay pending")
     }
 
+    /// A Persist document holding bytes that are not UTF-8 comes back from SQLite repaired:
+    /// rewriting it would change members nobody edited, so its commit is refused and the file
+    /// left as it was; other objects' edits go through.
+    func testPersistDocumentsThatDoNotReadBackAreNotRewritten() throws {
+        let path = try Shared.temporaryPath("bytes.sqlite")
+        try sql(path, """
+            CREATE TABLE by_type (id INTEGER PRIMARY KEY NOT NULL, type_name TEXT NOT NULL, json TEXT NOT NULL);
+            CREATE TABLE relations (from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, relation TEXT NOT NULL);
+            INSERT INTO by_type VALUES (1, 'Note', CAST(x'7B226E97223A312C2274223A2261227D' AS TEXT)), (2, 'Note', '{"t":"b"}');
+            """)
+        let session = try open(path)
+        ok(session, #"update Note where id == 1 set t = "z""#)
+        let print = Shared.fingerprint(path)
+        let reply = session.execute(".commit")
+        XCTAssertTrue(reply.error?.contains("Note #1: its document or type name in the file is not UTF-8") ?? false, reply.error ?? reply.output)
+        XCTAssertEqual(Shared.fingerprint(path), print)
+        ok(session, ".rollback")
+        ok(session, #"update Note where id == 2 set t = "z""#)
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, 1 changed"))
+        let documents = try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT hex(json) FROM by_type ORDER BY id") }
+        XCTAssertEqual(documents, ["7B226E97223A312C2274223A2261227D", Data(#"{"t":"z"}"#.utf8).map { String(format: "%02X", $0) }.joined()])
+    }
+
     func testALockedFileKeepsTheEditsPending() throws {
         let path = try makeRelationalStore()
         let session = try open(path)
