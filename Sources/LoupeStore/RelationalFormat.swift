@@ -47,10 +47,10 @@ public struct DeclaredForeignKey: Sendable {
 /// generated columns included. Each declared single-column foreign key is also a to-one
 /// relation, named after the column without a trailing `Id`, `ID` or `_id` (when the rest is not
 /// empty and names no other column) and reachable under the column's own name too; it points at
-/// its declared table even when every value is NULL. Views are read-only types keyed by row number. In columns declared
-/// `DATE`, `DATETIME` or `TIMESTAMP`, text that reads as an ISO date is a date, and so is a number
-/// between the years 1 and 9999: seconds since 2001 in a Core Data store (one with a `Z_METADATA`
-/// table), Unix seconds anywhere else.
+/// its declared table even when every value is NULL. Views are read-only types keyed by row
+/// number. In columns declared `DATE`, `DATETIME` or `TIMESTAMP`, text that reads as an ISO date
+/// is a date, and so is a number between the years 1 and 9999: seconds since 2001 in a Core Data
+/// store (one with a `Z_METADATA` table), Unix seconds anywhere else.
 ///
 /// Names are never spliced into SQL unquoted: introspection binds them as arguments of SQLite's
 /// pragma functions, and reads quote them with ``SQL/identifier(_:)``.
