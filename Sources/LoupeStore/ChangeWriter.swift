@@ -1,4 +1,5 @@
 import Foundation
+import CSQLiteTuning
 import GRDB
 import LoupeModel
 
@@ -287,6 +288,9 @@ enum PersistEditWriter: ChangeWriter {
         /// Many objects: their rows in one statement (the ids passed as one JSON array, SQLite
         /// does the look-ups) rather than one query each.
         func storedRows(_ ids: [ObjectID]) throws -> [ObjectID: (typeName: String?, json: String?)] {
+            // (Should adding it fail, the statements below fail with SQLite's message.)
+            _ = loupe_sqlite_add_reads_back(db.sqliteConnection)
+            let readsBack = "loupe_reads_back(type_name) AND loupe_reads_back(json)"
             var out: [ObjectID: (typeName: String?, json: String?)] = [:]
             out.reserveCapacity(ids.count)
             var list: [String] = []
@@ -298,7 +302,7 @@ enum PersistEditWriter: ChangeWriter {
                 }
             }
             if list.count == ids.count, !ids.isEmpty {
-                let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json, CAST(type_name AS BLOB), CAST(json AS BLOB) FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
+                let rows = try Row.fetchCursor(db, sql: "SELECT id, type_name, json, \(readsBack) FROM by_type WHERE id IN (SELECT value FROM json_each(?))",
                                                arguments: ["[" + list.joined(separator: ",") + "]"])
                 while let row = try rows.next() {
                     guard let id = (row[0] as DatabaseValue).objectID else { continue }
@@ -307,7 +311,7 @@ enum PersistEditWriter: ChangeWriter {
                 }
                 return out
             }
-            let statement = try db.cachedStatement(sql: "SELECT id, type_name, json, CAST(type_name AS BLOB), CAST(json AS BLOB) FROM by_type WHERE id = ?")
+            let statement = try db.cachedStatement(sql: "SELECT id, type_name, json, \(readsBack) FROM by_type WHERE id = ?")
             for id in ids {
                 if let row = try Row.fetchOne(statement, arguments: [id.databaseValue]) {
                     try checkReadsBack(row, id: id)
@@ -317,12 +321,11 @@ enum PersistEditWriter: ChangeWriter {
             return out
         }
 
-        /// Throws when the row's `type_name` (column 3, as bytes) or document (column 4) is text
-        /// that does not read back (not UTF-8, or with a NUL): SQLite hands it over repaired, and
-        /// the document rewritten from it (or kept in the history) would change bytes nobody
-        /// edited.
+        /// Throws when the row's `type_name` or document is text that does not read back (column
+        /// 3 false: not UTF-8, or with a NUL): SQLite hands it over repaired, and the document
+        /// rewritten from it (or kept in the history) would change bytes nobody edited.
         private func checkReadsBack(_ row: Row, id: ObjectID) throws {
-            guard RelationalFormat.readsBack(row[3]), RelationalFormat.readsBack(row[4]) else {
+            guard (row[3] as DatabaseValue).lenientBool else {
                 throw StoreError(.unencodable, typeName: (row[1] as DatabaseValue).lenientText ?? "?", objectID: id.description,
                                  reason: "its document or type name in the file is not UTF-8 (or holds a NUL), and rewriting it would change bytes "
                                  + "that were not edited; nothing was written, your edits stay pending (.rollback drops them)")
