@@ -192,9 +192,13 @@ extension Browser {
                         guard case .objects(_, let keys) = found else { throw PagedRefusal("the store did not list objects for this where") }
                         return keys
                     }
-                    guard let chunked, !task.cancellation.isCancelled,
-                          case .keys(_, let keys) = try Self.answerInChunks(selection, chunked, source, task) else { return nil }
-                    return keys
+                    guard let chunked, !task.cancellation.isCancelled else { return nil }
+                    do {
+                        guard case .keys(_, let keys) = try Self.answerInChunks(selection, chunked, source, task, relationParts: { part in
+                            try sql?.answer(part, isCancelled: { task.cancellation.isCancelled })
+                        }) else { return nil }
+                        return keys
+                    } catch is RelationPartUnanswered { return nil }
                 }, cancellation: task.cancellation)
                 return (work, step)
             }

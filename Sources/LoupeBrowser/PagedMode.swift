@@ -586,7 +586,13 @@ extension Browser {
                 guard let plan, let source, !task.cancellation.isCancelled else {
                     throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
                 }
-                answer = try Self.answerInChunks(asked, plan, source, task)
+                do {
+                    answer = try Self.answerInChunks(asked, plan, source, task) { part in
+                        try sql?.answer(part, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled })
+                    }
+                } catch let error as RelationPartUnanswered {
+                    throw PagedRefusal("paged mode answers what SQL can say over the store; \(error) (\(unanswered) need the whole graph: reopen with a larger --memory-budget)")
+                }
             }
             // The store answered over the file: with changes pending, the staged state's answer.
             guard var changes else { return (answer, nil) }
@@ -678,8 +684,9 @@ extension Browser {
 
     /// The chunked engine's answer, read off the UI thread: progress shown on `task`, stopped
     /// by its cancellation.
-    static func answerInChunks(_ statement: Statement, _ plan: ChunkedAnswer, _ source: PageSource, _ task: RunningTask) throws -> PagedAnswer {
-        PagedAnswer(try plan.answer(statement, over: source, progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }))
+    static func answerInChunks(_ statement: Statement, _ plan: ChunkedAnswer, _ source: PageSource, _ task: RunningTask,
+                               relationParts sql: @escaping (Statement) throws -> SourceAnswer?) throws -> PagedAnswer {
+        PagedAnswer(try plan.answer(statement, over: source, relationParts: sql, progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }))
     }
 
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.

@@ -19,8 +19,13 @@ public struct ChunkedAnswer: Sendable {
     /// The type's index in the source's catalog, and its name there.
     public let type: Int
     public let typeName: String
-    /// Every name the statement's paths use.
-    let names: Set<String>
+    /// Every name the statement's paths use, but for the filter's parts through relations.
+    private(set) var names: Set<String> = []
+    /// The largest parts of the filter (under its ANDs, ORs and NOTs) that read a relation or
+    /// backlink: the chunks hold none, so SQL answers each over the whole type, once, before the
+    /// chunks are read (``answer(_:over:relationParts:progress:isCancelled:)``), and the engine
+    /// takes each object's outcome from those answers. Empty when the filter reads none.
+    public private(set) var relationParts: [Predicate] = []
     /// Objects read per chunk (``standardChunkSize`` unless a test asks for smaller chunks).
     let chunkSize: Int
     /// Objects read per chunk in paged mode and over the budget: few enough that a chunk's graph
@@ -29,21 +34,72 @@ public struct ChunkedAnswer: Sendable {
 
     /// The plan for `statement` over `source`, whose types and relations `schema` holds (a graph
     /// of the store's schema: types, attributes and relations, no objects); nil for a statement
-    /// that reads a relation or backlink, and for those without ``Statement/namesRead`` (a bare
-    /// predicate, a mutation, a dot-command).
+    /// whose clauses, projection or groups read a relation or backlink, and for those without
+    /// ``Statement/namesRead`` (a bare predicate, a mutation, a dot-command). A filter may read
+    /// them: its parts that do (``relationParts``) are answered by SQL when the plan runs.
     public init?(_ statement: Statement, source: PageSource, schema: ObjectGraph, chunkSize: Int = standardChunkSize) {
         // The names only: a store that lists its types before counting them is not made to count
         // them here (the browser plans on its UI thread).
         let catalog = source.listedTypes.map(\.name)
-        guard let reads = statement.namesRead, reads.linkTypes.isEmpty,
+        guard let reads = statement.namesRead,
               let t = catalog.firstIndex(of: reads.type.text) ?? Self.onlyMatch(catalog, reads.type.text),
-              let table = schema.type(named: catalog[t]),
-              !reads.names.contains(where: { name in table.relations.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame } })
+              let table = schema.type(named: catalog[t])
         else { return nil }
         type = t
         typeName = catalog[t]
-        names = reads.names
+        relationNames = table.relations.map(\.name)
+        typeRead = reads.type
         self.chunkSize = max(1, chunkSize)
+        let predicate = statement.filter
+        relationParts = predicate.map(relationParts(of:)) ?? []
+        // What the chunks read: the statement with the filter's parts through relations taken as true.
+        guard let local = statement.replacingFilter(predicate.map { Self.replacing(relationParts, in: $0) }).namesRead,
+              !leaves(local) else { return nil }
+        names = local.names
+    }
+
+    /// The type's relations' names (a path starting with one, or naming one anywhere, leaves the type).
+    private let relationNames: [String]
+    /// The type as the statement names it.
+    private let typeRead: Name
+
+    /// True when `reads` reach past the type's own attributes: a relation's name (anywhere in a
+    /// path, as a nested key could be named so too) or an `@links` step.
+    private func leaves(_ reads: NamesRead) -> Bool {
+        !reads.linkTypes.isEmpty || reads.names.contains { name in relationNames.contains { $0.caseInsensitiveCompare(name) == .orderedSame } }
+    }
+
+    /// True when `predicate` reads a relation or backlink (or names an object by key).
+    private func reaches(_ predicate: Predicate) -> Bool {
+        Statement.count(type: typeRead, predicate: predicate).namesRead.map(leaves) ?? true
+    }
+
+    /// The largest parts of `predicate` that read relations: one whose every part does is one
+    /// part (SQL answers it in one statement), as is a NOT of one; under an AND or OR that
+    /// mixes them with parts on the type's own attributes, those that do, each split the same way.
+    func relationParts(of predicate: Predicate) -> [Predicate] {
+        guard reaches(predicate) else { return [] }
+        switch predicate {
+        case .and(let parts), .or(let parts):
+            let reaching = parts.filter(reaches)
+            return reaching.count == parts.count ? [predicate] : reaching.flatMap(relationParts(of:))
+        case .not(let inner):
+            let split = relationParts(of: inner)
+            return split == [inner] ? [predicate] : split
+        default:
+            return [predicate]
+        }
+    }
+
+    /// `predicate` with each of `parts` taken as true (what the chunks' own reading leaves of it).
+    static func replacing(_ parts: [Predicate], in predicate: Predicate) -> Predicate {
+        if parts.contains(predicate) { return .constant(true) }
+        switch predicate {
+        case .and(let ps): return .and(ps.map { replacing(parts, in: $0) })
+        case .or(let ps): return .or(ps.map { replacing(parts, in: $0) })
+        case .not(let p): return .not(replacing(parts, in: p))
+        default: return predicate
+        }
     }
 
     /// The plan for `statement` over `source`, its schema read from the store (a window of no
@@ -53,22 +109,33 @@ public struct ChunkedAnswer: Sendable {
         return ChunkedAnswer(statement, source: source, schema: try source.window(keys: [], of: nil).graph, chunkSize: chunkSize)
     }
 
-    /// The answer: first the kinds each name holds over the whole type (paths compile on them,
-    /// as over the loaded graph), then the objects `chunkSize` at a time through the engine, in
-    /// the source's key order. `progress` is told how many objects were read of how many;
-    /// `isCancelled` stops the reading, and `CancellationError` is thrown. An error of the
-    /// engine's is thrown as it is.
-    public func answer(_ statement: Statement, over source: PageSource, progress: (Int, Int) -> Void = { _, _ in },
-                       isCancelled: () -> Bool = { false }) throws -> SourceAnswer {
+    /// The answer: first the filter's ``relationParts``, each asked of `sql` (the store's
+    /// ``QuerySource``) over the whole type, then the kinds each name holds over the whole type
+    /// (paths compile on them, as over the loaded graph), then the objects `chunkSize` at a time
+    /// through the engine, in the source's key order. `progress` is told how many objects were
+    /// read of how many; `isCancelled` stops the reading, and `CancellationError` is thrown. An
+    /// error of the engine's is thrown as it is; a part through relations `sql` cannot answer (or
+    /// none given) throws ``RelationPartUnanswered``.
+    public func answer(_ statement: Statement, over source: PageSource, relationParts sql: ((Statement) throws -> SourceAnswer?)? = nil,
+                       progress: (Int, Int) -> Void = { _, _ in }, isCancelled: () -> Bool = { false }) throws -> SourceAnswer {
+        var passing: [(Predicate, KeySet)] = []
+        for part in relationParts {
+            guard let sql else { throw RelationPartUnanswered(part: part) }
+            passing += try decide(part, sql)
+            if isCancelled() { throw CancellationError() }
+        }
         let kinds = try source.kinds(type: type, names: names)
         let total = source.catalog[type].count
         var read = 0
         var failure: QueryError?   // kept as it is (the store's reader would wrap it)
-        /// Reads the chunks, giving each to `body` (false stops) until the last, a failure or a cancellation.
-        func eachChunk(_ body: (ObjectGraph) throws -> Bool) throws {
+        /// Reads the chunks, giving each (with the decisions on the filter's parts through
+        /// relations for its objects) to `body` (false stops) until the last, a failure or a cancellation.
+        func eachChunk(_ body: (ObjectGraph, [DecidedPredicate]) throws -> Bool) throws {
             try source.forEachChunk(type: type, size: chunkSize, kinds: kinds, names: names) { chunk in
+                let ids = chunk.types[type].ids
+                let decided = passing.map { part, keys in DecidedPredicate(predicate: part) { keys.contains(ids[Int($0.row)]) } }
                 do {
-                    guard try body(chunk) else { return false }
+                    guard try body(chunk, decided) else { return false }
                 } catch let error as QueryError {
                     failure = error
                     return false
@@ -83,8 +150,8 @@ public struct ChunkedAnswer: Sendable {
         switch statement {
         case .count:
             var count = 0
-            try eachChunk { chunk in
-                if case .count(let n) = try QueryEngine(graph: chunk).run(statement) { count += n }
+            try eachChunk { chunk, decided in
+                if case .count(let n) = try QueryEngine(graph: chunk).run(statement, decided: decided) { count += n }
                 return true
             }
             return .count(count)
@@ -92,8 +159,8 @@ public struct ChunkedAnswer: Sendable {
             var base = query
             base.clauses = []
             var counts: [Value: Int] = [:], counted = 0
-            try eachChunk { chunk in
-                guard case .groups(_, let rows, let objects) = try QueryEngine(graph: chunk).run(.group(base, by: by)) else { return true }
+            try eachChunk { chunk, decided in
+                guard case .groups(_, let rows, let objects) = try QueryEngine(graph: chunk).run(.group(base, by: by), decided: decided) else { return true }
                 for row in rows { counts[row.key, default: 0] += row.count }
                 counted += objects.count
                 return true
@@ -102,8 +169,8 @@ public struct ChunkedAnswer: Sendable {
         case .query(let query):
             var candidates = Candidates(clauses: query.clauses, projection: query.projection?.count ?? 0, chunkSize: chunkSize)
             if candidates.wanted == 0 { return .objects(typeName: typeName, keys: []) }
-            try eachChunk { chunk in
-                let found = try QueryEngine(graph: chunk).candidates(query)
+            try eachChunk { chunk, decided in
+                let found = try QueryEngine(graph: chunk).candidates(query, decided: decided)
                 candidates.append(keys: found.refs.map { chunk.id(of: $0) }, columns: found.columns)
                 return candidates.wanted.map { candidates.keys.count < $0 } ?? true
             }
@@ -178,10 +245,89 @@ public struct ChunkedAnswer: Sendable {
         }
     }
 
+    /// The keys of the type's objects that pass `part` (one of ``relationParts``, or a part of
+    /// one SQL could not say whole), said by `sql` over the whole type, as the engine's
+    /// decisions: a part SQL cannot say is split as ``relationParts(of:)`` splits a filter (its
+    /// own parts through relations, each asked alone); one that cannot be split is refused
+    /// (``RelationPartUnanswered``).
+    func decide(_ part: Predicate, _ sql: (Statement) throws -> SourceAnswer?) throws -> [(Predicate, KeySet)] {
+        let asked = Statement.query(Query(type: Name(text: typeName, range: typeRead.range), predicate: part))
+        if case .objects(_, let keys)? = try sql(asked) { return [(part, KeySet(keys))] }
+        let inner: [Predicate]
+        switch part {
+        case .and(let parts), .or(let parts): inner = parts.filter(reaches).flatMap(relationParts(of:))
+        case .not(let p): inner = relationParts(of: p)
+        default: inner = []
+        }
+        guard !inner.isEmpty, inner != [part] else { throw RelationPartUnanswered(part: part) }
+        return try inner.flatMap { try decide($0, sql) }
+    }
+
+    /// The keys one part of a filter passes, for membership tests a chunk's objects at a time:
+    /// integer keys sorted (8 bytes each), others in a set.
+    struct KeySet {
+        private let integers: [Int64]
+        private let others: Set<ObjectID>
+
+        init(_ keys: [ObjectID]) {
+            var integers: [Int64] = [], others = Set<ObjectID>()
+            integers.reserveCapacity(keys.count)
+            for key in keys {
+                if case .int(let i) = key { integers.append(i) } else { others.insert(key) }
+            }
+            integers.sort()
+            self.integers = integers
+            self.others = others
+        }
+
+        func contains(_ key: ObjectID) -> Bool {
+            guard case .int(let i) = key else { return others.contains(key) }
+            var low = 0, high = integers.count
+            while low < high {
+                let mid = (low + high) / 2
+                if integers[mid] < i { low = mid + 1 } else { high = mid }
+            }
+            return low < integers.count && integers[low] == i
+        }
+    }
+
     /// The only name among `names` equal to `name` ignoring case.
     public static func onlyMatch(_ names: [String], _ name: String) -> Int? {
         let matches = names.indices.filter { names[$0].caseInsensitiveCompare(name) == .orderedSame }
         return matches.count == 1 ? matches[0] : nil
+    }
+}
+
+/// A part of a filter through relations that SQL cannot say over the store (nor each of its
+/// own parts through relations): the chunks, which hold no relations, cannot answer the
+/// statement. Callers refuse it as they refuse a statement no plan answers.
+public struct RelationPartUnanswered: Error, CustomStringConvertible {
+    public let part: Predicate
+    public var description: String { "SQL cannot answer the part of the filter through relations \(part)" }
+}
+
+extension Statement {
+    /// The filter of a query, count or group (nil for others, and when it has none).
+    var filter: Predicate? {
+        switch self {
+        case .count(_, let p): return p
+        case .query(let q), .group(let q, _): return q.predicate
+        case .mutation, .dotCommand: return nil
+        }
+    }
+
+    /// The statement with its filter (of a query, count or group) replaced by `predicate`.
+    func replacingFilter(_ predicate: Predicate?) -> Statement {
+        switch self {
+        case .count(let t, _): return .count(type: t, predicate: predicate)
+        case .query(var q):
+            q.predicate = predicate
+            return .query(q)
+        case .group(var q, let by):
+            q.predicate = predicate
+            return .group(q, by: by)
+        case .mutation, .dotCommand: return self
+        }
     }
 }
 
@@ -190,9 +336,9 @@ extension QueryEngine {
     /// order and trim them by (one column per sort key and distinct path, in clause order), then
     /// its projection's columns: the columns ``applyClauses(_:values:count:sortedFirst:limitedSecond:)``
     /// reads, evaluated and compiled in the order ``run(_:currentType:cancellation:)`` evaluates
-    /// them (so the same error comes first).
-    func candidates(_ query: Query) throws -> (refs: [ObjectRef], columns: [[Value]]) {
-        let compiler = Compiler(graph: graph)
+    /// them (so the same error comes first). Parts of the filter in `decided` are taken as said there.
+    func candidates(_ query: Query, decided: [DecidedPredicate] = []) throws -> (refs: [ObjectRef], columns: [[Value]]) {
+        let compiler = Compiler(graph: graph, decided: decided)
         let run = Run(compiler: compiler, cancellation: nil)
         guard let name = query.type else { throw QueryError("a bare predicate needs a type", at: SourceRange(0, 1)) }
         let type = try compiler.resolveType(name)

@@ -13,6 +13,13 @@ struct CompiledExpression {
 /// A compiled predicate.
 typealias CompiledPredicate = (Value, Environment) -> Bool
 
+/// A part of a filter whose outcome per object is known before the filter runs: `passes` says
+/// it for an object of the statement's type (see ``Compiler/decided``).
+struct DecidedPredicate {
+    let predicate: Predicate
+    let passes: (ObjectRef) -> Bool
+}
+
 /// Turns AST nodes into functions over one graph, resolving every name against the inferred schema
 /// first (exact, then unique case-insensitive), so that a misspelt name fails before any object is
 /// read, with a "did you mean".
@@ -31,7 +38,16 @@ final class Compiler {
         return slot
     }
 
-    init(graph: ObjectGraph) { self.graph = graph }
+    /// Predicates whose outcome for each object of the statement's type is already known (a
+    /// part of a filter another engine answered: ``ChunkedAnswer``'s parts through relations):
+    /// each compiles to its `passes`, never to its paths. Matched by equality, source ranges
+    /// included, so a part stands only for itself.
+    var decided: [DecidedPredicate] = []
+
+    init(graph: ObjectGraph, decided: [DecidedPredicate] = []) {
+        self.graph = graph
+        self.decided = decided
+    }
 
     /// The type a statement names, or an error with a suggestion.
     func resolveType(_ name: Name) throws -> TypeTable {
@@ -44,6 +60,10 @@ final class Compiler {
     // MARK: Predicates
 
     func predicate(_ p: Predicate, on types: [Int]?) throws -> CompiledPredicate {
+        if let known = decided.first(where: { $0.predicate == p }) {
+            let passes = known.passes
+            return { v, _ in if case .reference(let r) = v { return passes(r) } else { return false } }
+        }
         switch p {
         case .constant(let b): return { _, _ in b }
         case .and(let ps):

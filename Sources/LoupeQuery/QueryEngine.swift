@@ -29,7 +29,13 @@ public final class QueryEngine: Sendable {
 
     /// Runs a parsed statement.
     public func run(_ statement: Statement, currentType: TypeTable? = nil, cancellation: Cancellation? = nil) throws -> QueryResult {
-        let compiler = Compiler(graph: graph)
+        try run(statement, currentType: currentType, cancellation: cancellation, decided: [])
+    }
+
+    /// Runs a parsed statement, the parts of its filter in `decided` taken as said there, not
+    /// evaluated.
+    func run(_ statement: Statement, currentType: TypeTable? = nil, cancellation: Cancellation? = nil, decided: [DecidedPredicate]) throws -> QueryResult {
+        let compiler = Compiler(graph: graph, decided: decided)
         let run = Run(compiler: compiler, cancellation: cancellation)
         switch statement {
         case .count(let typeName, let predicate):

@@ -64,7 +64,7 @@ struct Query: ParsableCommand {
                 printError(error.render(source: statement))
                 throw ExitCode(2)
             }
-            if engine == .auto, overBudget != nil, try answeredInChunks(parsed, { pages }) { return }
+            if engine == .auto, overBudget != nil, try answeredInChunks(parsed, { (pages, PersistQuerySource(pages: pages)) }) { return }
             let why = "paths into nested values, arithmetic, relations to several types and stores whose rows SQL cannot join as a load does are left to the in-memory engine"
             if engine == .sql { throw CLIError("SQL cannot answer this statement exactly over this Persist store (\(why)); run it with --engine auto or memory") }
             if let overBudget { throw CLIError("\(overBudget), and SQL cannot answer this statement exactly over the file (\(why)); raise --memory-budget to load it") }
@@ -81,7 +81,7 @@ struct Query: ParsableCommand {
                 } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
                     // Persist's layout too large to load: read no more than the statement needs.
                     guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
-                        if try writeInChunks(parsed, opening.pages) { return }
+                        if try writeInChunks(parsed, opening.pages, sql: opening.querySource) { return }
                         throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly over Persist's layout (it leaves \(opening.unanswered) to the in-memory engine); raise --memory-budget to load it")
                     }
                     try write(paged, opening.pages)
@@ -107,13 +107,16 @@ struct Query: ParsableCommand {
                 if try PostgresDatabase.holdsPersist(url: store.file) {
                     throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and \(Repl.unkeyedPersist); raise --memory-budget to load it")
                 }
-                if try answeredInChunks(parsed, { try PagedOpening.open(postgres: store.file, reason: nil).pages }) { return }
+                if try answeredInChunks(parsed, {
+                    let opening = try PagedOpening.open(postgres: store.file, reason: nil)
+                    return (opening.pages, opening.querySource)
+                }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
             }
             // A plain SQLite file too large to load: the same.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
                try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self {
-                if try answeredInChunks(parsed, { try RelationalPages.open(file) }) { return }
+                if try answeredInChunks(parsed, { (try RelationalPages.open(file), RelationalQuerySource(file: file)) }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and SQL cannot answer this statement exactly over the file (it leaves arithmetic, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
             }
             if engine == .sql {
@@ -284,17 +287,25 @@ extension Query {
 
     /// What SQL did not answer over a store too large to load, answered by the engine a chunk
     /// of objects at a time (``ChunkedAnswer``: a count, query or group on one type's own
-    /// attributes) and printed; false when the statement is not one it answers.
-    func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource) throws -> Bool {
+    /// attributes, its filter's parts through relations asked of `sql`) and printed; false when
+    /// the statement is not one it answers.
+    func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource, sql: (any QuerySource)?) throws -> Bool {
         guard let plan = try ChunkedAnswer.plan(statement, over: pages) else { return false }
-        try write(try plan.answer(statement, over: pages), pages)
+        let answer: SourceAnswer
+        do {
+            answer = try plan.answer(statement, over: pages, relationParts: sql.map { sql in { try sql.answer($0, isCancelled: { false }) } })
+        } catch is RelationPartUnanswered { return false }
+        try write(answer, pages)
         return true
     }
 
-    /// ``writeInChunks(_:_:)`` over the pages `open` opens, its errors in the statement printed
-    /// as the engine's (exit status 2).
-    func answeredInChunks(_ statement: LoupeQuery.Statement, _ open: () throws -> PageSource) throws -> Bool {
-        do { return try writeInChunks(statement, try open()) } catch let error as QueryError {
+    /// ``writeInChunks(_:_:sql:)`` over the pages and SQL `open` opens, its errors in the
+    /// statement printed as the engine's (exit status 2).
+    func answeredInChunks(_ statement: LoupeQuery.Statement, _ open: () throws -> (PageSource, (any QuerySource)?)) throws -> Bool {
+        do {
+            let (pages, sql) = try open()
+            return try writeInChunks(statement, pages, sql: sql)
+        } catch let error as QueryError {
             printError(error.render(source: self.statement))
             throw ExitCode(2)
         }
@@ -444,7 +455,12 @@ struct Repl: ParsableCommand {
                 // SQL over the store, else the engine a chunk of objects at a time.
                 var found = try source?.answer(asked, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
                 if found == nil, let plan = ChunkedAnswer(asked, source: current, schema: changes.base.graph) {
-                    found = try plan.answer(asked, over: current, isCancelled: { cancellation.isCancelled })
+                    let declared = changes.declaredAttributes
+                    do {
+                        found = try plan.answer(asked, over: current, relationParts: source.map { source in
+                            { try source.answer($0, declaring: declared, isCancelled: { cancellation.isCancelled }) }
+                        }, isCancelled: { cancellation.isCancelled })
+                    } catch is RelationPartUnanswered {}
                 }
                 guard let fileAnswer = found else {
                     fail("error: over the memory budget, statements are answered by SQL over the store (or, on one type's own attributes, a chunk of objects at a time); this one needs the whole graph (\(opening.unanswered)); reopen with a larger --memory-budget")

@@ -206,6 +206,7 @@ final class CLITests: XCTestCase {
             + "count Track where Milliseconds / 1000 > 600\nTrack where Milliseconds / 1000 > 1500 limit 2 offset 1\nCustomer where Email MATCHES \".*@gmail\\\\.com\"\n"
             + "Track where Milliseconds / 1000 > 1500 sort by Name desc limit 3 select Name, Milliseconds / 60000 as minutes\n"
             + "Track where Bytes / 1000000 > 300 group by Composer\n"
+            + "Track where Album.Artist.Name == \"Iron Maiden\" AND Milliseconds / 1000 > 400 sort by Name limit 3 select Name\n"
         for format in ["table", "json"] {
             let loaded = try loupe(["repl", url, "--format", format], stdin: statements)
             let over = try loupe(["repl", url, "--format", format, "--memory-budget", "1K"], stdin: statements)
@@ -223,7 +224,8 @@ final class CLITests: XCTestCase {
         let pushed = try loupe(["query", url, "Customer group by Country limit 4", "--memory-budget", "1K"])
         XCTAssertEqual(pushed.stdout, try loupe(["query", url, "Customer group by Country limit 4"]).stdout)
         for statement in ["count Track where Milliseconds / 1000 > 600", "Track where Milliseconds / 1000 > 1500 limit 2 offset 1",
-                          "Track where Milliseconds / 1000 > 600 sort by Name"] {
+                          "Track where Milliseconds / 1000 > 600 sort by Name",
+                          "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\" AND Bytes / Milliseconds > 40"] {
             let chunked = try loupe(["query", url, statement, "--memory-budget", "1K", "--format", "json"])
             XCTAssertEqual(chunked.stdout, try loupe(["query", url, statement, "--format", "json"]).stdout, statement)
             XCTAssertEqual(chunked.status, 0, chunked.stderr)
@@ -343,7 +345,9 @@ final class CLITests: XCTestCase {
                           "Book where pages > 300 sort by title, id limit 3 select title, author.name",
                           // Arithmetic: the engine a chunk of documents at a time.
                           "count Book where pages * 2 > 700", "Book where pages * 2 > 700 limit 3 offset 1", "Book where pages * 2 > 10 sort by title, id limit 5",
-                          "Book where pages * 2 > 700 sort by pages desc, id select title, pages / 10 as tens", "Book where pages * 2 > 700 group by language"] {
+                          "Book where pages * 2 > 700 sort by pages desc, id select title, pages / 10 as tens", "Book where pages * 2 > 700 group by language",
+                          // Through relations beside arithmetic: PostgreSQL answers those parts, the chunks the rest.
+                          "count Book where author.born < 1950 AND pages * 2 > 700", "Book where @links.Loan.book.@count > 1 AND pages * 2 > 700 sort by title, id limit 3"] {
             // (Compared with the database loaded: `jsonb` keeps a document's members in its own order.)
             let paged = try loupe(["query", url, statement, "--format", "json", "--memory-budget", "1K"])
             XCTAssertEqual(paged.status, 0, paged.stderr)
@@ -568,7 +572,10 @@ final class CLITests: XCTestCase {
         let chunked = ["Member where address.city == \"Lisboa\"", "count Book where pages / 100 > 3", "Book where pages * 2 > 900 limit 3 offset 2",
                        "Member where address.city == \"Lisboa\" limit 0", "count Book where pages / nmae > 1",
                        "Member where address.city == \"Lisboa\" sort by name", "Book where pages / 100 > 3 sort by price desc, id limit 4 select title, pages / 100 as hundreds",
-                       "Member where address.city != nil group by address.city limit 3", "Book where pages * 2 > 900 sort by titel"]
+                       "Member where address.city != nil group by address.city limit 3", "Book where pages * 2 > 900 sort by titel",
+                       // Filters through relations beside that: SQL answers those parts, the chunks the rest.
+                       "Book where author.born < 1950 AND pages * 2 > 700 sort by title, id limit 4 select title, pages",
+                       "count Member where @links.Loan.member.@count > 3 OR address.city == \"Lisboa\""]
         for statement in chunked {
             let loaded = try loupe(["query", path, statement, "--format", "json", "--engine", "memory"])
             let over = try loupe(["query", path, statement, "--format", "json", "--memory-budget", "1K"])
@@ -707,7 +714,10 @@ final class CLITests: XCTestCase {
                           "count Track where Milliseconds / 1000 > 600", "Track where Milliseconds / 1000 > 1500 limit 2 offset 1",
                           "count LongTracks", "LongTracks where Milliseconds > 1500000", "LongTracks limit 3 offset 100",
                           "Track where Milliseconds / 1000 > 1500 sort by Name", "LongTracks sort by Milliseconds desc limit 3 select Name, Milliseconds / 60000 as minutes",
-                          "LongTracks where Milliseconds > 1000000 group by Name limit 2"]
+                          "LongTracks where Milliseconds > 1000000 group by Name limit 2",
+                          // Filters through relations beside arithmetic: SQL answers those parts, the chunks the rest.
+                          "count Track where Album.Artist.Name BEGINSWITH \"A\" AND Milliseconds / 1000 > 300",
+                          "Track where NOT (Genre.Name == \"Rock\") AND UnitPrice * 100 > 98 group by MediaTypeId"]
         try DatabaseQueue(path: chinook).write { db in
             try db.execute(sql: "CREATE VIEW LongTracks AS SELECT Name, Milliseconds FROM Track WHERE Milliseconds > 300000")
         }

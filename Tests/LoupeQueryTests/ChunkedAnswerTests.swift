@@ -35,6 +35,26 @@ final class ChunkedAnswerTests: XCTestCase {
         ])
     }
 
+    /// Filters that read relations and backlinks beside what SQL cannot say (arithmetic, nested
+    /// values, collections' counts): SQL answers the parts through relations over the whole type,
+    /// the chunks the rest, under ANDs, ORs and NOTs in any mix.
+    func testPersistFiltersThroughRelationsAreTheEngines() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 46)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        try compare(path, pages, sql: PersistQuerySource(pages: pages), sizes: [ChunkedAnswer.standardChunkSize, 7], [
+            "count Book where author.name BEGINSWITH \"A\" AND pages * 2 > 700",
+            "count Book where author.name BEGINSWITH \"A\" OR keywords.@count > 2",
+            "Book where NOT (author.name BEGINSWITH \"A\" AND keywords.@count > 2) AND pages * 2 > 900 sort by title limit 5 select title, pages",
+            "Book where edition.number > 1 AND (@links.Review.book.@count > 1 OR publisher.name CONTAINS \"e\") sort by price desc limit 7",
+            "Book where tags.@count == 2 AND NOT author.name ENDSWITH \"z\" AND price * 2 > 50 group by language",
+            "Loan where book.author.born < 1950 AND renewals * 1 > 0 sort by due limit 4 select due, renewals",
+            "Book where SUBQUERY(tags, $t, $t.label BEGINSWITH \"s\").@count > 0 AND pages / 2 > 150 distinct language",
+            // The engine's errors, from the part it was asked.
+            "Book where author.nmae == \"x\" AND pages * 2 > 1",
+        ])
+    }
+
     /// Documents whose attributes hold values of several kinds, and nested ones.
     func testMixedKindsAreTheEngines() throws {
         let path = try PersistPushdownTests.awkwardDocuments()
@@ -59,6 +79,53 @@ final class ChunkedAnswerTests: XCTestCase {
             "LongTrack sort by Milliseconds desc limit 4", "LongTrack sort by Name distinct Composer", "LongTrack group by UnitPrice",
             "count LongTrack where Milliseconds / 60000 > 10", "LongTrack sort by Composer, Name select Name, Milliseconds / 60000 as minutes",
         ])
+        try compare(path, pages, sql: RelationalQuerySource(file: try StoreFile.openForReading(path)), sizes: [ChunkedAnswer.standardChunkSize, 97], [
+            "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\" AND Bytes / Milliseconds > 40",
+            "Track where Album.Artist.Name BEGINSWITH \"A\" OR Milliseconds / 1000 > 600 sort by Name desc limit 5 select Name",
+            "Track where NOT (Genre.Name == \"Rock\") AND UnitPrice * 100 > 98 group by MediaTypeId",
+        ])
+    }
+
+    /// A part through relations SQL cannot say (arithmetic across a relation), or any when no SQL
+    /// is given, is refused, never evaluated over chunks that hold no relations; parts are the
+    /// largest SQL can be asked whole, and one SQL cannot say whole is asked part by part.
+    func testRelationPartsAreAnsweredBySQLOrRefused() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 600, seed: 47)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        let sql = PersistQuerySource(pages: pages)
+        func parts(_ text: String) throws -> [String] {
+            let statement = try Parser.parse(text)
+            return try XCTUnwrap(ChunkedAnswer.plan(statement, over: pages)).relationParts.map(\.description)
+        }
+        XCTAssertEqual(try parts("Book where pages > 3"), [])
+        XCTAssertEqual(try parts("Book where author.name == \"a\" AND publisher.name == \"b\" AND pages * 2 > 3").count, 2)
+        XCTAssertEqual(try parts("Book where (author.name == \"a\" OR publisher.name == \"b\") AND pages * 2 > 3").count, 1)
+        XCTAssertEqual(try parts("Book where NOT (author.name == \"a\" OR publisher.name == \"b\")").count, 1)
+        XCTAssertEqual(try parts("Book where NOT (author.name == \"a\" OR pages > 3)").count, 1)
+        // Clauses and columns that read relations are not the chunks'.
+        XCTAssertNil(try ChunkedAnswer.plan(try Parser.parse("Book where pages * 2 > 3 select author.name"), over: pages))
+        XCTAssertNil(try ChunkedAnswer.plan(try Parser.parse("Book where pages * 2 > 3 sort by author.name"), over: pages))
+        XCTAssertNil(try ChunkedAnswer.plan(try Parser.parse("Book where pages * 2 > 3 group by publisher.name"), over: pages))
+
+        let unsayable = try Parser.parse("count Book where author.born + 10 > pages AND pages * 2 > 3")
+        let plan = try XCTUnwrap(ChunkedAnswer.plan(unsayable, over: pages))
+        XCTAssertThrowsError(try plan.answer(unsayable, over: pages, relationParts: { try sql.answer($0, isCancelled: { false }) })) {
+            XCTAssertTrue($0 is RelationPartUnanswered, "\($0)")
+        }
+        let sayable = try Parser.parse("count Book where author.born > 1950 AND pages * 2 > 3")
+        XCTAssertThrowsError(try XCTUnwrap(ChunkedAnswer.plan(sayable, over: pages)).answer(sayable, over: pages)) {
+            XCTAssertTrue($0 is RelationPartUnanswered, "\($0)")
+        }
+        // A part SQL cannot say whole (arithmetic on one side of an AND through relations) is
+        // asked part by part: the part it can say is SQL's, and the other is refused.
+        let mixed = try Parser.parse("count Book where author.born > 1950 AND author.born + 1 > pages")
+        var asked: [String] = []
+        XCTAssertThrowsError(try XCTUnwrap(ChunkedAnswer.plan(mixed, over: pages)).answer(mixed, over: pages, relationParts: { part in
+            asked.append("\(part)")
+            return try sql.answer(part, isCancelled: { false })
+        }))
+        XCTAssertEqual(asked.count, 3, "\(asked)")
     }
 
     /// A limit after the sorts (and a distinct right before it) keeps no more candidates than
@@ -97,7 +164,8 @@ final class ChunkedAnswerTests: XCTestCase {
     }
 
     /// Each statement over the loaded graph and in chunks of each size: one description.
-    func compare(_ path: String, _ pages: PageSource, sizes: [Int] = [ChunkedAnswer.standardChunkSize, 7, 1], _ statements: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+    /// `sql` answers the filters' parts through relations.
+    func compare(_ path: String, _ pages: PageSource, sql: QuerySource? = nil, sizes: [Int] = [ChunkedAnswer.standardChunkSize, 7, 1], _ statements: [String], file: StaticString = #filePath, line: UInt = #line) throws {
         let graph = try LoadedStore.open(path).graph
         for text in statements {
             let statement = try Parser.parse(text)
@@ -111,7 +179,8 @@ final class ChunkedAnswerTests: XCTestCase {
                     continue
                 }
                 let got: String
-                do { got = PersistPushdownTests.describe(try plan.answer(statement, over: pages)) } catch let error as QueryError {
+                let parts = sql.map { sql in { (part: LoupeQuery.Statement) in try sql.answer(part, isCancelled: { false }) } }
+                do { got = PersistPushdownTests.describe(try plan.answer(statement, over: pages, relationParts: parts)) } catch let error as QueryError {
                     got = "error: \(error.render(source: text))"
                 }
                 XCTAssertEqual(got, expected, "\(text) (chunks of \(size))", file: file, line: line)
