@@ -218,10 +218,7 @@ public final class PersistPages: PageSource, Sendable {
     public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
         try SideIndex.build(for: file, progress: progress, isCancelled: isCancelled,
                             types: (types.map(\.name), { try self.typeLookup($0) })) { db in
-            try self.exactRelations(on: db, relationTable: "relations").map { shapes in
-                shapes.map { SideIndex.StoredShape(source: self.types[$0.source].name, name: $0.name, toMany: $0.toMany,
-                                                   targets: $0.targets.map { self.types[$0].name }, exclusive: $0.exclusive) }
-            }
+            try self.exactRelations(on: db, relationTable: "relations").map(self.storedShapes)
         }
         guard let queue = SideIndex.open(for: file) else {
             throw StoreError(.busy, path: file.path, reason: "the file changed since it was opened; reopen it")

@@ -120,16 +120,36 @@ extension PersistPages {
     /// The caller keeps the answer: it holds until the file changes.
     public func exactRelations(on db: Database, relationTable: String) throws -> [RelationShape]? {
         guard !types.contains(where: \.storedAsBytes) else { return nil }
-        // Read when the side index was built, while it describes the file.
-        if hasSideIndex, let kept = SideIndex.shapes(for: file) {
-            let index = Dictionary(types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
-            let shapes = kept.compactMap { s -> RelationShape? in
-                guard let source = index[s.source] else { return nil }
-                let targets = s.targets.compactMap { index[$0] }
-                return targets.count == s.targets.count ? RelationShape(source: source, name: s.name, toMany: s.toMany, targets: targets, exclusive: s.exclusive) : nil
-            }
-            if shapes.count == kept.count { return shapes }
+        // Read when the side index was built, or by an earlier session, while it describes the file.
+        if hasSideIndex, let kept = SideIndex.shapes(for: file), let shapes = relationShapes(kept) { return shapes }
+        if relationTable == "relations", let kept = SchemaCache.relations(for: file, stamp: openedStamp) {
+            guard let kept else { return nil }
+            if let shapes = relationShapes(kept) { return shapes }
         }
+        let read = try readRelations(on: db, relationTable: relationTable)
+        if relationTable == "relations" { SchemaCache.saveRelations(read.map(storedShapes), file: file, stamp: openedStamp) }
+        return read
+    }
+
+    /// `shapes` kept by type name as this catalog's; nil when one names a type not in it.
+    private func relationShapes(_ kept: [SideIndex.StoredShape]) -> [RelationShape]? {
+        let index = Dictionary(types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let shapes = kept.compactMap { s -> RelationShape? in
+            guard let source = index[s.source] else { return nil }
+            let targets = s.targets.compactMap { index[$0] }
+            return targets.count == s.targets.count ? RelationShape(source: source, name: s.name, toMany: s.toMany, targets: targets, exclusive: s.exclusive) : nil
+        }
+        return shapes.count == kept.count ? shapes : nil
+    }
+
+    /// `shapes` by type name, as the caches keep them.
+    func storedShapes(_ shapes: [RelationShape]) -> [SideIndex.StoredShape] {
+        shapes.map { SideIndex.StoredShape(source: types[$0.source].name, name: $0.name, toMany: $0.toMany,
+                                           targets: $0.targets.map { types[$0].name }, exclusive: $0.exclusive) }
+    }
+
+    /// ``exactRelations(on:relationTable:)`` read from the rows: every one, once.
+    private func readRelations(on db: Database, relationTable: String) throws -> [RelationShape]? {
         let typeIndex = try typeLookup(db)
         // Which objects have a row of a relation already: a bit per key over a dense span.
         guard let bounds = try Row.fetchOne(db, sql: "SELECT min(id), max(id), count(*) FROM by_type"),

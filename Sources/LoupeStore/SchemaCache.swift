@@ -189,6 +189,35 @@ public enum SchemaCache {
         var facts: [String: [String: PersistPages.AttributeFact]]
         /// Every relation name the relation rows use (lowercased), once read.
         var relationNames: [String]?
+        /// The relations as a whole load finds them (``PersistPages/exactRelations(on:relationTable:)``),
+        /// once read: nil before, an empty `shapes` with `unjoinable` for rows SQL cannot join
+        /// as a load does.
+        var relations: KeptRelations?
+    }
+
+    /// What one pass over a Persist store's relation rows found (by type names).
+    struct KeptRelations: Codable {
+        var shapes: [SideIndex.StoredShape]
+        var unjoinable: Bool
+    }
+
+    /// Keeps `relations` of `file` (by type names; nil: rows SQL cannot join as a load does)
+    /// as `stamp` describes it, beside its facts.
+    static func saveRelations(_ relations: [SideIndex.StoredShape]?, file: StoreFile, stamp: FileStamp) {
+        guard file.access == .readOnly || file.access == .walSnapshot, file.stamp() == stamp,
+              let directory = directory.withLock({ $0 }), let path = realPath(file.path) else { return }
+        var entry = factsEntry(for: file, stamp: stamp)
+            ?? FactsEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), facts: [:])
+        entry.relations = KeptRelations(shapes: relations ?? [], unjoinable: relations == nil)
+        guard let data = try? JSONEncoder().encode(entry) else { return }
+        write(data, to: entryPath(directory, for: path, kind: "facts"), in: directory)
+    }
+
+    /// The relations kept of `file` under the same rule as its facts: nil when none are kept,
+    /// `.some(nil)` when its rows are ones SQL cannot join as a load does.
+    static func relations(for file: StoreFile, stamp: FileStamp) -> [SideIndex.StoredShape]?? {
+        guard let kept = factsEntry(for: file, stamp: stamp)?.relations else { return nil }
+        return .some(kept.unjoinable ? nil : kept.shapes)
     }
 
     /// Keeps `facts` (by type name) and `relationNames` of `file` as `stamp` describes it, with

@@ -48,7 +48,7 @@ public enum SideIndex {
     }
 
     /// One relation as the index keeps it (``RelationShape`` with type names, not positions).
-    public struct StoredShape: Codable, Sendable {
+    public struct StoredShape: Codable, Sendable, Equatable {
         let source: String
         let name: String
         let toMany: Bool

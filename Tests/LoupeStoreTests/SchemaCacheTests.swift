@@ -195,6 +195,37 @@ final class SchemaCacheTests: XCTestCase {
         XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).keptRelationNames, names)
     }
 
+    /// The relations as a whole load finds them (a pass over every relation row) are kept for
+    /// the next session over the same state of the store, rows SQL cannot join too, and read
+    /// again once the store changes.
+    func testRelationShapesAreKeptUntilTheFileChanges() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 600, seed: 9)
+        let first = try PersistPages.open(try StoreFile.openForReading(path))
+        let read = try XCTUnwrap(try first.file.read { try first.exactRelations(on: $0, relationTable: "relations") })
+        XCTAssertTrue(read.contains { first.catalog[$0.source].name == "Book" && $0.name == "author" && !$0.toMany && $0.exclusive }, "\(read)")
+        let second = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertEqual(try XCTUnwrap(SchemaCache.relations(for: second.file, stamp: second.openedStamp)).map { second.storedShapes(read) == $0 }, true)
+        // The next session answers from the entry: what was written into it comes back unread.
+        let kept = [SideIndex.StoredShape(source: "Book", name: "author", toMany: true, targets: ["Author", "Member"], exclusive: false)]
+        SchemaCache.saveRelations(kept, file: second.file, stamp: second.openedStamp)
+        let third = try PersistPages.open(try StoreFile.openForReading(path))
+        let answered = try XCTUnwrap(try third.file.read { try third.exactRelations(on: $0, relationTable: "relations") })
+        XCTAssertEqual(answered.map { "\(third.catalog[$0.source].name).\($0.name) \($0.toMany) \($0.targets.map { third.catalog[$0].name })" }, ["Book.author true [\"Author\", \"Member\"]"])
+        SchemaCache.saveRelations(nil, file: third.file, stamp: third.openedStamp)
+        let fourth = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertNil(try fourth.file.read { try fourth.exactRelations(on: $0, relationTable: "relations") }, "rows SQL cannot join, as kept")
+        // A change to the file makes it stale: the rows are read again.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "INSERT INTO relations (from_id, to_id, relation) SELECT id, id, 'self' FROM by_type WHERE type_name = 'Tag' LIMIT 1") }
+        try queue.close()
+        let fifth = try PersistPages.open(try StoreFile.openForReading(path))
+        XCTAssertNil(SchemaCache.relations(for: fifth.file, stamp: fifth.openedStamp))
+        let again = try XCTUnwrap(try fifth.file.read { try fifth.exactRelations(on: $0, relationTable: "relations") })
+        XCTAssertEqual(again.count, read.count + 1)
+        XCTAssertEqual(Set(again.map(\.name)), Set(read.map(\.name)).union(["self"]))
+    }
+
     func testDamagedEntriesAndUnusualKeysAreIgnored() throws {
         let path = try Self.awkwardStore()
         _ = try LoadedStore.open(path)
