@@ -179,8 +179,8 @@ extension Browser {
     /// of the changes; the UI takes the copy when nothing was staged meanwhile.
     func stagePagedStatement(_ mutation: Mutation, line: String, over changes: PagedChanges) {
         guard let pages else { return }
-        let chunked = mutation.selection.flatMap { chunkedStatement($0, pages) }
         let sql = querySource
+        let schema = graph
         let revision = changes.pending.revision
         nonisolated(unsafe) let source = pages
         let task = RunningTask(line: line, isLoad: true, verb: "staging")
@@ -188,17 +188,8 @@ extension Browser {
             let result = Result { () throws -> (PagedChanges, EditStep) in
                 var work = changes
                 let step = try work.stage(mutation, source: line, storeKeys: { selection in
-                    if let sql, let found = try sql.answer(selection, isCancelled: { task.cancellation.isCancelled }) {
-                        guard case .objects(_, let keys) = found else { throw PagedRefusal("the store did not list objects for this where") }
-                        return keys
-                    }
-                    guard let chunked, !task.cancellation.isCancelled else { return nil }
-                    do {
-                        guard case .keys(_, let keys) = try Self.answerInChunks(selection, chunked, source, task, relationParts: { part in
-                            try sql?.answer(part, isCancelled: { task.cancellation.isCancelled })
-                        }) else { return nil }
-                        return keys
-                    } catch is RelationPartUnanswered { return nil }
+                    try ChunkedAnswer.selectedKeys(selection, pages: source, schema: schema, sql: sql, progress: { task.report($0, $1) },
+                                                   isCancelled: { task.cancellation.isCancelled })
                 }, cancellation: task.cancellation)
                 return (work, step)
             }

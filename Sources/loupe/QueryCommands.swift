@@ -254,9 +254,9 @@ extension Query {
         session.storePath = store.file
         let step: EditStep
         do {
+            let schema = changes.base.graph
             step = try changes.stage(mutation, source: statement, storeKeys: { selection in
-                guard case .objects(_, let keys)? = try host.pagedStore.querySource?.answer(selection, isCancelled: { false }) else { return nil }
-                return keys
+                try ChunkedAnswer.selectedKeys(selection, pages: host.pagedStore.pages, schema: schema, sql: host.pagedStore.querySource, isCancelled: { false })
             })
         } catch let error as QueryError {
             printError(error.render(source: statement))
@@ -441,9 +441,9 @@ struct Repl: ParsableCommand {
                 }
                 if case .mutation(let mutation) = statement {
                     var work = changes
+                    let schema = changes.base.graph
                     let step = try work.stage(mutation, source: text, storeKeys: { selection in
-                        guard case .objects(_, let keys)? = try source?.answer(selection, isCancelled: { cancellation.isCancelled }) else { return nil }
-                        return keys
+                        try ChunkedAnswer.selectedKeys(selection, pages: current, schema: schema, sql: source, isCancelled: { cancellation.isCancelled })
                     }, cancellation: cancellation)
                     changes = work
                     session.replacePending(changes.pending)
