@@ -27,10 +27,13 @@ public enum SQLPushdown {
     /// objects read `partSize` rows at a time, each part written and let go (memory holds a part,
     /// never the answer: all of a table of millions of rows printed). False, with nothing
     /// written, when it does not translate exactly (see above).
+    /// `warn` is given what a load of the file's schema warns of, before anything is written
+    /// (a load prints it first).
     public static func write(_ statement: LoupeQuery.Statement, file: StoreFile, mode: OutputMode, toTerminal: Bool, to sink: OutputSink,
-                             partSize: Int = SourceAnswer.partSize) throws -> Bool {
+                             partSize: Int = SourceAnswer.partSize, warn: ([String]) -> Void = { _ in }) throws -> Bool {
         try withPlan(statement, file: file, isCancelled: nil) { plan, db in
-            try plan.write(db, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize)
+            warn(plan.translation.layout.warnings)
+            return try plan.write(db, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize)
         } != nil
     }
 

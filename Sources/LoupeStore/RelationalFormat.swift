@@ -65,6 +65,12 @@ public enum RelationalFormat: StoreFormat {
         }
     }
 
+    /// What a load warns of the catalog: the tables and views it leaves out for names SQL cannot
+    /// name (``namesThatDoNotReadBack(_:)``).
+    public static func catalogWarnings(_ db: Database) throws -> [String] {
+        try namesThatDoNotReadBack(db).map { "\($0): its name is not UTF-8 (or holds a NUL), which SQL cannot name; left out" }
+    }
+
     /// Tables (then views) in schema order, without SQLite's own and virtual tables, and without
     /// those whose name does not read back (``namesThatDoNotReadBack(_:)``).
     static func sourceNames(_ db: Database) throws -> [(name: String, isView: Bool, sql: String)] {
@@ -216,11 +222,7 @@ public enum RelationalFormat: StoreFormat {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         var sources: [Source] = []
-        if only == nil {
-            for name in try namesThatDoNotReadBack(db) {
-                warnings.append("\(name): its name is not UTF-8 (or holds a NUL), which SQL cannot name; left out")
-            }
-        }
+        if only == nil { warnings += try catalogWarnings(db) }
         for entry in try sourceNames(db) where only?.contains(entry.name) ?? true {
             do {
                 sources.append(try describe(db, name: entry.name, isView: entry.isView))

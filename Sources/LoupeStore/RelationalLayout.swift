@@ -13,6 +13,9 @@ public struct RelationalLayout: Sendable {
     public let tables: [Table?]
     /// Seconds between the file's date epoch and Unix time (Core Data's 2001, else 0).
     public let epoch: Double
+    /// What a load of the file's schema warns of (tables and columns left out, keys read by
+    /// rowid, read-only tables): what an answer read through the layout says first, as a load does.
+    public var warnings: [String] = []
 
     public struct Table: Sendable {
         /// The table's name as the file spells it.
@@ -116,7 +119,8 @@ extension RelationalFormat {
 
     /// The layout with the declared relations only (what a load makes with inference off).
     static func layout(_ db: Database, sources: [String: Source]) throws -> RelationalLayout {
-        let graph = try load(db, progress: nil, only: nil, schemaOnly: true).graph
+        let loaded = try load(db, progress: nil, only: nil, schemaOnly: true)
+        let graph = loaded.graph
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         let tables: [RelationalLayout.Table?] = graph.types.map { type in
             guard let source = sources[type.name.rawValue], source.hasRowID, type.keyPolicy != .rowNumber,
@@ -132,7 +136,7 @@ extension RelationalFormat {
             }
             return table
         }
-        return RelationalLayout(graph: graph, tables: tables, epoch: epoch)
+        return RelationalLayout(graph: graph, tables: tables, epoch: epoch, warnings: loaded.warnings)
     }
 
     /// The rows of one table with these rowids, as a graph of that type alone (attributes as a

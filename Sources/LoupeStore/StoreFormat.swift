@@ -164,6 +164,14 @@ public final class LoadedStore: Sendable {
         }
     }
 
+    /// What a load of `file` would warn of its catalog (tables left out for their names, in a
+    /// plain SQLite file), read without a load: what ``catalog(_:counted:)``'s callers print first.
+    public static func catalogWarnings(_ file: StoreFile) throws -> [String] {
+        try file.read { db in
+            ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self) ? try RelationalFormat.catalogWarnings(db) : []
+        }
+    }
+
     /// Loads the graph of an already opened file: one consistent snapshot of it, however many
     /// connections read it and whatever other processes commit meanwhile (see
     /// ``StoreFile/snapshotReaders(_:)``).

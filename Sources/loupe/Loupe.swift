@@ -130,6 +130,9 @@ struct Types: ParsableCommand {
             }
             if types.contains(where: { $0.count < 0 }) {
                 types = try store.load().graph.types.map { ($0.name.rawValue, $0.count) }
+            } else {
+                // What a load would say of the catalog: tables it leaves out.
+                for warning in try LoadedStore.catalogWarnings(file) { printError("warning: \(warning)") }
             }
         }
         let rows: [[Value]] = types.map { [.string($0.name), .int(Int64($0.count))] }

@@ -71,13 +71,18 @@ struct Query: ParsableCommand {
         }
         // A relational file or a PostgreSQL database: the database answers, with the engine's
         // semantics, no load.
+        // What the file's schema warns of, once printed (a load after a failed answer says the rest).
+        var warned = Set<String>()
         if !commit, engine != .memory, let parsed {
             let sink = OutputSink(fd: 1)
             do {
                 let written: Bool
                 if let file {
                     // Written as read: a table of millions of rows a part at a time.
-                    written = try SQLPushdown.write(parsed, file: file, mode: format, toTerminal: isatty(1) == 1, to: sink)
+                    written = try SQLPushdown.write(parsed, file: file, mode: format, toTerminal: isatty(1) == 1, to: sink) { warnings in
+                        for warning in warnings { printError("warning: \(warning)") }
+                        warned.formUnion(warnings)
+                    }
                 } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
                     // Persist's layout too large to load: read no more than the statement needs.
                     guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
@@ -142,7 +147,7 @@ struct Query: ParsableCommand {
             if let file {
                 // Read no more than the statement needs (see OneShotGraph).
                 let opened = try projection ?? OneShotGraph.open(file, for: parsed, writing: commit)
-                for warning in opened.warnings { printError("warning: \(warning)") }
+                for warning in opened.warnings where !warned.contains(warning) { printError("warning: \(warning)") }
                 let fileHost = StoreHost()
                 if let loaded = opened.loaded { fileHost.adopt(loaded) }
                 host = fileHost
