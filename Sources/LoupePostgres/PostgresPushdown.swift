@@ -560,7 +560,8 @@ class PostgresTranslation {
         let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
         guard let condition else { return nil }
         /// The rows' `FROM … WHERE`, with the joins the statement's to-one paths made so far.
-        var from: String { "FROM \(root.table) a0" + rootJoins.map { " " + $0 }.joined() + " WHERE \(root.filter)\(condition)" }
+        // The condition in parentheses: an `OR` in it must not reach past the root's filter (Persist's type).
+        var from: String { "FROM \(root.table) a0" + rootJoins.map { " " + $0 }.joined() + " WHERE \(root.filter)(\(condition))" }
         let keyOrder = root.keys
         switch statement {
         case .count:

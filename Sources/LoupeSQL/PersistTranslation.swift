@@ -216,7 +216,7 @@ final class PersistTranslation: PredicateTranslation {
                 // The objects at the far end that pass, then hop by hop back, the keys of the
                 // objects whose row reaches one: sets SQLite makes once, not per outer row.
                 let last = hops[hops.count - 1]
-                var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND \(condition)"
+                var reached = "SELECT \(last.target).id FROM by_type \(last.target) WHERE \(last.isTarget) AND (\(condition))"
                 for (i, hop) in hops.enumerated().reversed() {
                     let typed = self.typedRows ? self.typed(hop.edge, hop.types) : ""
                     // The first hop from the root's row takes only the rows from the keys the plan reads.
