@@ -52,8 +52,10 @@ public struct ChunkedAnswer: Sendable {
         self.chunkSize = max(1, chunkSize)
         let predicate = statement.filter
         relationParts = predicate.map(relationParts(of:)) ?? []
-        // What the chunks read: the statement with the filter's parts through relations taken as true.
-        guard let local = statement.replacingFilter(predicate.map { Self.replacing(relationParts, in: $0) }).namesRead,
+        // What the chunks read: the statement with each comparison through relations taken as
+        // true (not only the parts asked first: one SQL cannot say whole is asked part by part,
+        // and what it mixed with then runs over the chunks).
+        guard let local = statement.replacingFilter(predicate.map { Self.replacing(leafParts(of: $0), in: $0) }).namesRead,
               !leaves(local) else { return nil }
         names = local.names
     }
@@ -88,6 +90,17 @@ public struct ChunkedAnswer: Sendable {
             return split == [inner] ? [predicate] : split
         default:
             return [predicate]
+        }
+    }
+
+    /// The smallest parts of `predicate` that read relations: its comparisons (and other tests
+    /// that are no AND, OR or NOT) that do.
+    func leafParts(of predicate: Predicate) -> [Predicate] {
+        guard reaches(predicate) else { return [] }
+        switch predicate {
+        case .and(let parts), .or(let parts): return parts.flatMap(leafParts(of:))
+        case .not(let inner): return leafParts(of: inner)
+        default: return [predicate]
         }
     }
 
@@ -168,7 +181,10 @@ public struct ChunkedAnswer: Sendable {
             return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.ranked(counts), query.clauses), total: counted)
         case .query(let query):
             var candidates = Candidates(clauses: query.clauses, projection: query.projection?.count ?? 0, chunkSize: chunkSize)
-            if candidates.wanted == 0 { return .objects(typeName: typeName, keys: []) }
+            if candidates.wanted == 0 {
+                guard let projection = query.projection else { return .objects(typeName: typeName, keys: []) }
+                return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: [], keys: [])
+            }
             try eachChunk { chunk, decided in
                 let found = try QueryEngine(graph: chunk).candidates(query, decided: decided)
                 candidates.append(keys: found.refs.map { chunk.id(of: $0) }, columns: found.columns)
