@@ -19,9 +19,7 @@ import XCTest
 final class DifferentialTests: XCTestCase {
 
     func testChinookStatementsAreAnsweredAlikeByEveryEngine() throws {
-        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
-        let file = try StoreFile.openForReading(path)
-        try compare(path: path, pages: try RelationalPages.open(file), sql: RelationalQuerySource(file: file), seed: Self.seed ?? 101, count: Self.count ?? 400)
+        try compareRelational("realdata/chinook/Chinook_Sqlite.sqlite", seed: Self.seed ?? 101, count: Self.count ?? 400)
     }
 
     func testPersistStatementsAreAnsweredAlikeByEveryEngine() throws {
@@ -33,9 +31,15 @@ final class DifferentialTests: XCTestCase {
 
     /// Northwind (w3schools' copy): other key and column shapes, dates as text, money as reals.
     func testNorthwindStatementsAreAnsweredAlikeByEveryEngine() throws {
-        let path = try Shared.copy("realdata/northwind/northwind_w3schools.db3")
-        let file = try StoreFile.openForReading(path)
-        try compare(path: path, pages: try RelationalPages.open(file), sql: RelationalQuerySource(file: file), seed: Self.seed ?? 505, count: Self.count ?? 250)
+        try compareRelational("realdata/northwind/northwind_w3schools.db3", seed: Self.seed ?? 505, count: Self.count ?? 250)
+    }
+
+    /// ``compare(path:pages:sql:seed:count:sqlAnswers:file:line:)`` over a copy of the shared
+    /// plain SQLite file at `shared`, read a page at a time and by SQL over the file.
+    func compareRelational(_ shared: String, seed: UInt64, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        let path = try Shared.copy(shared)
+        let store = try StoreFile.openForReading(path)
+        try compare(path: path, pages: try RelationalPages.open(store), sql: RelationalQuerySource(file: store), seed: seed, count: count, file: file, line: line)
     }
 
     /// A Persist store with awkward rows: dangling edges, documents that do not parse or are not
