@@ -587,9 +587,8 @@ extension Browser {
                     throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
                 }
                 do {
-                    answer = try Self.answerInChunks(asked, plan, source, task) { part in
-                        try sql?.answer(part, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled })
-                    }
+                    answer = PagedAnswer(try plan.answer(asked, over: source, sql: sql, declaring: changes?.declaredAttributes ?? [:],
+                                                         progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }))
                 } catch let error as RelationPartUnanswered {
                     throw PagedRefusal("paged mode answers what SQL can say over the store; \(error) (\(unanswered) need the whole graph: reopen with a larger --memory-budget)")
                 }
@@ -680,13 +679,6 @@ extension Browser {
     /// does not apply.
     func chunkedStatement(_ statement: Statement, _ pages: PageSource) -> ChunkedAnswer? {
         graph.flatMap { ChunkedAnswer(statement, source: pages, schema: $0) }
-    }
-
-    /// The chunked engine's answer, read off the UI thread: progress shown on `task`, stopped
-    /// by its cancellation.
-    static func answerInChunks(_ statement: Statement, _ plan: ChunkedAnswer, _ source: PageSource, _ task: RunningTask,
-                               relationParts sql: @escaping (Statement) throws -> SourceAnswer?) throws -> PagedAnswer {
-        PagedAnswer(try plan.answer(statement, over: source, relationParts: sql, progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }))
     }
 
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.

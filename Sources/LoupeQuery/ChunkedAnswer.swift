@@ -261,6 +261,15 @@ public struct ChunkedAnswer: Sendable {
         }
     }
 
+    /// ``answer(_:over:relationParts:progress:isCancelled:)`` with the filter's parts through
+    /// relations asked of `sql` (none given: such a part is refused), `declaring` the attributes
+    /// staged edits name (they read as null, as in the staged graph).
+    public func answer(_ statement: Statement, over source: PageSource, sql: (any QuerySource)?, declaring: [String: Set<String>] = [:],
+                       progress: (Int, Int) -> Void = { _, _ in }, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer {
+        try answer(statement, over: source, relationParts: sql.map { sql in { try sql.answer($0, declaring: declaring, isCancelled: isCancelled) } },
+                   progress: progress, isCancelled: isCancelled)
+    }
+
     /// The keys of the objects `selection` (the query of a mutation's `where`, over the store)
     /// selects, found by the store: `sql`'s answer, else the chunks' (the filter's parts through
     /// relations asked of `sql`); nil when neither answers it. `schema` is the store's schema
@@ -275,8 +284,7 @@ public struct ChunkedAnswer: Sendable {
         guard let plan = try schema.map({ ChunkedAnswer(selection, source: pages, schema: $0) }) ?? ChunkedAnswer.plan(selection, over: pages),
               !isCancelled() else { return nil }
         do {
-            let answer = try plan.answer(selection, over: pages, relationParts: sql.map { sql in { try sql.answer($0, isCancelled: isCancelled) } },
-                                         progress: progress, isCancelled: isCancelled)
+            let answer = try plan.answer(selection, over: pages, sql: sql, progress: progress, isCancelled: isCancelled)
             guard case .objects(_, let keys) = answer else { return nil }
             return keys
         } catch is RelationPartUnanswered { return nil }

@@ -42,7 +42,7 @@ final class Compiler {
     /// part of a filter another engine answered: ``ChunkedAnswer``'s parts through relations):
     /// each compiles to its `passes`, never to its paths. Matched by equality, source ranges
     /// included, so a part stands only for itself.
-    var decided: [DecidedPredicate] = []
+    let decided: [DecidedPredicate]
 
     init(graph: ObjectGraph, decided: [DecidedPredicate] = []) {
         self.graph = graph

@@ -298,7 +298,7 @@ extension Query {
         guard let plan = try ChunkedAnswer.plan(statement, over: pages) else { return false }
         let answer: SourceAnswer
         do {
-            answer = try plan.answer(statement, over: pages, relationParts: sql.map { sql in { try sql.answer($0, isCancelled: { false }) } })
+            answer = try plan.answer(statement, over: pages, sql: sql, isCancelled: { false })
         } catch is RelationPartUnanswered { return false }
         try write(answer, pages)
         return true
@@ -460,11 +460,8 @@ struct Repl: ParsableCommand {
                 // SQL over the store, else the engine a chunk of objects at a time.
                 var found = try source?.answer(asked, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
                 if found == nil, let plan = ChunkedAnswer(asked, source: current, schema: changes.base.graph) {
-                    let declared = changes.declaredAttributes
                     do {
-                        found = try plan.answer(asked, over: current, relationParts: source.map { source in
-                            { try source.answer($0, declaring: declared, isCancelled: { cancellation.isCancelled }) }
-                        }, isCancelled: { cancellation.isCancelled })
+                        found = try plan.answer(asked, over: current, sql: source, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
                     } catch is RelationPartUnanswered {}
                 }
                 guard let fileAnswer = found else {
