@@ -311,6 +311,9 @@ final class PostgresPersistTranslation: PostgresTranslation {
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
     }
 
+    /// Persist's keys are its integer ids.
+    override func integerKey(_ type: Int) -> String? { "a0.\"id\"" }
+
     override func root(_ type: Int) -> (table: String, filter: String, keys: [String])? {
         (byType, "a0.\"type_name\" = \(bind(types[type].name, as: "text")) AND ", ["a0.\"id\""])
     }

@@ -122,6 +122,22 @@ class PostgresTranslation {
         return .other
     }
 
+    /// ` AND key = ANY($n::bigint[])` over the integer keys `predicate` names outright
+    /// (``LoupeQuery/Predicate/integerKeysNamed``), when `type`'s rows (`a0`) are keyed by one
+    /// integer column (``integerKey(_:)``): PostgreSQL then reads those rows by the key's index,
+    /// and the filter still tests each whole. Empty otherwise.
+    func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int) -> String {
+        guard let keys = predicate?.integerKeysNamed, let key = integerKey(type) else { return "" }
+        return " AND \(key) = ANY(\(bind("{" + keys.map(String.init).joined(separator: ",") + "}", as: "bigint[]")))"
+    }
+
+    /// SQL for the key of `type`'s rows under `a0` when it is one integer column; nil otherwise.
+    func integerKey(_ type: Int) -> String? {
+        guard let k = key(type), let column = table(type)?.columns.first(where: { $0.name == k }),
+              ["smallint", "integer", "bigint"].contains(column.type.lowercased()) else { return nil }
+        return "a0.\(SQL.identifier(k))"
+    }
+
     /// The single key column of a type (nil for views, composite keys and tables without one).
     private func key(_ t: Int) -> String? {
         if case .column(let k, _) = schema.types[t].keyPolicy { return k }
@@ -561,7 +577,8 @@ class PostgresTranslation {
         guard let condition else { return nil }
         /// The rows' `FROM … WHERE`, with the joins the statement's to-one paths made so far.
         // The condition in parentheses: an `OR` in it must not reach past the root's filter (Persist's type).
-        var from: String { "FROM \(root.table) a0" + rootJoins.map { " " + $0 }.joined() + " WHERE \(root.filter)(\(condition))" }
+        let lookup = keyLookup(predicate, type.index)
+        var from: String { "FROM \(root.table) a0" + rootJoins.map { " " + $0 }.joined() + " WHERE \(root.filter)(\(condition))\(lookup)" }
         let keyOrder = root.keys
         switch statement {
         case .count:

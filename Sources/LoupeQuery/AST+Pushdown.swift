@@ -15,6 +15,52 @@ extension Statement {
 }
 
 extension Predicate {
+    /// The keys the filter names outright: the literals `k` of `id == k` or `id IN {k, …}`, the
+    /// filter itself or a part of its top-level `AND` (the first such part); nil when none does.
+    /// Every object the filter passes has one of those keys, so a database looks them up by its
+    /// key's index before testing the filter whole: `Book where id == 7` over a store too large
+    /// to load, an edit's `where id IN {…}`, and the chunks asking SQL for their candidates'
+    /// values read those rows, not the type.
+    public var keysNamed: [Literal]? {
+        switch self {
+        case .and(let parts):
+            return parts.lazy.compactMap(\.keysNamed).first
+        case .comparison(let c):
+            guard c.quantifier == nil, c.options.isEmpty, case .path(let path) = c.lhs, path.steps == [.id], path.aggregate == nil else { return nil }
+            switch (c.op, c.rhs) {
+            case (.equal, .literal(let literal, _)):
+                return [literal]
+            case (.in, .list(let items, _)):
+                var literals: [Literal] = []
+                for item in items {
+                    guard case .literal(let literal, _) = item else { return nil }
+                    literals.append(literal)
+                }
+                return literals
+            default:
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// ``keysNamed`` when they are numbers, as the integers they can equal (an integral decimal
+    /// is its integer; one with a fraction equals no integer key, and is left out); nil when the
+    /// filter names none, or names one that is no number.
+    public var integerKeysNamed: [Int64]? {
+        guard let literals = keysNamed else { return nil }
+        var keys: [Int64] = []
+        for literal in literals {
+            switch literal {
+            case .integer(let i): keys.append(i)
+            case .decimal(let d): if let i = Int64(exactly: d) { keys.append(i) }
+            default: return nil
+            }
+        }
+        return keys
+    }
+
     /// The predicate as SQL text: `AND`, `OR`, `NOT` and the constants written here (`truth` and
     /// `falsehood` are the dialect's), every other node by `leaf`; nil as soon as any leaf is nil
     /// (the whole predicate then stays with the in-memory engine). Leaves must never be NULL in

@@ -340,7 +340,7 @@ struct PersistPlan {
             guard let sql = try translation.predicate(predicate, scope) else { return nil }
             condition = sql
         }
-        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))\(translation.rootKeyCondition("a0.id"))"
+        from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))\(translation.rootKeyCondition("a0.id"))\(translation.keyLookup(predicate, key: "a0.id"))"
         guard let operands = try translation.clauseOperands(statement, scope) else { return nil }
         self.operands = operands
     }

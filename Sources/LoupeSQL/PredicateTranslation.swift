@@ -217,6 +217,17 @@ class PredicateTranslation {
         return "?\(arguments.count)"
     }
 
+    /// ` AND key IN (…)` over the integer keys `predicate` names outright
+    /// (``LoupeQuery/Predicate/integerKeysNamed``), for `key`, SQL for a key that is always an
+    /// integer (a rowid): SQLite then reads those rows by the key, and the filter still tests
+    /// each whole. Empty when the filter names no such keys. The keys are bound as one JSON
+    /// array, however many there are.
+    func keyLookup(_ predicate: LoupeQuery.Predicate?, key: String) -> String {
+        guard let keys = predicate?.integerKeysNamed else { return "" }
+        let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
+        return " AND \(key) IN (SELECT value FROM json_each(\(bind(list.databaseValue))))"
+    }
+
     /// `value op number` in plain SQL, exactly as the engine compares: only numbers compare with a
     /// number (text, blobs and NULL never do, so `!=` holds for them), integers and reals by
     /// value. Nil unless the value is a count or a cell the layout reads as a plain number

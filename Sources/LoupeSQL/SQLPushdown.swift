@@ -150,7 +150,8 @@ struct Plan {
         let scope = SQLTranslation.Scope(alias: "a0", type: root)
         if let predicate {
             guard let sql = try translation.predicate(predicate, scope) else { return nil }
-            condition = sql
+            let lookup = translation.keyLookup(predicate, root, alias: "a0")
+            condition = lookup.isEmpty ? sql : "(\(sql))\(lookup)"
         } else {
             condition = "1"
         }

@@ -33,6 +33,13 @@ final class SQLTranslation: PredicateTranslation {
         }
     }
 
+    /// ``PredicateTranslation/keyLookup(_:key:)`` on the rows of `type` under `alias`, when its
+    /// key is always an integer (its rowid); empty otherwise.
+    func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int, alias: String) -> String {
+        guard integerKeyed(type), let key = key(type, alias: alias) else { return "" }
+        return keyLookup(predicate, key: key)
+    }
+
     // MARK: Keys
 
     /// SQL true when the foreign key value `f` names the object whose key is `k`, for a relation

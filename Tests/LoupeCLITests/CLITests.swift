@@ -377,6 +377,35 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try loupe(["query", url, "Book where id == \(id) select pages", "--format", "csv"]).stdout, "pages\r\n1234\r\n")
     }
 
+    /// A filter naming keys outright (`id == k`, `id IN {…}`, alone or beside other tests under an
+    /// AND) is answered by SQLite reading those rows by the key, not the whole table: the SQL
+    /// `LOUPE_SQL_TRACE` prints is planned as a search by the integer key, on a plain file and
+    /// on a Persist file, and the answers are the engine's over the load.
+    func testFiltersNamingKeysReadThoseRowsByTheKey() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let persist = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: persist, objects: 2_000, seed: 5)
+        for (path, statement) in [
+            (chinook, "Track where id IN {3, 7, 3.5, 2e0} AND Milliseconds > 1 select Name"),
+            (chinook, "Track where id == 12 sort by Name"),
+            (persist, "Book where (id == 40 OR id == 41 OR pages > 0) AND id IN {40, 41, 1999} select id, title"),
+            (persist, "Book where id IN {} select id"),
+        ] {
+            let run = try LoupeBinary.run(["query", path, statement, "--engine", "sql", "--format", "csv"], environment: ["LOUPE_SQL_TRACE": "1"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(run.stdout, try loupe(["query", path, statement, "--engine", "memory", "--format", "csv"]).stdout, statement)
+            let sql = try XCTUnwrap(run.stderr.split(separator: "\n").last.map(String.init), statement)
+            let parameters = Set(sql.matches(of: /\?(\d+)/).compactMap { Int($0.output.1) }).max() ?? 0
+            let plan = try DatabaseQueue(path: path).read { db -> [String] in
+                db.add(function: DatabaseFunction("loupe_test", argumentCount: nil, pure: true) { _ in true })
+                return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(Array(repeating: DatabaseValue.null, count: parameters)))
+                    .map { $0["detail"] as String }
+            }
+            XCTAssertTrue(plan.contains { $0.hasPrefix("SEARCH a0 ") && $0.contains("rowid=?") }, "\(statement): \(plan)")
+            XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN a0") }, "\(statement): \(plan)")
+        }
+    }
+
     func testReadOptionsOnTheCommandLine() throws {
         let recipes = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
         let modelNames = try loupe(["types", recipes])

@@ -196,7 +196,10 @@ struct StatementMaker {
         case 5: return toManyTest(type) ?? attributeTest(type, prefix: "")
         case 6: return backlinkTest(type) ?? attributeTest(type, prefix: "")
         case 7: return arithmetic(type).map { "\($0) > \(int(300))" } ?? attributeTest(type, prefix: "")
-        case 8: return "id \(pick(["<", ">=", "!="])) \(type.ids.isEmpty ? "1" : literal(pick(type.ids).value))"
+        case 8:
+            let key = { (maker: inout StatementMaker) in type.ids.isEmpty ? "1" : maker.literal(maker.pick(type.ids).value) }
+            if chance(3) { return "id IN {\((0..<int(4)).map { _ in key(&self) }.joined(separator: ", "))}" }
+            return "id \(pick(["<", ">=", "!=", "=="])) \(key(&self))"
         default:
             switch int(4) {
             case 0: return "@type == \(literal(.string(chance(2) ? type.name.rawValue : pick(graph.types).name.rawValue)))"
