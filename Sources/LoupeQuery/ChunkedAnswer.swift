@@ -5,7 +5,7 @@ import LoupeModel
 /// ``QuerySource`` cannot say in SQL over a store too large to load (arithmetic, a view, a table
 /// without a rowid, `MATCHES` on PostgreSQL…): `count T [where …]`, `T [where …] [clauses]
 /// [select …]` and `T [where …] group by … [clauses]`, whose paths read only `T`'s own
-/// attributes (nested keys after one are the value's own) and no relation or backlink. Each
+/// attributes (nested keys after one are the value's own). Each
 /// chunk is a graph of the store's schema holding a few thousand of `T`'s objects with every
 /// attribute kind the whole type has, so paths compile as over the loaded graph; the engine
 /// filters each chunk, keeps each candidate's key with the values its clauses and projection
@@ -13,7 +13,9 @@ import LoupeModel
 /// engine's answers over the load. What is held is one value per clause path and column per
 /// candidate (not the objects); a limit after the sorts and a distinct keeps only the
 /// candidates that can still make it, and a limit first stops the reading. Groups are counted
-/// chunk by chunk and the counts added.
+/// chunk by chunk and the counts added. What reads relations or backlinks is asked of SQL: the
+/// filter's parts over the whole type, once (``relationParts``); sort keys, distinct paths,
+/// columns and a group path for each chunk's candidates, by their keys (``sqlColumns``).
 /// The browser's paged mode, `loupe query` and `loupe repl` over the memory budget use it.
 public struct ChunkedAnswer: Sendable {
     /// The type's index in the source's catalog, and its name there.
@@ -26,6 +28,12 @@ public struct ChunkedAnswer: Sendable {
     /// chunks are read (``answer(_:over:relationParts:progress:isCancelled:)``), and the engine
     /// takes each object's outcome from those answers. Empty when the filter reads none.
     public private(set) var relationParts: [Predicate] = []
+    /// The sort keys, distinct paths and columns that read a relation or backlink, by their place
+    /// among a query's candidate columns (sort keys and distinct paths in clause order, then the
+    /// projection's columns): SQL gives their values for each chunk's candidates, by key.
+    private(set) var sqlColumns: [(index: Int, expression: Expression)] = []
+    /// True when a group's path reads a relation or backlink: SQL groups each chunk's candidates.
+    private(set) var groupsBySQL = false
     /// Objects read per chunk (``standardChunkSize`` unless a test asks for smaller chunks).
     let chunkSize: Int
     /// Objects read per chunk in paged mode and over the budget: few enough that a chunk's graph
@@ -34,9 +42,8 @@ public struct ChunkedAnswer: Sendable {
 
     /// The plan for `statement` over `source`, whose types and relations `schema` holds (a graph
     /// of the store's schema: types, attributes and relations, no objects); nil for a statement
-    /// whose clauses, projection or groups read a relation or backlink, and for those without
-    /// ``Statement/namesRead`` (a bare predicate, a mutation, a dot-command). A filter may read
-    /// them: its parts that do (``relationParts``) are answered by SQL when the plan runs.
+    /// without ``Statement/namesRead`` (a bare predicate, a mutation, a dot-command). What reads
+    /// relations or backlinks (``relationParts``, ``sqlColumns``) is answered by SQL when the plan runs.
     public init?(_ statement: Statement, source: PageSource, schema: ObjectGraph, chunkSize: Int = standardChunkSize) {
         // The names only: a store that lists its types before counting them is not made to count
         // them here (the browser plans on its UI thread).
@@ -55,9 +62,36 @@ public struct ChunkedAnswer: Sendable {
         // What the chunks read: the statement with each comparison through relations taken as
         // true (not only the parts asked first: one SQL cannot say whole is asked part by part,
         // and what it mixed with then runs over the chunks).
-        guard let local = statement.replacingFilter(predicate.map { Self.replacing(leafParts(of: $0), in: $0) }).namesRead,
+        guard let local = Statement.count(type: typeRead, predicate: predicate.map { Self.replacing(leafParts(of: $0), in: $0) }).namesRead,
               !leaves(local) else { return nil }
         names = local.names
+        // The clauses' paths and the columns: those on the type's own attributes are read by
+        // the chunks, the others asked of SQL.
+        var expressions: [Expression] = []
+        switch statement {
+        case .query(let query):
+            for clause in query.clauses {
+                switch clause {
+                case .sort(let keys): expressions += keys.map { .path($0.path) }
+                case .distinct(let paths): expressions += paths.map(Expression.path)
+                case .limit: break
+                }
+            }
+            expressions += (query.projection ?? []).map(\.expression)
+        case .group(_, let by):
+            guard let read = namesRead(of: .path(by)), !leaves(read) else { groupsBySQL = true; break }
+            names.formUnion(read.names)
+        default:
+            break
+        }
+        for (index, expression) in expressions.enumerated() {
+            if let read = namesRead(of: expression), !leaves(read) { names.formUnion(read.names) } else { sqlColumns.append((index, expression)) }
+        }
+    }
+
+    /// What `expression` reads from the type's objects (nil when it names an object by key).
+    private func namesRead(of expression: Expression) -> NamesRead? {
+        Statement.query(Query(type: typeRead, projection: [Column(expression: expression, alias: nil, name: "")])).namesRead
     }
 
     /// The type's relations' names (a path starting with one, or naming one anywhere, leaves the type).
@@ -137,6 +171,12 @@ public struct ChunkedAnswer: Sendable {
             passing += try decide(part, sql)
             if isCancelled() { throw CancellationError() }
         }
+        // What SQL gives each chunk's candidates, asked first of none: names the store lacks are
+        // the same errors as over the load, and what SQL cannot say is refused before any reading.
+        if groupsBySQL || !sqlColumns.isEmpty {
+            guard let sql else { throw RelationPartUnanswered(statement: statement) }
+            _ = try askSQL(statement, keys: [], sql)
+        }
         let kinds = try source.kinds(type: type, names: names)
         let total = source.catalog[type].count
         var read = 0
@@ -173,6 +213,14 @@ public struct ChunkedAnswer: Sendable {
             base.clauses = []
             var counts: [Value: Int] = [:], counted = 0
             try eachChunk { chunk, decided in
+                if groupsBySQL, let sql {
+                    let refs = try QueryEngine(graph: chunk).candidates(base, decided: decided).refs
+                    guard !refs.isEmpty else { return true }
+                    guard case .groups(_, let rows, _) = try askSQL(statement, keys: refs.map { chunk.id(of: $0) }, sql) else { return true }
+                    for row in rows { counts[row.key, default: 0] += row.count }
+                    counted += refs.count
+                    return true
+                }
                 guard case .groups(_, let rows, let objects) = try QueryEngine(graph: chunk).run(.group(base, by: by), decided: decided) else { return true }
                 for row in rows { counts[row.key, default: 0] += row.count }
                 counted += objects.count
@@ -185,9 +233,22 @@ public struct ChunkedAnswer: Sendable {
                 guard let projection = query.projection else { return .objects(typeName: typeName, keys: []) }
                 return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: [], keys: [])
             }
+            let elsewhere = Set(sqlColumns.map(\.index))
             try eachChunk { chunk, decided in
-                let found = try QueryEngine(graph: chunk).candidates(query, decided: decided)
-                candidates.append(keys: found.refs.map { chunk.id(of: $0) }, columns: found.columns)
+                var found = try QueryEngine(graph: chunk).candidates(query, decided: decided, elsewhere: elsewhere)
+                let keys = found.refs.map { chunk.id(of: $0) }
+                if let sql, !elsewhere.isEmpty, !keys.isEmpty {
+                    guard case .projection(_, let rows, let answered) = try askSQL(statement, keys: keys, sql) else { return true }
+                    var row: [ObjectID: Int] = [:]
+                    for (i, key) in answered.enumerated() { row[key] = i }
+                    for (c, (index, _)) in sqlColumns.enumerated() {
+                        found.columns[index] = try keys.map { key in
+                            guard let i = row[key] else { throw QueryError("object \(key) of \(typeName) left the store while it was read", at: SourceRange(0, 0)) }
+                            return rows[i][c]
+                        }
+                    }
+                }
+                candidates.append(keys: keys, columns: found.columns)
                 return candidates.wanted.map { candidates.keys.count < $0 } ?? true
             }
             let (order, next) = QueryEngine.applyClauses(query.clauses, values: candidates.columns, count: candidates.keys.count)
@@ -198,6 +259,32 @@ public struct ChunkedAnswer: Sendable {
         default:
             throw QueryError("the chunks answer counts, queries and groups", at: SourceRange(0, 0))
         }
+    }
+
+    /// What SQL says of the objects `keys` for `statement`: a group's frequency table of them, or
+    /// a query's ``sqlColumns`` for each, as a projection keyed by object (in no given order).
+    /// Throws ``RelationPartUnanswered`` when SQL cannot say it.
+    func askSQL(_ statement: Statement, keys: [ObjectID], _ sql: (Statement) throws -> SourceAnswer?) throws -> SourceAnswer {
+        let range = typeRead.range
+        var literals: [Expression] = []
+        for key in keys {
+            switch key {
+            case .int(let i): literals.append(.literal(.integer(i), range))
+            case .string(let text): literals.append(.literal(.string(text), range))
+            case .double(let d): literals.append(.literal(.decimal(d), range))
+            case .data, .composite: throw RelationPartUnanswered(statement: statement)   // no literal names them
+            }
+        }
+        let named = Predicate.comparison(Comparison(lhs: .path(Path(steps: [.id], aggregate: nil, range: range)), op: .in, rhs: .list(literals, range), range: range))
+        let type = Name(text: typeName, range: range)
+        let asked: Statement
+        if groupsBySQL, case .group(_, let by) = statement {
+            asked = .group(Query(type: type, predicate: named), by: by)
+        } else {
+            asked = .query(Query(type: type, predicate: named, projection: sqlColumns.map { Column(expression: $0.expression, alias: nil, name: "\($0.expression)") }))
+        }
+        guard let answer = try sql(asked) else { throw RelationPartUnanswered(statement: statement) }
+        return answer
     }
 
     /// A query's candidates over the chunks read so far: each one's key and the values its
@@ -347,8 +434,20 @@ public struct ChunkedAnswer: Sendable {
 /// own parts through relations): the chunks, which hold no relations, cannot answer the
 /// statement. Callers refuse it as they refuse a statement no plan answers.
 public struct RelationPartUnanswered: Error, CustomStringConvertible {
-    public let part: Predicate
-    public var description: String { "SQL cannot answer the part of the filter through relations \(part)" }
+    public let description: String
+
+    /// A part of the filter.
+    init(part: Predicate) { description = "SQL cannot answer the part of the filter through relations \(part)" }
+
+    /// The sort keys, distinct paths, columns or group path through relations of `statement`.
+    init(statement: Statement) {
+        let what: String
+        switch statement {
+        case .group(_, let by): what = "the group path through relations \(by)"
+        default: what = "the sort keys, distinct paths or columns through relations"
+        }
+        description = "SQL cannot give \(what) for the objects the engine selects"
+    }
 }
 
 extension Statement {
@@ -381,8 +480,9 @@ extension QueryEngine {
     /// order and trim them by (one column per sort key and distinct path, in clause order), then
     /// its projection's columns: the columns ``applyClauses(_:values:count:sortedFirst:limitedSecond:)``
     /// reads, evaluated and compiled in the order ``run(_:currentType:cancellation:)`` evaluates
-    /// them (so the same error comes first). Parts of the filter in `decided` are taken as said there.
-    func candidates(_ query: Query, decided: [DecidedPredicate] = []) throws -> (refs: [ObjectRef], columns: [[Value]]) {
+    /// them (so the same error comes first). Parts of the filter in `decided` are taken as said there;
+    /// the columns at `elsewhere` are not read here (their caller's: nulls).
+    func candidates(_ query: Query, decided: [DecidedPredicate] = [], elsewhere: Set<Int> = []) throws -> (refs: [ObjectRef], columns: [[Value]]) {
         let compiler = Compiler(graph: graph, decided: decided)
         let run = Run(compiler: compiler, cancellation: nil)
         guard let name = query.type else { throw QueryError("a bare predicate needs a type", at: SourceRange(0, 1)) }
@@ -399,11 +499,13 @@ extension QueryEngine {
             case .limit: continue
             }
             for path in paths {
+                guard !elsewhere.contains(columns.count) else { columns.append(Array(repeating: .null, count: refs.count)); continue }
                 let compiled = try compiler.compilePath(path, on: family)
                 columns.append(refs.map { compiled.evaluate(.reference($0), env).value })
             }
         }
         for column in query.projection ?? [] {
+            guard !elsewhere.contains(columns.count) else { columns.append(Array(repeating: .null, count: refs.count)); continue }
             let compiled = try compiler.expression(column.expression, on: family)
             columns.append(refs.map { compiled.evaluate(.reference($0), env).value })
         }

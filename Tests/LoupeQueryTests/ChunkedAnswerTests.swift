@@ -54,6 +54,13 @@ final class ChunkedAnswerTests: XCTestCase {
             "count Loan where (due > 2022-04-06T00:00:00Z OR member.name BEGINSWITH \"A\") OR (member.name == \"x\" OR renewals * 1 > 2)",
             // The engine's errors, from the part it was asked.
             "Book where author.nmae == \"x\" AND pages * 2 > 1",
+            // Sort keys, distinct paths, columns and groups through relations: SQL gives them for
+            // each chunk's candidates, by key (also when no object passes, and errors the same).
+            "Book where pages * 2 > 700 sort by author.name desc, title limit 6 select title, author.name, publisher.name, tags.@count",
+            "Book where pages * 2 > 900 sort by @links.Review.book.@count desc, id distinct publisher.name limit 4",
+            "Book where price * 2 > 50 group by author.name limit 5", "Book where price * 2 > 50 group by publisher.name",
+            "Loan where renewals * 1 > 0 sort by book.author.born, id select book.title, member.name",
+            "Book where pages * 2 < 0 sort by author.name select author.name", "Book where pages * 2 > 0 sort by author.nmae",
         ])
     }
 
@@ -85,6 +92,9 @@ final class ChunkedAnswerTests: XCTestCase {
             "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\" AND Bytes / Milliseconds > 40",
             "Track where Album.Artist.Name BEGINSWITH \"A\" OR Milliseconds / 1000 > 600 sort by Name desc limit 5 select Name",
             "Track where NOT (Genre.Name == \"Rock\") AND UnitPrice * 100 > 98 group by MediaTypeId",
+            "Track where Milliseconds / 1000 > 300 sort by Album.Title desc, Name limit 7 select Name, Album.Artist.Name",
+            "Track where Milliseconds / 1000 > 400 group by Album.Artist.Name limit 5", "Track where Bytes / Milliseconds > 40 group by Genre.Name",
+            "Album where AlbumId / 2 > 150 sort by @links.Track.AlbumId.@count desc, Title distinct Artist.Name select Title, Artist.Name",
         ])
     }
 
@@ -105,10 +115,21 @@ final class ChunkedAnswerTests: XCTestCase {
         XCTAssertEqual(try parts("Book where (author.name == \"a\" OR publisher.name == \"b\") AND pages * 2 > 3").count, 1)
         XCTAssertEqual(try parts("Book where NOT (author.name == \"a\" OR publisher.name == \"b\")").count, 1)
         XCTAssertEqual(try parts("Book where NOT (author.name == \"a\" OR pages > 3)").count, 1)
-        // Clauses and columns that read relations are not the chunks'.
-        XCTAssertNil(try ChunkedAnswer.plan(try Parser.parse("Book where pages * 2 > 3 select author.name"), over: pages))
-        XCTAssertNil(try ChunkedAnswer.plan(try Parser.parse("Book where pages * 2 > 3 sort by author.name"), over: pages))
-        XCTAssertNil(try ChunkedAnswer.plan(try Parser.parse("Book where pages * 2 > 3 group by publisher.name"), over: pages))
+        // Clauses, columns and groups that read relations are SQL's, by the candidates' keys:
+        // refused without SQL, and when SQL cannot say them, before any chunk is read.
+        for text in ["Book where pages * 2 > 3 select author.name", "Book where pages * 2 > 3 sort by author.name",
+                     "Book where pages * 2 > 3 group by publisher.name", "Book where pages * 2 > 3 select title, author.born + pages"] {
+            let statement = try Parser.parse(text)
+            let plan = try XCTUnwrap(ChunkedAnswer.plan(statement, over: pages), text)
+            XCTAssertEqual(plan.names, Set(["pages"] + (text.contains("title") ? ["title"] : [])), text)
+            XCTAssertThrowsError(try plan.answer(statement, over: pages), text) { XCTAssertTrue($0 is RelationPartUnanswered, "\($0)") }
+            var chunks = 0
+            if text.hasSuffix("+ pages") {
+                XCTAssertThrowsError(try plan.answer(statement, over: pages, relationParts: { try sql.answer($0, isCancelled: { false }) },
+                                                     progress: { _, _ in chunks += 1 }), text) { XCTAssertTrue($0 is RelationPartUnanswered, "\($0)") }
+                XCTAssertEqual(chunks, 0)
+            }
+        }
 
         let unsayable = try Parser.parse("count Book where author.born + 10 > pages AND pages * 2 > 3")
         let plan = try XCTUnwrap(ChunkedAnswer.plan(unsayable, over: pages))
