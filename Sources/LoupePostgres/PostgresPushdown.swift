@@ -127,8 +127,13 @@ class PostgresTranslation {
     /// integer column (``integerKey(_:)``): PostgreSQL then reads those rows by the key's index,
     /// and the filter still tests each whole. Empty otherwise.
     func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int) -> String {
-        guard let keys = predicate?.integerKeysNamed, let key = integerKey(type) else { return "" }
-        return " AND \(key) = ANY(\(bind("{" + keys.map(String.init).joined(separator: ",") + "}", as: "bigint[]")))"
+        if let keys = predicate?.integerKeysNamed, let key = integerKey(type) {
+            return " AND \(key) = ANY(\(bind("{" + keys.map(String.init).joined(separator: ",") + "}", as: "bigint[]")))"
+        }
+        // Text keys (``LoupeQuery/Predicate/textKeysNamed``) of a text column.
+        guard let keys = predicate?.textKeysNamed, let key = self.key(type), let column = table(type)?.columns.first(where: { $0.name == key }),
+              column.type.lowercased() == "text" || column.type.lowercased().hasPrefix("character varying") else { return "" }
+        return " AND a0.\(SQL.identifier(key)) = ANY(\(bind(PostgresPages.arrayLiteral(keys), as: "text[]")))"
     }
 
     /// SQL for the key of `type`'s rows under `a0` when it is one integer column; nil otherwise.

@@ -61,6 +61,28 @@ extension Predicate {
         return keys
     }
 
+    /// ``keysNamed`` when they are text, as every text a key the engine finds equal to one can
+    /// be in a store: the engine compares text by canonical equivalence, and the only texts
+    /// equivalent to ASCII text are those spelling its `K`, `;` and `` ` `` as U+212A, U+037E and
+    /// U+1FEF, so each ASCII literal stands with those spellings. Nil when the filter names none,
+    /// names one that is no text or not ASCII, or one with more than four such characters (a
+    /// store then tests every row).
+    public var textKeysNamed: [String]? {
+        guard let literals = keysNamed else { return nil }
+        var keys: [String] = []
+        for literal in literals {
+            guard case .string(let text) = literal, text.unicodeScalars.allSatisfy(\.isASCII) else { return nil }
+            let twins: [Unicode.Scalar: Unicode.Scalar] = ["K": "\u{212A}", ";": "\u{037E}", "`": "\u{1FEF}"]
+            var spellings = [String.UnicodeScalarView()]
+            guard text.unicodeScalars.filter({ twins[$0] != nil }).count <= 4 else { return nil }
+            for scalar in text.unicodeScalars {
+                spellings = spellings.flatMap { spelling in ([scalar] + (twins[scalar].map { [$0] } ?? [])).map { spelling + [$0] } }
+            }
+            keys += spellings.map(String.init)
+        }
+        return keys
+    }
+
     /// The predicate as SQL text: `AND`, `OR`, `NOT` and the constants written here (`truth` and
     /// `falsehood` are the dialect's), every other node by `leaf`; nil as soon as any leaf is nil
     /// (the whole predicate then stays with the in-memory engine). Leaves must never be NULL in

@@ -224,8 +224,19 @@ class PredicateTranslation {
     /// array, however many there are.
     func keyLookup(_ predicate: LoupeQuery.Predicate?, key: String) -> String {
         guard let keys = predicate?.integerKeysNamed else { return "" }
-        let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
-        return " AND \(key) IN (SELECT value FROM json_each(\(bind(list.databaseValue))))"
+        return keyLookup(list: "[" + keys.map(String.init).joined(separator: ",") + "]", key: key)
+    }
+
+    /// The same over the text keys `predicate` names (``LoupeQuery/Predicate/textKeysNamed``),
+    /// for a key column of text affinity (its values are text, or blobs no text equals).
+    func textKeyLookup(_ predicate: LoupeQuery.Predicate?, key: String) -> String {
+        guard let keys = predicate?.textKeysNamed, let data = try? JSONSerialization.data(withJSONObject: keys),
+              let list = String(data: data, encoding: .utf8) else { return "" }
+        return keyLookup(list: list, key: key)
+    }
+
+    private func keyLookup(list: String, key: String) -> String {
+        " AND \(key) IN (SELECT value FROM json_each(\(bind(list.databaseValue))))"
     }
 
     /// `value op number` in plain SQL, exactly as the engine compares: only numbers compare with a

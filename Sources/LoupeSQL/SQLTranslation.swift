@@ -34,10 +34,15 @@ final class SQLTranslation: PredicateTranslation {
     }
 
     /// ``PredicateTranslation/keyLookup(_:key:)`` on the rows of `type` under `alias`, when its
-    /// key is always an integer (its rowid); empty otherwise.
+    /// key is always an integer (its rowid), or ``PredicateTranslation/textKeyLookup(_:key:)``
+    /// when it is one column of text affinity; empty otherwise.
     func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int, alias: String) -> String {
-        guard integerKeyed(type), let key = key(type, alias: alias) else { return "" }
-        return keyLookup(predicate, key: key)
+        guard let key = key(type, alias: alias) else { return "" }
+        if integerKeyed(type) { return keyLookup(predicate, key: key) }
+        guard case .column(let name, _) = graph.types[type].keyPolicy, let a = graph.types[type].attribute(named: name) else { return "" }
+        let declared = (graph.types[type].attributes[a].storage?.declaredType ?? "").uppercased()
+        guard !declared.contains("INT"), ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains) else { return "" }
+        return textKeyLookup(predicate, key: key)
     }
 
     // MARK: Keys

@@ -385,11 +385,23 @@ final class CLITests: XCTestCase {
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let persist = try Shared.temporaryPath()
         try SampleGenerator.generate(path: persist, objects: 2_000, seed: 5)
+        // Text keys, one spelt with the Kelvin sign the engine finds equal to K.
+        let textKeys = try Shared.temporaryPath()
+        try DatabaseQueue(path: textKeys).write { db in
+            try db.execute(sql: """
+                CREATE TABLE Code (code TEXT PRIMARY KEY, label TEXT);
+                INSERT INTO Code VALUES ('K1', 'a'), ('\u{212A}2', 'b'), ('x;"y', 'c'), ('z', 'd'), ('é', 'e');
+                CREATE TABLE Use (n INTEGER PRIMARY KEY, code TEXT REFERENCES Code(code));
+                INSERT INTO Use VALUES (1, 'K1'), (2, 'z');
+                """)
+        }
         for (path, statement) in [
             (chinook, "Track where id IN {3, 7, 3.5, 2e0} AND Milliseconds > 1 select Name"),
             (chinook, "Track where id == 12 sort by Name"),
             (persist, "Book where (id == 40 OR id == 41 OR pages > 0) AND id IN {40, 41, 1999} select id, title"),
             (persist, "Book where id IN {} select id"),
+            (textKeys, "Code where id IN {\"K2\", \"x;\\\"y\", \"q\"} AND label != nil select label"),
+            (textKeys, "Code where id == \"z\" sort by label"),
         ] {
             let run = try LoupeBinary.run(["query", path, statement, "--engine", "sql", "--format", "csv"], environment: ["LOUPE_SQL_TRACE": "1"])
             XCTAssertEqual(run.status, 0, run.stderr)
@@ -401,7 +413,7 @@ final class CLITests: XCTestCase {
                 return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(Array(repeating: DatabaseValue.null, count: parameters)))
                     .map { $0["detail"] as String }
             }
-            XCTAssertTrue(plan.contains { $0.hasPrefix("SEARCH a0 ") && $0.contains("rowid=?") }, "\(statement): \(plan)")
+            XCTAssertTrue(plan.contains { $0.hasPrefix("SEARCH a0 ") && ($0.contains("rowid=?") || $0.contains("(code=?)")) }, "\(statement): \(plan)")
             XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN a0") }, "\(statement): \(plan)")
         }
     }
