@@ -252,7 +252,9 @@ public final class PersistQuerySource: QuerySource, Sendable {
     private func twoHalves(_ plan: PersistPlan, _ whole: PersistTranslation, sorted: Bool = true, isCancelled: @escaping @Sendable () -> Bool,
                            _ translation: @escaping @Sendable (Database, String) -> PersistTranslation) throws -> PersistPlan.Rows? {
         let count = pages.catalog[plan.root].count
+        // (A filter naming keys reads those rows by the key: no half is worth a connection.)
         guard whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
+              plan.statement.pushdownRoot?.predicate?.keysNamed == nil,
               case .int(let middle)? = (try? pages.keys(type: plan.root, range: count / 2 ..< count / 2 + 1, near: nil))?.first else { return nil }
         let statement = plan.statement
         let halves: [PersistPlan.Rows]

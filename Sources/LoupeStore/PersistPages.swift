@@ -154,7 +154,7 @@ public final class PersistPages: PageSource, Sendable {
             for (name, kind) in kinds { builder.addKinds(kind, type: type, attribute: builder.attribute(name, of: type)) }
             return builder.finish()
         }
-        try file.read { db in
+        try file.readOnOwnConnection { db in
             let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id", arguments: [info.stored])
             var builder = PersistFormat.schemaBuilder(schema)
             var count = 0

@@ -547,7 +547,7 @@ public final class RelationalPages: PageSource, Sendable {
     }
 
     public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
-        try file.read { db in
+        try file.readOnOwnConnection { db in
             func finished(_ builder: GraphBuilder) -> ObjectGraph {
                 for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
                 return builder.finish()

@@ -340,6 +340,15 @@ public final class StoreFile: Sendable {
         }
     }
 
+    /// Runs `body` once on a read-only connection of its own (one snapshot), never again after a
+    /// failure: for reads that hand what they read to their caller as they go, who may read the
+    /// file meanwhile through ``read(_:)`` (GRDB lets no connection be entered twice, and a
+    /// retried read would hand the same rows over again).
+    public func readOnOwnConnection<T>(_ body: (Database) throws -> T) throws -> T {
+        let reader = try makeReader()
+        do { return try reader.read(body) } catch let error as DatabaseError { throw StoreError.from(error, path: path) }
+    }
+
     /// What the file and its companions look like on disk now (sizes, times, the WAL's header).
     /// Any commit by any process changes it.
     public func stamp() -> FileStamp { FileStamp(path: privateCopy == nil ? location.removingURI : path, watch: watch) }
