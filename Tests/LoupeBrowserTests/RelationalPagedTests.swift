@@ -79,6 +79,9 @@ final class RelationalPagedTests: XCTestCase {
             "Customer sort by Country, LastName select FirstName, LastName, Country", "Employee where ReportsTo.ReportsTo == nil",
             "Track where Nmae == 1", "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\"",
             "Track where Milliseconds / 1000 > 600",   // arithmetic: SQL declines, the engine answers a chunk at a time
+            // … and SQL gives what it reads through relations, for each chunk's rows by key.
+            "Track where Milliseconds / 1000 > 600 sort by Album.Title, Name select Name, Album.Artist.Name",
+            "Track where Milliseconds / 1000 > 400 group by Genre.Name",
             "Genre where SUBQUERY(@links.Track.Genre, $t, $t.Milliseconds > 400000).@count > 5 sort by Name",
         ]
         for statement in statements {
