@@ -85,6 +85,16 @@ public protocol PageSource: AnyObject {
     /// ignoring case as paths match names (a source whose objects cost more to build the more
     /// attributes they hold, JSON documents, builds only those); others may be there or not.
     func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws
+    /// Where type `type`'s keys split into `parts` parts of about as many objects, which
+    /// ``forEachChunk(type:size:kinds:names:from:below:_:)`` reads apart, each on a connection of
+    /// its own, so that the machine's cores read a large type at once: the first key of each part
+    /// after the first, in key order (`[k]`: the keys below `k`, then from `k`). Empty when the
+    /// source reads a type in one go (see the default in the extension below).
+    func chunkSplits(type: Int, parts: Int) throws -> [ObjectID]
+    /// ``forEachChunk(type:size:kinds:names:_:)`` over the type's keys from `from` (nil: the
+    /// first) and below `below` (nil: to the last), as ``chunkSplits(type:)`` splits them.
+    func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, from: ObjectID?, below: ObjectID?,
+                      _ body: (ObjectGraph) throws -> Bool) throws
     /// The objects `keys` of type `type` (an index into ``catalog``) and their attributes, as a
     /// load holds them (no relations), in the order given.
     func objects(type: Int, keys: [ObjectID]) throws -> ObjectGraph
@@ -111,6 +121,14 @@ public protocol PageSource: AnyObject {
 }
 
 extension PageSource {
+    /// A source that reads a type in one go: no splits, and only the whole type.
+    public func chunkSplits(type: Int, parts: Int) throws -> [ObjectID] { [] }
+    public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, from: ObjectID?, below: ObjectID?,
+                             _ body: (ObjectGraph) throws -> Bool) throws {
+        precondition(from == nil && below == nil, "this source reads a type in one go (it gives no chunkSplits)")
+        try forEachChunk(type: type, size: size, kinds: kinds, names: names, body)
+    }
+
     /// How many objects of type `type` (an index into ``catalog``) hold each value of `attribute`
     /// (nil: the key), as ``forEachValue(type:attribute:_:)`` would count them, counted by the
     /// store itself; nil when it cannot count them exactly that way (then the caller counts value

@@ -1,5 +1,6 @@
 import Foundation
 import LoupeModel
+import Synchronization
 
 /// A statement the engine answers over a store read a chunk of objects at a time, for what a
 /// ``QuerySource`` cannot say in SQL over a store too large to load (arithmetic, a view, a table
@@ -36,6 +37,8 @@ public struct ChunkedAnswer: Sendable {
     private(set) var groupsBySQL = false
     /// Objects read per chunk (``standardChunkSize`` unless a test asks for smaller chunks).
     let chunkSize: Int
+    /// A type of at least this many chunks is read in two parts at once, on two cores.
+    static let splitChunks = 48
     /// Objects read per chunk in paged mode and over the budget: few enough that a chunk's graph
     /// is small, enough that each read of the store serves thousands.
     public static let standardChunkSize = 4_096
@@ -179,62 +182,107 @@ public struct ChunkedAnswer: Sendable {
         }
         let kinds = try source.kinds(type: type, names: names)
         let total = source.catalog[type].count
-        var read = 0
-        var failure: QueryError?   // kept as it is (the store's reader would wrap it)
-        /// Reads the chunks, giving each (with the decisions on the filter's parts through
-        /// relations for its objects) to `body` (false stops) until the last, a failure or a cancellation.
-        func eachChunk(_ body: (ObjectGraph, [DecidedPredicate]) throws -> Bool) throws {
-            try source.forEachChunk(type: type, size: chunkSize, kinds: kinds, names: names) { chunk in
-                let ids = chunk.types[type].ids
-                let decided = passing.map { part, keys in DecidedPredicate(predicate: part) { keys.contains(ids[Int($0.row)]) } }
-                do {
-                    guard try body(chunk, decided) else { return false }
-                } catch let error as QueryError {
-                    failure = error
-                    return false
+        // A large type is read in parts at once, one per core (two), unless a limit comes first
+        // (it stops the reading early, in key order).
+        var limitFirst = false
+        if case .query(let q) = statement, case .limit? = q.clauses.first { limitFirst = true }
+        let splits = !limitFirst && total >= Self.splitChunks * chunkSize && ProcessInfo.processInfo.activeProcessorCount >= 2
+            ? try source.chunkSplits(type: type, parts: 2) : []
+        let bounds = zip([nil] + splits, splits.map(Optional.some) + [nil]).map { (from: $0, below: $1) }
+        /// Reads the chunks into one `Part` per range of keys (`bounds`), the ranges at once,
+        /// each on a thread of its own but the first (on this one): each chunk to `body` with the
+        /// decisions on the filter's parts through relations for its objects (false stops its
+        /// range), until the last, a failure or a cancellation. The parts come in key order.
+        func eachChunk<Part>(_ empty: Part, _ body: @escaping (inout Part, ObjectGraph, [DecidedPredicate]) throws -> Bool) throws -> [Part] {
+            let read = Mutex(0), stop = Mutex(false)
+            /// One range's part; `report` is told how many objects all ranges have read after
+            /// each of its chunks.
+            func readPart(_ range: (from: ObjectID?, below: ObjectID?), report: (Int) -> Void) throws -> Part {
+                var part = empty
+                var failure: QueryError?   // kept as it is (the store's reader would wrap it)
+                try source.forEachChunk(type: type, size: chunkSize, kinds: kinds, names: names, from: range.from, below: range.below) { chunk in
+                    let ids = chunk.types[type].ids
+                    let decided = passing.map { part, keys in DecidedPredicate(predicate: part) { keys.contains(ids[Int($0.row)]) } }
+                    do {
+                        guard try body(&part, chunk, decided) else { return false }
+                    } catch let error as QueryError {
+                        failure = error
+                        return false
+                    }
+                    let n = read.withLock { $0 += chunk.types[type].count; return $0 }
+                    report(n)
+                    return !stop.withLock { $0 }
                 }
-                read += chunk.types[type].count
-                progress(read, total)
-                return !isCancelled()
+                if let failure { throw failure }
+                return part
             }
-            if let failure { throw failure }
+            func report(_ n: Int) {
+                progress(n, total)
+                if isCancelled() { stop.withLock { $0 = true } }
+            }
+            var results: [Result<Part, any Error>] = []
+            if bounds.count == 1 {
+                results = [Result { try readPart(bounds[0], report: { report($0) }) }]
+            } else {
+                let reader = Unchecked(readPart), others = Finished<Result<Part, any Error>>()
+                let group = DispatchGroup()
+                for i in bounds.indices.dropFirst() {
+                    group.enter()
+                    let range = Unchecked(bounds[i])
+                    let thread = Thread {
+                        let result = Result { try reader.value(range.value, { _ in }) }
+                        if case .failure = result { stop.withLock { $0 = true } }
+                        others.set(i, result)
+                        group.leave()
+                    }
+                    thread.stackSize = 64 << 20   // as deep as values nest, as on the loaders' threads
+                    thread.start()
+                }
+                let first = Result { try readPart(bounds[0], report: { report($0) }) }
+                if case .failure = first { stop.withLock { $0 = true } }
+                // The others' progress, and a cancellation, while they finish.
+                while group.wait(timeout: .now() + 0.1) == .timedOut { report(read.withLock { $0 }) }
+                report(read.withLock { $0 })
+                results = [first] + bounds.indices.dropFirst().map { others.get($0)! }
+            }
             if isCancelled() { throw CancellationError() }
+            return try results.map { try $0.get() }
         }
         switch statement {
         case .count:
-            var count = 0
-            try eachChunk { chunk, decided in
+            let counts = try eachChunk(0) { count, chunk, decided in
                 if case .count(let n) = try QueryEngine(graph: chunk).run(statement, decided: decided) { count += n }
                 return true
             }
-            return .count(count)
+            return .count(counts.reduce(0, +))
         case .group(let query, let by):
             var base = query
             base.clauses = []
-            var counts: [Value: Int] = [:], counted = 0
-            try eachChunk { chunk, decided in
+            let parts = try eachChunk((counts: [Value: Int](), counted: 0)) { part, chunk, decided in
                 if groupsBySQL, let sql {
                     let refs = try QueryEngine(graph: chunk).candidates(base, decided: decided).refs
                     guard !refs.isEmpty else { return true }
                     guard case .groups(_, let rows, _) = try askSQL(statement, keys: refs.map { chunk.id(of: $0) }, sql) else { return true }
-                    for row in rows { counts[row.key, default: 0] += row.count }
-                    counted += refs.count
+                    for row in rows { part.counts[row.key, default: 0] += row.count }
+                    part.counted += refs.count
                     return true
                 }
                 guard case .groups(_, let rows, let objects) = try QueryEngine(graph: chunk).run(.group(base, by: by), decided: decided) else { return true }
-                for row in rows { counts[row.key, default: 0] += row.count }
-                counted += objects.count
+                for row in rows { part.counts[row.key, default: 0] += row.count }
+                part.counted += objects.count
                 return true
             }
-            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.ranked(counts), query.clauses), total: counted)
+            let counts = parts.dropFirst().reduce(parts[0].counts) { all, part in all.merging(part.counts, uniquingKeysWith: +) }
+            return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.ranked(counts), query.clauses),
+                           total: parts.reduce(0) { $0 + $1.counted })
         case .query(let query):
-            var candidates = Candidates(clauses: query.clauses, projection: query.projection?.count ?? 0, chunkSize: chunkSize)
-            if candidates.wanted == 0 {
+            let empty = Candidates(clauses: query.clauses, projection: query.projection?.count ?? 0, chunkSize: chunkSize)
+            if empty.wanted == 0 {
                 guard let projection = query.projection else { return .objects(typeName: typeName, keys: []) }
                 return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: [], keys: [])
             }
             let elsewhere = Set(sqlColumns.map(\.index))
-            try eachChunk { chunk, decided in
+            let parts = try eachChunk(empty) { candidates, chunk, decided in
                 var found = try QueryEngine(graph: chunk).candidates(query, decided: decided, elsewhere: elsewhere)
                 let keys = found.refs.map { chunk.id(of: $0) }
                 if let sql, !elsewhere.isEmpty, !keys.isEmpty {
@@ -251,6 +299,9 @@ public struct ChunkedAnswer: Sendable {
                 candidates.append(keys: keys, columns: found.columns)
                 return candidates.wanted.map { candidates.keys.count < $0 } ?? true
             }
+            // The later parts' candidates come after the first's, as their keys do.
+            var candidates = parts[0]
+            for part in parts.dropFirst() { candidates.append(keys: part.keys, columns: part.columns) }
             let (order, next) = QueryEngine.applyClauses(query.clauses, values: candidates.columns, count: candidates.keys.count)
             let keys = order.map { candidates.keys[$0] }
             guard let projection = query.projection else { return .objects(typeName: typeName, keys: keys) }
@@ -512,4 +563,19 @@ extension QueryEngine {
         try env.check()
         return (refs, columns)
     }
+}
+
+/// A value handed to another thread that reads it while its owner waits (a chunk reader and
+/// what it calls, which are not `Sendable`, and the range it reads).
+private final class Unchecked<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// What threads finished with, by their number.
+private final class Finished<T>: @unchecked Sendable {
+    private var items: [Int: T] = [:]
+    private let lock = NSLock()
+    func set(_ i: Int, _ item: T) { lock.withLock { items[i] = item } }
+    func get(_ i: Int) -> T? { lock.withLock { items[i] } }
 }

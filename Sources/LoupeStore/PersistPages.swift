@@ -146,7 +146,23 @@ public final class PersistPages: PageSource, Sendable {
     }
 
     public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
+        try forEachChunk(type: type, size: size, kinds: kinds, names: names, from: nil, below: nil, body)
+    }
+
+    /// The keys at positions `count * i / parts` of the type (found by the key index).
+    public func chunkSplits(type: Int, parts: Int) throws -> [ObjectID] {
+        let count = catalog[type].count
+        return try (1..<max(1, parts)).compactMap { i in
+            try keys(type: type, range: count * i / parts ..< count * i / parts + 1, near: nil as (start: Int, keys: [Int64])?).first.map(ObjectID.int)
+        }
+    }
+
+    public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, from: ObjectID?, below: ObjectID?,
+                             _ body: (ObjectGraph) throws -> Bool) throws {
         let info = types[type]
+        var bounds = "", bound: [DatabaseValueConvertible?] = []
+        if let from { bounds += " AND id >= ?"; bound.append(from.integerKey) }
+        if let below { bounds += " AND id < ?"; bound.append(below.integerKey) }
         let wants = names.map(PersistFormat.wants(named:))
         var schema = types.map { ($0.name, $0.attributes, $0.relations.map { ($0.name, $0.toMany, $0.targets) }) }
         schema[type].1 += kinds.keys.sorted().filter { !schema[type].1.contains($0) }
@@ -155,7 +171,8 @@ public final class PersistPages: PageSource, Sendable {
             return builder.finish()
         }
         try file.readOnOwnConnection { db in
-            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches) ORDER BY id", arguments: [info.stored])
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, json FROM by_type WHERE \(info.matches)\(bounds) ORDER BY id",
+                                             arguments: StatementArguments([info.stored] + bound))
             var builder = PersistFormat.schemaBuilder(schema)
             var count = 0
             while let row = try cursor.next() {

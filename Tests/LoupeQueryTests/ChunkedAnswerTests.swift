@@ -153,6 +153,37 @@ final class ChunkedAnswerTests: XCTestCase {
         XCTAssertEqual(asked.count, 3, "\(asked)")
     }
 
+    /// A type of many chunks is read in two parts at once (the compared statements above answer
+    /// alike so): progress counts both parts' objects up to the type's count, a cancellation
+    /// stops both, and a limit first reads in key order from the start only.
+    func testLargeTypesAreReadInTwoPartsWithProgressAndCancellation() throws {
+        let path = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: path, objects: 3_000, seed: 48)
+        let pages = try PersistPages.open(try StoreFile.openForReading(path))
+        let book = try XCTUnwrap(pages.catalog.firstIndex { $0.name == "Book" })
+        let total = pages.catalog[book].count
+        XCTAssertEqual(try pages.chunkSplits(type: book, parts: 2).count, 1)
+        let statement = try Parser.parse("count Book where pages * 2 > 1")
+        let plan = try XCTUnwrap(ChunkedAnswer.plan(statement, over: pages, chunkSize: 5))
+        XCTAssertGreaterThanOrEqual(total, ChunkedAnswer.splitChunks * 5)
+        var reported: [Int] = []
+        guard case .count(let n) = try plan.answer(statement, over: pages, progress: { read, of in XCTAssertEqual(of, total); reported.append(read) }) else { return XCTFail() }
+        guard case .count(let expected) = try QueryEngine(graph: try LoadedStore.open(path).graph).run(statement) else { return XCTFail() }
+        XCTAssertEqual(n, expected)
+        XCTAssertEqual(reported.last, total)
+        XCTAssertEqual(reported, reported.sorted())
+        var calls = 0, seen = 0
+        XCTAssertThrowsError(try plan.answer(statement, over: pages, progress: { read, _ in seen = read }, isCancelled: { calls += 1; return calls > 1 })) {
+            XCTAssertTrue($0 is CancellationError, "\($0)")
+        }
+        XCTAssertLessThan(seen, total)
+        let first = try Parser.parse("Book where pages * 2 > 1 limit 3")
+        var read = 0
+        guard case .objects(_, let keys) = try XCTUnwrap(ChunkedAnswer.plan(first, over: pages, chunkSize: 5)).answer(first, over: pages, progress: { r, _ in read = r }) else { return XCTFail() }
+        XCTAssertEqual(keys.count, 3)
+        XCTAssertLessThanOrEqual(read, 15)
+    }
+
     /// A limit after the sorts (and a distinct right before it) keeps no more candidates than
     /// twice what it keeps and a chunk; a distinct before a sort, or a limit between clauses,
     /// keeps them all (pruning could change the answer).
