@@ -128,7 +128,7 @@ class PostgresTranslation {
     /// and the filter still tests each whole. Empty otherwise.
     func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int) -> String {
         if let keys = predicate?.integerKeysNamed, let key = integerKey(type) {
-            return " AND \(key) = ANY(\(bind("{" + keys.map(String.init).joined(separator: ",") + "}", as: "bigint[]")))"
+            return " AND \(key) = ANY(\(bind(PostgresPersistPages.keyArray(keys), as: "bigint[]")))"
         }
         // Text keys (``LoupeQuery/Predicate/textKeysNamed``) of a text column.
         guard let keys = predicate?.textKeysNamed, let key = self.key(type), let column = table(type)?.columns.first(where: { $0.name == key }),

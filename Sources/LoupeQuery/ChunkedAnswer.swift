@@ -224,26 +224,24 @@ public struct ChunkedAnswer: Sendable {
             if bounds.count == 1 {
                 results = [Result { try readPart(bounds[0], report: { report($0) }) }]
             } else {
-                let reader = Unchecked(readPart), others = Finished<Result<Part, any Error>>()
-                let group = DispatchGroup()
-                for i in bounds.indices.dropFirst() {
-                    group.enter()
-                    let range = Unchecked(bounds[i])
-                    let thread = Thread {
-                        let result = Result { try reader.value(range.value, { _ in }) }
-                        if case .failure = result { stop.withLock { $0 = true } }
-                        others.set(i, result)
-                        group.leave()
+                let reader = Unchecked(readPart), finished = DispatchSemaphore(value: 0)
+                var first: Result<Part, any Error>?
+                let others = try ParallelWork.run(workers: bounds.count - 1, stackSize: 64 << 20, { worker in
+                    let result = Result { try reader.value(bounds[worker + 1], { _ in }) }
+                    if case .failure = result { stop.withLock { $0 = true } }
+                    finished.signal()
+                    return Unchecked(result)
+                }, coordinate: {
+                    let result = Result { try readPart(bounds[0], report: { report($0) }) }
+                    if case .failure = result { stop.withLock { $0 = true } }
+                    first = result
+                    // The others' progress, and a cancellation, while they finish.
+                    for _ in bounds.indices.dropFirst() {
+                        while finished.wait(timeout: .now() + 0.1) == .timedOut { report(read.withLock { $0 }) }
                     }
-                    thread.stackSize = 64 << 20   // as deep as values nest, as on the loaders' threads
-                    thread.start()
-                }
-                let first = Result { try readPart(bounds[0], report: { report($0) }) }
-                if case .failure = first { stop.withLock { $0 = true } }
-                // The others' progress, and a cancellation, while they finish.
-                while group.wait(timeout: .now() + 0.1) == .timedOut { report(read.withLock { $0 }) }
+                })
                 report(read.withLock { $0 })
-                results = [first] + bounds.indices.dropFirst().map { others.get($0)! }
+                results = [first!] + others.map(\.value)
             }
             if isCancelled() { throw CancellationError() }
             return try results.map { try $0.get() }
@@ -565,17 +563,9 @@ extension QueryEngine {
     }
 }
 
-/// A value handed to another thread that reads it while its owner waits (a chunk reader and
-/// what it calls, which are not `Sendable`, and the range it reads).
+/// A value handed to another thread while its owner waits for it: a chunk reader and what it
+/// calls, and what it read, which are not `Sendable`.
 private final class Unchecked<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
-}
-
-/// What threads finished with, by their number.
-private final class Finished<T>: @unchecked Sendable {
-    private var items: [Int: T] = [:]
-    private let lock = NSLock()
-    func set(_ i: Int, _ item: T) { lock.withLock { items[i] = item } }
-    func get(_ i: Int) -> T? { lock.withLock { items[i] } }
 }

@@ -255,7 +255,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
         // (A filter naming keys reads those rows by the key: no half is worth a connection.)
         guard whole.aggregates.isEmpty, count >= parallelObjects, ProcessInfo.processInfo.activeProcessorCount >= 2,
               plan.statement.pushdownRoot?.predicate?.keysNamed == nil,
-              case .int(let middle)? = (try? pages.keys(type: plan.root, range: count / 2 ..< count / 2 + 1, near: nil))?.first else { return nil }
+              case .int(let middle)? = (try? pages.chunkSplits(type: plan.root, parts: 2))?.first else { return nil }
         let statement = plan.statement
         let halves: [PersistPlan.Rows]
         do {

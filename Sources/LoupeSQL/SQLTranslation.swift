@@ -39,9 +39,7 @@ final class SQLTranslation: PredicateTranslation {
     func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int, alias: String) -> String {
         guard let key = key(type, alias: alias) else { return "" }
         if integerKeyed(type) { return keyLookup(predicate, key: key) }
-        guard case .column(let name, _) = graph.types[type].keyPolicy, let a = graph.types[type].attribute(named: name) else { return "" }
-        let declared = (graph.types[type].attributes[a].storage?.declaredType ?? "").uppercased()
-        guard !declared.contains("INT"), ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains) else { return "" }
+        guard case .column(let name, _) = graph.types[type].keyPolicy, layout.textAffinity(type, name) else { return "" }
         return textKeyLookup(predicate, key: key)
     }
 

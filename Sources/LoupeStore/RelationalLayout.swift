@@ -48,6 +48,14 @@ public struct RelationalLayout: Sendable {
         return true
     }
 
+    /// True when SQLite gives type `t`'s column `name` text affinity: it holds text (numbers
+    /// stored in it become text), or blobs.
+    public func textAffinity(_ t: Int, _ name: String) -> Bool {
+        guard let a = graph.types[t].attribute(named: name) else { return false }
+        let declared = (graph.types[t].attributes[a].storage?.declaredType ?? "").uppercased()
+        return !declared.contains("INT") && ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains)
+    }
+
     /// The condition under which `expression` — type `t`'s column `name` (nil: the rowid) — may
     /// hold a key value naming `id`, with its arguments: a superset of what a load links (the
     /// value, its affinity twin, and in a column without numeric affinity text that reads as the

@@ -3,6 +3,7 @@ import CSQLiteTuning
 import Foundation
 import Glibc
 import GRDB
+import LoupeModel
 import Synchronization
 
 /// Opens SQLite files for reading without ever writing to them, and for writing when asked.
