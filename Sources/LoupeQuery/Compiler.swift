@@ -148,19 +148,26 @@ final class Compiler {
         let options = c.options
         let graph = self.graph
 
-        // Collection membership: `collection CONTAINS x` and `x IN collection`.
+        // Collection membership: `collection CONTAINS x` and `x IN collection` (a list literal or
+        // a collection, whatever its size, as NSPredicate); `x IN "text"` on two strings is a
+        // substring test.
         if c.op == .in {
-            let members: (Value, Environment) -> [Value]
+            let members: (Value, Environment) -> (text: String?, list: [Value])
             if let k = rhs.constant {
                 let list = k.isCollection ? k.elements : k.listItems
-                members = { _, _ in list }
+                let text: String? = { if !k.isCollection, case .string(let s) = k.value { return s } else { return nil } }()
+                members = { _, _ in (text, list) }
             } else {
-                members = { v, e in rhs.evaluate(v, e).elements }
+                members = { v, e in
+                    let evaluated = rhs.evaluate(v, e)
+                    if !rhs.isCollection, case .one(.string(let s)) = evaluated { return (s, [.string(s)]) }
+                    return (nil, evaluated.elements)
+                }
             }
             return quantified(c.quantifier, lhs) { x, v, e in
-                let list = members(v, e)
-                if list.count == 1, case .string(let hay) = list[0], case .string(let needle) = x {
-                    return ValueSemantics.fold(hay, options).contains(ValueSemantics.fold(needle, options))
+                let (text, list) = members(v, e)
+                if let text, case .string(let needle) = x {
+                    return ValueSemantics.fold(text, options).contains(ValueSemantics.fold(needle, options))
                 }
                 return list.contains { ValueSemantics.equal(x, $0, options, graph: graph) }
             }

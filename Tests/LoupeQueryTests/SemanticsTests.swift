@@ -109,6 +109,9 @@ final class SemanticsTests: XCTestCase {
             ("Book where title MATCHES[c] \"nana\"", [12]),
             ("Book where title IN {\"Nana\", \"Lathe\"}", [11, 12]),
             ("Book where title IN[c] {\"nana\"}", [12]),
+            // A list of one text is a list (membership, as NSPredicate); a text is a substring test.
+            ("Book where title IN {\"Nanas\"}", []),
+            ("Book where title IN \"Nanas\"", [12]),
             ("Book where title IN {}", []),
             ("Book where pages IN {null, 184}", [11, 12]),
         ])
