@@ -14,9 +14,11 @@ import LoupeStore
 /// result's objects are read by rowid, as a load reads them. Names are checked first by the
 /// engine itself, over the file's schema with no objects, so errors read the same.
 ///
-/// `run` returns nil, and the caller loads the graph, whenever the answer could differ: files
-/// other than plain relational ones, tables without a reachable rowid, relations a load would
-/// infer from values, and the constructs ``SQLTranslation`` leaves out.
+/// Relations a load would infer from a file's values (undeclared `XId` columns) are found over
+/// the file first (``RelationalFormat/layout(_:file:inferred:)``, kept in Loupe's cache) and
+/// joined as declared ones. `run` returns nil, and the caller loads the graph, whenever the answer
+/// could differ: files other than plain relational ones, tables without a reachable rowid, and
+/// the constructs ``SQLTranslation`` leaves out.
 public enum SQLPushdown {
     /// The statement's result and the graph its objects live in, or nil (see above).
     public static func run(_ statement: LoupeQuery.Statement, file: StoreFile) throws -> (result: QueryResult, graph: ObjectGraph)? {
@@ -39,21 +41,22 @@ public enum SQLPushdown {
 
     /// The statement's answer as a ``QuerySource`` gives it (objects and projection rows by key,
     /// read by nobody), or nil (see above); `isCancelled` interrupts SQLite mid-statement.
-    public static func answer(_ statement: LoupeQuery.Statement, file: StoreFile, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
-        try withPlan(statement, file: file, isCancelled: isCancelled) { plan, db in try plan.answer(db) }
+    public static func answer(_ statement: LoupeQuery.Statement, file: StoreFile, inferred: [InferredKey]? = nil,
+                              isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        try withPlan(statement, file: file, inferred: inferred, isCancelled: isCancelled) { plan, db in try plan.answer(db) }
     }
 
     /// Checks the statement's names with the engine over the file's layout, translates it, and
     /// runs `body` on the plan (in one read, or on a connection `isCancelled` interrupts); nil
     /// when it does not translate exactly.
-    private static func withPlan<T>(_ statement: LoupeQuery.Statement, file: StoreFile, isCancelled: (@Sendable () -> Bool)?,
+    private static func withPlan<T>(_ statement: LoupeQuery.Statement, file: StoreFile, inferred: [InferredKey]? = nil, isCancelled: (@Sendable () -> Bool)?,
                                     _ body: (Plan, Database) throws -> T) throws -> T? {
         guard statement.pushdownRoot != nil else { return nil }
         // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
         do {
             func work(_ db: Database) throws -> Result<T?, QueryError> {
-                guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self),
-                      let layout = try RelationalFormat.layout(db) else { return .success(nil) }
+                guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self) else { return .success(nil) }
+                let layout = try RelationalFormat.layout(db, file: file, inferred: inferred).layout
                 do {
                     // Every name, kind and quantifier error, exactly as the engine reports them.
                     _ = try QueryEngine(graph: layout.graph).run(statement)
@@ -329,15 +332,24 @@ struct Plan {
 /// key: paged mode's ``QuerySource`` for plain SQLite files.
 public final class RelationalQuerySource: QuerySource, Sendable {
     public let file: StoreFile
-    public init(file: StoreFile) { self.file = file }
+    /// The relations a load would infer, as paged mode found them at open (nil: found again, or
+    /// as kept in Loupe's cache).
+    public let inferred: [InferredKey]?
+    public init(file: StoreFile, inferred: [InferredKey]? = nil) {
+        self.file = file
+        self.inferred = inferred
+    }
+
+    /// SQL over the file `pages` reads, with the relations it found a load would infer.
+    public convenience init(pages: RelationalPages) { self.init(file: pages.file, inferred: pages.inferred) }
 
     /// What a ``PagedStoreHost``-style host answers statements with over a state of the file:
     /// SQL over the file as it is (it reads nothing ahead to carry across a commit).
     @Sendable public static func following(_ pages: RelationalPages, previous: (any QuerySource)?, after reach: ChangeReach?) -> (any QuerySource)? {
-        RelationalQuerySource(file: pages.file)
+        RelationalQuerySource(pages: pages)
     }
 
     public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
-        try SQLPushdown.answer(statement, file: file, isCancelled: isCancelled)
+        try SQLPushdown.answer(statement, file: file, inferred: inferred, isCancelled: isCancelled)
     }
 }

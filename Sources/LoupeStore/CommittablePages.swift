@@ -33,6 +33,6 @@ extension RelationalPages: CommittablePages {
         }
         return RelationalPages(file: file, layout: layout, sources: sources, counts: moved, indexedColumns: indexedColumns,
                                readOnlyReason: readOnlyReason, edgesPerObject: edgesPerObject, stamp: report.stampAfter ?? file.stamp(),
-                               leavesOutInference: leavesOutInference)
+                               inferred: inferred)
     }
 }

@@ -116,6 +116,12 @@ public enum RelationalFormat: StoreFormat {
         /// Columns left out because SQL cannot name them (their names, as shown): the table is
         /// read without them, and not edited (a write would leave them as they are unseen).
         var unnamedColumns: [String] = []
+
+        /// The table as its foreign keys see it, read into type `t`.
+        func keyed(as t: Int) -> KeyedTable {
+            KeyedTable(name: name, type: t, columns: columns.map(\.name), keyColumns: keyColumns,
+                       foreignKeys: foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) })
+        }
     }
 
     struct ColumnInfo: Sendable {
@@ -217,8 +223,11 @@ public enum RelationalFormat: StoreFormat {
     }
 
     /// Loads every table and view, or only those named in `only` (then without relations); with
-    /// `schemaOnly`, no row at all: the types, attributes and declared relations a load would make.
-    static func load(_ db: Database, progress: LoadProgress?, only: Set<String>?, schemaOnly: Bool = false) throws -> LoadedGraph {
+    /// `schemaOnly`, no row at all: the types, attributes and declared relations a load would make,
+    /// and the relations `inferring` names, given the tables and their types (a cached list, or
+    /// found over the file by ``inferredKeys(_:loaded:builder:epoch:)``).
+    static func load(_ db: Database, progress: LoadProgress?, only: Set<String>?, schemaOnly: Bool = false,
+                     inferring: ((_ loaded: [(Source, Int)], _ builder: GraphBuilder) throws -> [InferredKey])? = nil) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         var sources: [Source] = []
@@ -254,10 +263,9 @@ public enum RelationalFormat: StoreFormat {
 
         if only != nil { return LoadedGraph(graph: builder.finish(), warnings: warnings) }
         // Foreign keys become relations once every table is loaded.
-        linkForeignKeys(builder, loaded.map { source, t in
-            KeyedTable(name: source.name, type: t, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
-                       foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) })
-        }, warnings: &warnings)
+        let tables = loaded.map { source, t in source.keyed(as: t) }
+        linkForeignKeys(builder, tables, warnings: &warnings)
+        if schemaOnly, let inferring { linkInferred(builder, tables, try inferring(loaded, builder)) }
         if ReadOptions.current.infersRelations && !schemaOnly {
             inferRelations(builder, loaded: loaded) { column, source in
                 guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name] else { return [] }
@@ -354,13 +362,7 @@ public enum RelationalFormat: StoreFormat {
                     if !uniqueOnly(column, source) || holding.count > 1 { break }
                 }
                 guard let (tt, index) = holding.first, holding.count == 1 || !uniqueOnly(column, source) else { continue }
-                let name = relationName(column.name, columnNames)
-                let foreignKey = ForeignKey(attribute: column.name, targetType: tt, targetAttribute: nil, onDelete: .noAction, isInferred: true)
-                let r = builder.relation(name, of: t, aliases: name == column.name ? [] : [column.name], foreignKey: foreignKey, declaredTargets: [tt])
-                builder.markInferred(relation: r, of: t)
-                for (row, v) in values.enumerated() where !v.isNull {
-                    if let to = index.row(for: v) { builder.addEdge(from: ObjectRef(type: t, row: row), relation: r, to: ObjectRef(type: tt, row: to)) }
-                }
+                addInferredRelation(builder, type: t, attribute: a, column: column.name, name: relationName(column.name, columnNames), target: tt, index: index)
             }
         }
     }

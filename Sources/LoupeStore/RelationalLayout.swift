@@ -101,15 +101,33 @@ public struct RelationalLayout: Sendable {
 }
 
 extension RelationalFormat {
-    /// The layout of a relational file, or nil when a load would add relations that only its rows
-    /// can decide (a column named like a key with no declared foreign key, while relation
-    /// inference is on): then only a load reads the file as the engine sees it.
-    public static func layout(_ db: Database) throws -> RelationalLayout? {
-        let entries = try sourceNames(db)
+    /// The layout of a relational file, with the relations a load would infer from its rows:
+    /// `inferred` when given (what paged mode found at open), else as kept in Loupe's cache for
+    /// `file` as it is, else found over the file now (and kept); and those relations.
+    public static func layout(_ db: Database, file: StoreFile?, inferred: [InferredKey]? = nil) throws -> (layout: RelationalLayout, inferred: [InferredKey]) {
         var sources: [String: Source] = [:]
-        for entry in entries { sources[entry.name] = try describe(db, name: entry.name, isView: entry.isView) }
-        if try mayInferRelations(db, sources: sources) { return nil }
-        return try layout(db, sources: sources)
+        for entry in try sourceNames(db) { sources[entry.name] = try describe(db, name: entry.name, isView: entry.isView) }
+        return try layout(db, sources: sources, file: file, inferred: inferred)
+    }
+
+    /// The same over `sources`.
+    static func layout(_ db: Database, sources: [String: Source], file: StoreFile?, inferred known: [InferredKey]?) throws -> (layout: RelationalLayout, inferred: [InferredKey]) {
+        guard try mayInferRelations(db, sources: sources) else { return (try layout(db, sources: sources), []) }
+        var inferred: [InferredKey] = []
+        let stamp = file?.stamp()
+        let layout = try layout(db, sources: sources) { loaded, builder in
+            if let known {
+                inferred = known
+            } else if let file, let stamp, let kept = SchemaCache.inferredKeys(for: file, stamp: stamp) {
+                inferred = kept
+            } else {
+                let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
+                inferred = try inferredKeys(db, loaded: loaded, builder: builder, epoch: epoch)
+                if let file, let stamp { SchemaCache.saveInferredKeys(inferred, file: file, stamp: stamp) }
+            }
+            return inferred
+        }
+        return (layout, inferred)
     }
 
     /// True when a load of the file would look for relations in its rows: relation inference is on
@@ -125,9 +143,11 @@ extension RelationalFormat {
         return false
     }
 
-    /// The layout with the declared relations only (what a load makes with inference off).
-    static func layout(_ db: Database, sources: [String: Source]) throws -> RelationalLayout {
-        let loaded = try load(db, progress: nil, only: nil, schemaOnly: true)
+    /// The layout with the declared relations, and those `inferring` gives (see
+    /// ``load(_:progress:only:schemaOnly:inferring:)``; none: what a load makes with inference off).
+    static func layout(_ db: Database, sources: [String: Source],
+                       inferring: ((_ loaded: [(Source, Int)], _ builder: GraphBuilder) throws -> [InferredKey])? = nil) throws -> RelationalLayout {
+        let loaded = try load(db, progress: nil, only: nil, schemaOnly: true, inferring: inferring)
         let graph = loaded.graph
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         let tables: [RelationalLayout.Table?] = graph.types.map { type in
@@ -197,7 +217,7 @@ extension LoadedStore {
             let format = ObjectIdentifier(try file.read { try StoreFormats.detect($0, path: path) })
             if format == ObjectIdentifier(PersistFormat.self) { return try PersistFormat.neighbourhood(file, type: type, ids: ids) }
             guard format == ObjectIdentifier(RelationalFormat.self) else { return nil }
-            return try file.read { db in try RelationalFormat.neighbourhood(db, type: type, ids: ids) }
+            return try file.read { db in try RelationalFormat.neighbourhood(db, file: file, type: type, ids: ids) }
         } catch { throw StoreError.from(error, path: path) }
     }
 }
@@ -209,10 +229,12 @@ extension RelationalFormat {
     /// whole load gives them). Lookups fetch a superset (every spelling a load would accept:
     /// the value, its affinity twin, text that reads as the integer); the relations themselves
     /// are then linked by ``linkForeignKeys(_:_:warnings:)`` exactly as a load links them. `ids`
-    /// are the keys the object may have (``ObjectID/candidates(typed:)``). Nil when only a load
-    /// can tell (see ``layout(_:)``), or when the type is a view or keyed by row number.
-    public static func neighbourhood(_ db: Database, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
-        guard let layout = try layout(db), let type = layout.graph.type(named: name), let root = layout.tables[type.index] else { return nil }
+    /// are the keys the object may have (``ObjectID/candidates(typed:)``). Relations a load would
+    /// infer are found over `file` (see ``layout(_:file:inferred:)``) and linked as it links them.
+    /// Nil when the type is a view or keyed by row number.
+    public static func neighbourhood(_ db: Database, file: StoreFile?, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
+        let (layout, inferred) = try layout(db, file: file)
+        guard let type = layout.graph.type(named: name), let root = layout.tables[type.index] else { return nil }
         let graph = layout.graph
         func keyExpression(_ t: Int) -> String? {
             switch graph.types[t].keyPolicy {
@@ -291,10 +313,10 @@ extension RelationalFormat {
             let t = try loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnly,
                                  rowids: index.flatMap { wanted[$0].map { Array($0).sorted() } } ?? [],
                                  window: index.map { WindowRead(policy: layout.graph.types[$0].keyPolicy) }, warnings: &warnings)
-            tables.append(KeyedTable(name: source.name, type: t, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
-                                     foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) }))
+            tables.append(source.keyed(as: t))
         }
         linkForeignKeys(builder, tables, warnings: &warnings)
+        linkInferred(builder, tables, inferred)
         let small = builder.finish()
         guard let smallType = small.type(named: type.name.rawValue) else { return nil }
         return (small, ids.lazy.compactMap { small.ref(type: smallType, id: $0) }.first)

@@ -16,8 +16,10 @@ import LoupeModel
 /// the code a load links with, so a window's links are the loaded graph's. The sources of a
 /// window's backlinks are read with their keys and foreign keys only (the browser shows them by
 /// count). Tables without a reachable rowid (`WITHOUT ROWID` tables, views) are paged by position;
-/// relations from or to them are not followed in paged mode (``notes`` says so), and relations a
-/// load would infer from the rows (undeclared `XId` columns) are not made. Reading never writes.
+/// relations from or to them are not followed in paged mode (``notes`` says so). In a file that
+/// does not declare them, the relations a load would infer from the rows (undeclared `XId`
+/// columns) are found over the file at open (``inferred``, kept in Loupe's cache for the file as
+/// it is) and linked in each window as declared ones are. Reading never writes.
 public final class RelationalPages: PageSource, Sendable {
     public let file: StoreFile
     /// The file's types, attributes and declared relations with no objects, as a load names them.
@@ -34,8 +36,9 @@ public final class RelationalPages: PageSource, Sendable {
     public let edgesPerObject: Int
     /// The file's stamp when it was opened.
     public let openedStamp: FileStamp
-    /// True when a load would also look for undeclared relations in the rows (paged mode does not).
-    public let leavesOutInference: Bool
+    /// The relations a load would infer from the rows, in the load's order (see
+    /// ``RelationalFormat/inferredKeys(_:loaded:builder:epoch:)``); ``layout`` has them.
+    public let inferred: [InferredKey]
 
     public var catalog: [(name: String, count: Int)] {
         let counts = (try? counts()) ?? Array(repeating: 0, count: layout.graph.types.count)
@@ -68,7 +71,6 @@ public final class RelationalPages: PageSource, Sendable {
 
     public var notes: [String] {
         var notes: [String] = []
-        if leavesOutInference { notes.append("relations not declared by the file are not inferred") }
         let unpaged = layout.graph.types.filter { layout.tables[$0.index] == nil }.map(\.name.rawValue)
         if !unpaged.isEmpty { notes.append("no rowid in \(unpaged.joined(separator: ", ")): paged by position, their relations not followed") }
         let unindexed = incoming.flatMap { $0 }.filter { !indexedColumns[$0.source].contains($0.column) }
@@ -92,7 +94,7 @@ public final class RelationalPages: PageSource, Sendable {
     let incoming: [[Incoming]]
 
     init(file: StoreFile, layout: RelationalLayout, sources: [RelationalFormat.Source], counts: [Int]?, indexedColumns: [Set<String>],
-         readOnlyReason: String?, edgesPerObject: Int, stamp: FileStamp, leavesOutInference: Bool) {
+         readOnlyReason: String?, edgesPerObject: Int, stamp: FileStamp, inferred: [InferredKey]) {
         self.file = file
         self.layout = layout
         self.sources = sources
@@ -101,7 +103,7 @@ public final class RelationalPages: PageSource, Sendable {
         self.readOnlyReason = readOnlyReason
         self.edgesPerObject = max(1, edgesPerObject)
         self.openedStamp = stamp
-        self.leavesOutInference = leavesOutInference
+        self.inferred = inferred
         var incoming: [[Incoming]] = Array(repeating: [], count: layout.graph.types.count)
         for source in layout.graph.types where layout.tables[source.index] != nil {
             for relation in source.relations {
@@ -125,7 +127,8 @@ public final class RelationalPages: PageSource, Sendable {
             for entry in try RelationalFormat.sourceNames(db) {
                 described[entry.name] = try? RelationalFormat.describe(db, name: entry.name, isView: entry.isView)
             }
-            let layout = try RelationalFormat.layout(db, sources: described)
+            // Relations a load would infer: as kept for the file as it is, else found now.
+            let (layout, inferred) = try RelationalFormat.layout(db, sources: described, file: file, inferred: nil)
             var sources: [RelationalFormat.Source] = []
             var indexed: [Set<String>] = []
             for type in layout.graph.types {
@@ -143,7 +146,7 @@ public final class RelationalPages: PageSource, Sendable {
             }
             return RelationalPages(file: file, layout: layout, sources: sources, counts: nil, indexedColumns: indexed,
                                    readOnlyReason: try RelationalFormat.frameworkReadOnlyReason(db), edgesPerObject: edgesPerObject, stamp: stamp,
-                                   leavesOutInference: try RelationalFormat.mayInferRelations(db, sources: described))
+                                   inferred: inferred)
         }
     }
 
@@ -408,10 +411,10 @@ public final class RelationalPages: PageSource, Sendable {
             }
             let index = try RelationalFormat.loadRows(db, source: source, builder: builder, epoch: layout.epoch, readOnlyReason: readOnlyReason,
                                                       limit: limit, rowids: rowids, window: read, warnings: &warnings)
-            tables.append(KeyedTable(name: source.name, type: index, columns: source.columns.map(\.name), keyColumns: source.keyColumns,
-                                     foreignKeys: source.foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) }))
+            tables.append(source.keyed(as: index))
         }
         RelationalFormat.linkForeignKeys(builder, tables, warnings: &warnings)
+        RelationalFormat.linkInferred(builder, tables, inferred)
         return builder.finish()
     }
 

@@ -94,7 +94,7 @@ struct PagedOpening {
             let pages = try RelationalPages.open(file)
             let host = PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following)
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name,
-                                querySource: host.pagedStore.querySource ?? RelationalQuerySource(file: file), host: host,
+                                querySource: host.pagedStore.querySource ?? RelationalQuerySource(pages: pages), host: host,
                                 unanswered: "arithmetic, paths ending on objects, keys that match only by SQLite's affinity")
         }
         return nil

@@ -121,7 +121,10 @@ struct Query: ParsableCommand {
             // A plain SQLite file too large to load: the same.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
                try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self {
-                if try answeredInChunks(parsed, { (try RelationalPages.open(file), RelationalQuerySource(file: file)) }) { return }
+                if try answeredInChunks(parsed, {
+                    let pages = try RelationalPages.open(file)
+                    return (pages, RelationalQuerySource(pages: pages))
+                }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and SQL cannot answer this statement exactly over the file (it leaves arithmetic, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
             }
             if engine == .sql {

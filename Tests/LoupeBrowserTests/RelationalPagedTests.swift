@@ -64,7 +64,70 @@ final class RelationalPagedTests: XCTestCase {
         for seed in UInt64(1)...4 { try walk(path, seed: seed, count: 150, edgesPerObject: Int(seed) * 4, windowRows: 40, open: relational) }
     }
 
-    func pagesAndSQL(_ file: StoreFile) throws -> (PageSource, any QuerySource) { (try RelationalPages.open(file), RelationalQuerySource(file: file)) }
+    func pagesAndSQL(_ file: StoreFile) throws -> (PageSource, any QuerySource) {
+        let pages = try RelationalPages.open(file)
+        return (pages, RelationalQuerySource(pages: pages))
+    }
+
+    /// Each type's relations as `name → target (inferred)`, by type.
+    func relationShapes(_ graph: ObjectGraph) -> [String] {
+        graph.types.map { type in
+            type.name.rawValue + ": " + type.relations.map { r in
+                "\(r.name) → \(r.targetTypes.map { graph.types[$0].name.rawValue }) via \(r.foreignKey?.attribute ?? "-")\(r.isInferred ? " (inferred)" : "")"
+            }.joined(separator: ", ")
+        }
+    }
+
+    /// Files that declare no foreign keys: paged mode finds over the file, in SQL, the relations
+    /// a load infers from the `XId` columns' values (value by value where SQL cannot decide as the
+    /// load's key index does), and links its windows by them: the loaded graph's relations,
+    /// screens and answers.
+    func testUndeclaredRelationsAreInferredAsALoadInfersThem() throws {
+        let chinook = try HostileFiles.undeclaredChinook(), awkward = try HostileFiles.awkwardUndeclared()
+        let expected: [String: Set<String>] = [
+            chinook: ["Album.ArtistId → Artist", "Invoice.CustomerId → Customer", "InvoiceLine.InvoiceId → Invoice", "InvoiceLine.TrackId → Track",
+                      "PlaylistTrack.PlaylistId → Playlist", "PlaylistTrack.TrackId → Track", "Track.AlbumId → Album", "Track.MediaTypeId → MediaType",
+                      "Track.GenreId → Genre"],
+            // Not Visit.TagID (`abc` is no key: Swift does not fold case), nor Log.OwnerId (dates).
+            awkward: ["Pet.OwnerId → Owner", "Pet.CodeId → Code", "Pet.TagId → Tag", "Visit.OwnerId → Owner", "Visit.CodeId → Code",
+                      "Visit.Tag_Id → Tag", "Bill.OwnerId → Owners"],
+        ]
+        let twins = try HostileFiles.awkwardUndeclared(unicodeTwins: true)
+        for path in [chinook, awkward, twins] {
+            let graph = try LoadedStore.open(path).graph
+            let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+            XCTAssertEqual(Set(pages.inferred.map { "\($0.table).\($0.column) → \($0.target)" }), expected[path] ?? expected[awkward], path)
+            XCTAssertEqual(relationShapes(pages.layout.graph), relationShapes(graph), path)
+            XCTAssertFalse(pages.notes.contains { $0.contains("not inferred") }, "\(pages.notes)")
+        }
+        for seed in UInt64(1)...4 {
+            try walk(chinook, seed: seed, count: 150, edgesPerObject: Int(seed % 3) * 5 + 1, windowRows: 40, open: relational)
+            try walk(awkward, seed: seed, count: 150, edgesPerObject: Int(seed % 4) * 7 + 1, windowRows: 30, open: relational)
+        }
+        // Statements through inferred relations, answered over the file.
+        let graph = try LoadedStore.open(chinook).graph
+        for statement in ["Track where Album.Artist.Name BEGINSWITH \"A\" sort by Name", "Album where @links.Track.Album.@count > 20",
+                          "InvoiceLine group by Track.Genre.Name", "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\""] {
+            try assertSameAnswer(statement, graph: graph, path: chinook, pushedDown: true, lines: Self.comparedLines(statement), open: pagesAndSQL)
+        }
+    }
+
+    /// What paged mode inferred is kept in Loupe's cache for the file as it is, and decided again
+    /// once the file changes: a stray value written since unmakes the relation.
+    func testInferredRelationsAreKeptUntilTheFileChanges() throws {
+        let cache = ScratchCache()
+        defer { cache.restore() }
+        let path = try HostileFiles.awkwardUndeclared()
+        let first = try RelationalPages.open(try StoreFile.openForReading(path))
+        XCTAssertTrue(first.inferred.contains(InferredKey(table: "Pet", column: "CodeId", target: "Code")))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasPrefix("inferred-") }
+        XCTAssertEqual(kept.count, 1, "\(kept)")
+        XCTAssertEqual(try RelationalPages.open(try StoreFile.openForReading(path)).inferred, first.inferred)
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE Pet SET CodeId = 99 WHERE Id = 7") }
+        let after = try RelationalPages.open(try StoreFile.openForReading(path))
+        XCTAssertFalse(after.inferred.contains(InferredKey(table: "Pet", column: "CodeId", target: "Code")))
+        XCTAssertEqual(relationShapes(after.layout.graph), relationShapes(try LoadedStore.open(path).graph))
+    }
 
     /// Statements in relational paged mode are answered by SQLite over the file (paths, backlinks,
     /// aggregates, sorts, projections, groups), or on a table's own attributes a chunk at a time
@@ -141,7 +204,7 @@ final class RelationalPagedTests: XCTestCase {
         }
         let file = try StoreFile.openForReading(path)
         let graph = try LoadedStore.open(path).graph
-        XCTAssertEqual(try file.read { try RelationalFormat.layout($0) }?.tables.compactMap { $0?.keyIsRowid }, [false, false, false])
+        XCTAssertEqual(try file.read { try RelationalFormat.layout($0, file: file) }.layout.tables.compactMap { $0?.keyIsRowid }, [false, false, false])
         for type in ["Down", "Named", "Pair"] {
             for statement in ["\(type) where v > 1", "\(type) sort by v", "\(type) sort by v desc limit 2", "\(type) sort by v select v"] {
                 let parsed = try Parser.parse(statement)

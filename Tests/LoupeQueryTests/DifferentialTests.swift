@@ -37,9 +37,25 @@ final class DifferentialTests: XCTestCase {
     /// ``compare(path:pages:sql:seed:count:sqlAnswers:file:line:)`` over a copy of the shared
     /// plain SQLite file at `shared`, read a page at a time and by SQL over the file.
     func compareRelational(_ shared: String, seed: UInt64, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
-        let path = try Shared.copy(shared)
-        let store = try StoreFile.openForReading(path)
-        try compare(path: path, pages: try RelationalPages.open(store), sql: RelationalQuerySource(file: store), seed: seed, count: count, file: file, line: line)
+        try compareRelational(path: try Shared.copy(shared), seed: seed, count: count, file: file, line: line)
+    }
+
+    /// The same over the plain SQLite file at `path`.
+    func compareRelational(path: String, seed: UInt64, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+        try compare(path: path, pages: pages, sql: RelationalQuerySource(pages: pages), seed: seed, count: count, file: file, line: line)
+    }
+
+    /// Chinook without its foreign keys declared: the relations a load infers from the `XId`
+    /// columns, found over the file, joined by SQL and followed by the chunks as the load links them.
+    func testUndeclaredChinookStatementsAreAnsweredAlikeByEveryEngine() throws {
+        try compareRelational(path: try HostileFiles.undeclaredChinook(), seed: Self.seed ?? 707, count: Self.count ?? 250)
+    }
+
+    /// Relations inferred through affinity twins, whole reals and a second candidate table (SQL
+    /// declines statements through keys that match only by affinity; the chunks answer the rest).
+    func testAwkwardUndeclaredStatementsAreAnsweredAlikeByEveryEngine() throws {
+        try compareRelational(path: try HostileFiles.awkwardUndeclared(), seed: Self.seed ?? 808, count: Self.count ?? 200)
     }
 
     /// A Persist store with awkward rows: dangling edges, documents that do not parse or are not

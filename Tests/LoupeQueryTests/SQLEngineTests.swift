@@ -165,10 +165,12 @@ final class SQLEngineTests: XCTestCase {
 
     /// `loupe show` by indexed lookups (``RelationalFormat/neighbourhood(_:type:ids:)``) prints
     /// what the loaded graph prints, for objects of every Chinook table and every object of the
-    /// hostile file (text-spelled and dangling keys, a NULL primary key, a text primary key).
+    /// hostile file (text-spelled and dangling keys, a NULL primary key, a text primary key), and
+    /// of files that declare no foreign keys (the relations a load infers, found over the file).
     /// Tables with composite keys are left to a load.
     func testShowByLookupsEqualsTheLoadedGraph() throws {
-        for path in [try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), try Self.makeFile()] {
+        for path in [try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), try Self.makeFile(),
+                     try HostileFiles.undeclaredChinook(), try HostileFiles.awkwardUndeclared()] {
             let graph = try LoadedStore.open(path).graph
             var compared = 0
             for type in graph.types {

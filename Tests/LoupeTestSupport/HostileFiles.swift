@@ -213,6 +213,69 @@ public enum HostileFiles {
         }
     }
 
+    /// Chinook as an app would write it without declaring its foreign keys: the same tables,
+    /// rows and indexes, no `REFERENCES` (a load infers `Track.Album`, `Invoice.Customer`… from
+    /// the `XId` columns and their values; `SupportRepId` and `ReportsTo` name no table).
+    public static func undeclaredChinook() throws -> String {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        return try make("undeclared-chinook.sqlite") { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS chinook", arguments: [chinook])
+            let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM chinook.sqlite_master WHERE type = 'table' ORDER BY rowid")
+            for table in tables {
+                let name: String = table[0], sql: String = table[1]
+                let declared = try NSRegularExpression(pattern: #",\s*FOREIGN KEY\s*\([^)]*\)\s*REFERENCES\s*\[?\w+\]?\s*\([^)]*\)(\s*ON (DELETE|UPDATE) NO ACTION)*"#)
+                try db.execute(sql: declared.stringByReplacingMatches(in: sql, range: NSRange(sql.startIndex..., in: sql), withTemplate: ""))
+                try db.execute(sql: "INSERT INTO main.\(q(name)) SELECT * FROM chinook.\(q(name))")
+            }
+            for index in try String.fetchAll(db, sql: "SELECT sql FROM chinook.sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
+                try db.execute(sql: index)
+            }
+            try db.execute(sql: "DETACH DATABASE chinook")
+            let declared = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master m, pragma_foreign_key_list(m.name) WHERE m.type = 'table'")
+            precondition(declared == 0, "Chinook's foreign keys were not all left out")
+        }
+    }
+
+    /// Tables that declare no foreign key, whose `XId` columns a load decides on value by value:
+    /// keys matched through their affinity twins (text digits, `05`, whole reals, an integer
+    /// naming a text key), a candidate table passed over for one stray value in its last row (the
+    /// next candidate, `Owners`, holding them all), a date column (its values read as dates, which
+    /// name no key), a key column declared `NOCASE` (which Swift does not fold), and rows enough
+    /// that a window holds a part; with `unicodeTwins`, text equal to a key only under Unicode
+    /// equivalence too (which a load matches, and a window's lookups by bytes do not find).
+    public static func awkwardUndeclared(rows: Int = 240, unicodeTwins: Bool = false) throws -> String {
+        try make("undeclared.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE Owner(Id INTEGER PRIMARY KEY, Name TEXT);
+                CREATE TABLE Owners(Id INTEGER PRIMARY KEY, Name TEXT);
+                CREATE TABLE Code(Id TEXT PRIMARY KEY, Label TEXT);
+                CREATE TABLE Tag(Code TEXT PRIMARY KEY COLLATE NOCASE, Label TEXT);
+                CREATE TABLE Pet(Id INTEGER PRIMARY KEY, Name TEXT, OwnerId TEXT, CodeId INTEGER, TagId TEXT);
+                CREATE TABLE Visit(Id INTEGER PRIMARY KEY, OwnerId REAL, CodeId TEXT, Tag_Id TEXT, TagID TEXT);
+                CREATE TABLE Bill(Id INTEGER PRIMARY KEY, OwnerId INTEGER, Amount REAL);
+                CREATE TABLE Log(Id INTEGER PRIMARY KEY, OwnerId DATE);
+                CREATE INDEX pet_owner ON Pet(OwnerId);
+                """)
+            for i in 1...40 {
+                try db.execute(sql: "INSERT INTO Owner VALUES (?, ?)", arguments: [i, "owner \(i)"])
+                try db.execute(sql: "INSERT INTO Owners VALUES (?, ?)", arguments: [i, "owners \(i)"])
+                try db.execute(sql: "INSERT INTO Code VALUES (?, ?)", arguments: ["\(i)", "code \(i)"])
+            }
+            try db.execute(sql: "INSERT INTO Owners VALUES (41, 'only in Owners')")
+            try db.execute(sql: "INSERT INTO Tag VALUES ('caf\u{E9}', 'precomposed'), ('ABC', 'upper'), ('x', 'plain')")
+            for i in 1...rows {
+                let k = i % 40 + 1
+                let owner: DatabaseValue = [k.databaseValue, "\(k)".databaseValue, "0\(k)".databaseValue, .null][i % 4]
+                let tag: DatabaseValue = ["x".databaseValue, "ABC".databaseValue, .null][i % 3]
+                try db.execute(sql: "INSERT INTO Pet VALUES (?, ?, ?, ?, ?)", arguments: [i, "pet \(i)", owner, k, tag])
+                let visitTag = unicodeTwins && i % 5 == 0 ? "cafe\u{301}" : i % 5 == 0 ? "caf\u{E9}" : "x"
+                try db.execute(sql: "INSERT INTO Visit VALUES (?, ?, ?, ?, ?)", arguments: [i, Double(k), i % 6 == 0 ? "\(k)" : nil, visitTag, i % 7 == 0 ? "abc" : "ABC"])
+                try db.execute(sql: "INSERT INTO Bill VALUES (?, ?, ?)", arguments: [i, i == rows ? 41 : k, Double(i) / 4])
+                try db.execute(sql: "INSERT INTO Log VALUES (?, ?)", arguments: [i, k])
+            }
+        }
+    }
+
     /// A WAL file whose rows are in its `-wal` and whose `-shm` is gone (as after a crash).
     public static func walWithoutSharedMemory(rows: Int = 50) throws -> String {
         let path = try Shared.temporaryPath("wal.sqlite")

@@ -148,14 +148,14 @@ enum FileFuzz {
 
     /// A plain SQLite input in paged mode (``RelationalPages``): each type's first and last pages
     /// read as windows, every link of their objects counted and read; on a sound file whose
-    /// relations paged mode follows (every table with a rowid, nothing a load would infer), each
+    /// relations paged mode follows (every table with a rowid; inferred relations too), each
     /// object a window did not cut must describe as the loaded graph describes it, and statements
     /// answered over the file (``RelationalQuerySource``) as in memory.
     static func compareRelationalPages(_ graph: ObjectGraph, path: String, compare: Bool) {
         guard let file = try? StoreFile.openForReading(path), let pages = try? RelationalPages.open(file, edgesPerObject: 5) else { return }
-        let follows = compare && !pages.leavesOutInference && pages.layout.tables.allSatisfy { $0 != nil }
-        if compare { compareQuerySource(graph, source: RelationalQuerySource(file: file)) }
-        if compare && !pages.leavesOutInference { compareChunks(graph, pages: pages) }
+        let follows = compare && pages.layout.tables.allSatisfy { $0 != nil }
+        if compare { compareQuerySource(graph, source: RelationalQuerySource(pages: pages)) }
+        if compare { compareChunks(graph, pages: pages) }
         for (t, entry) in pages.catalog.enumerated() {
             for range in [0..<min(entry.count, 25), max(0, entry.count - 25)..<entry.count] {
                 guard let keys = try? pages.keys(type: t, range: range, near: nil), let window = try? pages.window(keys: keys, of: entry.name) else { continue }

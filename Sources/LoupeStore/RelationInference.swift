@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// A relation a load infers in a file that does not declare it (``RelationalFormat/inferRelations``):
+/// `table`'s column `column`, named like a key, whose every value names a row of `target` by
+/// its key. Paged mode finds these over the file in SQL (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:)``)
+/// and links each window's rows by them as a load links its rows.
+public struct InferredKey: Codable, Sendable, Hashable {
+    public let table: String
+    public let column: String
+    public let target: String
+
+    public init(table: String, column: String, target: String) {
+        self.table = table
+        self.column = column
+        self.target = target
+    }
+}
+
+extension RelationalFormat {
+    /// The relations a load of the file would infer, decided over the file without loading it:
+    /// for each column the load tries (named like a key, not declared a foreign key, not the
+    /// table's key, holding some value), in the load's order, the first candidate table whose key
+    /// holds every value of the column as the load's key index finds it (the value itself or its
+    /// affinity twin, text equal as Swift compares it). `loaded` and `builder` are a schema-only
+    /// load's tables and types (each type with its key policy), before it links them.
+    ///
+    /// Each value is first matched in SQL by an exact, indexed lookup of the same value (same
+    /// storage class, same bytes) or of its twin (an integer and its decimal text); the rare
+    /// values SQL cannot decide so (reals, dates, text a twin only Swift reads, text equal only
+    /// under Unicode equivalence) are decided one by one in Swift, from candidates SQL finds.
+    /// A column no candidate holds whole stops at its first stray value.
+    static func inferredKeys(_ db: Database, loaded: [(Source, Int)], builder: GraphBuilder, epoch: Double) throws -> [InferredKey] {
+        guard ReadOptions.current.infersRelations else { return [] }
+        let byLowerName = Dictionary(loaded.map { ($0.0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        var keys: [InferredKey] = []
+        var nonASCIIKeys: [String: Set<String>] = [:]
+        for (source, t) in loaded where !source.isView {
+            for column in source.columns {
+                guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name],
+                      builder.existingAttribute(column.name, of: t) != nil else { continue }
+                let names = targetNames(forKeyColumn: column.name)
+                guard !names.isEmpty,
+                      try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(source.name)) WHERE \(SQL.identifier(column.name)) IS NOT NULL)") == true
+                else { continue }
+                for name in names {
+                    guard let (target, tt) = byLowerName[name.lowercased()], !target.isView,
+                          builder.keyPolicy(of: tt) != .rowNumber, target.keyColumns.count <= 1,
+                          let key = keyExpression(builder.keyPolicy(of: tt), target) else { continue }
+                    let holds = try keyHoldsEveryValue(db, of: source, column: column, target: target.name, key: key, epoch: epoch) {
+                        if let known = nonASCIIKeys[target.name] { return known }
+                        let read = try Set(String.fetchAll(db, sql: """
+                            SELECT \(key) FROM \(SQL.identifier(target.name)) WHERE typeof(\(key)) = 'text' AND length(CAST(\(key) AS BLOB)) != length(\(key))
+                            """))
+                        nonASCIIKeys[target.name] = read
+                        return read
+                    }
+                    if holds {
+                        keys.append(InferredKey(table: source.name, column: column.name, target: target.name))
+                        break
+                    }
+                }
+            }
+        }
+        return keys
+    }
+
+    /// The SQL naming a table's key as `policy` keys its rows: its key column, or its rowid.
+    private static func keyExpression(_ policy: KeyPolicy, _ table: Source) -> String? {
+        switch policy {
+        case .column(let k, _): return SQL.identifier(k)
+        case .rowid: return table.hasRowID ? SQL.rowidName(columns: table.columns.map(\.name)) : nil
+        default: return nil
+        }
+    }
+
+    /// True when every non-null value of `source`'s `column` names a row of table `target` by
+    /// its key (`key`, SQL), as the load's key index finds it; `nonASCIIKeys` gives the target's
+    /// keys that are text with a character outside ASCII (read when first needed).
+    private static func keyHoldsEveryValue(_ db: Database, of source: Source, column: ColumnInfo, target: String, key: String, epoch: Double,
+                                           nonASCIIKeys: () throws -> Set<String>) throws -> Bool {
+        let c = "s." + SQL.identifier(column.name), t = SQL.identifier(target)
+        // Found exactly by SQL: the same value (same storage class and bytes), an integer's
+        // decimal text, or the integer a canonical decimal text spells. Each lookup binds the
+        // value without affinity (`+`), so the target's key index serves it.
+        let exact = column.isDate ? "0" : """
+            (typeof(\(c)) IN ('integer', 'text', 'blob') AND EXISTS (SELECT 1 FROM \(t) k WHERE k.\(key) = +\(c) AND typeof(k.\(key)) = typeof(\(c)) AND CAST(k.\(key) AS BLOB) = CAST(\(c) AS BLOB)))
+            OR (typeof(\(c)) = 'integer' AND EXISTS (SELECT 1 FROM \(t) k WHERE k.\(key) = +CAST(\(c) AS TEXT) AND typeof(k.\(key)) = 'text' AND CAST(k.\(key) AS BLOB) = CAST(CAST(\(c) AS TEXT) AS BLOB)))
+            OR (typeof(\(c)) = 'text' AND CAST(CAST(\(c) AS INTEGER) AS BLOB) = CAST(\(c) AS BLOB) AND EXISTS (SELECT 1 FROM \(t) k WHERE k.\(key) = +CAST(\(c) AS INTEGER) AND typeof(k.\(key)) = 'integer'))
+            """
+        let rest = try DatabaseValue.fetchCursor(db, sql: "SELECT \(c) FROM \(SQL.identifier(source.name)) s WHERE \(c) IS NOT NULL AND NOT (\(exact))")
+        // The others, each as the load holds it, decided once.
+        var decided = Set<Value>()
+        let lookup = try db.makeStatement(sql: "SELECT \(key) FROM \(t) WHERE \(key) = ?")
+        while let cell = try rest.next() {
+            let value = RelationalFormat.value(cell, isDate: column.isDate, epoch: epoch)
+            if decided.contains(value) { continue }
+            guard let id = ObjectID(keyValue: value), id.isScalar else { return false }
+            var found = false
+            for wanted in [id] + (id.affinityAlternative.map { [$0] } ?? []) {
+                if try DatabaseValue.fetchAll(lookup, arguments: [wanted.databaseValue]).contains(where: { $0.objectID == wanted }) { found = true; break }
+                if case .string(let text) = wanted, text.utf8.contains(where: { $0 >= 0x80 }), try nonASCIIKeys().contains(text) { found = true; break }
+            }
+            guard found else { return false }
+            if decided.count < 100_000 { decided.insert(value) }
+        }
+        return true
+    }
+
+    /// Adds the relations `keys` to `tables` as a load infers them (``inferRelations``), linking
+    /// the rows `builder` holds: each value to the target row its key index finds (none when the
+    /// row is not among them). A key whose table or column is not there is left out.
+    static func linkInferred(_ builder: GraphBuilder, _ tables: [KeyedTable], _ keys: [InferredKey]) {
+        let byName = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var indexes: [Int: KeyIndex] = [:]
+        for key in keys {
+            guard let source = byName[key.table], let target = byName[key.target],
+                  let a = builder.existingAttribute(key.column, of: source.type) else { continue }
+            let index = indexes[target.type] ?? builder.keyIndex(type: target.type, attribute: nil)
+            indexes[target.type] = index
+            addInferredRelation(builder, type: source.type, attribute: a, column: key.column, name: relationName(for: key.column, otherColumns: Set(source.columns)),
+                                target: target.type, index: index)
+        }
+    }
+
+    /// One inferred relation of type `t` from its attribute `a` (column `column`) to type `tt`,
+    /// named `name` (reachable under the column's name too), marked inferred, with an edge for
+    /// every value `index` finds a row of `tt` for.
+    static func addInferredRelation(_ builder: GraphBuilder, type t: Int, attribute a: Int, column: String, name: String, target tt: Int, index: KeyIndex) {
+        let foreignKey = ForeignKey(attribute: column, targetType: tt, targetAttribute: nil, onDelete: .noAction, isInferred: true)
+        let r = builder.relation(name, of: t, aliases: name == column ? [] : [column], foreignKey: foreignKey, declaredTargets: [tt])
+        builder.markInferred(relation: r, of: t)
+        for (row, v) in builder.column(type: t, attribute: a).enumerated() where !v.isNull {
+            if let to = index.row(for: v) { builder.addEdge(from: ObjectRef(type: t, row: row), relation: r, to: ObjectRef(type: tt, row: to)) }
+        }
+    }
+}
