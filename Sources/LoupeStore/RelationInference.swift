@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
 import LoupeModel
+import Synchronization
 
 /// A relation a load infers in a file that does not declare it (``RelationalFormat/inferRelations``):
 /// `table`'s column `column`, named like a key, whose every value names a row of `target` by
-/// its key. Paged mode finds these over the file in SQL (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:)``)
+/// its key. Paged mode finds these over the file in SQL (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:file:)``)
 /// and links each window's rows by them as a load links its rows.
 public struct InferredKey: Codable, Sendable, Hashable {
     public let table: String
@@ -30,40 +31,80 @@ extension RelationalFormat {
     /// storage class, same bytes) or of its twin (an integer and its decimal text); the rare
     /// values SQL cannot decide so (reals, dates, text a twin only Swift reads, text equal only
     /// under Unicode equivalence) are decided one by one in Swift, from candidates SQL finds.
-    /// A column no candidate holds whole stops at its first stray value.
-    static func inferredKeys(_ db: Database, loaded: [(Source, Int)], builder: GraphBuilder, epoch: Double) throws -> [InferredKey] {
+    /// A column no candidate holds whole stops at its first stray value. With `file` (the file
+    /// `db` reads), the columns are decided two at a time, each on a connection of its own.
+    static func inferredKeys(_ db: Database, loaded: [(Source, Int)], builder: GraphBuilder, epoch: Double, file: StoreFile? = nil) throws -> [InferredKey] {
         guard ReadOptions.current.infersRelations else { return [] }
         let byLowerName = Dictionary(loaded.map { ($0.0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
-        var keys: [InferredKey] = []
-        var nonASCIIKeys: [String: Set<String>] = [:]
+        var columns: [KeyColumn] = []
         for (source, t) in loaded where !source.isView {
             for column in source.columns {
                 guard !source.foreignKeys.contains(where: { $0.column == column.name }), source.keyColumns != [column.name],
                       builder.existingAttribute(column.name, of: t) != nil else { continue }
-                let names = targetNames(forKeyColumn: column.name)
-                guard !names.isEmpty,
-                      try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(source.name)) WHERE \(SQL.identifier(column.name)) IS NOT NULL)") == true
-                else { continue }
-                for name in names {
+                let targets = targetNames(forKeyColumn: column.name).compactMap { name -> (table: String, key: String)? in
                     guard let (target, tt) = byLowerName[name.lowercased()], !target.isView,
                           builder.keyPolicy(of: tt) != .rowNumber, target.keyColumns.count <= 1,
-                          let key = keyExpression(builder.keyPolicy(of: tt), target) else { continue }
-                    let holds = try keyHoldsEveryValue(db, of: source, column: column, target: target.name, key: key, epoch: epoch) {
-                        if let known = nonASCIIKeys[target.name] { return known }
-                        let read = try Set(String.fetchAll(db, sql: """
-                            SELECT \(key) FROM \(SQL.identifier(target.name)) WHERE typeof(\(key)) = 'text' AND length(CAST(\(key) AS BLOB)) != length(\(key))
-                            """))
-                        nonASCIIKeys[target.name] = read
-                        return read
-                    }
-                    if holds {
-                        keys.append(InferredKey(table: source.name, column: column.name, target: target.name))
-                        break
-                    }
+                          let key = keyExpression(builder.keyPolicy(of: tt), target) else { return nil }
+                    return (target.name, key)
+                }
+                if !targets.isEmpty { columns.append(KeyColumn(source: source, column: column, targets: targets)) }
+            }
+        }
+        guard let file, columns.count > 1 else {
+            var decider = KeyColumn.Decider(epoch: epoch)
+            return try columns.compactMap { try decider.target(of: $0, db) }
+        }
+        // Two workers take the columns in turn; the answers stay in the load's order.
+        let next = Mutex(0), tried = columns
+        let found = try ParallelWork.run(workers: 2, stackSize: 1 << 20) { _ in
+            try file.readOnOwnConnection { db in
+                var decider = KeyColumn.Decider(epoch: epoch)
+                var mine: [(Int, InferredKey)] = []
+                while true {
+                    let i = next.withLock { n in defer { n += 1 }; return n }
+                    guard i < tried.count else { return mine }
+                    if let key = try decider.target(of: tried[i], db) { mine.append((i, key)) }
                 }
             }
         }
-        return keys
+        return found.flatMap { $0 }.sorted { $0.0 < $1.0 }.map { $0.1 }
+    }
+
+    /// A column a load tries to infer a relation from, with its candidate tables (in the load's
+    /// order of preference) and the SQL naming each one's key.
+    struct KeyColumn: Sendable {
+        let source: Source
+        let column: ColumnInfo
+        let targets: [(table: String, key: String)]
+
+        /// Decides columns on one connection, keeping what it read of each target.
+        struct Decider {
+            let epoch: Double
+            /// Per target table: its keys that are text with a character outside ASCII.
+            var nonASCIIKeys: [String: Set<String>] = [:]
+
+            init(epoch: Double) { self.epoch = epoch }
+
+            /// The relation the load infers from `column`: its first candidate holding every
+            /// value; nil when the column holds none, or no candidate holds them all.
+            mutating func target(of column: KeyColumn, _ db: Database) throws -> InferredKey? {
+                let (source, info) = (column.source, column.column)
+                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(source.name)) WHERE \(SQL.identifier(info.name)) IS NOT NULL)") == true
+                else { return nil }
+                for (target, key) in column.targets {
+                    let holds = try RelationalFormat.keyHoldsEveryValue(db, of: source, column: info, target: target, key: key, epoch: epoch) {
+                        if let known = nonASCIIKeys[target] { return known }
+                        let read = try Set(String.fetchAll(db, sql: """
+                            SELECT \(key) FROM \(SQL.identifier(target)) WHERE typeof(\(key)) = 'text' AND length(CAST(\(key) AS BLOB)) != length(\(key))
+                            """))
+                        nonASCIIKeys[target] = read
+                        return read
+                    }
+                    if holds { return InferredKey(table: source.name, column: info.name, target: target) }
+                }
+                return nil
+            }
+        }
     }
 
     /// The SQL naming a table's key as `policy` keys its rows: its key column, or its rowid.
@@ -78,7 +119,7 @@ extension RelationalFormat {
     /// True when every non-null value of `source`'s `column` names a row of table `target` by
     /// its key (`key`, SQL), as the load's key index finds it; `nonASCIIKeys` gives the target's
     /// keys that are text with a character outside ASCII (read when first needed).
-    private static func keyHoldsEveryValue(_ db: Database, of source: Source, column: ColumnInfo, target: String, key: String, epoch: Double,
+    fileprivate static func keyHoldsEveryValue(_ db: Database, of source: Source, column: ColumnInfo, target: String, key: String, epoch: Double,
                                            nonASCIIKeys: () throws -> Set<String>) throws -> Bool {
         let c = "s." + SQL.identifier(column.name), t = SQL.identifier(target)
         // Found exactly by SQL: the same value (same storage class and bytes), an integer's

@@ -225,7 +225,7 @@ public enum RelationalFormat: StoreFormat {
     /// Loads every table and view, or only those named in `only` (then without relations); with
     /// `schemaOnly`, no row at all: the types, attributes and declared relations a load would make,
     /// and the relations `inferring` names, given the tables and their types (a cached list, or
-    /// found over the file by ``inferredKeys(_:loaded:builder:epoch:)``).
+    /// found over the file by ``inferredKeys(_:loaded:builder:epoch:file:)``).
     static func load(_ db: Database, progress: LoadProgress?, only: Set<String>?, schemaOnly: Bool = false,
                      inferring: ((_ loaded: [(Source, Int)], _ builder: GraphBuilder) throws -> [InferredKey])? = nil) throws -> LoadedGraph {
         let builder = GraphBuilder(formatName: name)

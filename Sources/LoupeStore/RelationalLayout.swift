@@ -122,7 +122,7 @@ extension RelationalFormat {
                 inferred = kept
             } else {
                 let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
-                inferred = try inferredKeys(db, loaded: loaded, builder: builder, epoch: epoch)
+                inferred = try inferredKeys(db, loaded: loaded, builder: builder, epoch: epoch, file: file)
                 if let file, let stamp { SchemaCache.saveInferredKeys(inferred, file: file, stamp: stamp) }
             }
             return inferred

@@ -22,7 +22,8 @@ import LoupeModel
 /// it is) and linked in each window as declared ones are. Reading never writes.
 public final class RelationalPages: PageSource, Sendable {
     public let file: StoreFile
-    /// The file's types, attributes and declared relations with no objects, as a load names them.
+    /// The file's types, attributes and relations (declared, and inferred in a file that declares
+    /// none) with no objects, as a load names them.
     public let layout: RelationalLayout
     /// Per type (by index): what a load read of its table.
     let sources: [RelationalFormat.Source]
@@ -37,7 +38,7 @@ public final class RelationalPages: PageSource, Sendable {
     /// The file's stamp when it was opened.
     public let openedStamp: FileStamp
     /// The relations a load would infer from the rows, in the load's order (see
-    /// ``RelationalFormat/inferredKeys(_:loaded:builder:epoch:)``); ``layout`` has them.
+    /// ``RelationalFormat/inferredKeys(_:loaded:builder:epoch:file:)``); ``layout`` has them.
     public let inferred: [InferredKey]
 
     public var catalog: [(name: String, count: Int)] {

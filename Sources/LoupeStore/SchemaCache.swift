@@ -246,7 +246,7 @@ public enum SchemaCache {
     }
 
     /// The relations paged mode found a load would infer in a relational file that declares
-    /// none (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:)``: a pass over each
+    /// none (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:file:)``: a pass over each
     /// candidate column), kept under the same rules as an entry, so that opening the file again
     /// does not read those columns again.
     struct InferredEntry: KeyedEntry {
