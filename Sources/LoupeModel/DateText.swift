@@ -62,7 +62,9 @@ public enum DateText {
                 seconds -= Double(sign * (oh * 3600 + om * 60))
             } else { return nil }
         }
-        guard i == n else { return nil }
+        // Within the years 1–9999 (`0000-02-01`, or a zone moving 0001-01-01 before it, is no
+        // date Loupe can write back: it stays text).
+        guard i == n, representableSeconds.contains(seconds) else { return nil }
         return Date(timeIntervalSince1970: seconds)
     }
 

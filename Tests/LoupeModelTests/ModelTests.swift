@@ -42,7 +42,8 @@ final class ModelTests: XCTestCase {
             XCTAssertEqual(DateText.parse(text), d, text)
         }
         XCTAssertEqual(DateText.parse("2024-01-31"), Date(timeIntervalSince1970: 1_706_659_200))
-        for bad in ["2024-13-01", "2024-01-31T25:00", "yesterday", "2024-01-31Tx", "2024-01-31 10:00:00 +5"] {
+        // … and no date outside the years 1–9999, which iso(_:) could not write back.
+        for bad in ["2024-13-01", "2024-01-31T25:00", "yesterday", "2024-01-31Tx", "2024-01-31 10:00:00 +5", "0000-02-01", "0001-01-01T00:30:00+01:00"] {
             XCTAssertNil(DateText.parse(bad), bad)
         }
         XCTAssertEqual(DateText.persist(d), "2020-04-14 01:40:59 Z")
