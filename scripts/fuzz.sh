@@ -64,6 +64,10 @@ make('views.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE a(id INTEGER PRIMARY 
      "INSERT INTO a VALUES (1,'x','2024-01-01',1.5),(2,'y',1700000000,NULL),(3,'ab',NULL,3)", "INSERT INTO b VALUES (1,1,x'00ff'),(2,2,NULL),(3,1,'t')",
      'CREATE VIEW v AS SELECT a.name, b.note, a.v FROM a JOIN b ON b.a_id = a.id',
      'CREATE TABLE w(k TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID', "INSERT INTO w VALUES ('b',2),('a',1),('c',3)")
+make('undeclared.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE owner(id INTEGER PRIMARY KEY, name TEXT)', 'CREATE TABLE code(id TEXT PRIMARY KEY)',
+     'CREATE TABLE pet(id INTEGER PRIMARY KEY, owner_id TEXT, CodeId INTEGER, ownerId DATE)', 'CREATE INDEX pet_owner ON pet(owner_id)',
+     "INSERT INTO owner VALUES (1,'a'),(2,'b'),(3,'c')", "INSERT INTO code VALUES ('1'),('2'),('x')",
+     "INSERT INTO pet VALUES (1,'1',1,1),(2,'02',2,2),(3,3,NULL,3),(4,NULL,1,NULL),(5,2.0,2,1)")
 make('persist-small.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE by_type(id INTEGER PRIMARY KEY, type_name TEXT, json TEXT)',
      'CREATE TABLE relations(from_id INTEGER, to_id INTEGER, relation TEXT)',
      """INSERT INTO by_type VALUES (1,'A','{"n":1,"d":"2020-01-01 00:00:00 Z","x":[1,{"y":null}]}'),(2,'B','{"s":"a\\\\u0041"}'),(3,'A','not json')""",

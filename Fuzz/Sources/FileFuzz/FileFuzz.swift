@@ -32,13 +32,13 @@ public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     }
     // A load that read around damage (warnings) answers from part of the file, and on a file
     // SQLite itself finds corrupt (rowids out of order, repeated) SQL's order is the damaged
-    // b-tree's: the engines are compared on sound files.
+    // b-tree's. SQL, the schema cache and paged mode find rows by key lookups through indexes,
+    // which on a damaged file (an index missing a row, which quick_check does not look for)
+    // find other rows than the load's scan (and decide otherwise which relations a file that
+    // declares none has): the engines are compared on files whose indexes match their tables.
     let sound = (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA quick_check") }) == "ok"
-    if sound, store.warnings.isEmpty { FileFuzz.compareEngines(graph, file: store.file) }
-    // The schema cache answers by key lookups through indexes, which on a damaged file (an
-    // index missing a row, which quick_check does not look for) find other rows than the
-    // load's scan: compared on files whose indexes match their tables.
     let intact = sound && (try? store.file.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }) == "ok"
+    if intact, store.warnings.isEmpty { FileFuzz.compareEngines(graph, file: store.file) }
     if intact { FileFuzz.compareCache(graph, path: path) }
     FileFuzz.comparePages(graph, path: path, compare: intact && store.warnings.isEmpty)
     FileFuzz.compareRelationalPages(graph, path: path, compare: intact && store.warnings.isEmpty)
