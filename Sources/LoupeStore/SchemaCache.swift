@@ -245,33 +245,33 @@ public enum SchemaCache {
         factsEntry(for: file, stamp: stamp)?.relationNames.map(Set.init)
     }
 
-    /// The relations paged mode found a load would infer in a relational file that declares
-    /// none (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:file:)``: a pass over each
-    /// candidate column), kept under the same rules as an entry, so that opening the file again
-    /// does not read those columns again.
-    struct InferredEntry: KeyedEntry {
+    /// One value kept under the key every entry starts with (of a kind named by the caller).
+    struct ValueEntry<Kept: Codable>: KeyedEntry {
         var version: Int
         var build: String
         var path: String
         var stamp: FileStamp
         var header: [UInt8]
-        var keys: [InferredKey]
+        var value: Kept
     }
 
-    /// Keeps `keys`, found over `file` as `stamp` describes it (when caching is on and the file
-    /// is read as it is on disk and still at `stamp`).
+    /// Keeps `keys`: the relations paged mode found a load would infer in a relational file that
+    /// declares none (``RelationalFormat/inferredKeys(_:loaded:builder:epoch:file:)``: a pass over
+    /// each candidate column), found over `file` as `stamp` describes it, so that opening it
+    /// again does not read those columns again (when caching is on and the file is read as it
+    /// is on disk and still at `stamp`).
     static func saveInferredKeys(_ keys: [InferredKey], file: StoreFile, stamp: FileStamp) {
         guard file.access == .readOnly || file.access == .walSnapshot, file.stamp() == stamp,
               let directory = directory.withLock({ $0 }), let path = realPath(file.path) else { return }
-        let entry = InferredEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), keys: keys)
+        let entry = ValueEntry(version: version, build: build, path: path, stamp: stamp, header: file.databaseHeader(), value: keys)
         guard let data = try? JSONEncoder().encode(entry) else { return }
         write(data, to: entryPath(directory, for: path, kind: "inferred"), in: directory)
     }
 
     /// The inferred relations kept of `file`, when found at `stamp` and the file is still so.
     static func inferredKeys(for file: StoreFile, stamp: FileStamp) -> [InferredKey]? {
-        guard let entry = kept(InferredEntry.self, kind: "inferred", for: file), entry.stamp == stamp else { return nil }
-        return entry.keys
+        guard let entry = kept(ValueEntry<[InferredKey]>.self, kind: "inferred", for: file), entry.stamp == stamp else { return nil }
+        return entry.value
     }
 
     private static func factsEntry(for file: StoreFile, stamp: FileStamp) -> FactsEntry? {
