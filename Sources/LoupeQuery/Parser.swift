@@ -150,6 +150,11 @@ public struct Parser {
         }
         while true {
             if current.isKeyword("group"), peek().isKeyword("by") {
+                // The clauses of a `group by` follow it (they order and cut its groups).
+                guard query.clauses.isEmpty else {
+                    throw QueryError("group by comes right after the type and its where", at: current.range,
+                                     hint: "like Track where Milliseconds > 300000 group by Genre.Name limit 3")
+                }
                 position += 2
                 let by = try path()
                 if let c = try clause() { query.clauses.append(c) }

@@ -63,6 +63,8 @@ final class ParserTests: XCTestCase {
         assertTree("Track group by Genre.Name", "(group (query Track) by Genre.Name)")
         assertTree("Track where Milliseconds > 1 group by Genre.Name limit 3",
                    "(group (query Track where (Milliseconds > 1) (limit 3)) by Genre.Name)")
+        // Clauses written before `group by` would print after it, where they mean the groups'.
+        XCTAssertThrowsError(try Parser.parse("Track sort by Name group by Genre.Name")) { XCTAssertTrue("\($0)".contains("group by comes right after"), "\($0)") }
         assertTree("pages > 100", "(query _ where (pages > 100))")
         assertTree("sort by title", "(query _ (sort title asc))")
         assertTree(".schema Book", "(.schema Book)")
