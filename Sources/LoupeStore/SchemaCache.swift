@@ -387,13 +387,17 @@ extension PersistFormat {
                   key.contains(where: { ($0["name"] as String?) == "id" && ($0["type"] as String? ?? "").uppercased() == "INTEGER" }) else { return nil }
             var documents: [Int64: (type: Int, json: DatabaseValue)] = [:]
             var others: [Int64: Int] = [:]   // objects at the other end of an edge: type only
+            func holdsNUL(_ bytes: DatabaseValue) -> Bool { if case .blob(let data) = bytes.storage { return data.contains(0) } else { return false } }
             func typeIndex(of stored: DatabaseValue) -> Int? {
                 let shown = typeName(of: stored)
                 return entry.types.firstIndex { $0.name == shown }
             }
+            // A type name that does not read back as stored (a NUL cuts it short) names its
+            // objects otherwise for the load, which links no edge to them: such a store is
+            // left to the load.
             for key in Set(keys) {
-                guard let row = try Row.fetchOne(db, sql: "SELECT type_name, json FROM by_type WHERE id = ?", arguments: [key]) else { continue }
-                guard let t = typeIndex(of: row[0]) else { return nil }
+                guard let row = try Row.fetchOne(db, sql: "SELECT type_name, json, CAST(type_name AS BLOB) FROM by_type WHERE id = ?", arguments: [key]) else { continue }
+                guard !holdsNUL(row[2]), let t = typeIndex(of: row[0]) else { return nil }
                 documents[key] = (t, row[1])
             }
             // Relation rows from and to each object, once each, in rowid order.
@@ -402,12 +406,12 @@ extension PersistFormat {
             for key in documents.keys.sorted() {
                 for (column, other) in [("from_id", "to_id"), ("to_id", "from_id")] {
                     let rows = try Row.fetchAll(db, sql: """
-                        SELECT r.rowid, r.from_id, r.to_id, r.relation, o.type_name FROM relations r JOIN by_type o ON o.id = r.\(other)
+                        SELECT r.rowid, r.from_id, r.to_id, r.relation, o.type_name, CAST(o.type_name AS BLOB) FROM relations r JOIN by_type o ON o.id = r.\(other)
                         WHERE r.\(column) = ? ORDER BY r.rowid
                         """, arguments: [key])
                     for row in rows {
                         guard let rowid = row[0] as Int64?, let from = row[1] as Int64?, let to = row[2] as Int64?,
-                              let t = typeIndex(of: row[4]) else { return nil }
+                              !holdsNUL(row[5]), let t = typeIndex(of: row[4]) else { return nil }
                         let end = column == "from_id" ? to : from
                         if documents[end] == nil { others[end] = t }
                         if seen.insert(rowid).inserted { edges.append((rowid, from, to, (row[3] as DatabaseValue).lenientText ?? "")) }

@@ -66,6 +66,25 @@ final class SchemaCacheTests: XCTestCase {
         XCTAssertNil(try LoadedStore.neighbourhood(path, type: "Bok", ids: [.int(1)]))
     }
 
+    /// A type name holding a NUL reads cut short, and the load links no edge to its objects: the
+    /// cache leaves an object next to one to the load rather than link what the load does not
+    /// (a file fuzzer finding).
+    func testATypeNameWithANulIsLeftToTheLoad() throws {
+        let path = try HostileFiles.make("nul-type.sqlite") { db in
+            try HostileFiles.persistSchema(db)
+            try db.execute(sql: """
+                INSERT INTO by_type VALUES (1, 'Item', '{"n":1}'), (2, 'Part', '{"n":2}'), (3, CAST(X'506172741B00' AS TEXT), '{"n":3}');
+                INSERT INTO relations VALUES (1, 2, 'parts'), (1, 3, 'parts');
+                """)
+        }
+        let graph = try LoadedStore.open(path).graph
+        let item = try XCTUnwrap(graph.type(named: "Item"))
+        let ref = ObjectRef(type: Int32(item.index), row: 0)
+        let small = try LoadedStore.neighbourhood(path, type: "Item", ids: [.int(1)])
+        if let small, let smallRef = small.ref { XCTAssertEqual(small.graph.describe(smallRef), graph.describe(ref)) }
+        XCTAssertNil(small, "left to the load")
+    }
+
     func testAChangedStoreIsNeverAnsweredFromTheCache() throws {
         let path = try Self.awkwardStore()
         _ = try LoadedStore.open(path)
