@@ -425,8 +425,11 @@ public enum RelationalFormat: StoreFormat {
             // (A table without a rowid has a key, unless SQL cannot name a column of it.)
             policy = source.hasRowID ? .rowid : .rowNumber
         }
+        // An `INTEGER PRIMARY KEY` that is the rowid holds integers only: neither check below
+        // can find anything in it (each reads the whole table).
+        let keyIsRowid = try window == nil && !keyColumns.isEmpty && (try keyAliasesRowid(db, source))
         // A rowid table whose primary key holds NULLs (SQLite allows it) cannot be keyed by it.
-        if window == nil, source.hasRowID, !keyColumns.isEmpty {
+        if window == nil, source.hasRowID, !keyColumns.isEmpty, !keyIsRowid {
             let nullCheck = keyColumns.map { "\(SQL.identifier($0)) IS NULL" }.joined(separator: " OR ")
             if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(source.name)) WHERE \(nullCheck))") ?? false {
                 warnings.append("\(source.name): its primary key holds NULLs; its rows are keyed by rowid")
@@ -437,7 +440,7 @@ public enum RelationalFormat: StoreFormat {
         // A key holding text that does not read back (not UTF-8, or with a NUL: SQLite hands it
         // over repaired or cut short) would name no row, or another row, in a lookup or a write.
         var keyDoesNotReadBack = false
-        if window == nil, !keyColumns.isEmpty, try holdsTextThatDoesNotReadBack(db, table: source.name, columns: keyColumns) {
+        if window == nil, !keyColumns.isEmpty, !keyIsRowid, try holdsTextThatDoesNotReadBack(db, table: source.name, columns: keyColumns) {
             keyDoesNotReadBack = true
             warnings.append(source.hasRowID ? "\(source.name): its primary key holds text that is not UTF-8 (or holds a NUL); its rows are keyed by rowid"
                                             : "\(source.name): its primary key holds text that is not UTF-8 (or holds a NUL); its rows are listed by position and never edited")
@@ -483,25 +486,30 @@ public enum RelationalFormat: StoreFormat {
         var arguments: StatementArguments = rowids == nil || rowidName == nil ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
         if let condition = window?.condition { arguments = StatementArguments(condition.arguments) }
         let sparseSlots = Set(source.columns.indices.filter { window?.sparseColumns.contains(source.columns[$0].name) ?? false })
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        // Cells are read through the statement's columns directly (a `Row` subscript costs most
+        // of a microsecond, and a table can hold tens of millions of cells).
+        let statement = try db.makeStatement(sql: sql)
+        try statement.setArguments(arguments)
+        let cursor = try Row.fetchCursor(statement)
+        let reader = ColumnReader(statement)
         var ordinal = Int64(skipped)
-        while let row = try cursor.next() {
+        while try cursor.next() != nil {
             ordinal += 1
             let id: ObjectID
             if selectRowID && keyColumns.isEmpty {
-                id = (row[0] as DatabaseValue).objectID ?? .int(ordinal)
+                id = reader.value(0).objectID ?? .int(ordinal)
             } else if keyIndexes.count == 1 {
-                id = (row[keyIndexes[0] + offset] as DatabaseValue).objectID ?? .int(ordinal)
+                id = reader.value(Int32(keyIndexes[0] + offset)).objectID ?? .int(ordinal)
             } else if !keyIndexes.isEmpty {
-                id = .composite(keyIndexes.map { (row[$0 + offset] as DatabaseValue).objectID ?? .string("") })
+                id = .composite(keyIndexes.map { reader.value(Int32($0 + offset)).objectID ?? .string("") })
             } else {
                 id = .int(ordinal)
             }
             let ref = builder.addObject(type: t, id: id)
-            let isSparse = !sparse.isEmpty && sparse.contains(row[0] as Int64? ?? 0)
+            let isSparse = !sparse.isEmpty && sparse.contains(reader.int64(0) ?? 0)
             for (i, slot) in slots.enumerated() {
                 if isSparse && !sparseSlots.contains(i) { continue }
-                let raw = row[i + offset] as DatabaseValue
+                let raw = reader.value(Int32(i + offset))
                 if dates[i], case .double = raw.storage { numericDates[i] = true }
                 if dates[i], case .int64 = raw.storage { numericDates[i] = true }
                 builder.set(value(raw, isDate: dates[i], epoch: epoch), type: t, row: Int(ref.row), attribute: slot)
@@ -516,6 +524,16 @@ public enum RelationalFormat: StoreFormat {
             }
         }
         return t
+    }
+
+    /// True when `source`'s key is its one column declared `INTEGER PRIMARY KEY`, which SQLite
+    /// makes the rowid under another name (not one declared `INTEGER PRIMARY KEY DESC`, which it
+    /// keeps apart): a column that holds integers only, never NULL.
+    static func keyAliasesRowid(_ db: Database, _ source: Source) throws -> Bool {
+        guard source.hasRowID, !source.isView, source.keyColumns.count == 1,
+              source.columns.first(where: { $0.name == source.keyColumns[0] })?.storage.declaredType.uppercased() == "INTEGER" else { return false }
+        let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [source.name])
+        return sql.map { $0.range(of: #"PRIMARY\s+KEY\s+DESC"#, options: [.regularExpression, .caseInsensitive]) == nil } ?? false
     }
 
     /// True when one of `columns` of table `table` holds, in some row, text that does not read

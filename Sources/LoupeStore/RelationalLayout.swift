@@ -157,9 +157,7 @@ extension RelationalFormat {
             var table = RelationalLayout.Table(name: source.name, rowid: rowid, columns: source.columns.map { ($0.name, $0.isDate) })
             switch type.keyPolicy {
             case .rowid: table.keyIsRowid = true
-            case .column(_, autoIncrements: true):
-                let sql = (try? String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [source.name])) ?? nil
-                table.keyIsRowid = sql.map { $0.range(of: #"PRIMARY\s+KEY\s+DESC"#, options: [.regularExpression, .caseInsensitive]) == nil } ?? false
+            case .column(_, autoIncrements: true): table.keyIsRowid = (try? keyAliasesRowid(db, source)) ?? false
             default: break
             }
             return table
