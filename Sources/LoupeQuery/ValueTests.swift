@@ -11,6 +11,9 @@ public final class ValueTest: @unchecked Sendable {
     private let environment: Environment
     private let left: Int
     private let right: Int?
+    /// True when a call may record a failure ``check()`` throws (a MATCHES whose regular
+    /// expression gives up): an evaluator must then test every value the engine would.
+    public let mayFail: Bool
 
     /// `comparison` with each left element as the left side; `rightIsValue` makes the right side a
     /// value handed in too (a path the caller evaluates), else it is compiled as written (a
@@ -25,6 +28,7 @@ public final class ValueTest: @unchecked Sendable {
         c.lhs = .path(ValueTest.variable("\u{1}left", at: comparison.lhs.range))
         if rightIsValue { c.rhs = .path(ValueTest.variable("\u{1}right", at: comparison.rhs.range)) }
         if elementOfCollection, comparison.op == .contains, comparison.quantifier == nil { c.op = .equal }
+        mayFail = c.op == .matches
         test = try compiler.predicate(.comparison(c), on: nil)
         environment = Environment(slots: compiler.slotCount)
     }
@@ -34,6 +38,7 @@ public final class ValueTest: @unchecked Sendable {
         let compiler = Compiler(graph: GraphBuilder(formatName: "").finish())
         left = compiler.bind(variable: "\u{1}left")
         right = nil
+        mayFail = false
         test = try compiler.predicate(.between(nil, .path(ValueTest.variable("\u{1}left", at: range)), low: low, high: high, range: range), on: nil)
         environment = Environment(slots: compiler.slotCount)
     }
@@ -43,6 +48,7 @@ public final class ValueTest: @unchecked Sendable {
         let compiler = Compiler(graph: GraphBuilder(formatName: "").finish())
         left = compiler.bind(variable: "\u{1}left")
         right = nil
+        mayFail = false
         test = try compiler.predicate(.truthy(.path(ValueTest.variable("\u{1}left", at: range))), on: nil)
         environment = Environment(slots: compiler.slotCount)
     }

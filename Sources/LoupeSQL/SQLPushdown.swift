@@ -141,6 +141,9 @@ struct Plan {
     /// `LIMIT …` when a limit follows it directly (then SQL applies both, and an index serves).
     let sqlOrder: String?
     let sqlLimit: String?
+    /// `LIMIT …` when the first clause is a limit and nothing can fail on a later row (no value
+    /// test that may record a failure): rows come in rowid order, and SQL stops at the limit.
+    let sqlLimitFirst: String?
 
     init?(_ statement: LoupeQuery.Statement, _ translation: SQLTranslation) throws {
         self.statement = statement
@@ -183,11 +186,20 @@ struct Plan {
             }
             if terms.count == keys.count {
                 order = "ORDER BY " + (terms + ["a0.\(table.rowid)"]).joined(separator: ", ")
-                if q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1] { limit = "LIMIT \(n) OFFSET \(offset)" }
+                if q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1], !translation.valueTests.contains(where: \.mayFail) {
+                    limit = "LIMIT \(n) OFFSET \(offset)"
+                }
             }
         }
         sqlOrder = order
         sqlLimit = limit
+        // (The engine reads every object before the limit; it could only answer otherwise where
+        // a row past the limit fails a test, MATCHES giving up on a long text.)
+        if case .query(let q) = statement, case .limit(let n, let offset)? = q.clauses.first, !translation.valueTests.contains(where: \.mayFail) {
+            sqlLimitFirst = "LIMIT \(n) OFFSET \(offset)"
+        } else {
+            sqlLimitFirst = nil
+        }
     }
 
     /// True when SQL's `GROUP BY` on this key makes the engine's groups: a plain column (not a
@@ -294,14 +306,14 @@ struct Plan {
         // When SQL sorts (and limits) and nothing after that reads the rows' values, only the
         // rowids are read: 2.5M books sorted keep no values in memory.
         var operands = operands
-        if case .query(let q) = statement, q.projection == nil, sqlOrder != nil,
-           q.clauses.count == 1 || (q.clauses.count == 2 && sqlLimit != nil) {
+        if case .query(let q) = statement, q.projection == nil,
+           (sqlOrder != nil && (q.clauses.count == 1 || (q.clauses.count == 2 && sqlLimit != nil))) || (sqlLimitFirst != nil && q.clauses.count == 1) {
             operands = []
         }
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
         var rowids: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
-        let sql = "SELECT \(columns.joined(separator: ", ")) \(from) \(sqlOrder ?? "ORDER BY a0.\(table.rowid)") \(sqlLimit ?? "")"
+        let sql = "SELECT \(columns.joined(separator: ", ")) \(from) \(sqlOrder ?? "ORDER BY a0.\(table.rowid)") \(sqlLimit ?? sqlLimitFirst ?? "")"
         if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try cursor.next() {
@@ -316,15 +328,16 @@ struct Plan {
         }
         guard case .query(let q) = statement else { return .count(0) }
         // The clauses in order, over row positions.
-        let (order, next) = operands.isEmpty && sqlOrder != nil ? (Array(rowids.indices), 0)
-            : QueryEngine.applyClauses(q.clauses, values: values, count: rowids.count, sortedFirst: sqlOrder != nil, limitedSecond: sqlLimit != nil)
+        let (order, next) = operands.isEmpty && (sqlOrder != nil || sqlLimitFirst != nil) ? (Array(rowids.indices), 0)
+            : QueryEngine.applyClauses(sqlLimitFirst != nil ? Array(q.clauses.dropFirst()) : q.clauses, values: values, count: rowids.count,
+                                       sortedFirst: sqlOrder != nil, limitedSecond: sqlLimit != nil)
         if let projection = q.projection {
             let rows = order.map { i in (next..<next + projection.count).map { values[$0][i] } }
             return .projection(columns: ResultTable.distinctNames(projection.map(\.name)), rows: rows, rowids: order.map { rowids[$0] })
         }
         let chosen = order.map { rowids[$0] }
         // Every row of the table, reordered: read the table whole rather than by a list of rowids.
-        return .objects(rowids: chosen, everyRow: condition == "1" && sqlLimit == nil && chosen.count == rowids.count)
+        return .objects(rowids: chosen, everyRow: condition == "1" && sqlLimit == nil && sqlLimitFirst == nil && chosen.count == rowids.count)
     }
 }
 

@@ -418,6 +418,27 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// A statement whose first clause is a limit is stopped by SQLite at the limit (rows come in
+    /// rowid order, as the engine lists them), unless a MATCHES in it could fail on a later row,
+    /// as it would in the engine; the answers are the engine's over the load.
+    func testALimitFirstStopsSQLiteAtTheLimit() throws {
+        let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        for (statement, limit) in [
+            ("Track limit 2", "LIMIT 2 OFFSET 0"),
+            ("Track where Milliseconds > 300000 limit 3 offset 2 select Name, Milliseconds", "LIMIT 3 OFFSET 2"),
+            ("Track where Composer != nil limit 4 sort by Name desc", "LIMIT 4 OFFSET 0"),
+            ("Track where Milliseconds > 300000 limit 5 distinct AlbumId limit 2", "LIMIT 5 OFFSET 0"),
+            ("Track where Name MATCHES 'A.*' limit 2", nil),
+            ("Track where Name MATCHES 'A.*' sort by Milliseconds limit 2", nil),
+        ] {
+            let run = try LoupeBinary.run(["query", chinook, statement, "--engine", "sql", "--format", "csv"], environment: ["LOUPE_SQL_TRACE": "1"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(run.stdout, try loupe(["query", chinook, statement, "--engine", "memory", "--format", "csv"]).stdout, statement)
+            let sql = try XCTUnwrap(run.stderr.split(separator: "\n").last.map(String.init), statement)
+            if let limit { XCTAssertTrue(sql.hasSuffix(limit), "\(statement): \(sql)") } else { XCTAssertFalse(sql.contains("LIMIT"), "\(statement): \(sql)") }
+        }
+    }
+
     func testReadOptionsOnTheCommandLine() throws {
         let recipes = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
         let modelNames = try loupe(["types", recipes])
