@@ -551,6 +551,26 @@ public final class RelationalPages: PageSource, Sendable {
     }
 
     public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
+        try forEachChunk(type: t, size: size, kinds: kinds, names: names, from: nil, below: nil, body)
+    }
+
+    /// The rowids at positions `count * i / parts` of a table whose keys are its rowids (found
+    /// by the table's own b-tree); none for other types, read in one go.
+    public func chunkSplits(type t: Int, parts: Int) throws -> [ObjectID] {
+        guard let table = layout.tables[t], table.keyIsRowid else { return [] }
+        let count = try counts()[t]
+        return try file.read { db in
+            try (1..<max(1, parts)).compactMap { i in
+                try Int64.fetchOne(db, sql: "SELECT \(table.rowid) FROM \(SQL.identifier(table.name)) ORDER BY \(table.rowid) LIMIT 1 OFFSET ?",
+                                   arguments: [count * i / parts]).map(ObjectID.int)
+            }
+        }
+    }
+
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, from: ObjectID?, below: ObjectID?,
+                             _ body: (ObjectGraph) throws -> Bool) throws {
+        // Bounds are the rowids ``chunkSplits(type:parts:)`` gave (keys that are rowids).
+        precondition((from == nil && below == nil) || layout.tables[t]?.keyIsRowid == true, "only a table keyed by its rowid is read in parts")
         try file.readOnOwnConnection { db in
             func finished(_ builder: GraphBuilder) -> ObjectGraph {
                 for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
@@ -569,10 +589,11 @@ public final class RelationalPages: PageSource, Sendable {
                 }
                 return
             }
-            // By rowid, from the last one read (keyset).
+            // By rowid, from the last one read (keyset), within the part's bounds.
             var last = Int64.min
+            let bounds = (from?.integerKey.map { " AND \(rowidName) >= \($0)" } ?? "") + (below?.integerKey.map { " AND \(rowidName) < \($0)" } ?? "")
             while true {
-                let rowids = try Int64.fetchAll(db, sql: "SELECT \(rowidName) FROM \(SQL.identifier(sources[t].name)) WHERE \(rowidName) > ? ORDER BY \(rowidName) LIMIT ?",
+                let rowids = try Int64.fetchAll(db, sql: "SELECT \(rowidName) FROM \(SQL.identifier(sources[t].name)) WHERE \(rowidName) > ?\(bounds) ORDER BY \(rowidName) LIMIT ?",
                                                 arguments: [last, size])
                 guard let next = rowids.last else { return }
                 guard try body(finished(try chunk(db, type: t, rows: .rowids(rowids)))) else { return }
