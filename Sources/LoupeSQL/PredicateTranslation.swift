@@ -68,6 +68,10 @@ class PredicateTranslation {
         /// For the count of one backlink into an integer-keyed row: the condition that the row's
         /// key is among the foreign key values whose group's `count(*)` meets a condition.
         var countGroups: ((String) -> String)? = nil
+        /// True for arithmetic SQL computed (``arithmetic(_:_:)``): an integer, a real or NULL,
+        /// where NULL also stands for the engine's NaN, so it is exact only compared in plain SQL
+        /// with a number (where NaN and null both fail `<`, `==`, … and both pass `!=`).
+        var computed = false
     }
 
     /// A path that yields a collection: SQL rows from `from` (which ends in a `WHERE` with the
@@ -174,12 +178,12 @@ class PredicateTranslation {
                             plain: ((Operand) -> String?)? = nil) throws -> String? {
         guard let left = try translate(expression, scope) else { return nil }
         valueTests += [test, elementTest]
-        func callSQL(_ value: Operand, _ t: ValueTest) -> String {
+        func callSQL(_ value: Operand, _ t: ValueTest) -> String? {
             // Through integer-keyed to-one relations, a test false on NULL (a missing target) is
             // the outer row reaching a row where it holds: a semi-join (the test runs once per
             // row at the far end, not once per outer row).
             if let (inner, conversion, reaches) = value.semiJoin, right == nil, !t(.null) {
-                return "(\(reaches(callSQL(Operand(sql: inner, conversion: conversion), t))))"
+                return callSQL(Operand(sql: inner, conversion: conversion), t).map { "(\(reaches($0)))" }
             }
             // The count of one backlink: the keys of the groups whose count meets the test, or,
             // when a count of zero meets it, every key but those whose count does not.
@@ -187,6 +191,8 @@ class PredicateTranslation {
                 return t(.int(0)) ? "(NOT (\(groups("NOT (\(having))"))))" : "(\(groups(having)))"
             }
             if let sql = plain?(value) { return "(\(sql))" }
+            // (Computed arithmetic reads NaN as NULL, which an engine test would tell apart.)
+            guard !value.computed, right?.computed != true else { return nil }
             let rightConversion = right?.conversion
             let head = call { [unowned self] cells in
                 t(self.convert(cells[0], value.conversion), rightConversion.map { self.convert(cells[1], $0) } ?? .null)
@@ -199,7 +205,7 @@ class PredicateTranslation {
             return callSQL(value, test)
         case .collection(let collection):
             guard let value = collection.value else { return nil }
-            let each = callSQL(value, elementTest)
+            guard let each = callSQL(value, elementTest) else { return nil }
             switch q ?? .any {
             case .any: return "EXISTS (SELECT 1 \(collection.from) AND \(each))"
             case .all: return "NOT EXISTS (SELECT 1 \(collection.from) AND NOT \(each))"
@@ -263,6 +269,7 @@ class PredicateTranslation {
         let comparison: String
         switch value.conversion {
         case .integer: comparison = "\(value.sql) \(sqlOperator) \(bind(number))"
+        case _ where value.computed: comparison = "coalesce(\(value.sql) \(sqlOperator) \(bind(number)), 0)"
         default:
             guard let plain = plainNumber(value) else { return nil }
             // A value that is a number or NULL: SQL's comparison, NULL read as false.
@@ -301,7 +308,45 @@ class PredicateTranslation {
             defer { variables[variable] = nil }
             guard let condition = try predicate(inner, element) else { return nil }
             return .scalar(Operand(sql: "(SELECT count(*) \(collection.from) AND (\(condition)))", conversion: .integer))
+        case .arithmetic, .negate:
+            return try arithmetic(e, scope).map { .scalar(Operand(sql: $0, conversion: .json, computed: true)) }
         default: return nil
+        }
+    }
+
+    /// SQL whose value is the engine's arithmetic on `e` (``Arithmetic``) when that is a number,
+    /// and NULL when it is null or NaN; nil when it does not translate exactly. Each operand is
+    /// its number or NULL (a value that is no number to the engine is no number here: text
+    /// SQLite would read as a number is NULL); SQLite then computes as the engine does: integers
+    /// stay integers until `+ - *` overflow, then both sides as doubles; `/` on doubles, NULL
+    /// for a zero divisor; `-x` as `0 - x` (the smallest integer becomes a double).
+    func arithmetic(_ e: LoupeQuery.Expression, _ scope: Scope) throws -> String? {
+        switch e {
+        case .arithmetic(let op, let a, let b, _):
+            guard let x = try arithmetic(a, scope), let y = try arithmetic(b, scope) else { return nil }
+            switch op {
+            case .add: return "(\(x) + \(y))"
+            case .subtract: return "(\(x) - \(y))"
+            case .multiply: return "(\(x) * \(y))"
+            case .divide: return "(CAST(\(x) AS REAL) / \(y))"
+            }
+        case .negate(let inner, _):
+            return try arithmetic(inner, scope).map { "(0 - \($0))" }
+        case .literal:
+            switch ValueTest.constant(e) {
+            case .int(let i)?: return bind(i.databaseValue)
+            case .double(let d)? where d.isFinite: return bind(d.databaseValue)
+            case .double?, nil: return nil
+            case _?: return "NULL"   // not a number: the engine's arithmetic gives null
+            }
+        case .path:
+            guard case .scalar(let operand)? = try translate(e, scope) else { return nil }
+            if operand.computed { return operand.sql }
+            if case .integer = operand.conversion { return operand.sql }
+            guard let plain = plainNumber(operand) else { return nil }
+            return plain.onlyNumbers ? plain.sql : "(CASE WHEN typeof(\(plain.sql)) IN ('integer', 'real') THEN \(plain.sql) END)"
+        default:
+            return nil
         }
     }
     /// A path from `scope`'s row: a scalar or a collection, or nil (the layout's subclass).

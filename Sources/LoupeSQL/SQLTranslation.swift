@@ -7,7 +7,7 @@ import LoupeStore
 /// One statement's predicates and paths as SQL over a relational file's tables.
 ///
 /// SQL does the structure: rows, joins along foreign keys, backlinks as correlated `EXISTS` and
-/// `count(*)`; what values mean stays the engine's (``PredicateTranslation``). Anything whose exact meaning SQL cannot reproduce (arithmetic, paths that end
+/// `count(*)`; what values mean stays the engine's (``PredicateTranslation``). Anything whose exact meaning SQL cannot reproduce (arithmetic not compared with a number, paths that end
 /// on objects, collections whose multiplicity would differ, names a load would resolve otherwise)
 /// makes the translation return nil, and the caller answers in memory instead.
 final class SQLTranslation: PredicateTranslation {

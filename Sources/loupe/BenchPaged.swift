@@ -208,12 +208,13 @@ struct BenchPaged: ParsableCommand {
         if disagreements > 0 { throw ExitCode(1) }
     }
 
-    /// A question SQL does not say over the store (arithmetic), which paged mode answers a chunk
-    /// of objects at a time (``ChunkedAnswer``), and the same in SQL for sqlite3.
-    static let chunkedStatement = "Book where pages * 2 > 700 sort by price desc, id limit 3"
+    /// A question SQL does not say over the store (arithmetic on both sides of a comparison),
+    /// which paged mode answers a chunk of objects at a time (``ChunkedAnswer``), and the same in
+    /// SQL for sqlite3.
+    static let chunkedStatement = "Book where pages * 2 > pages + 350 sort by price desc, id limit 3"
     static let chunkedPersistSQL = """
-        SELECT id FROM by_type WHERE type_name = 'Book' AND json_extract(json, '$.pages') * 2 > 700
+        SELECT id FROM by_type WHERE type_name = 'Book' AND json_extract(json, '$.pages') * 2 > json_extract(json, '$.pages') + 350
         ORDER BY json_extract(json, '$.price') DESC, id LIMIT 3
         """
-    static let chunkedIndexedSQL = "SELECT id FROM book WHERE pages * 2 > 700 ORDER BY price DESC, id LIMIT 3"
+    static let chunkedIndexedSQL = "SELECT id FROM book WHERE pages * 2 > pages + 350 ORDER BY price DESC, id LIMIT 3"
 }

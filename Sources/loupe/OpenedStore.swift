@@ -88,14 +88,14 @@ struct PagedOpening {
             let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: PersistFormat.name,
                                 querySource: host.pagedStore.querySource ?? PersistQuerySource(pages: pages), host: host,
-                                unanswered: "paths into nested values, arithmetic, relations to several types")
+                                unanswered: "paths into nested values, arithmetic not compared with a number, relations to several types")
         }
         if format == RelationalFormat.self {
             let pages = try RelationalPages.open(file)
             let host = PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following)
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name,
                                 querySource: host.pagedStore.querySource ?? RelationalQuerySource(pages: pages), host: host,
-                                unanswered: "arithmetic, paths ending on objects, keys that match only by SQLite's affinity")
+                                unanswered: "arithmetic not compared with a number, paths ending on objects, keys that match only by SQLite's affinity")
         }
         return nil
     }
