@@ -44,7 +44,7 @@ public final class Browser {
     var pagedReason: String?
     /// In paged mode, what the store's SQL leaves to the whole graph, as a refused statement
     /// names it (`arithmetic, MATCHES…`).
-    public var pagedUnanswered = "paths into nested values, arithmetic not compared with a number, relations to several types and keys that match only by SQLite's affinity"
+    public var pagedUnanswered = "paths into nested values, arithmetic, relations to several types and keys that match only by SQLite's affinity"
     /// Said on the status line of a store loaded whole although it is over the memory budget
     /// (paged mode reads Persist stores only).
     public var loadNote: String?

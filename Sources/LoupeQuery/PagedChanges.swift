@@ -230,7 +230,7 @@ public struct PagedChanges: @unchecked Sendable {
         var chosen: [ObjectID]?
         if let selection = mutation.selection {
             guard let keys = try storeKeys(selection) else {
-                throw PagedEditError("paged mode changes the objects SQL can find over the store; paths into nested values, arithmetic not compared with a number and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+                throw PagedEditError("paged mode changes the objects SQL can find over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
             }
             chosen = try selected(mutation, storeKeys: keys)
         }

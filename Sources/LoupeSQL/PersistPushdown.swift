@@ -15,7 +15,7 @@ import Synchronization
 /// the engine over a schema that is exact for what it reads — the store's relations as a whole
 /// load finds them (read once over every relation row, then kept), and the kinds every attribute
 /// it reads holds over its whole type (read once per attribute, then kept). Nil, and the caller
-/// answers otherwise, for what does not translate exactly (nested paths, arithmetic not compared with a number, relations to
+/// answers otherwise, for what does not translate exactly (nested paths, arithmetic, relations to
 /// several types) and for stores whose rows SQL would join otherwise than a load.
 public final class PersistQuerySource: QuerySource, Sendable {
     public let pages: PersistPages

@@ -88,7 +88,7 @@ struct PagedOpening {
             let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: PersistFormat.name,
                                 querySource: host.pagedStore.querySource ?? PersistQuerySource(pages: pages), host: host,
-                                unanswered: "paths into nested values, arithmetic not compared with a number, relations to several types")
+                                unanswered: "paths into nested values, arithmetic, relations to several types")
         }
         if format == RelationalFormat.self {
             let pages = try RelationalPages.open(file)

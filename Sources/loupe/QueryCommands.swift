@@ -65,7 +65,7 @@ struct Query: ParsableCommand {
                 throw ExitCode(2)
             }
             if engine == .auto, overBudget != nil, try answeredInChunks(parsed, { (pages, PersistQuerySource(pages: pages)) }) { return }
-            let why = "paths into nested values, arithmetic not compared with a number, relations to several types and stores whose rows SQL cannot join as a load does are left to the in-memory engine"
+            let why = "paths into nested values, arithmetic, relations to several types and stores whose rows SQL cannot join as a load does are left to the in-memory engine"
             if engine == .sql { throw CLIError("SQL cannot answer this statement exactly over this Persist store (\(why)); run it with --engine auto or memory") }
             if let overBudget { throw CLIError("\(overBudget), and SQL cannot answer this statement exactly over the file (\(why)); raise --memory-budget to load it") }
         }
@@ -130,7 +130,7 @@ struct Query: ParsableCommand {
             if engine == .sql {
                 throw CLIError(store.isPostgres
                     ? "PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); run it with --engine auto or memory"
-                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files and Persist stores, and leaves arithmetic not compared with a number, paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
+                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
             }
         } else if engine == .sql, parsed == nil {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")
