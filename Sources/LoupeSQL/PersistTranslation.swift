@@ -52,13 +52,13 @@ final class PersistTranslation: PredicateTranslation {
         super.init(graph: graph, db: db)
     }
 
-    /// A member that holds no booleans (which `json_extract` reads as 0 and 1) and that SQLite
-    /// reads as the load does: its numbers are the engine's, anything else is no number to either.
     /// Arithmetic over documents is left to the chunks: each operand is a `json_extract` per
     /// row, and a statement that sorts its candidates through a relation took 15.3 s in SQL at
     /// 10M objects against 3.1 s in chunks (a count was faster in SQL: 0.65 s against 2.06 s).
     override func arithmetic(_ e: LoupeQuery.Expression, _ scope: Scope) throws -> String? { nil }
 
+    /// A member that holds no booleans (which `json_extract` reads as 0 and 1) and that SQLite
+    /// reads as the load does: its numbers are the engine's, anything else is no number to either.
     override func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? {
         if case .member(let name) = value.conversion { return extracted[value.sql + "\u{0}" + name] }
         return extracted[value.sql]
