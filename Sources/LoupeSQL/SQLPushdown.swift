@@ -163,6 +163,9 @@ struct Plan {
         }
         guard let operands = try translation.clauseOperands(statement, scope) else { return nil }
         self.operands = operands
+        // SQL may stop at a limit only where no row past it could fail a test (a MATCHES giving
+        // up on a long text): the engine reads every object before the limit.
+        let mayStopAtALimit = !translation.valueTests.contains(where: \.mayFail)
         // Sorting by plain columns of the row (numbers, ASCII text, no blobs, no dates, or an
         // integer key): SQLite's order is the engine's (NULL first, numbers by value, text by
         // bytes), ties by rowid as the engine keeps store order.
@@ -186,16 +189,14 @@ struct Plan {
             }
             if terms.count == keys.count {
                 order = "ORDER BY " + (terms + ["a0.\(table.rowid)"]).joined(separator: ", ")
-                if q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1], !translation.valueTests.contains(where: \.mayFail) {
+                if q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1], mayStopAtALimit {
                     limit = "LIMIT \(n) OFFSET \(offset)"
                 }
             }
         }
         sqlOrder = order
         sqlLimit = limit
-        // (The engine reads every object before the limit; it could only answer otherwise where
-        // a row past the limit fails a test, MATCHES giving up on a long text.)
-        if case .query(let q) = statement, case .limit(let n, let offset)? = q.clauses.first, !translation.valueTests.contains(where: \.mayFail) {
+        if case .query(let q) = statement, case .limit(let n, let offset)? = q.clauses.first, mayStopAtALimit {
             sqlLimitFirst = "LIMIT \(n) OFFSET \(offset)"
         } else {
             sqlLimitFirst = nil
