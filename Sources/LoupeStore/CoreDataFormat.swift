@@ -62,107 +62,21 @@ public enum CoreDataFormat: StoreFormat {
         let schema = try CoreDataSchema.read(db, evidence: true)
         let builder = GraphBuilder(formatName: name)
         var warnings = schema.warnings
-        // Types in Z_ENT order, each with its inherited attributes first.
-        var typeOf: [Int64: Int] = [:]
-        for entity in schema.entities {
-            let t = builder.type(entity.name, readOnlyReason: readOnlyReason, keyPolicy: .column("Z_PK", autoIncrements: true))
-            typeOf[entity.number] = t
-            if schema.model == nil {
-                builder.note("no model cache: attribute names are the columns without their Z, lowercased; relations inferred from keys and join tables", type: t)
-            }
-        }
-        for entity in schema.entities {
-            if let s = entity.superNumber, let st = typeOf[s], let t = typeOf[entity.number] { builder.setSupertype(st, of: t) }
-            guard let t = typeOf[entity.number] else { continue }
-            for a in schema.allAttributes(of: entity) { _ = builder.attribute(a.name, of: t, storage: ColumnStorage(declaredType: a.declaredType)) }
-            for r in schema.allToOnes(of: entity) {
-                // The stored column's name (`ZUSER`) reaches the relation too.
-                let rel = builder.relation(r.name, of: t, aliases: r.column.caseInsensitiveCompare(r.name) == .orderedSame ? [] : [r.column],
-                                           declaredTargets: schema.family(of: r.destination).compactMap { typeOf[$0] })
-                if r.inferred { builder.markInferred(relation: rel, of: t) }
-            }
-            for r in schema.allToManys(of: entity) {
-                let rel = builder.relation(r.name, of: t, toMany: true, declaredTargets: schema.family(of: r.destination).compactMap { typeOf[$0] })
-                if r.inferred { builder.markInferred(relation: rel, of: t) }
-            }
-        }
+        let typeOf = schema.declareTypes(in: builder)
 
         // Rows, table by table; `rowOf` maps each table's Z_PK to its object.
         var rowOf: [String: [Int64: ObjectRef]] = [:]
         let total = schema.entities.count
         var done = 0
         for table in schema.tables {
-            let members = schema.entities.filter { $0.table == table }
-            var map: [Int64: ObjectRef] = [:]
-            let columns = schema.columns[table] ?? []
-            let position = Dictionary(columns.enumerated().map { ($1, $0 + 2) }, uniquingKeysWith: { a, _ in a })
-            // Per entity: (attribute slot, column position, kind) to read.
-            var plans: [Int64: [(slot: Int, column: Int, kind: CoreDataSchema.ValueKind)]] = [:]
-            for entity in members {
-                guard let t = typeOf[entity.number] else { continue }
-                plans[entity.number] = schema.allAttributes(of: entity).compactMap { a in
-                    guard let c = position[a.column], let slot = builder.existingAttribute(a.name, of: t) else { return nil }
-                    return (slot, c, a.kind)
-                }
-            }
-            let columnList = (["Z_PK", "Z_ENT"] + columns).map(SQL.identifier).joined(separator: ", ")
-            // Values are read through the statement's columns directly (a `Row` subscript costs
-            // most of a microsecond, and a store can hold tens of millions of cells).
-            let statement = try db.makeStatement(sql: "SELECT \(columnList) FROM \(SQL.identifier(table)) ORDER BY Z_PK")
-            let cursor = try Row.fetchCursor(statement)
-            let reader = ColumnReader(statement)
-            var strays = 0
-            while try cursor.next() != nil {
-                guard let pk = reader.value(0).lenientInt, let ent = reader.value(1).lenientInt,
-                      let t = typeOf[ent], let plan = plans[ent] else { strays += 1; continue }
-                let ref = builder.addObject(type: t, id: .int(pk))
-                map[pk] = ref
-                for p in plan {
-                    builder.set(CoreDataSchema.value(reader.value(Int32(p.column)), kind: p.kind), type: t, row: Int(ref.row), attribute: p.slot)
-                }
-            }
+            let (map, strays) = try schema.readRows(db, table: table, typeOf: typeOf, builder: builder)
             if strays > 0 { warnings.append("\(table): \(strays) rows name no entity of Z_PRIMARYKEY; left out") }
             rowOf[table] = map
-            done += members.count
+            done += schema.entities.filter { $0.table == table }.count
             progress?(done, total)
         }
 
-        // Relations: to-one columns, to-many inverses, join tables.
-        let entityOfType = Dictionary(typeOf.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
-        for entity in schema.entities {
-            let family = Set(schema.family(of: entity.number))
-            for r in entity.toOnes {
-                guard let target = schema.entity(r.destination), let targets = rowOf[target.table] else { continue }
-                let sql = "SELECT Z_PK, \(SQL.identifier(r.column)) FROM \(SQL.identifier(entity.table)) WHERE \(SQL.identifier(r.column)) IS NOT NULL AND Z_ENT IN (\(family.map(String.init).joined(separator: ",")))"
-                var unresolved = 0
-                for row in try Row.fetchAll(db, sql: sql) {
-                    guard let pk = (row[0] as DatabaseValue).lenientInt, let from = rowOf[entity.table]?[pk] else { continue }
-                    guard let key = (row[1] as DatabaseValue).lenientInt, let to = targets[key] else { unresolved += 1; continue }
-                    builder.addEdge(from: from, relation: builder.relation(r.name, of: Int(from.type)), to: to)
-                }
-                if unresolved > 0 { warnings.append("\(entity.name).\(r.name): \(unresolved) values match no \(target.name)") }
-            }
-            // A relationship that is its own inverse (`friends`) is read from both columns of its
-            // join table; an edge read twice counts once.
-            var seen: [String: Set<[Int32]>] = [:]
-            for r in entity.toManys {
-                guard let target = schema.entity(r.destination), let targets = rowOf[target.table], let sources = rowOf[entity.table] else { continue }
-                let sql: String
-                switch r.storage {
-                case .inverse(let column, let order):
-                    sql = "SELECT \(SQL.identifier(column)), Z_PK FROM \(SQL.identifier(target.table)) WHERE \(SQL.identifier(column)) IS NOT NULL ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")Z_PK"
-                case .join(let table, let source, let destination, let order):
-                    sql = "SELECT \(SQL.identifier(source)), \(SQL.identifier(destination)) FROM \(SQL.identifier(table)) ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")2"
-                }
-                for row in try Row.fetchAll(db, sql: sql) {
-                    guard let a = (row[0] as DatabaseValue).lenientInt, let from = sources[a],
-                          let b = (row[1] as DatabaseValue).lenientInt, let to = targets[b],
-                          let e = entityOfType[Int(from.type)], family.contains(e),
-                          seen[r.name, default: []].insert([from.type, from.row, to.type, to.row]).inserted else { continue }
-                    builder.addEdge(from: from, relation: builder.relation(r.name, of: Int(from.type)), to: to)
-                }
-            }
-        }
+        try schema.link(db, typeOf: typeOf, rows: rowOf, builder: builder, warnings: &warnings)
 
         // Tables that belong to no entity and are not Core Data's own: plain relational tables.
         for table in schema.otherTables {
@@ -263,6 +177,134 @@ struct CoreDataSchema {
     func allAttributes(of entity: Entity) -> [Attribute] { lineage(of: entity).flatMap(\.attributes) }
     func allToOnes(of entity: Entity) -> [ToOne] { lineage(of: entity).flatMap(\.toOnes) }
     func allToManys(of entity: Entity) -> [ToMany] { lineage(of: entity).flatMap(\.toManys) }
+
+    /// Declares the store's types in `builder` as a load names them: one per entity in `Z_ENT`
+    /// order, each inheriting from its superentity, with its inherited attributes and relations
+    /// first. Returns each entity's type index by its `Z_ENT` number (a builder given the same
+    /// schema gives the same indexes: paged windows rely on it).
+    func declareTypes(in builder: GraphBuilder) -> [Int64: Int] {
+        var typeOf: [Int64: Int] = [:]
+        for entity in entities {
+            let t = builder.type(entity.name, readOnlyReason: CoreDataFormat.readOnlyReason, keyPolicy: .column("Z_PK", autoIncrements: true))
+            typeOf[entity.number] = t
+            if model == nil {
+                builder.note("no model cache: attribute names are the columns without their Z, lowercased; relations inferred from keys and join tables", type: t)
+            }
+        }
+        for entity in entities {
+            if let s = entity.superNumber, let st = typeOf[s], let t = typeOf[entity.number] { builder.setSupertype(st, of: t) }
+            guard let t = typeOf[entity.number] else { continue }
+            for a in allAttributes(of: entity) { _ = builder.attribute(a.name, of: t, storage: ColumnStorage(declaredType: a.declaredType)) }
+            for r in allToOnes(of: entity) {
+                // The stored column's name (`ZUSER`) reaches the relation too.
+                let rel = builder.relation(r.name, of: t, aliases: r.column.caseInsensitiveCompare(r.name) == .orderedSame ? [] : [r.column],
+                                           declaredTargets: family(of: r.destination).compactMap { typeOf[$0] })
+                if r.inferred { builder.markInferred(relation: rel, of: t) }
+            }
+            for r in allToManys(of: entity) {
+                let rel = builder.relation(r.name, of: t, toMany: true, declaredTargets: family(of: r.destination).compactMap { typeOf[$0] })
+                if r.inferred { builder.markInferred(relation: rel, of: t) }
+            }
+        }
+        return typeOf
+    }
+
+    /// Reads the rows of entity table `table` that `condition` selects (what follows `WHERE`,
+    /// with its arguments; nil: every row) into `builder`, whose types ``declareTypes(in:)``
+    /// declared, in `Z_PK` order, with their attributes (no relations). Returns each row's object
+    /// by its `Z_PK`, and how many rows named no entity (left out).
+    func readRows(_ db: Database, table: String, typeOf: [Int64: Int], builder: GraphBuilder,
+                  condition: (sql: String, arguments: StatementArguments)? = nil) throws -> (rows: [Int64: ObjectRef], strays: Int) {
+        let columns = self.columns[table] ?? []
+        let position = Dictionary(columns.enumerated().map { ($1, $0 + 2) }, uniquingKeysWith: { a, _ in a })
+        // Per entity: (attribute slot, column position, kind) to read.
+        var plans: [Int64: [(slot: Int, column: Int, kind: ValueKind)]] = [:]
+        for entity in entities where entity.table == table {
+            guard let t = typeOf[entity.number] else { continue }
+            plans[entity.number] = allAttributes(of: entity).compactMap { a in
+                guard let c = position[a.column], let slot = builder.existingAttribute(a.name, of: t) else { return nil }
+                return (slot, c, a.kind)
+            }
+        }
+        let columnList = (["Z_PK", "Z_ENT"] + columns).map(SQL.identifier).joined(separator: ", ")
+        // Values are read through the statement's columns directly (a `Row` subscript costs
+        // most of a microsecond, and a store can hold tens of millions of cells).
+        let statement = try db.makeStatement(sql: "SELECT \(columnList) FROM \(SQL.identifier(table))\(condition.map { " WHERE " + $0.sql } ?? "") ORDER BY Z_PK")
+        let cursor = try Row.fetchCursor(statement, arguments: condition?.arguments ?? StatementArguments())
+        let reader = ColumnReader(statement)
+        var map: [Int64: ObjectRef] = [:]
+        var strays = 0
+        while try cursor.next() != nil {
+            guard let pk = reader.value(0).lenientInt, let ent = reader.value(1).lenientInt,
+                  let t = typeOf[ent], let plan = plans[ent] else { strays += 1; continue }
+            let ref = builder.addObject(type: t, id: .int(pk))
+            map[pk] = ref
+            for p in plan {
+                builder.set(Self.value(reader.value(Int32(p.column)), kind: p.kind), type: t, row: Int(ref.row), attribute: p.slot)
+            }
+        }
+        return (map, strays)
+    }
+
+    /// Adds the relations' edges between the objects `rows` holds (by table, by `Z_PK`) to
+    /// `builder`: to-one columns, to-many inverses (ordered by their `Z_FOK_` column when
+    /// ordered), join tables. With `within`, only edges whose two ends `rows` holds are read, by
+    /// those keys (a window of a few objects); without, every row of every table is (a load,
+    /// which warns of values that match no row).
+    func link(_ db: Database, typeOf: [Int64: Int], rows rowOf: [String: [Int64: ObjectRef]], builder: GraphBuilder,
+              within: Bool = false, warnings: inout [String]) throws {
+        let entityOfType = Dictionary(typeOf.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
+        /// `AND <column> IN (<the keys of table's objects>)` in a window; nothing in a load.
+        func only(_ column: String, of table: String) -> (sql: String, arguments: [DatabaseValueConvertible]) {
+            guard within else { return ("", []) }
+            return (" AND \(SQL.identifier(column)) IN (SELECT value FROM json_each(?))", [Self.keyList(rowOf[table].map { Array($0.keys) } ?? [])])
+        }
+        for entity in entities {
+            let family = Set(self.family(of: entity.number))
+            for r in entity.toOnes {
+                guard let target = self.entity(r.destination), let targets = rowOf[target.table] else { continue }
+                let sources = only("Z_PK", of: entity.table)
+                let sql = "SELECT Z_PK, \(SQL.identifier(r.column)) FROM \(SQL.identifier(entity.table)) WHERE \(SQL.identifier(r.column)) IS NOT NULL AND Z_ENT IN (\(family.map(String.init).joined(separator: ",")))" + sources.sql
+                var unresolved = 0
+                for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(sources.arguments)) {
+                    guard let pk = (row[0] as DatabaseValue).lenientInt, let from = rowOf[entity.table]?[pk] else { continue }
+                    guard let key = (row[1] as DatabaseValue).lenientInt, let to = targets[key] else { unresolved += 1; continue }
+                    builder.addEdge(from: from, relation: builder.relation(r.name, of: Int(from.type)), to: to)
+                }
+                if unresolved > 0, !within { warnings.append("\(entity.name).\(r.name): \(unresolved) values match no \(target.name)") }
+            }
+            // A relationship that is its own inverse (`friends`) is read from both columns of its
+            // join table; an edge read twice counts once.
+            var seen: [String: Set<[Int32]>] = [:]
+            for r in entity.toManys {
+                guard let target = self.entity(r.destination), let targets = rowOf[target.table], let sources = rowOf[entity.table] else { continue }
+                let sql: String
+                var arguments: [DatabaseValueConvertible] = []
+                switch r.storage {
+                case .inverse(let column, let order):
+                    let (a, b) = (only(column, of: entity.table), only("Z_PK", of: target.table))
+                    sql = "SELECT \(SQL.identifier(column)), Z_PK FROM \(SQL.identifier(target.table)) WHERE \(SQL.identifier(column)) IS NOT NULL\(a.sql)\(b.sql) ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")Z_PK"
+                    arguments = a.arguments + b.arguments
+                case .join(let table, let source, let destination, let order):
+                    let (a, b) = (only(source, of: entity.table), only(destination, of: target.table))
+                    sql = "SELECT \(SQL.identifier(source)), \(SQL.identifier(destination)) FROM \(SQL.identifier(table)) WHERE 1\(a.sql)\(b.sql) ORDER BY 1, \(order.map { SQL.identifier($0) + ", " } ?? "")2"
+                    arguments = a.arguments + b.arguments
+                }
+                for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) {
+                    guard let a = (row[0] as DatabaseValue).lenientInt, let from = sources[a],
+                          let b = (row[1] as DatabaseValue).lenientInt, let to = targets[b],
+                          let e = entityOfType[Int(from.type)], family.contains(e),
+                          seen[r.name, default: []].insert([from.type, from.row, to.type, to.row]).inserted else { continue }
+                    builder.addEdge(from: from, relation: builder.relation(r.name, of: Int(from.type)), to: to)
+                }
+            }
+        }
+    }
+
+    /// Keys as the JSON array `json_each` reads (one bound argument, however many keys).
+    static func keyList(_ keys: some Collection<Int64>) -> String {
+        "[" + keys.map(String.init).joined(separator: ",") + "]"
+    }
 
     /// Core Data's own tables: never shown as types.
     static func isBookkeeping(_ table: String) -> Bool {
