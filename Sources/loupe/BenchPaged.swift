@@ -32,10 +32,17 @@ struct BenchPaged: ParsableCommand {
         }
         var openSeconds: [Double] = []
         func opening() throws -> PagedOpening {
-            guard let opening = try PagedOpening.open(try StoreFile.openForReading(store.file), reason: nil) else {
-                throw CLIError("paged mode reads Persist stores and plain SQLite files")
+            // The bench's questions are SQL's: a store whose statements the engine answers a
+            // chunk at a time (Core Data) has none to measure.
+            guard let opening = try PagedOpening.open(try StoreFile.openForReading(store.file), reason: nil), opening.querySource != nil else {
+                throw CLIError("the paged bench reads Persist stores and plain SQLite files")
             }
             return opening
+        }
+        /// What answers the questions over a session opened again.
+        func questionsSource() throws -> any QuerySource {
+            guard let source = try opening().querySource else { throw CLIError("the paged bench reads Persist stores and plain SQLite files") }
+            return source
         }
         func open() throws -> Browser {
             let (source, seconds) = try timed { try opening() }
@@ -111,7 +118,7 @@ struct BenchPaged: ParsableCommand {
         // down to SQLite), the first time (reading the store's relations, unless Loupe's index
         // keeps them, and the kinds of what each reads) and again; then, after the session's peak
         // is taken, SQLite's json_extract over the same file, answers compared.
-        let questions = try opening().querySource
+        let questions = try questionsSource()
         let relational = source is RelationalPages
         // `I` on the sort question's columns: their order kept in Loupe's cache (a Persist store).
         var orderLine: String?
@@ -134,7 +141,7 @@ struct BenchPaged: ParsableCommand {
         }
         // A next session's first statements: what the first one read of the whole store (the
         // kinds of each attribute) kept in Loupe's cache for this state of the file.
-        let nextSession = try opening().querySource
+        let nextSession = try questionsSource()
         var nextFirst: [Double] = []
         for (_, statement, _, _) in BenchQuery.cases {
             let parsed = try Parser.parse(statement)

@@ -54,8 +54,9 @@ struct PagedOpening {
     let reason: String?
     let formatName: String
     /// What answers statements over the store: the host's, which a commit carries forward
-    /// with what it has read of the whole store.
-    let querySource: any QuerySource
+    /// with what it has read of the whole store; nil where the engine answers them a chunk of
+    /// objects at a time (a Core Data store).
+    let querySource: (any QuerySource)?
     /// What edits commit through.
     let host: any PagedSessionHost
     /// What SQL leaves to the in-memory engine over this format (a refusal names it).
@@ -79,8 +80,8 @@ struct PagedOpening {
                             unanswered: "arithmetic, MATCHES, comparisons of two paths, text PostgreSQL and Loupe would compare differently")
     }
 
-    /// Opens `file` in paged mode when its format pages: Persist (keyed by integers) or plain
-    /// relational; nil for other formats. Throws what the format's opening throws.
+    /// Opens `file` in paged mode when its format pages: Persist (keyed by integers), plain
+    /// relational, or Core Data; nil for other formats. Throws what the format's opening throws.
     static func open(_ file: StoreFile, reason: String?) throws -> PagedOpening? {
         let format = try file.read { try StoreFormats.detect($0, path: file.path) }
         if format == PersistFormat.self {
@@ -96,6 +97,12 @@ struct PagedOpening {
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name,
                                 querySource: host.pagedStore.querySource ?? RelationalQuerySource(pages: pages), host: host,
                                 unanswered: "arithmetic not compared with a number, paths ending on objects, keys that match only by SQLite's affinity")
+        }
+        if format == CoreDataFormat.self {
+            let pages = try CoreDataPages.open(file)
+            let host = PagedStoreHost(pages: pages, querySource: { _, _, _ in nil })
+            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: CoreDataFormat.name, querySource: nil, host: host,
+                                unanswered: "paths through relationships (the engine reads a Core Data store's entities a chunk of objects at a time)")
         }
         return nil
     }

@@ -85,7 +85,7 @@ struct Query: ParsableCommand {
                     }
                 } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
                     // Persist's layout too large to load: read no more than the statement needs.
-                    guard let paged = try opening.querySource.answer(parsed, isCancelled: { false }) else {
+                    guard let paged = try opening.querySource?.answer(parsed, isCancelled: { false }) else {
                         if try writeInChunks(parsed, opening.pages, sql: opening.querySource) { return }
                         throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly over Persist's layout (it leaves \(opening.unanswered) to the in-memory engine); raise --memory-budget to load it")
                     }
@@ -126,6 +126,16 @@ struct Query: ParsableCommand {
                     return (pages, RelationalQuerySource(pages: pages))
                 }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and SQL cannot answer this statement exactly over the file (it leaves arithmetic not compared with a number, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
+            }
+            // A Core Data store too large to load: the engine over an entity's own attributes, a
+            // chunk of objects at a time.
+            if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
+               try file.read({ try StoreFormats.detect($0, path: store.file) }) == CoreDataFormat.self {
+                let over = "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget"
+                do {
+                    if try answeredInChunks(parsed, { (try CoreDataPages.open(file), nil) }) { return }
+                } catch let error as SubentitiesUnread { throw CLIError("\(over), and \(error)") }
+                throw CLIError("\(over), and over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time (paths through relationships need the whole graph); raise --memory-budget to load it")
             }
             if engine == .sql {
                 throw CLIError(store.isPostgres
@@ -242,12 +252,16 @@ extension Query {
     }
 
     /// What an edit of `file` commits through when a whole load is over the memory budget: a
-    /// Persist store (``persistPages(_:)``) or a plain SQLite file read a page at a time; nil
-    /// when the file loads (under the budget, or a format paged mode does not read).
+    /// Persist store (``persistPages(_:)``) or a plain SQLite file read a page at a time, or a
+    /// Core Data store (whose types refuse edits, as a load's do); nil when the file loads
+    /// (under the budget, or a format paged mode does not read).
     func overBudgetHost(_ file: StoreFile) throws -> (any PagedSessionHost)? {
         if let (pages, _) = try persistPages(file) { return PagedStoreHost(pages: pages, querySource: PersistQuerySource.following) }
-        guard try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) != nil,
-              try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self else { return nil }
+        guard try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) != nil else { return nil }
+        let format = try file.read { try StoreFormats.detect($0, path: store.file) }
+        // A Core Data store: its types are read-only, and the edit is refused as over a load.
+        if format == CoreDataFormat.self { return PagedStoreHost(pages: try CoreDataPages.open(file), querySource: { _, _, _ in nil }) }
+        guard format == RelationalFormat.self else { return nil }
         return PagedStoreHost(pages: try RelationalPages.open(file), querySource: RelationalQuerySource.following)
     }
 
@@ -398,7 +412,7 @@ struct Repl: ParsableCommand {
         session.host = host
         session.storePath = opening.path
         let interactive = isatty(0) == 1
-        if interactive { print(overBudgetBanner(label, format: opening.formatName, changes.pages, budget: budget, engine: opening.pages is PostgresPages ? "PostgreSQL" : "SQLite over the file")) }
+        if interactive { print(overBudgetBanner(label, format: opening.formatName, changes.pages, budget: budget, engine: opening.pages is PostgresPages ? "PostgreSQL" : opening.querySource == nil ? "the engine a chunk of objects at a time" : "SQLite over the file")) }
         let interrupts = StatementInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         var failures = 0

@@ -38,6 +38,43 @@ final class CLITests: XCTestCase {
         return Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }
 
+    /// A Core Data store whose whole load is over the memory budget is read a page at a time:
+    /// `schema` from its windows, statements on an entity's own attributes by the engine a chunk
+    /// at a time (the loaded answers), the REPL and the browser in paged mode; what needs the whole
+    /// graph, and edits of its read-only entities, are refused as such.
+    func testACoreDataStoreOverTheBudgetIsReadAPageAtATime() throws {
+        let path = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
+        let loaded = try loupe(["schema", path]), paged = try loupe(["schema", path, "--memory-budget", "1K"])
+        XCTAssertEqual(paged.status, 0, paged.stderr)
+        XCTAssertTrue(paged.stdout.hasPrefix("Recipes.sqlite: Core Data store, 4 types, 50 objects (over the 1 KB memory budget: read a page at a time)"), paged.stdout)
+        XCTAssertEqual(paged.stdout.split(separator: "\n").dropFirst(), loaded.stdout.split(separator: "\n").dropFirst())
+        for statement in ["Ingredient where name CONTAINS[c] \"sugar\" sort by amount", "count Recipe where overview != nil",
+                          "Ingredient group by amount limit 3", "RecipeType sort by name desc select name"] {
+            let whole = try loupe(["query", path, statement, "--format", "json"])
+            let chunked = try loupe(["query", path, statement, "--format", "json", "--memory-budget", "1K"])
+            XCTAssertEqual(chunked.status, 0, chunked.stderr)
+            XCTAssertEqual(chunked.stdout, whole.stdout, statement)
+        }
+        let through = try loupe(["query", path, "Ingredient where recipe.name BEGINSWITH \"C\"", "--memory-budget", "1K"])
+        XCTAssertEqual(through.status, 1)
+        XCTAssertTrue(through.stderr.contains("over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time"), through.stderr)
+        let edit = "update Recipe where name == \"Chocolate Cake\" set name = \"x\""
+        let refused = try loupe(["query", path, edit, "--memory-budget", "1K"]), refusedLoaded = try loupe(["query", path, edit])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertEqual(refused.stderr, refusedLoaded.stderr)
+        XCTAssertTrue(refused.stderr.contains("Recipe is read-only"), refused.stderr)
+        let lines = "count Ingredient\nIngredient where name BEGINSWITH \"S\" select name\n"
+        let repl = try loupe(["repl", path, "--memory-budget", "1K"], stdin: lines)
+        XCTAssertEqual(repl.status, 0, repl.stderr)
+        XCTAssertEqual(repl.stdout, try loupe(["repl", path], stdin: lines).stdout)
+        let script = try Shared.temporaryPath("follow.play")
+        try "j l l <Enter>".write(toFile: script, atomically: true, encoding: .utf8)
+        let browsed = try loupe(["browse", path, "--play", script, "--memory-budget", "1K", "--size", "120x24"])
+        let whole = try loupe(["browse", path, "--play", script, "--size", "120x24"])
+        XCTAssertTrue(browsed.stdout.split(separator: "\n").last?.contains("paged") == true, browsed.stdout)
+        XCTAssertEqual(browsed.stdout.split(separator: "\n").dropLast(), whole.stdout.split(separator: "\n").dropLast())
+    }
+
     func testConformanceThroughTheCommandLine() throws {
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = Shared.root.appendingPathComponent("conformance/chinook.tsv")

@@ -1,0 +1,502 @@
+import Foundation
+import GRDB
+import LoupeModel
+
+/// A Core Data or SwiftData store read a page at a time (the browser's paged mode), for a store
+/// larger than the memory a whole load may take: its entities as a load names them
+/// (``CoreDataFormat``), each entity's objects by position (keyset paging by `Z_PK` among its
+/// table's rows of its `Z_ENT`: a hierarchy shares its root's table), and windows of objects by
+/// key, each a small graph with every entity as a type, the objects asked for, the objects
+/// their relationships reach (to-one columns, to-many inverses, join tables) and the objects
+/// whose relationships reach them (at most ``edgesPerObject`` per relationship and object, in
+/// the order a load links them; an object with more is *cut*, and its links' totals and keys
+/// come from the file when shown or followed).
+///
+/// Rows are read and linked by the code a load reads and links with
+/// (``CoreDataSchema/readRows(_:table:typeOf:builder:condition:)``,
+/// ``CoreDataSchema/link(_:typeOf:rows:builder:within:warnings:)``), kept to the rows a window
+/// holds, so a window's objects and edges are the loaded graph's. Lookups go through the indexes
+/// Core Data keeps on its to-one columns and join tables. Statements are answered by the engine
+/// a chunk of objects at a time over an entity's own attributes (``forEachChunk``); paths
+/// through relationships need the whole graph. Tables beside the entities, which a load reads as
+/// plain tables, are left out (``notes`` says so). Everything is read-only, as a load's types are.
+public final class CoreDataPages: PageSource, Sendable {
+    public let file: StoreFile
+    /// What the store's tables mean, read at open (the model cache, or the tables' structure).
+    let schema: CoreDataSchema
+    /// The store's types with no objects, as a load declares them.
+    let graph: ObjectGraph
+    /// Each entity's type index by its `Z_ENT` number, and each type's entity.
+    let typeOf: [Int64: Int]
+    let entityOfType: [CoreDataSchema.Entity]
+    /// Per type: its object count, read when first needed (``countTypes()``), not at open.
+    let counted: TypeCounts
+    /// At most this many objects of each relationship to an object are read into a window.
+    public let edgesPerObject: Int
+    /// The file's stamp when it was opened.
+    public let openedStamp: FileStamp
+
+    public var catalog: [(name: String, count: Int)] {
+        let counts = (try? counts()) ?? Array(repeating: 0, count: graph.types.count)
+        return zip(graph.types, counts).map { ($0.name.rawValue, $1) }
+    }
+
+    public var listedTypes: [(name: String, count: Int?)] {
+        let counts = counted.known
+        return graph.types.map { ($0.name.rawValue, counts?[$0.index]) }
+    }
+
+    public func countTypes() throws { try counts() }
+
+    /// Each entity's object count (its table's rows of its `Z_ENT`), read first when not yet
+    /// done: one `GROUP BY Z_ENT` per table, on a connection of its own.
+    @discardableResult
+    func counts() throws -> [Int] {
+        try counted.counts {
+            let reader = try file.makeReader()
+            defer { try? reader.close() }
+            return try reader.read { db in
+                var byEntity: [Int64: Int] = [:]
+                for table in schema.tables {
+                    for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) GROUP BY Z_ENT") {
+                        if let ent = (row[0] as DatabaseValue).lenientInt { byEntity[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
+                    }
+                }
+                return entityOfType.map { byEntity[$0.number] ?? 0 }
+            }
+        }
+    }
+
+    public var notes: [String] {
+        var notes: [String] = []
+        if !schema.otherTables.isEmpty {
+            notes.append("tables beside the entities (\(schema.otherTables.prefix(3).joined(separator: ", "))\(schema.otherTables.count > 3 ? "…" : "")) are not read in paged mode")
+        }
+        if file.stamp() != openedStamp { notes.append("the file changed since it was opened: reopen it to see it as it is") }
+        return notes
+    }
+
+    init(file: StoreFile, schema: CoreDataSchema, counts: [Int]?, edgesPerObject: Int, stamp: FileStamp) {
+        self.file = file
+        self.schema = schema
+        let builder = GraphBuilder(formatName: CoreDataFormat.name)
+        let typeOf = schema.declareTypes(in: builder)
+        self.graph = builder.finish()
+        self.typeOf = typeOf
+        // Every type is an entity's (the first of that name, when two share one).
+        self.entityOfType = graph.types.indices.map { t in schema.entities.first { typeOf[$0.number] == t } ?? schema.entities[0] }
+        self.counted = TypeCounts(counts)
+        self.edgesPerObject = max(1, edgesPerObject)
+        self.openedStamp = stamp
+    }
+
+    /// Opens `file`, a Core Data store, for paging: its schema only (the counts are read when
+    /// first needed). Throws for another format, and for a store with no entity.
+    public static func open(_ file: StoreFile, edgesPerObject: Int = 2_000) throws -> CoreDataPages {
+        let stamp = file.stamp()
+        return try file.read { db in
+            guard try StoreFormats.detect(db, path: file.path) == CoreDataFormat.self else {
+                throw StoreError(.missingTable, path: file.path, reason: "not a Core Data store")
+            }
+            let schema = try CoreDataSchema.read(db, evidence: true)
+            guard !schema.entities.isEmpty else { throw StoreError(.unreadable, path: file.path, reason: "Z_PRIMARYKEY names no entity") }
+            return CoreDataPages(file: file, schema: schema, counts: nil, edgesPerObject: edgesPerObject, stamp: stamp)
+        }
+    }
+
+    /// What a load of the store's schema warns of (the model cache unread, …).
+    public var warnings: [String] { schema.warnings }
+
+    // MARK: Keys
+
+    /// `Z_PK` of the key `id`, when it is an integer.
+    private func pk(_ id: ObjectID) -> Int64? { if case .int(let i) = id { return i } else { return nil } }
+
+    /// `table` quoted, with the condition that keeps its rows of type `t`'s entity.
+    private func rows(of t: Int) -> (table: String, entity: String) {
+        (SQL.identifier(entityOfType[t].table), "Z_ENT = \(entityOfType[t].number)")
+    }
+
+    /// While the entity is not counted (``countTypes()``), positions a few pages from its first
+    /// object or from `near` are read from there; a range farther away waits for the count.
+    public func keys(type t: Int, range: Range<Int>, near: (start: Int, keys: [ObjectID])?) throws -> [ObjectID] {
+        let asked = max(0, range.lowerBound) ..< max(0, range.upperBound)
+        var count = counted.known?[t]
+        let uncounted = count == nil ? KeysetAnchor.uncounted(for: asked, near: near, reach: RelationalPages.uncountedReach) : nil
+        if count == nil, uncounted == nil { count = try counts()[t] }
+        let range = asked.clamped(to: 0..<(count ?? .max))
+        guard !range.isEmpty else { return [] }
+        let (table, entity) = rows(of: t)
+        let ranked = uncounted.map { [$0, .forward(from: 0, key: nil)] } ?? KeysetAnchor.ranked(for: range, count: count ?? .max, near: near)
+        return try file.read { db in
+            func exists(_ key: Int64) throws -> Bool {
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE Z_PK = ? AND \(entity))", arguments: [key]) ?? false
+            }
+            for anchor in ranked {
+                switch anchor {
+                case .forward(let from, let anchorKey):
+                    var condition = "", arguments: [DatabaseValueConvertible?] = []
+                    if let anchorKey {
+                        guard let k = pk(anchorKey), try exists(k) else { continue }   // gone: another anchor
+                        condition = " AND Z_PK >= ?"
+                        arguments.append(k)
+                    }
+                    return try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE \(entity)\(condition) ORDER BY Z_PK LIMIT ? OFFSET ?",
+                                              arguments: StatementArguments(arguments + [range.count, range.lowerBound - from])).map(ObjectID.int)
+                case .backward(let below, let anchorKey):
+                    var condition = "", arguments: [DatabaseValueConvertible?] = []
+                    if let anchorKey {
+                        guard let k = pk(anchorKey), try exists(k) else { continue }
+                        condition = " AND Z_PK < ?"
+                        arguments.append(k)
+                    }
+                    return try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE \(entity)\(condition) ORDER BY Z_PK DESC LIMIT ? OFFSET ?",
+                                              arguments: StatementArguments(arguments + [range.count, below - range.upperBound])).reversed().map(ObjectID.int)
+                }
+            }
+            return []
+        }
+    }
+
+    // MARK: Windows
+
+    public func window(keys: [ObjectID], of typeName: String?) throws -> ObjectWindow {
+        try file.read { db in
+            guard !keys.isEmpty else { return ObjectWindow(graph: try read(db, rows: [:]), refs: []) }
+            guard let typeName, let t = graph.types.firstIndex(where: { $0.name.rawValue == typeName }) else {
+                throw StoreError(.unreadable, path: file.path, reason: "paged mode reads an entity's objects by the entity's name")
+            }
+            return try window(db, roots: [(t, keys)])
+        }
+    }
+
+    public func window(objects: [ObjectIdentity]) throws -> ObjectWindow {
+        var byType: [Int: [ObjectID]] = [:]
+        for object in objects {
+            guard let t = graph.types.firstIndex(where: { $0.name == object.type }) else { continue }
+            byType[t, default: []].append(object.id)
+        }
+        return try file.read { db in
+            let read = try window(db, roots: byType.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            return ObjectWindow(graph: read.graph, refs: objects.map { read.graph.ref($0) }, cut: read.cut)
+        }
+    }
+
+    /// The window of the objects `keys` of each type in `roots`; `refs` are the first type's.
+    private func window(_ db: Database, roots groups: [(type: Int, keys: [ObjectID])]) throws -> ObjectWindow {
+        var wanted: [String: Set<Int64>] = [:]
+        var cutKeys: [(type: Int, pk: Int64)] = []
+        for (t, keys) in groups {
+            cutKeys += try gather(db, type: t, keys: keys.compactMap(pk), into: &wanted).map { (t, $0) }
+        }
+        let graph = try read(db, rows: wanted)
+        let first = groups.first.map { g in g.keys.map { graph.ref(type: graph.types[g.type], id: $0) } } ?? []
+        let cut = Set(cutKeys.map { ObjectIdentity(type: graph.types[$0.type].name, id: .int($0.pk)) })
+        return ObjectWindow(graph: graph, refs: first, cut: cut)
+    }
+
+    /// Every relationship of the store as it links objects: the entity declaring it (its
+    /// subentities share it), and the relationship.
+    private var relationships: [(entity: CoreDataSchema.Entity, relation: Relationship)] {
+        schema.entities.flatMap { e in e.toOnes.map { (e, Relationship.toOne($0)) } + e.toManys.map { (e, Relationship.toMany($0)) } }
+    }
+
+    /// A relationship as a window reads it.
+    private enum Relationship {
+        case toOne(CoreDataSchema.ToOne)
+        case toMany(CoreDataSchema.ToMany)
+        var name: String {
+            switch self {
+            case .toOne(let r): return r.name
+            case .toMany(let r): return r.name
+            }
+        }
+        var destination: Int64 {
+            switch self {
+            case .toOne(let r): return r.destination
+            case .toMany(let r): return r.destination
+            }
+        }
+    }
+
+    /// `Z_ENT IN (…)` of `entity` and its subentities (the rows a relationship it declares links from).
+    private func familyCondition(_ entity: CoreDataSchema.Entity, column: String = "Z_ENT") -> String {
+        "\(column) IN (\(schema.family(of: entity.number).map(String.init).joined(separator: ",")))"
+    }
+
+    /// The keys a relationship's edge reads at each end, ordered as a load links them, for the
+    /// objects `from` one end: outgoing (`from` are its sources) or incoming (its targets). Each
+    /// row is (the key at `from`'s end, the key at the other end); at most `limit` per key at
+    /// `from`'s end, when given. Nil for a relationship whose other end is not in `table`.
+    private func edges(_ declaring: CoreDataSchema.Entity, _ relation: Relationship, outgoing: Bool, from keys: [Int64], table: String,
+                       limit: Int?, _ db: Database) throws -> [(from: Int64, to: Int64)]? {
+        guard let target = schema.entity(relation.destination) else { return nil }
+        guard (outgoing ? declaring.table : target.table) == table, !keys.isEmpty else { return nil }
+        // Batched: one statement over every key (at most one edge per key); else one per key.
+        let sql: String
+        var batched = false
+        switch (relation, outgoing) {
+        case (.toOne(let r), true):
+            batched = true
+            sql = "SELECT Z_PK, \(SQL.identifier(r.column)) FROM \(SQL.identifier(declaring.table)) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(familyCondition(declaring)) AND \(SQL.identifier(r.column)) IS NOT NULL"
+        case (.toOne(let r), false):
+            sql = "SELECT \(SQL.identifier(r.column)), Z_PK FROM \(SQL.identifier(declaring.table)) WHERE \(SQL.identifier(r.column)) = ? AND \(familyCondition(declaring)) ORDER BY Z_PK"
+        case (.toMany(let r), _):
+            switch r.storage {
+            case .inverse(let column, let order):
+                let ordering = "\(order.map { SQL.identifier($0) + ", " } ?? "")Z_PK"
+                batched = !outgoing
+                sql = outgoing
+                    ? "SELECT \(SQL.identifier(column)), Z_PK FROM \(SQL.identifier(target.table)) WHERE \(SQL.identifier(column)) = ? ORDER BY \(ordering)"
+                    : "SELECT Z_PK, \(SQL.identifier(column)) FROM \(SQL.identifier(target.table)) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(SQL.identifier(column)) IS NOT NULL"
+            case .join(let joinTable, let source, let destination, let order):
+                let (near, far) = outgoing ? (source, destination) : (destination, source)
+                sql = "SELECT \(SQL.identifier(near)), \(SQL.identifier(far)) FROM \(SQL.identifier(joinTable)) WHERE \(SQL.identifier(near)) = ? ORDER BY \(order.map { SQL.identifier($0) + ", " } ?? "")\(SQL.identifier(far))"
+            }
+        }
+        var out: [(from: Int64, to: Int64)] = []
+        if batched {
+            for row in try Row.fetchAll(db, sql: sql, arguments: [CoreDataSchema.keyList(keys)]) {
+                if let a = (row[0] as DatabaseValue).lenientInt, let b = (row[1] as DatabaseValue).lenientInt { out.append((a, b)) }
+            }
+            return out
+        }
+        // One key at a time: each through the index on the column, stopped at the limit.
+        let statement = try db.cachedStatement(sql: sql + (limit.map { " LIMIT \($0)" } ?? ""))
+        for key in keys {
+            for row in try Row.fetchAll(statement, arguments: [key]) {
+                if let a = (row[0] as DatabaseValue).lenientInt, let b = (row[1] as DatabaseValue).lenientInt { out.append((a, b)) }
+            }
+        }
+        return out
+    }
+
+    /// Adds to `wanted` (keys by table) the objects a window of type `t`'s objects `keys` reads:
+    /// them, and what each relationship links them to, either way (at most ``edgesPerObject``
+    /// per relationship and object). Returns the keys of the objects with more.
+    private func gather(_ db: Database, type t: Int, keys: [Int64], into wanted: inout [String: Set<Int64>]) throws -> [Int64] {
+        let (table, entity) = rows(of: t)
+        let roots = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(entity)",
+                                       arguments: [CoreDataSchema.keyList(keys)])
+        let home = entityOfType[t].table
+        wanted[home, default: []].formUnion(roots)
+        var cut = Set<Int64>()
+        for (declaring, relation) in relationships {
+            guard let target = schema.entity(relation.destination) else { continue }
+            for outgoing in [true, false] {
+                // Outgoing edges start at the roots only when the roots' entity has the relationship.
+                if outgoing, !schema.family(of: declaring.number).contains(entityOfType[t].number) { continue }
+                guard let found = try edges(declaring, relation, outgoing: outgoing, from: roots, table: home, limit: edgesPerObject + 1, db) else { continue }
+                var perKey: [Int64: Int] = [:]
+                for (from, to) in found {
+                    perKey[from, default: 0] += 1
+                    if perKey[from]! > edgesPerObject { cut.insert(from); continue }
+                    wanted[outgoing ? target.table : declaring.table, default: []].insert(to)
+                }
+            }
+        }
+        return cut.sorted()
+    }
+
+    /// A graph of the store's types holding the objects `wanted` (keys by table) and the edges
+    /// between them, as a load reads and links them.
+    private func read(_ db: Database, rows wanted: [String: Set<Int64>]) throws -> ObjectGraph {
+        let builder = GraphBuilder(formatName: CoreDataFormat.name)
+        let typeOf = schema.declareTypes(in: builder)
+        var rowOf: [String: [Int64: ObjectRef]] = [:]
+        for table in schema.tables {
+            guard let keys = wanted[table], !keys.isEmpty else { continue }
+            rowOf[table] = try schema.readRows(db, table: table, typeOf: typeOf, builder: builder,
+                                               condition: ("Z_PK IN (SELECT value FROM json_each(?))", [CoreDataSchema.keyList(keys.sorted())])).rows
+        }
+        var warnings: [String] = []
+        try schema.link(db, typeOf: typeOf, rows: rowOf, builder: builder, within: true, warnings: &warnings)
+        return builder.finish()
+    }
+
+    // MARK: Links of one object
+
+    /// The object's type and key, when it is stored.
+    private func root(_ object: ObjectIdentity, _ db: Database) throws -> (type: Int, pk: Int64)? {
+        guard let t = graph.types.firstIndex(where: { $0.name == object.type }), let k = pk(object.id) else { return nil }
+        let (table, entity) = rows(of: t)
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE Z_PK = ? AND \(entity))", arguments: [k]) == true else { return nil }
+        return (t, k)
+    }
+
+    /// Each link of the object with the keys at its other end and their types (the entity of
+    /// each key's row), in the order a load links them: its relationships (outgoing), and the
+    /// relationships of other objects that reach it (incoming), by the type they come from.
+    private func links(of root: (type: Int, pk: Int64), only wanted: ObjectWindow.Link? = nil,
+                       _ db: Database) throws -> [(link: ObjectWindow.Link, keys: [Int64], types: [Int])] {
+        var out: [(link: ObjectWindow.Link, keys: [Int64], types: [Int])] = []
+        let home = entityOfType[root.type].table
+        for (declaring, relation) in relationships {
+            guard let target = schema.entity(relation.destination) else { continue }
+            for outgoing in [true, false] {
+                if let wanted, wanted.outgoing != outgoing || wanted.relation != relation.name { continue }
+                if outgoing, !schema.family(of: declaring.number).contains(entityOfType[root.type].number) { continue }
+                guard let found = try edges(declaring, relation, outgoing: outgoing, from: [root.pk], table: home, limit: nil, db) else { continue }
+                // The entity of each key at the other end: a load links only rows of an entity
+                // (and, from the far end, only rows of the declaring entity's family).
+                let far = outgoing ? target.table : declaring.table
+                let allowed = outgoing ? nil : Set(schema.family(of: declaring.number))
+                let keys = found.map(\.to)
+                var entityOf: [Int64: Int64] = [:]
+                for chunk in keys.chunked(30_000) {
+                    for row in try Row.fetchAll(db, sql: "SELECT Z_PK, Z_ENT FROM \(SQL.identifier(far)) WHERE Z_PK IN (SELECT value FROM json_each(?))",
+                                                arguments: [CoreDataSchema.keyList(chunk)]) {
+                        if let k = (row[0] as DatabaseValue).lenientInt, let e = (row[1] as DatabaseValue).lenientInt { entityOf[k] = e }
+                    }
+                }
+                let linked = keys.compactMap { k in entityOf[k].flatMap { e in allowed?.contains(e) == false ? nil : typeOf[e] }.map { (k, $0) } }
+                if outgoing {
+                    out.append((ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil), linked.map(\.0), linked.map(\.1)))
+                } else {
+                    // Backlinks by the type they come from, each in the load's order.
+                    var order: [Int] = []
+                    for (_, t) in linked where !order.contains(t) { order.append(t) }
+                    for t in order {
+                        let from = linked.filter { $0.1 == t }
+                        out.append((ObjectWindow.Link(relation: relation.name, outgoing: false, sourceType: graph.types[t].name.rawValue), from.map(\.0), from.map(\.1)))
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
+        try file.read { db in
+            guard let root = try root(object, db) else { return [:] }
+            var out: [ObjectWindow.Link: Int] = [:]
+            for (link, keys, types) in try links(of: root, db) {
+                guard link.outgoing, !keys.isEmpty else { out[link, default: 0] += keys.count; continue }
+                // A relationship's targets counted by their type (a hierarchy's entities).
+                for t in types { out[ObjectWindow.Link(relation: link.relation, outgoing: true, sourceType: graph.types[t].name.rawValue), default: 0] += 1 }
+            }
+            return out
+        }
+    }
+
+    public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
+        try file.read { db in
+            guard let root = try root(object, db), !range.isEmpty else { return [] }
+            let keys = try links(of: root, only: link, db).filter { $0.link.sourceType == link.sourceType || link.outgoing }.flatMap(\.keys)
+            return keys[min(keys.count, range.lowerBound) ..< min(keys.count, range.upperBound)].map(ObjectID.int)
+        }
+    }
+
+    // MARK: Whole types
+
+    /// Type `t`'s attribute `name` as its table stores it.
+    private func attribute(_ t: Int, named name: String) -> CoreDataSchema.Attribute? {
+        schema.allAttributes(of: entityOfType[t]).first { $0.name == name }
+    }
+
+    /// Calls `body` with each object of type `t` in key order and its cells of `columns`.
+    private func scan(_ t: Int, columns: [String], _ db: Database, _ body: (Int64, [DatabaseValue]) throws -> Bool) throws {
+        let (table, entity) = rows(of: t)
+        let selection = (["Z_PK"] + columns.map(SQL.identifier)).joined(separator: ", ")
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(selection) FROM \(table) WHERE \(entity) ORDER BY Z_PK")
+        while let row = try cursor.next() {
+            guard let k = (row[0] as DatabaseValue).lenientInt else { continue }
+            if try !body(k, columns.indices.map { row[1 + $0] as DatabaseValue }) { return }
+        }
+    }
+
+    public func forEachValue(type t: Int, attribute name: String?, _ body: (ObjectID, Value) throws -> Bool) throws {
+        let a = name.flatMap { attribute(t, named: $0) }
+        if name != nil, a == nil {
+            // An attribute the entity lacks: null on every object, as in a load.
+            return try file.read { db in try scan(t, columns: [], db) { k, _ in try body(.int(k), .null) } }
+        }
+        try file.read { db in
+            try scan(t, columns: a.map { [$0.column] } ?? [], db) { k, cells in
+                try body(.int(k), a.map { CoreDataSchema.value(cells[0], kind: $0.kind) } ?? .int(k))
+            }
+        }
+    }
+
+    public func kinds(type t: Int, names: Set<String>) throws -> [String: ValueKind] {
+        let attributes = schema.allAttributes(of: entityOfType[t]).filter { names.contains($0.name) }
+        var kinds = [ValueKind](repeating: [], count: attributes.count)
+        try file.read { db in
+            try scan(t, columns: attributes.map(\.column), db) { _, cells in
+                for i in attributes.indices { kinds[i].formUnion(CoreDataSchema.value(cells[i], kind: attributes[i].kind).kind) }
+                return true
+            }
+        }
+        // An entity's attributes are every object's: a name is there when the entity has objects.
+        return Dictionary(attributes.indices.filter { !kinds[$0].isEmpty }.map { (attributes[$0].name, kinds[$0]) }, uniquingKeysWith: { $0.union($1) })
+    }
+
+    /// A statement over an entity with subentities reads their objects too (as a fetch request
+    /// does), which an answer of one type's keys cannot list: such an entity is refused, naming them.
+    public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
+        let family = schema.family(of: entityOfType[t].number).dropFirst().compactMap { typeOf[$0] }
+        if !family.isEmpty {
+            throw SubentitiesUnread(entity: graph.types[t].name.rawValue, subentities: family.map { graph.types[$0].name.rawValue })
+        }
+        let (table, entity) = rows(of: t)
+        try file.readOnOwnConnection { db in
+            var last = Int64.min
+            while true {
+                let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE \(entity) AND Z_PK > ? ORDER BY Z_PK LIMIT ?", arguments: [last, max(1, size)])
+                guard let next = keys.last else { return }
+                guard try body(chunk(db, type: t, keys: keys, kinds: kinds)) else { return }
+                last = next
+            }
+        }
+    }
+
+    /// A graph of the store's types holding type `t`'s objects `keys` (no relations), with at
+    /// least `kinds` on its attributes.
+    private func chunk(_ db: Database, type t: Int, keys: [Int64], kinds: [String: ValueKind] = [:]) throws -> ObjectGraph {
+        let builder = GraphBuilder(formatName: CoreDataFormat.name)
+        let typeOf = schema.declareTypes(in: builder)
+        _ = try schema.readRows(db, table: entityOfType[t].table, typeOf: typeOf, builder: builder,
+                                condition: ("Z_PK IN (SELECT value FROM json_each(?)) AND \(rows(of: t).entity)", [CoreDataSchema.keyList(keys)]))
+        for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
+        return builder.finish()
+    }
+
+    public func objects(type t: Int, keys: [ObjectID]) throws -> ObjectGraph {
+        try file.read { db in try chunk(db, type: t, keys: keys.compactMap(pk)) }
+    }
+
+    /// The largest `Z_PK` of type `t`'s table (of every entity table for nil).
+    public func maximumIntegerKey(type t: Int?) throws -> Int64 {
+        let tables = t.map { [entityOfType[$0].table] } ?? schema.tables
+        return try file.read { db in
+            try tables.map { try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(SQL.identifier($0))") ?? 0 }.max() ?? 0
+        }
+    }
+
+    /// Windows follow every relationship: none is left unseen.
+    public func unfollowedReferences(to object: ObjectIdentity) throws -> [String] { [] }
+
+    public var offersRelationIndex: Bool { false }
+    public var relationIndexBuilt: Bool { false }
+    public func buildRelationIndex(progress: @escaping @Sendable (Int, Int) -> Void, isCancelled: @escaping @Sendable () -> Bool) throws {
+        throw StoreError(.unreadable, path: file.path, reason: "Loupe's relation index is for Persist stores; Core Data's own indexes serve its relationships")
+    }
+}
+
+extension CoreDataPages: CommittablePages {
+    public static var format: any StoreFormat.Type { CoreDataFormat.self }
+    public func reopened() throws -> CoreDataPages { try CoreDataPages.open(file, edgesPerObject: edgesPerObject) }
+    /// Core Data stores are read-only (every type says why): no commit reaches one.
+    public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]]) -> CoreDataPages { self }
+}
+
+/// A statement over an entity with subentities in paged mode: it would read their objects too
+/// (as a fetch request does), which an answer of one type's keys cannot list.
+public struct SubentitiesUnread: Error, CustomStringConvertible {
+    public let entity: String
+    public let subentities: [String]
+    public var description: String {
+        "a statement over \(entity) reads its subentities too (\(subentities.joined(separator: ", "))), which paged mode does not list with it; "
+            + "ask of each entity, or reopen with a larger --memory-budget"
+    }
+}
