@@ -224,53 +224,6 @@ public final class CoreDataPages: PageSource, Sendable {
         "\(column) IN (\(schema.family(of: entity.number).map(String.init).joined(separator: ",")))"
     }
 
-    /// The keys a relationship's edge reads at each end, ordered as a load links them, for the
-    /// objects `from` one end: outgoing (`from` are its sources) or incoming (its targets). Each
-    /// row is (the key at `from`'s end, the key at the other end); at most `limit` per key at
-    /// `from`'s end, when given. Nil for a relationship whose other end is not in `table`.
-    private func edges(_ declaring: CoreDataSchema.Entity, _ relation: Relationship, outgoing: Bool, from keys: [Int64], table: String,
-                       limit: Int?, _ db: Database) throws -> [(from: Int64, to: Int64)]? {
-        guard let target = schema.entity(relation.destination) else { return nil }
-        guard (outgoing ? declaring.table : target.table) == table, !keys.isEmpty else { return nil }
-        // Batched: one statement over every key (at most one edge per key); else one per key.
-        let sql: String
-        var batched = false
-        switch (relation, outgoing) {
-        case (.toOne(let r), true):
-            batched = true
-            sql = "SELECT Z_PK, \(SQL.identifier(r.column)) FROM \(SQL.identifier(declaring.table)) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(familyCondition(declaring)) AND \(SQL.identifier(r.column)) IS NOT NULL"
-        case (.toOne(let r), false):
-            sql = "SELECT \(SQL.identifier(r.column)), Z_PK FROM \(SQL.identifier(declaring.table)) WHERE \(SQL.identifier(r.column)) = ? AND \(familyCondition(declaring)) ORDER BY Z_PK"
-        case (.toMany(let r), _):
-            switch r.storage {
-            case .inverse(let column, let order):
-                let ordering = "\(order.map { SQL.identifier($0) + ", " } ?? "")Z_PK"
-                batched = !outgoing
-                sql = outgoing
-                    ? "SELECT \(SQL.identifier(column)), Z_PK FROM \(SQL.identifier(target.table)) WHERE \(SQL.identifier(column)) = ? ORDER BY \(ordering)"
-                    : "SELECT Z_PK, \(SQL.identifier(column)) FROM \(SQL.identifier(target.table)) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(SQL.identifier(column)) IS NOT NULL"
-            case .join(let joinTable, let source, let destination, let order):
-                let (near, far) = outgoing ? (source, destination) : (destination, source)
-                sql = "SELECT \(SQL.identifier(near)), \(SQL.identifier(far)) FROM \(SQL.identifier(joinTable)) WHERE \(SQL.identifier(near)) = ? ORDER BY \(order.map { SQL.identifier($0) + ", " } ?? "")\(SQL.identifier(far))"
-            }
-        }
-        var out: [(from: Int64, to: Int64)] = []
-        if batched {
-            for row in try Row.fetchAll(db, sql: sql, arguments: [CoreDataSchema.keyList(keys)]) {
-                if let a = (row[0] as DatabaseValue).lenientInt, let b = (row[1] as DatabaseValue).lenientInt { out.append((a, b)) }
-            }
-            return out
-        }
-        // One key at a time: each through the index on the column, stopped at the limit.
-        let statement = try db.cachedStatement(sql: sql + (limit.map { " LIMIT \($0)" } ?? ""))
-        for key in keys {
-            for row in try Row.fetchAll(statement, arguments: [key]) {
-                if let a = (row[0] as DatabaseValue).lenientInt, let b = (row[1] as DatabaseValue).lenientInt { out.append((a, b)) }
-            }
-        }
-        return out
-    }
-
     /// Adds to `wanted` (keys by table) the objects a window of type `t`'s objects `keys` reads:
     /// them, and what each relationship links them to, either way (at most ``edgesPerObject``
     /// per relationship and object). Returns the keys of the objects with more.
@@ -281,18 +234,13 @@ public final class CoreDataPages: PageSource, Sendable {
         let home = entityOfType[t].table
         wanted[home, default: []].formUnion(roots)
         var cut = Set<Int64>()
-        for (declaring, relation) in relationships {
-            guard let target = schema.entity(relation.destination) else { continue }
-            for outgoing in [true, false] {
-                // Outgoing edges start at the roots only when the roots' entity has the relationship.
-                if outgoing, !schema.family(of: declaring.number).contains(entityOfType[t].number) { continue }
-                guard let found = try edges(declaring, relation, outgoing: outgoing, from: roots, table: home, limit: edgesPerObject + 1, db) else { continue }
-                var perKey: [Int64: Int] = [:]
-                for (from, to) in found {
-                    perKey[from, default: 0] += 1
-                    if perKey[from]! > edgesPerObject { cut.insert(from); continue }
-                    wanted[outgoing ? target.table : declaring.table, default: []].insert(to)
-                }
+        for (_, _, q) in edgeQueries(of: t) {
+            // Each root's first edges through the index on the column, one more telling it is cut.
+            let statement = try db.cachedStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(q.near) = ? AND \(q.filter) ORDER BY \(q.order) LIMIT \(edgesPerObject + 1)")
+            for root in roots {
+                let keys = try Int64.fetchAll(statement, arguments: [root])
+                if keys.count > edgesPerObject { cut.insert(root) }
+                wanted[q.farTable, default: []].formUnion(keys.prefix(edgesPerObject))
             }
         }
         return cut.sorted()
@@ -324,66 +272,97 @@ public final class CoreDataPages: PageSource, Sendable {
         return (t, k)
     }
 
-    /// Each link of the object with the keys at its other end and their types (the entity of
-    /// each key's row), in the order a load links them: its relationships (outgoing), and the
-    /// relationships of other objects that reach it (incoming), by the type they come from.
-    private func links(of root: (type: Int, pk: Int64), only wanted: ObjectWindow.Link? = nil,
-                       _ db: Database) throws -> [(link: ObjectWindow.Link, keys: [Int64], types: [Int])] {
-        var out: [(link: ObjectWindow.Link, keys: [Int64], types: [Int])] = []
-        let home = entityOfType[root.type].table
-        for (declaring, relation) in relationships {
-            guard let target = schema.entity(relation.destination) else { continue }
-            for outgoing in [true, false] {
-                if let wanted, wanted.outgoing != outgoing || wanted.relation != relation.name { continue }
-                if outgoing, !schema.family(of: declaring.number).contains(entityOfType[root.type].number) { continue }
-                guard let found = try edges(declaring, relation, outgoing: outgoing, from: [root.pk], table: home, limit: nil, db) else { continue }
-                // The entity of each key at the other end: a load links only rows of an entity
-                // (and, from the far end, only rows of the declaring entity's family).
-                let far = outgoing ? target.table : declaring.table
-                let allowed = outgoing ? nil : Set(schema.family(of: declaring.number))
-                let keys = found.map(\.to)
-                var entityOf: [Int64: Int64] = [:]
-                for chunk in keys.chunked(30_000) {
-                    for row in try Row.fetchAll(db, sql: "SELECT Z_PK, Z_ENT FROM \(SQL.identifier(far)) WHERE Z_PK IN (SELECT value FROM json_each(?))",
-                                                arguments: [CoreDataSchema.keyList(chunk)]) {
-                        if let k = (row[0] as DatabaseValue).lenientInt, let e = (row[1] as DatabaseValue).lenientInt { entityOf[k] = e }
-                    }
-                }
-                let linked = keys.compactMap { k in entityOf[k].flatMap { e in allowed?.contains(e) == false ? nil : typeOf[e] }.map { (k, $0) } }
-                if outgoing {
-                    out.append((ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil), linked.map(\.0), linked.map(\.1)))
-                } else {
-                    // Backlinks by the type they come from, each in the load's order.
-                    var order: [Int] = []
-                    for (_, t) in linked where !order.contains(t) { order.append(t) }
-                    for t in order {
-                        let from = linked.filter { $0.1 == t }
-                        out.append((ObjectWindow.Link(relation: relation.name, outgoing: false, sourceType: graph.types[t].name.rawValue), from.map(\.0), from.map(\.1)))
-                    }
-                }
-            }
-        }
-        return out
+    /// How one relationship's edges from an object are read in SQL, the object's key bound to
+    /// `near`: the rows `from` joins, with `key` and `entity` of the row at the other end (in
+    /// `farTable`), kept to `filter`, in the order a load links them.
+    private struct EdgeQuery {
+        let from: String, near: String, key: String, entity: String, filter: String, order: String
+        let farTable: String
     }
 
+    /// The query of `relation`'s edges (declared by `declaring`) from an object in `table`:
+    /// outgoing (the object is their source) or incoming; nil when its end is not in `table`.
+    private func edgeQuery(_ declaring: CoreDataSchema.Entity, _ relation: Relationship, outgoing: Bool, table: String) -> EdgeQuery? {
+        guard let target = schema.entity(relation.destination), (outgoing ? declaring.table : target.table) == table else { return nil }
+        let (s, t) = (SQL.identifier(declaring.table), SQL.identifier(target.table))
+        let family = familyCondition(declaring, column: "s.Z_ENT")
+        switch (relation, outgoing) {
+        case (.toOne(let r), true):
+            return EdgeQuery(from: "\(s) s JOIN \(t) t ON t.Z_PK = s.\(SQL.identifier(r.column))", near: "s.Z_PK", key: "t.Z_PK", entity: "t.Z_ENT", filter: family, order: "t.Z_PK", farTable: target.table)
+        case (.toOne(let r), false):
+            return EdgeQuery(from: "\(s) s", near: "s.\(SQL.identifier(r.column))", key: "s.Z_PK", entity: "s.Z_ENT", filter: family, order: "s.Z_PK", farTable: declaring.table)
+        case (.toMany(let r), _):
+            switch r.storage {
+            case .inverse(let column, let order):
+                let c = SQL.identifier(column)
+                return outgoing
+                    ? EdgeQuery(from: "\(t) t", near: "t.\(c)", key: "t.Z_PK", entity: "t.Z_ENT", filter: "1", order: "\(order.map { "t." + SQL.identifier($0) + ", " } ?? "")t.Z_PK", farTable: target.table)
+                    : EdgeQuery(from: "\(t) t JOIN \(s) s ON s.Z_PK = t.\(c)", near: "t.Z_PK", key: "s.Z_PK", entity: "s.Z_ENT", filter: family, order: "s.Z_PK", farTable: declaring.table)
+            case .join(let joinTable, let source, let destination, let order):
+                let (near, far) = outgoing ? (SQL.identifier(source), SQL.identifier(destination)) : (SQL.identifier(destination), SQL.identifier(source))
+                let ordering = "\(order.map { "j." + SQL.identifier($0) + ", " } ?? "")j.\(far)"
+                return outgoing
+                    ? EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(t) t ON t.Z_PK = j.\(far)", near: "j.\(near)", key: "t.Z_PK", entity: "t.Z_ENT", filter: "1", order: ordering, farTable: target.table)
+                    : EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(s) s ON s.Z_PK = j.\(far)", near: "j.\(near)", key: "s.Z_PK", entity: "s.Z_ENT", filter: family, order: ordering, farTable: declaring.table)
+            }
+        }
+    }
+
+    /// The relationships an object of type `t` has edges of, either way, with their queries.
+    private func edgeQueries(of t: Int) -> [(relation: Relationship, outgoing: Bool, query: EdgeQuery)] {
+        relationships.flatMap { declaring, relation in
+            [true, false].compactMap { outgoing in
+                // Outgoing edges start at the object only when its entity has the relationship.
+                if outgoing, !schema.family(of: declaring.number).contains(entityOfType[t].number) { return nil }
+                return edgeQuery(declaring, relation, outgoing: outgoing, table: entityOfType[t].table).map { (relation, outgoing, $0) }
+            }
+        }
+    }
+
+    /// Counted by SQL, per type at the other end (a relationship's targets by their type too).
     public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
         try file.read { db in
             guard let root = try root(object, db) else { return [:] }
             var out: [ObjectWindow.Link: Int] = [:]
-            for (link, keys, types) in try links(of: root, db) {
-                guard link.outgoing, !keys.isEmpty else { out[link, default: 0] += keys.count; continue }
-                // A relationship's targets counted by their type (a hierarchy's entities).
-                for t in types { out[ObjectWindow.Link(relation: link.relation, outgoing: true, sourceType: graph.types[t].name.rawValue), default: 0] += 1 }
+            for (relation, outgoing, q) in edgeQueries(of: root.type) {
+                if outgoing { out[ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil), default: 0] += 0 }
+                let sql = "SELECT \(q.entity), count(*) FROM \(q.from) WHERE \(q.near) = ? AND \(q.filter) GROUP BY \(q.entity)"
+                for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [root.pk]) {
+                    guard let e = (row[0] as DatabaseValue).lenientInt, let t = typeOf[e], let n = (row[1] as DatabaseValue).lenientInt else { continue }
+                    out[ObjectWindow.Link(relation: relation.name, outgoing: outgoing, sourceType: graph.types[t].name.rawValue), default: 0] += Int(n)
+                }
             }
             return out
         }
     }
 
+    /// A page of the keys, in the order a load links them: SQL steps to the range (of a
+    /// relationship's targets of every type; of a backlink's sources of the type it names).
     public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
         try file.read { db in
             guard let root = try root(object, db), !range.isEmpty else { return [] }
-            let keys = try links(of: root, only: link, db).filter { $0.link.sourceType == link.sourceType || link.outgoing }.flatMap(\.keys)
-            return keys[min(keys.count, range.lowerBound) ..< min(keys.count, range.upperBound)].map(ObjectID.int)
+            let entities: [Int64]
+            if link.outgoing { entities = Array(typeOf.keys) } else {
+                guard let t = graph.types.firstIndex(where: { $0.name.rawValue == link.sourceType }) else { return [] }
+                entities = [entityOfType[t].number]
+            }
+            var keys: [ObjectID] = [], skip = range.lowerBound
+            // (A relationship that is its own inverse is read from both of its join table's columns.)
+            for (relation, outgoing, q) in edgeQueries(of: root.type) where outgoing == link.outgoing && relation.name == link.relation {
+                let wanted = range.count - keys.count
+                guard wanted > 0 else { break }
+                let kept = "\(q.near) = ? AND \(q.filter) AND \(q.entity) IN (\(entities.map(String.init).joined(separator: ",")))"
+                let page = try Int64.fetchAll(db, sql: "SELECT \(q.key) FROM \(q.from) WHERE \(kept) ORDER BY \(q.order) LIMIT ? OFFSET ?",
+                                              arguments: [root.pk, wanted, skip])
+                if page.isEmpty, skip > 0 {
+                    skip -= try Int.fetchOne(db, sql: "SELECT count(*) FROM \(q.from) WHERE \(kept)", arguments: [root.pk]) ?? 0
+                    skip = max(0, skip)
+                } else {
+                    skip = 0
+                }
+                keys += page.map(ObjectID.int)
+            }
+            return keys
         }
     }
 

@@ -58,13 +58,17 @@ final class CoreDataPagedTests: XCTestCase {
                     // A relationship's targets are counted by their type.
                     XCTAssertEqual(totals.filter { $0.key.relation == relation.name && $0.key.outgoing }.values.reduce(0, +), expected.count, "\(object) \(relation.name)")
                     XCTAssertEqual(try pages.linkKeys(of: object, link: link, range: 0..<100), expected, "\(object) \(relation.name)")
+                    // A page from the middle, as a followed link scrolls.
+                    XCTAssertEqual(try pages.linkKeys(of: object, link: link, range: 1..<3), Array(expected.dropFirst().prefix(2)), "\(object) \(relation.name) 1..<3")
                     checked += expected.count
                 }
                 for group in graph.backlinks(of: ref) {
                     let (source, relation, count) = (group.sourceType.rawValue, group.relation, group.sources.count)
                     let link = ObjectWindow.Link(relation: relation, outgoing: false, sourceType: source)
                     XCTAssertEqual(totals[link], count, "\(object) @links.\(source).\(relation)")
-                    XCTAssertEqual(try pages.linkKeys(of: object, link: link, range: 0..<100).count, count, "\(object) @links.\(source).\(relation)")
+                    let sources = group.sources.map { graph.id(of: $0) }
+                    XCTAssertEqual(try pages.linkKeys(of: object, link: link, range: 0..<100), sources, "\(object) @links.\(source).\(relation)")
+                    XCTAssertEqual(try pages.linkKeys(of: object, link: link, range: 1..<2), Array(sources.dropFirst().prefix(1)), "\(object) @links.\(source).\(relation)")
                 }
             }
         }
