@@ -4,8 +4,8 @@ import LoupeQuery
 import LoupeStore
 import Synchronization
 
-/// The store under a paged session (a Persist store or a plain relational file browsed a page
-/// at a time): previews and commits the pending changes (over their edit base,
+/// The store under a paged session (a Persist store, a plain relational file or a Core Data
+/// store, whose read-only types refuse edits before they reach it, browsed a page at a time): previews and commits the pending changes (over their edit base,
 /// ``PagedChanges``) into the file in one transaction, checked against the file's stamp when it
 /// was opened as a loaded session's are; then carries what it knows forward to the file's new
 /// state (``CommittablePages/afterCommit(_:newAttributes:)``: the catalog, Loupe's relation

@@ -1,7 +1,8 @@
 import LoupeModel
 
 /// A store read a page at a time (paged mode) that Loupe commits edits into: a Persist store
-/// or a plain relational SQLite file. What a paged session's host needs of it beyond paging.
+/// or a plain relational SQLite file (and a Core Data store, whose types are read-only: its
+/// edits are refused as staged). What a paged session's host needs of it beyond paging.
 public protocol CommittablePages: PageSource, Sendable {
     /// The file read.
     var file: StoreFile { get }

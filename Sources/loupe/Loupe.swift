@@ -146,7 +146,7 @@ struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the inferred schema of every type, or of one.")
     @OptionGroup var store: StoreArgument
     @Argument(help: "A type name.") var type: String?
-    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is described without a load: each type's count and relations from the store, its attributes as its first 1,000 objects have them: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is described without a load: each type's count and relations from the store, its attributes as its first 1,000 objects have them: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {

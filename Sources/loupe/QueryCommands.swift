@@ -24,7 +24,7 @@ struct Query: ParsableCommand {
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
     @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
-    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL (what SQL cannot answer exactly is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL, a Core Data store by the engine a chunk of objects at a time (what cannot be answered so is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -362,7 +362,7 @@ struct Repl: ParsableCommand {
         abstract: "A line REPL: statements and dot-commands, one per line (reads stdin when it is not a terminal).")
     @OptionGroup var store: StoreArgument
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
-    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is read a page at a time, statements answered by SQLite over the file or by PostgreSQL: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is read a page at a time, statements answered by SQLite over the file or by PostgreSQL (over a Core Data store, by the engine a chunk of objects at a time): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -397,7 +397,7 @@ struct Repl: ParsableCommand {
         try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
     }
 
-    /// The REPL over a store too large to load (a Persist store or a plain SQLite file): each
+    /// The REPL over a store too large to load (a Persist store, a plain SQLite file or a Core Data store): each
     /// statement answered by SQLite over the file (``PersistQuerySource``,
     /// ``RelationalQuerySource``) as `loupe query` answers it over the budget; edits (`update`,
     /// `insert`, `delete`) staged over the objects they name, read by key (``PagedChanges``),
@@ -735,7 +735,7 @@ struct Browse: ParsableCommand {
     @Option(help: "Replay keys and statements from SCRIPT without a terminal, then write the last screen.") var play: String?
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
-    @Flag(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database (its tables, or Persist's layout) a page at a time (paged mode), whatever its size.") var paged = false
+    @Flag(help: "Browse a Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database (its tables, or Persist's layout) a page at a time (paged mode), whatever its size.") var paged = false
     @Option(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
@@ -787,7 +787,7 @@ struct Browse: ParsableCommand {
     }
 
     /// What the status line says of a file loaded whole although a whole load is over the memory
-    /// budget (paged mode reads Persist stores keyed by integers and plain relational files;
+    /// budget (paged mode reads Persist stores keyed by integers, plain relational files and Core Data stores;
     /// README says so), or nil.
     func wholeLoadNote(_ path: String) -> String? {
         guard !paged, !PostgresConnection.isURL(path), let (estimate, _) = try? overBudget(path) else { return nil }
@@ -826,7 +826,7 @@ struct Browse: ParsableCommand {
         let reason = paged ? nil : over.map { "a whole load (≈ \(MemoryBudget(bytes: $0.estimate))) is over the \(memoryBudget ?? .standard) memory budget" }
         do {
             guard let opening = try PagedOpening.open(file, reason: reason) else {
-                if paged { throw CLIError("--paged reads Persist stores and plain SQLite files; '\(path)' is \(try file.read { try StoreFormats.detect($0, path: path) }.name)") }
+                if paged { throw CLIError("--paged reads Persist stores, plain SQLite files and Core Data stores; '\(path)' is \(try file.read { try StoreFormats.detect($0, path: path) }.name)") }
                 return nil   // other formats load whole
             }
             return opening
