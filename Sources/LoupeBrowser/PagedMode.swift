@@ -557,7 +557,8 @@ extension Browser {
     func runPaged(_ statement: Statement, line: String) -> Bool {
         guard let pages else { return false }
         let chunked = chunkedStatement(statement, pages)
-        guard statement.pushdownRoot != nil, querySource != nil || chunked != nil else { return false }
+        // A statement over a type runs (neither SQL nor the chunks answering it: refused as such).
+        guard statement.pushdownRoot != nil else { return false }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
         let task = RunningTask(line: line, isLoad: true, verb: "querying")
         let answering = pagedAnswering(statement, chunked: chunked)

@@ -53,7 +53,10 @@ public struct ChunkedAnswer: Sendable {
         let catalog = source.listedTypes.map(\.name)
         guard let reads = statement.namesRead,
               let t = catalog.firstIndex(of: reads.type.text) ?? Self.onlyMatch(catalog, reads.type.text),
-              let table = schema.type(named: catalog[t])
+              let table = schema.type(named: catalog[t]),
+              // A type with subtypes (a Core Data entity with subentities) is asked of its
+              // subtypes' objects too, which the type's chunks do not hold.
+              schema.family(of: table).count == 1
         else { return nil }
         type = t
         typeName = catalog[t]

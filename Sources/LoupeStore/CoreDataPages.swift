@@ -58,7 +58,7 @@ public final class CoreDataPages: PageSource, Sendable {
             return try reader.read { db in
                 var byEntity: [Int64: Int] = [:]
                 for table in schema.tables {
-                    for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) GROUP BY Z_ENT") {
+                    for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) WHERE \(Self.isObject("")) GROUP BY Z_ENT") {
                         if let ent = (row[0] as DatabaseValue).lenientInt { byEntity[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
                     }
                 }
@@ -104,6 +104,9 @@ public final class CoreDataPages: PageSource, Sendable {
         }
     }
 
+    /// What the engine, reading an entity's objects a chunk at a time, leaves to a whole load.
+    public static let unanswered = "paths through relationships and statements on entities with subentities"
+
     /// What a load of the store's schema warns of (the model cache unread, …).
     public var warnings: [String] { schema.warnings }
 
@@ -114,7 +117,19 @@ public final class CoreDataPages: PageSource, Sendable {
 
     /// `table` quoted, with the condition that keeps its rows of type `t`'s entity.
     private func rows(of t: Int) -> (table: String, entity: String) {
-        (SQL.identifier(entityOfType[t].table), "Z_ENT = \(entityOfType[t].number)")
+        (SQL.identifier(entityOfType[t].table), "Z_ENT = \(entityOfType[t].number) AND \(Self.isObject(""))")
+    }
+
+    /// The condition under which a row of an entity table (`alias`: `s.`, `t.`, or empty) is
+    /// an object as a load reads it: its `Z_PK` and `Z_ENT` integers (a load skips other rows of
+    /// a damaged store, and so does every query here).
+    static func isObject(_ alias: String) -> String {
+        "typeof(\(alias)Z_PK) IN ('integer', 'real') AND \(alias)Z_PK = CAST(\(alias)Z_PK AS INTEGER) AND typeof(\(alias)Z_ENT) IN ('integer', 'real') AND \(alias)Z_ENT = CAST(\(alias)Z_ENT AS INTEGER)"
+    }
+
+    /// The integers a one-column statement gives (cells that are no integer left out).
+    private func integers(_ statement: Statement, _ arguments: StatementArguments) throws -> [Int64] {
+        try DatabaseValue.fetchAll(statement, arguments: arguments).compactMap(\.lenientInt)
     }
 
     /// While the entity is not counted (``countTypes()``), positions a few pages from its first
@@ -141,8 +156,8 @@ public final class CoreDataPages: PageSource, Sendable {
                         condition = " AND Z_PK >= ?"
                         arguments.append(k)
                     }
-                    return try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE \(entity)\(condition) ORDER BY Z_PK LIMIT ? OFFSET ?",
-                                              arguments: StatementArguments(arguments + [range.count, range.lowerBound - from])).map(ObjectID.int)
+                    return try integers(db.makeStatement(sql: "SELECT Z_PK FROM \(table) WHERE \(entity)\(condition) ORDER BY Z_PK LIMIT ? OFFSET ?"),
+                                        StatementArguments(arguments + [range.count, range.lowerBound - from])).map(ObjectID.int)
                 case .backward(let below, let anchorKey):
                     var condition = "", arguments: [DatabaseValueConvertible?] = []
                     if let anchorKey {
@@ -150,8 +165,8 @@ public final class CoreDataPages: PageSource, Sendable {
                         condition = " AND Z_PK < ?"
                         arguments.append(k)
                     }
-                    return try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE \(entity)\(condition) ORDER BY Z_PK DESC LIMIT ? OFFSET ?",
-                                              arguments: StatementArguments(arguments + [range.count, below - range.upperBound])).reversed().map(ObjectID.int)
+                    return try integers(db.makeStatement(sql: "SELECT Z_PK FROM \(table) WHERE \(entity)\(condition) ORDER BY Z_PK DESC LIMIT ? OFFSET ?"),
+                                        StatementArguments(arguments + [range.count, below - range.upperBound])).reversed().map(ObjectID.int)
                 }
             }
             return []
@@ -229,8 +244,8 @@ public final class CoreDataPages: PageSource, Sendable {
     /// per relationship and object). Returns the keys of the objects with more.
     private func gather(_ db: Database, type t: Int, keys: [Int64], into wanted: inout [String: Set<Int64>]) throws -> [Int64] {
         let (table, entity) = rows(of: t)
-        let roots = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(entity)",
-                                       arguments: [CoreDataSchema.keyList(keys)])
+        let roots = try integers(db.makeStatement(sql: "SELECT Z_PK FROM \(table) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(entity)"),
+                                 [CoreDataSchema.keyList(keys)])
         let home = entityOfType[t].table
         wanted[home, default: []].formUnion(roots)
         var cut = Set<Int64>()
@@ -238,7 +253,7 @@ public final class CoreDataPages: PageSource, Sendable {
             // Each root's first edges through the index on the column, one more telling it is cut.
             let statement = try db.cachedStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(q.near) = ? AND \(q.filter) ORDER BY \(q.order) LIMIT \(edgesPerObject + 1)")
             for root in roots {
-                let keys = try Int64.fetchAll(statement, arguments: [root])
+                let keys = try integers(statement, [root])
                 if keys.count > edgesPerObject { cut.insert(root) }
                 wanted[q.farTable, default: []].formUnion(keys.prefix(edgesPerObject))
             }
@@ -314,7 +329,11 @@ public final class CoreDataPages: PageSource, Sendable {
             [true, false].compactMap { outgoing in
                 // Outgoing edges start at the object only when its entity has the relationship.
                 if outgoing, !schema.family(of: declaring.number).contains(entityOfType[t].number) { return nil }
-                return edgeQuery(declaring, relation, outgoing: outgoing, table: entityOfType[t].table).map { (relation, outgoing, $0) }
+                // The rows at the other end are objects as a load reads them.
+                return edgeQuery(declaring, relation, outgoing: outgoing, table: entityOfType[t].table).map { q in
+                    (relation, outgoing, EdgeQuery(from: q.from, near: q.near, key: q.key, entity: q.entity,
+                                                   filter: q.filter + " AND " + Self.isObject(String(q.key.dropLast(4))), order: q.order, farTable: q.farTable))
+                }
             }
         }
     }
@@ -352,8 +371,8 @@ public final class CoreDataPages: PageSource, Sendable {
                 let wanted = range.count - keys.count
                 guard wanted > 0 else { break }
                 let kept = "\(q.near) = ? AND \(q.filter) AND \(q.entity) IN (\(entities.map(String.init).joined(separator: ",")))"
-                let page = try Int64.fetchAll(db, sql: "SELECT \(q.key) FROM \(q.from) WHERE \(kept) ORDER BY \(q.order) LIMIT ? OFFSET ?",
-                                              arguments: [root.pk, wanted, skip])
+                let page = try integers(db.makeStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(kept) ORDER BY \(q.order) LIMIT ? OFFSET ?"),
+                                        [root.pk, wanted, skip])
                 if page.isEmpty, skip > 0 {
                     skip -= try Int.fetchOne(db, sql: "SELECT count(*) FROM \(q.from) WHERE \(kept)", arguments: [root.pk]) ?? 0
                     skip = max(0, skip)
@@ -410,18 +429,14 @@ public final class CoreDataPages: PageSource, Sendable {
         return Dictionary(attributes.indices.filter { !kinds[$0].isEmpty }.map { (attributes[$0].name, kinds[$0]) }, uniquingKeysWith: { $0.union($1) })
     }
 
-    /// A statement over an entity with subentities reads their objects too (as a fetch request
-    /// does), which an answer of one type's keys cannot list: such an entity is refused, naming them.
+    /// An entity's own objects (a statement over an entity with subentities, which would read
+    /// theirs too, is not planned in chunks: ``ChunkedAnswer``).
     public func forEachChunk(type t: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, _ body: (ObjectGraph) throws -> Bool) throws {
-        let family = schema.family(of: entityOfType[t].number).dropFirst().compactMap { typeOf[$0] }
-        if !family.isEmpty {
-            throw SubentitiesUnread(entity: graph.types[t].name.rawValue, subentities: family.map { graph.types[$0].name.rawValue })
-        }
         let (table, entity) = rows(of: t)
         try file.readOnOwnConnection { db in
             var last = Int64.min
             while true {
-                let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(table) WHERE \(entity) AND Z_PK > ? ORDER BY Z_PK LIMIT ?", arguments: [last, max(1, size)])
+                let keys = try integers(db.makeStatement(sql: "SELECT Z_PK FROM \(table) WHERE \(entity) AND Z_PK > ? ORDER BY Z_PK LIMIT ?"), [last, max(1, size)])
                 guard let next = keys.last else { return }
                 guard try body(chunk(db, type: t, keys: keys, kinds: kinds)) else { return }
                 last = next
@@ -448,7 +463,7 @@ public final class CoreDataPages: PageSource, Sendable {
     public func maximumIntegerKey(type t: Int?) throws -> Int64 {
         let tables = t.map { [entityOfType[$0].table] } ?? schema.tables
         return try file.read { db in
-            try tables.map { try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(SQL.identifier($0))") ?? 0 }.max() ?? 0
+            try tables.map { try DatabaseValue.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(SQL.identifier($0)) WHERE \(Self.isObject(""))")?.lenientInt ?? 0 }.max() ?? 0
         }
     }
 
@@ -467,15 +482,4 @@ extension CoreDataPages: CommittablePages {
     public func reopened() throws -> CoreDataPages { try CoreDataPages.open(file, edgesPerObject: edgesPerObject) }
     /// Core Data stores are read-only (every type says why): no commit reaches one.
     public func afterCommit(_ report: StoreCommit.Report, newAttributes: [String: [String]]) -> CoreDataPages { self }
-}
-
-/// A statement over an entity with subentities in paged mode: it would read their objects too
-/// (as a fetch request does), which an answer of one type's keys cannot list.
-public struct SubentitiesUnread: Error, CustomStringConvertible {
-    public let entity: String
-    public let subentities: [String]
-    public var description: String {
-        "a statement over \(entity) reads its subentities too (\(subentities.joined(separator: ", "))), which paged mode does not list with it; "
-            + "ask of each entity, or reopen with a larger --memory-budget"
-    }
 }

@@ -102,7 +102,7 @@ struct PagedOpening {
             let pages = try CoreDataPages.open(file)
             let host = PagedStoreHost(pages: pages, querySource: { _, _, _ in nil })
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: CoreDataFormat.name, querySource: nil, host: host,
-                                unanswered: "paths through relationships (the engine reads a Core Data store's entities a chunk of objects at a time)")
+                                unanswered: CoreDataPages.unanswered)
         }
         return nil
     }

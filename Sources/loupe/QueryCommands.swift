@@ -131,11 +131,8 @@ struct Query: ParsableCommand {
             // chunk of objects at a time.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
                try file.read({ try StoreFormats.detect($0, path: store.file) }) == CoreDataFormat.self {
-                let over = "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget"
-                do {
-                    if try answeredInChunks(parsed, { (try CoreDataPages.open(file), nil) }) { return }
-                } catch let error as SubentitiesUnread { throw CLIError("\(over), and \(error)") }
-                throw CLIError("\(over), and over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time (paths through relationships need the whole graph); raise --memory-budget to load it")
+                if try answeredInChunks(parsed, { (try CoreDataPages.open(file), nil) }) { return }
+                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
             }
             if engine == .sql {
                 throw CLIError(store.isPostgres
