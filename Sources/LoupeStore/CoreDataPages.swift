@@ -16,10 +16,12 @@ import LoupeModel
 /// (``CoreDataSchema/readRows(_:table:typeOf:builder:condition:)``,
 /// ``CoreDataSchema/link(_:typeOf:rows:builder:within:warnings:)``), kept to the rows a window
 /// holds, so a window's objects and edges are the loaded graph's. Lookups go through the indexes
-/// Core Data keeps on its to-one columns and join tables. Statements are answered by the engine
-/// a chunk of objects at a time over an entity's own attributes (``forEachChunk``); paths
-/// through relationships need the whole graph. Tables beside the entities, which a load reads as
-/// plain tables, are left out (``notes`` says so). Everything is read-only, as a load's types are.
+/// Core Data keeps on its to-one columns and join tables; rows a load skips (a key or entity
+/// that is no integer) are skipped by every query. Statements are answered by the engine a chunk
+/// of objects at a time over an entity's own attributes (``forEachChunk``); paths through
+/// relationships, and statements on an entity with subentities (whose objects a fetch reads
+/// too), need the whole graph (``unanswered``). Tables beside the entities, which a load reads
+/// as plain tables, are left out (``notes`` says so). Everything is read-only, as a load's types are.
 public final class CoreDataPages: PageSource, Sendable {
     public let file: StoreFile
     /// What the store's tables mean, read at open (the model cache, or the tables' structure).
@@ -106,9 +108,6 @@ public final class CoreDataPages: PageSource, Sendable {
 
     /// What the engine, reading an entity's objects a chunk at a time, leaves to a whole load.
     public static let unanswered = "paths through relationships and statements on entities with subentities"
-
-    /// What a load of the store's schema warns of (the model cache unread, …).
-    public var warnings: [String] { schema.warnings }
 
     // MARK: Keys
 
@@ -235,7 +234,7 @@ public final class CoreDataPages: PageSource, Sendable {
     }
 
     /// `Z_ENT IN (…)` of `entity` and its subentities (the rows a relationship it declares links from).
-    private func familyCondition(_ entity: CoreDataSchema.Entity, column: String = "Z_ENT") -> String {
+    private func familyCondition(_ entity: CoreDataSchema.Entity, column: String) -> String {
         "\(column) IN (\(schema.family(of: entity.number).map(String.init).joined(separator: ",")))"
     }
 
@@ -251,7 +250,7 @@ public final class CoreDataPages: PageSource, Sendable {
         var cut = Set<Int64>()
         for (_, _, q) in edgeQueries(of: t) {
             // Each root's first edges through the index on the column, one more telling it is cut.
-            let statement = try db.cachedStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(q.near) = ? AND \(q.filter) ORDER BY \(q.order) LIMIT \(edgesPerObject + 1)")
+            let statement = try db.cachedStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(q.near) = ? AND \(q.condition) ORDER BY \(q.order) LIMIT \(edgesPerObject + 1)")
             for root in roots {
                 let keys = try integers(statement, [root])
                 if keys.count > edgesPerObject { cut.insert(root) }
@@ -288,11 +287,15 @@ public final class CoreDataPages: PageSource, Sendable {
     }
 
     /// How one relationship's edges from an object are read in SQL, the object's key bound to
-    /// `near`: the rows `from` joins, with `key` and `entity` of the row at the other end (in
-    /// `farTable`), kept to `filter`, in the order a load links them.
+    /// `near`: the rows `from` joins, the row at the other end aliased `far` (`s` or `t`, a row
+    /// of `farTable`), kept to `filter`, in the order a load links them.
     private struct EdgeQuery {
-        let from: String, near: String, key: String, entity: String, filter: String, order: String
-        let farTable: String
+        let from: String, near: String, far: String, farTable: String, filter: String, order: String
+        /// The key and the entity of the row at the other end.
+        var key: String { "\(far).Z_PK" }
+        var entity: String { "\(far).Z_ENT" }
+        /// `filter`, with the row at the other end an object as a load reads it.
+        var condition: String { "\(filter) AND \(CoreDataPages.isObject(far + "."))" }
     }
 
     /// The query of `relation`'s edges (declared by `declaring`) from an object in `table`:
@@ -303,22 +306,22 @@ public final class CoreDataPages: PageSource, Sendable {
         let family = familyCondition(declaring, column: "s.Z_ENT")
         switch (relation, outgoing) {
         case (.toOne(let r), true):
-            return EdgeQuery(from: "\(s) s JOIN \(t) t ON t.Z_PK = s.\(SQL.identifier(r.column))", near: "s.Z_PK", key: "t.Z_PK", entity: "t.Z_ENT", filter: family, order: "t.Z_PK", farTable: target.table)
+            return EdgeQuery(from: "\(s) s JOIN \(t) t ON t.Z_PK = s.\(SQL.identifier(r.column))", near: "s.Z_PK", far: "t", farTable: target.table, filter: family, order: "t.Z_PK")
         case (.toOne(let r), false):
-            return EdgeQuery(from: "\(s) s", near: "s.\(SQL.identifier(r.column))", key: "s.Z_PK", entity: "s.Z_ENT", filter: family, order: "s.Z_PK", farTable: declaring.table)
+            return EdgeQuery(from: "\(s) s", near: "s.\(SQL.identifier(r.column))", far: "s", farTable: declaring.table, filter: family, order: "s.Z_PK")
         case (.toMany(let r), _):
             switch r.storage {
             case .inverse(let column, let order):
                 let c = SQL.identifier(column)
                 return outgoing
-                    ? EdgeQuery(from: "\(t) t", near: "t.\(c)", key: "t.Z_PK", entity: "t.Z_ENT", filter: "1", order: "\(order.map { "t." + SQL.identifier($0) + ", " } ?? "")t.Z_PK", farTable: target.table)
-                    : EdgeQuery(from: "\(t) t JOIN \(s) s ON s.Z_PK = t.\(c)", near: "t.Z_PK", key: "s.Z_PK", entity: "s.Z_ENT", filter: family, order: "s.Z_PK", farTable: declaring.table)
+                    ? EdgeQuery(from: "\(t) t", near: "t.\(c)", far: "t", farTable: target.table, filter: "1", order: "\(order.map { "t." + SQL.identifier($0) + ", " } ?? "")t.Z_PK")
+                    : EdgeQuery(from: "\(t) t JOIN \(s) s ON s.Z_PK = t.\(c)", near: "t.Z_PK", far: "s", farTable: declaring.table, filter: family, order: "s.Z_PK")
             case .join(let joinTable, let source, let destination, let order):
                 let (near, far) = outgoing ? (SQL.identifier(source), SQL.identifier(destination)) : (SQL.identifier(destination), SQL.identifier(source))
                 let ordering = "\(order.map { "j." + SQL.identifier($0) + ", " } ?? "")j.\(far)"
                 return outgoing
-                    ? EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(t) t ON t.Z_PK = j.\(far)", near: "j.\(near)", key: "t.Z_PK", entity: "t.Z_ENT", filter: "1", order: ordering, farTable: target.table)
-                    : EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(s) s ON s.Z_PK = j.\(far)", near: "j.\(near)", key: "s.Z_PK", entity: "s.Z_ENT", filter: family, order: ordering, farTable: declaring.table)
+                    ? EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(t) t ON t.Z_PK = j.\(far)", near: "j.\(near)", far: "t", farTable: target.table, filter: "1", order: ordering)
+                    : EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(s) s ON s.Z_PK = j.\(far)", near: "j.\(near)", far: "s", farTable: declaring.table, filter: family, order: ordering)
             }
         }
     }
@@ -329,11 +332,7 @@ public final class CoreDataPages: PageSource, Sendable {
             [true, false].compactMap { outgoing in
                 // Outgoing edges start at the object only when its entity has the relationship.
                 if outgoing, !schema.family(of: declaring.number).contains(entityOfType[t].number) { return nil }
-                // The rows at the other end are objects as a load reads them.
-                return edgeQuery(declaring, relation, outgoing: outgoing, table: entityOfType[t].table).map { q in
-                    (relation, outgoing, EdgeQuery(from: q.from, near: q.near, key: q.key, entity: q.entity,
-                                                   filter: q.filter + " AND " + Self.isObject(String(q.key.dropLast(4))), order: q.order, farTable: q.farTable))
-                }
+                return edgeQuery(declaring, relation, outgoing: outgoing, table: entityOfType[t].table).map { (relation, outgoing, $0) }
             }
         }
     }
@@ -344,8 +343,9 @@ public final class CoreDataPages: PageSource, Sendable {
             guard let root = try root(object, db) else { return [:] }
             var out: [ObjectWindow.Link: Int] = [:]
             for (relation, outgoing, q) in edgeQueries(of: root.type) {
+                // Every relationship is listed, an empty one at 0.
                 if outgoing { out[ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil), default: 0] += 0 }
-                let sql = "SELECT \(q.entity), count(*) FROM \(q.from) WHERE \(q.near) = ? AND \(q.filter) GROUP BY \(q.entity)"
+                let sql = "SELECT \(q.entity), count(*) FROM \(q.from) WHERE \(q.near) = ? AND \(q.condition) GROUP BY \(q.entity)"
                 for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [root.pk]) {
                     guard let e = (row[0] as DatabaseValue).lenientInt, let t = typeOf[e], let n = (row[1] as DatabaseValue).lenientInt else { continue }
                     out[ObjectWindow.Link(relation: relation.name, outgoing: outgoing, sourceType: graph.types[t].name.rawValue), default: 0] += Int(n)
@@ -370,7 +370,7 @@ public final class CoreDataPages: PageSource, Sendable {
             for (relation, outgoing, q) in edgeQueries(of: root.type) where outgoing == link.outgoing && relation.name == link.relation {
                 let wanted = range.count - keys.count
                 guard wanted > 0 else { break }
-                let kept = "\(q.near) = ? AND \(q.filter) AND \(q.entity) IN (\(entities.map(String.init).joined(separator: ",")))"
+                let kept = "\(q.near) = ? AND \(q.condition) AND \(q.entity) IN (\(entities.map(String.init).joined(separator: ",")))"
                 let page = try integers(db.makeStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(kept) ORDER BY \(q.order) LIMIT ? OFFSET ?"),
                                         [root.pk, wanted, skip])
                 if page.isEmpty, skip > 0 {

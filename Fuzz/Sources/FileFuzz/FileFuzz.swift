@@ -10,7 +10,7 @@ import LoupeStore
 /// JSON; then statements through relations and backlinks go to both engines, and when SQL
 /// answers (``SQLPushdown``) its JSON must be the in-memory engine's; on a Persist store the
 /// schema cache entry the load left must give `schema`, `show` and projected statements as the
-/// loaded graph gives them, paged mode's windows (Persist and plain SQLite) must describe objects
+/// loaded graph gives them, paged mode's windows (Persist, plain SQLite and Core Data) must describe objects
 /// as the loaded graph does, and statements SQL answers over the paged store must be answered as in
 /// memory. A crash, trap, hang or disagreement is a finding; refusing the file with an error is
 /// expected.
@@ -42,6 +42,7 @@ public func fuzzFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if intact { FileFuzz.compareCache(graph, path: path) }
     FileFuzz.comparePages(graph, path: path, compare: intact && store.warnings.isEmpty)
     FileFuzz.compareRelationalPages(graph, path: path, compare: intact && store.warnings.isEmpty)
+    FileFuzz.compareCoreDataPages(graph, path: path, compare: intact && store.warnings.isEmpty)
     return 0
 }
 
@@ -171,6 +172,37 @@ enum FileFuzz {
                     }
                     if window.graph.describe(ref) != graph.describe(whole) {
                         fatalError("a relational window differs for \(object):\n\(window.graph.describe(ref))\n---\n\(graph.describe(whole))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A Core Data input in paged mode (``CoreDataPages``): each entity's first and last pages
+    /// read as windows, every link of their objects counted and read; on a sound file with no
+    /// table beside its entities (which paged mode leaves out), each object a window did not cut
+    /// must describe as the loaded graph describes it, and statements answered a chunk at a time
+    /// as in memory.
+    static func compareCoreDataPages(_ graph: ObjectGraph, path: String, compare: Bool) {
+        guard let file = try? StoreFile.openForReading(path), let pages = try? CoreDataPages.open(file, edgesPerObject: 5) else { return }
+        let follows = compare && pages.notes.isEmpty
+        if follows { compareChunks(graph, pages: pages) }
+        for (t, entry) in pages.catalog.enumerated() {
+            for range in [0..<min(entry.count, 25), max(0, entry.count - 25)..<entry.count] {
+                guard let keys = try? pages.keys(type: t, range: range, near: nil), let window = try? pages.window(keys: keys, of: entry.name) else { continue }
+                for ref in window.refs.compactMap({ $0 }) {
+                    let object = window.graph.identity(of: ref)
+                    for (link, total) in (try? pages.linkTotals(of: object)) ?? [:] {
+                        let read = (try? pages.linkKeys(of: object, link: link, range: 0..<total + 1)) ?? []
+                        // A relationship's targets are counted per type and read all at once.
+                        if follows, !link.outgoing, read.count != total { fatalError("\(object): \(link) counts \(total) and reads \(read.count)") }
+                    }
+                    guard follows, !window.cut.contains(object) else { continue }
+                    guard let table = graph.type(named: entry.name), let whole = graph.ref(type: table, id: object.id) else {
+                        fatalError("paged mode read \(object), which the load does not have")
+                    }
+                    if window.graph.describe(ref) != graph.describe(whole) {
+                        fatalError("a Core Data window differs for \(object):\n\(window.graph.describe(ref))\n---\n\(graph.describe(whole))")
                     }
                 }
             }
