@@ -33,6 +33,12 @@ public final class CoreDataPages: PageSource, Sendable {
     let entityOfType: [CoreDataSchema.Entity]
     /// Per type: its object count, read when first needed (``countTypes()``), not at open.
     let counted: TypeCounts
+    /// Per table a relationship reads (entity and join tables): the columns that lead an index
+    /// (a lookup by them is a seek), `Z_PK` counted in.
+    let indexed: [String: Set<String>]
+    /// The columns relationships are looked up by that no index leads with (`ZBOOK.ZAUTHOR`):
+    /// a window reads each in one pass.
+    let unindexed: [String]
     /// At most this many objects of each relationship to an object are read into a window.
     public let edgesPerObject: Int
     /// The file's stamp when it was opened.
@@ -74,13 +80,28 @@ public final class CoreDataPages: PageSource, Sendable {
         if !schema.otherTables.isEmpty {
             notes.append("tables beside the entities (\(schema.otherTables.prefix(3).joined(separator: ", "))\(schema.otherTables.count > 3 ? "…" : "")) are not read in paged mode")
         }
+        if !unindexed.isEmpty {
+            notes.append("no index on \(unindexed.prefix(3).joined(separator: ", "))\(unindexed.count > 3 ? "…" : ""): windows read each in one pass")
+        }
         if file.stamp() != openedStamp { notes.append("the file changed since it was opened: reopen it to see it as it is") }
         return notes
     }
 
-    init(file: StoreFile, schema: CoreDataSchema, counts: [Int]?, edgesPerObject: Int, stamp: FileStamp) {
+    init(file: StoreFile, schema: CoreDataSchema, counts: [Int]?, indexed: [String: Set<String>], edgesPerObject: Int, stamp: FileStamp) {
         self.file = file
         self.schema = schema
+        self.indexed = indexed
+        var lookups: [(table: String, column: String)] = []
+        for entity in schema.entities {
+            for r in entity.toOnes { lookups.append((entity.table, r.column)) }
+            for r in entity.toManys {
+                switch r.storage {
+                case .inverse(let column, _): if let target = schema.entity(r.destination) { lookups.append((target.table, column)) }
+                case .join(let table, let source, let destination, _): lookups += [(table, source), (table, destination)]
+                }
+            }
+        }
+        self.unindexed = Set(lookups.filter { indexed[$0.table]?.contains($0.column) != true }.map { "\($0.table).\($0.column)" }).sorted()
         let builder = GraphBuilder(formatName: CoreDataFormat.name)
         let typeOf = schema.declareTypes(in: builder)
         self.graph = builder.finish()
@@ -102,7 +123,12 @@ public final class CoreDataPages: PageSource, Sendable {
             }
             let schema = try CoreDataSchema.read(db, evidence: true)
             guard !schema.entities.isEmpty else { throw StoreError(.unreadable, path: file.path, reason: "Z_PRIMARYKEY names no entity") }
-            return CoreDataPages(file: file, schema: schema, counts: nil, edgesPerObject: edgesPerObject, stamp: stamp)
+            var indexed: [String: Set<String>] = [:]
+            for table in schema.tables { indexed[table] = try db.columnsLeadingIndexes(on: table).union(["Z_PK"]) }
+            for entity in schema.entities {
+                for r in entity.toManys { if case .join(let table, _, _, _) = r.storage { indexed[table] = try db.columnsLeadingIndexes(on: table) } }
+            }
+            return CoreDataPages(file: file, schema: schema, counts: nil, indexed: indexed, edgesPerObject: edgesPerObject, stamp: stamp)
         }
     }
 
@@ -249,12 +275,25 @@ public final class CoreDataPages: PageSource, Sendable {
         wanted[home, default: []].formUnion(roots)
         var cut = Set<Int64>()
         for (_, _, q) in edgeQueries(of: t) {
-            // Each root's first edges through the index on the column, one more telling it is cut.
-            let statement = try db.cachedStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(q.near) = ? AND \(q.condition) ORDER BY \(q.order) LIMIT \(edgesPerObject + 1)")
-            for root in roots {
-                let keys = try integers(statement, [root])
-                if keys.count > edgesPerObject { cut.insert(root) }
-                wanted[q.farTable, default: []].formUnion(keys.prefix(edgesPerObject))
+            // Each root's first edges (one more telling it is cut): through the index on the
+            // column root by root, else every root's in one pass, numbered per root.
+            var edges: [(root: Int64, key: Int64)] = []
+            if isIndexed(q) {
+                let statement = try db.cachedStatement(sql: "SELECT \(q.key) FROM \(q.from) WHERE \(q.near) = ? AND \(q.condition) ORDER BY \(q.order) LIMIT \(edgesPerObject + 1)")
+                for root in roots { edges += try integers(statement, [root]).map { (root, $0) } }
+            } else {
+                let sql = """
+                    SELECT near, key FROM (SELECT \(q.near) AS near, \(q.key) AS key, row_number() OVER (PARTITION BY \(q.near) ORDER BY \(q.order)) AS n
+                    FROM \(q.from) WHERE \(q.near) IN (SELECT value FROM json_each(?)) AND \(q.condition)) WHERE n <= \(edgesPerObject + 1)
+                    """
+                for row in try Row.fetchAll(db, sql: sql, arguments: [CoreDataSchema.keyList(roots)]) {
+                    if let a = (row[0] as DatabaseValue).lenientInt, let b = (row[1] as DatabaseValue).lenientInt { edges.append((a, b)) }
+                }
+            }
+            var perRoot: [Int64: Int] = [:]
+            for (root, key) in edges {
+                perRoot[root, default: 0] += 1
+                if perRoot[root]! > edgesPerObject { cut.insert(root) } else { wanted[q.farTable, default: []].insert(key) }
             }
         }
         return cut.sorted()
@@ -291,6 +330,8 @@ public final class CoreDataPages: PageSource, Sendable {
     /// of `farTable`), kept to `filter`, in the order a load links them.
     private struct EdgeQuery {
         let from: String, near: String, far: String, farTable: String, filter: String, order: String
+        /// The table and column `near` names, unquoted (whether an index leads with it).
+        let nearTable: String, nearColumn: String
         /// The key and the entity of the row at the other end.
         var key: String { "\(far).Z_PK" }
         var entity: String { "\(far).Z_ENT" }
@@ -306,25 +347,28 @@ public final class CoreDataPages: PageSource, Sendable {
         let family = familyCondition(declaring, column: "s.Z_ENT")
         switch (relation, outgoing) {
         case (.toOne(let r), true):
-            return EdgeQuery(from: "\(s) s JOIN \(t) t ON t.Z_PK = s.\(SQL.identifier(r.column))", near: "s.Z_PK", far: "t", farTable: target.table, filter: family, order: "t.Z_PK")
+            return EdgeQuery(from: "\(s) s JOIN \(t) t ON t.Z_PK = s.\(SQL.identifier(r.column))", near: "s.Z_PK", far: "t", farTable: target.table, filter: family, order: "t.Z_PK", nearTable: declaring.table, nearColumn: "Z_PK")
         case (.toOne(let r), false):
-            return EdgeQuery(from: "\(s) s", near: "s.\(SQL.identifier(r.column))", far: "s", farTable: declaring.table, filter: family, order: "s.Z_PK")
+            return EdgeQuery(from: "\(s) s", near: "s.\(SQL.identifier(r.column))", far: "s", farTable: declaring.table, filter: family, order: "s.Z_PK", nearTable: declaring.table, nearColumn: r.column)
         case (.toMany(let r), _):
             switch r.storage {
             case .inverse(let column, let order):
                 let c = SQL.identifier(column)
                 return outgoing
-                    ? EdgeQuery(from: "\(t) t", near: "t.\(c)", far: "t", farTable: target.table, filter: "1", order: "\(order.map { "t." + SQL.identifier($0) + ", " } ?? "")t.Z_PK")
-                    : EdgeQuery(from: "\(t) t JOIN \(s) s ON s.Z_PK = t.\(c)", near: "t.Z_PK", far: "s", farTable: declaring.table, filter: family, order: "s.Z_PK")
+                    ? EdgeQuery(from: "\(t) t", near: "t.\(c)", far: "t", farTable: target.table, filter: "1", order: "\(order.map { "t." + SQL.identifier($0) + ", " } ?? "")t.Z_PK", nearTable: target.table, nearColumn: column)
+                    : EdgeQuery(from: "\(t) t JOIN \(s) s ON s.Z_PK = t.\(c)", near: "t.Z_PK", far: "s", farTable: declaring.table, filter: family, order: "s.Z_PK", nearTable: target.table, nearColumn: "Z_PK")
             case .join(let joinTable, let source, let destination, let order):
                 let (near, far) = outgoing ? (SQL.identifier(source), SQL.identifier(destination)) : (SQL.identifier(destination), SQL.identifier(source))
                 let ordering = "\(order.map { "j." + SQL.identifier($0) + ", " } ?? "")j.\(far)"
                 return outgoing
-                    ? EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(t) t ON t.Z_PK = j.\(far)", near: "j.\(near)", far: "t", farTable: target.table, filter: "1", order: ordering)
-                    : EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(s) s ON s.Z_PK = j.\(far)", near: "j.\(near)", far: "s", farTable: declaring.table, filter: family, order: ordering)
+                    ? EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(t) t ON t.Z_PK = j.\(far)", near: "j.\(near)", far: "t", farTable: target.table, filter: "1", order: ordering, nearTable: joinTable, nearColumn: outgoing ? source : destination)
+                    : EdgeQuery(from: "\(SQL.identifier(joinTable)) j JOIN \(s) s ON s.Z_PK = j.\(far)", near: "j.\(near)", far: "s", farTable: declaring.table, filter: family, order: ordering, nearTable: joinTable, nearColumn: outgoing ? source : destination)
             }
         }
     }
+
+    /// True when an index leads with the column the query looks its edges up by.
+    private func isIndexed(_ q: EdgeQuery) -> Bool { indexed[q.nearTable]?.contains(q.nearColumn) == true }
 
     /// The relationships an object of type `t` has edges of, either way, with their queries.
     private func edgeQueries(of t: Int) -> [(relation: Relationship, outgoing: Bool, query: EdgeQuery)] {

@@ -41,6 +41,23 @@ final class CoreDataPagedTests: XCTestCase {
         }
     }
 
+    /// A store without the indexes Core Data keeps on its to-one columns and join tables: each
+    /// window reads every root's first edges of such a relationship in one pass (numbered per
+    /// root), the status line names the columns, and the screens are the loaded graph's.
+    func testAStoreWithoutItsIndexesPagesAsItLoads() throws {
+        let path = try Shared.fixture("make_coredata_fixture.py", "unindexed.sqlite")
+        try DatabaseQueue(path: path).write { db in
+            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
+                try db.execute(sql: "DROP INDEX \(name)")
+            }
+        }
+        let pages = try CoreDataPages.open(try StoreFile.openForReading(path))
+        XCTAssertEqual(pages.notes, ["no index on ZATTACHMENT.ZNOTE, ZFOLDER.ZPARENT, ZITEM.ZFOLDER…: windows read each in one pass"])
+        for seed in UInt64(1)...4 {
+            try walk(path, seed: seed, count: 150, edgesPerObject: Int(seed % 3) + 1, windowRows: 3, open: coreData)
+        }
+    }
+
     /// An object cut at one edge per relationship: its links' totals and keys come from the file,
     /// as many and in the order the loaded graph links them, either way.
     func testLinksOfACutObjectAreTheLoadedGraphs() throws {
