@@ -1007,11 +1007,11 @@ final class CLITests: XCTestCase {
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: chinook)), chinookBefore, "browsing never writes")
         // Other formats load whole over the budget (the status line says so); --paged refuses them.
-        let coreData = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
-        let refused = try loupe(["browse", coreData, "--paged", "--play", script])
+        let persistDB = try Shared.copy("fixtures/seed-formats/persistdb.sqlite")
+        let refused = try loupe(["browse", persistDB, "--paged", "--play", script])
         XCTAssertEqual(refused.status, 1)
-        XCTAssertTrue(refused.stderr.contains("--paged reads Persist stores and plain SQLite files"), refused.stderr)
-        let over = try loupe(["browse", coreData, "--memory-budget", "1K", "--play", script, "--size", "160x20"])
+        XCTAssertTrue(refused.stderr.contains("--paged reads Persist stores, plain SQLite files and Core Data stores; "), refused.stderr)
+        let over = try loupe(["browse", persistDB, "--memory-budget", "1K", "--play", script, "--size", "160x20"])
         XCTAssertEqual(over.status, 0, over.stderr)
         XCTAssertTrue(over.stdout.split(separator: "\n").last?.contains("over the 1 KB budget") == true, over.stdout)
         XCTAssertTrue(over.stdout.split(separator: "\n").last?.contains("loaded whole") == true, over.stdout)
