@@ -63,8 +63,10 @@ public indirect enum AttributeFilter: Sendable, Equatable {
     /// `$."key"`: a JSON path to one top-level key.
     public static func path(_ key: String) -> String { "$.\"" + key + "\"" }
 
-    /// True when SQLite's JSON paths can spell the key exactly.
-    public static func canSpell(_ key: String) -> Bool { !key.contains("\"") && !key.contains("\\") }
+    /// True when SQLite's JSON paths can spell the key exactly: no quote or backslash, and no
+    /// U+FFFD, which a key read from bytes that are no UTF-8 holds in their place (the path
+    /// would name the replacement character, the document holds the bytes).
+    public static func canSpell(_ key: String) -> Bool { !key.contains("\"") && !key.contains("\\") && !key.contains("\u{FFFD}") }
 }
 
 extension PersistFormat {

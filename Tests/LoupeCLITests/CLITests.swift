@@ -75,6 +75,24 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(browsed.stdout.split(separator: "\n").dropLast(), whole.stdout.split(separator: "\n").dropLast())
     }
 
+    /// A Persist member whose name's bytes are no UTF-8 reads with U+FFFD in their place, which a
+    /// JSON path would name instead of the bytes: SQL over the file leaves it to the engine, and
+    /// the answer over the budget is the loaded one (found by the file fuzzer).
+    func testAMemberNamedByBytesThatAreNoUTF8IsAnsweredAsLoaded() throws {
+        let path = try HostileFiles.make("bytes.sqlite") { db in
+            try HostileFiles.persistSchema(db)
+            try db.execute(sql: #"INSERT INTO by_type VALUES (1, 'Publisher', CAST(X'7B226E616DC1223A2250656E6775696E227D' AS TEXT)), (2, 'Publisher', '{"name": "Gallimard"}'), (3, 'Book', '{"title": "A"}'), (4, 'Book', '{"title": "B"}')"#)
+            try db.execute(sql: "INSERT INTO relations VALUES (3, 1, 'publisher'), (4, 2, 'publisher')")
+        }
+        let statement = "count Book where publisher.`nam\u{FFFD}` != nil"
+        let loaded = try loupe(["query", path, statement])
+        XCTAssertEqual(loaded.stdout, "1\n", loaded.stderr)
+        for options in [["--memory-budget", "1K"], ["--engine", "sql"]] {
+            let over = try loupe(["query", path, statement] + options)
+            XCTAssertEqual(over.stdout, loaded.stdout, "\(options): \(over.stderr)")
+        }
+    }
+
     func testConformanceThroughTheCommandLine() throws {
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = Shared.root.appendingPathComponent("conformance/chinook.tsv")
