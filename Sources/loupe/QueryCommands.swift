@@ -118,21 +118,22 @@ struct Query: ParsableCommand {
                 }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
             }
-            // A plain SQLite file too large to load: the same.
-            if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
-               try file.read({ try StoreFormats.detect($0, path: store.file) }) == RelationalFormat.self {
-                if try answeredInChunks(parsed, {
-                    let pages = try RelationalPages.open(file)
-                    return (pages, RelationalQuerySource(pages: pages))
-                }) { return }
-                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and SQL cannot answer this statement exactly over the file (it leaves arithmetic not compared with a number, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
-            }
-            // A Core Data store too large to load: the engine over an entity's own attributes, a
-            // chunk of objects at a time.
-            if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file),
-               try file.read({ try StoreFormats.detect($0, path: store.file) }) == CoreDataFormat.self {
-                if try answeredInChunks(parsed, { (try CoreDataPages.open(file), nil) }) { return }
-                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
+            // A plain SQLite file or a Core Data store too large to load: the same (over a Core
+            // Data store, the engine over an entity's own attributes, a chunk of objects at a time).
+            if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) {
+                let over = "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget"
+                let format = try file.read { try StoreFormats.detect($0, path: store.file) }
+                if format == RelationalFormat.self {
+                    if try answeredInChunks(parsed, {
+                        let pages = try RelationalPages.open(file)
+                        return (pages, RelationalQuerySource(pages: pages))
+                    }) { return }
+                    throw CLIError("\(over), and SQL cannot answer this statement exactly over the file (it leaves arithmetic not compared with a number, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
+                }
+                if format == CoreDataFormat.self {
+                    if try answeredInChunks(parsed, { (try CoreDataPages.open(file), nil) }) { return }
+                    throw CLIError("\(over), and over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
+                }
             }
             if engine == .sql {
                 throw CLIError(store.isPostgres
