@@ -50,7 +50,7 @@ public enum SQLPushdown {
     /// runs `body` on the plan (in one read, or on a connection `isCancelled` interrupts); nil
     /// when it does not translate exactly.
     private static func withPlan<T>(_ statement: LoupeQuery.Statement, file: StoreFile, inferred: [InferredKey]? = nil, isCancelled: (@Sendable () -> Bool)?,
-                                    _ body: (Plan, Database) throws -> T) throws -> T? {
+                                    _ body: (Plan<SQLTranslation>, Database) throws -> T) throws -> T? {
         guard statement.pushdownRoot != nil else { return nil }
         // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
         do {
@@ -127,16 +127,51 @@ struct EngineAggregate: DatabaseAggregate {
     }
 }
 
+/// What a ``Plan`` needs of a layout's translation beyond predicates: where a type's rows are,
+/// which values SQLite orders and groups as the engine does, and the keys of rows.
+protocol RowTranslation: PredicateTranslation {
+    /// The table holding type `t`'s rows, the name of its rowid, and the condition (on alias
+    /// `a0`) that keeps the rows that are `t`'s objects (nil: every row is one); nil when SQL
+    /// cannot read the type's rows.
+    func rows(of t: Int) -> (name: String, rowid: String, condition: String?)?
+    /// The table and column a cell conversion reads, when SQLite holds its values as the engine
+    /// does (no dates, no booleans or UUIDs read from other kinds): then SQL's order and groups
+    /// are the engine's, given the checks ``Plan`` makes of the values.
+    func plainColumn(_ conversion: Conversion) -> (table: String, column: String)?
+    /// ``PredicateTranslation/keyLookup(_:key:)`` on the rows of `type` under `alias`, or empty.
+    func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int, alias: String) -> String
+    /// True when a type's key is always an integer that SQL orders as the engine does.
+    func integerKeyed(_ type: Int) -> Bool
+    /// The keys of type `t`'s rows `rowids`, in that order (a rowid no row has is left out).
+    func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID]
+}
+
+extension SQLTranslation: RowTranslation {
+    func rows(of t: Int) -> (name: String, rowid: String, condition: String?)? {
+        layout.tables[t].map { ($0.name, $0.rowid, nil) }
+    }
+
+    func plainColumn(_ conversion: Conversion) -> (table: String, column: String)? {
+        guard case .cell(let t, let a) = conversion, let table = layout.tables[t], !table.columns[a].isDate else { return nil }
+        return (table.name, table.columns[a].name)
+    }
+
+    func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID] {
+        try layout.keys(ofRowids: rowids, type: t, db)
+    }
+}
+
 /// A statement as SQL plus what runs over its rows in Swift.
-struct Plan {
+struct Plan<Translation: RowTranslation> {
     let statement: LoupeQuery.Statement
-    let translation: SQLTranslation
+    let translation: Translation
     let root: Int
-    let table: RelationalLayout.Table
+    /// The root type's table, its rowid, and the condition that keeps its objects.
+    let table: (name: String, rowid: String, condition: String?)
     let condition: String
     /// Values fetched per row beside the rowid: sort keys, distinct paths, projected columns, or
     /// the group key, in the order the clauses use them.
-    let operands: [SQLTranslation.Operand]
+    let operands: [PredicateTranslation.Operand]
     /// `ORDER BY …` when the first clause sorts by columns SQLite orders as the engine does, and
     /// `LIMIT …` when a limit follows it directly (then SQL applies both, and an index serves).
     let sqlOrder: String?
@@ -145,15 +180,15 @@ struct Plan {
     /// test that may record a failure): rows come in rowid order, and SQL stops at the limit.
     let sqlLimitFirst: String?
 
-    init?(_ statement: LoupeQuery.Statement, _ translation: SQLTranslation) throws {
+    init?(_ statement: LoupeQuery.Statement, _ translation: Translation) throws {
         self.statement = statement
         self.translation = translation
         let graph = translation.graph
         guard let (name, predicate) = statement.pushdownRoot, let type = graph.type(named: name.text), let root = graph.types.firstIndex(where: { $0.name == type.name }),
-              let table = translation.layout.tables[root] else { return nil }
+              let table = translation.rows(of: root) else { return nil }
         self.root = root
         self.table = table
-        let scope = SQLTranslation.Scope(alias: "a0", type: root)
+        let scope = PredicateTranslation.Scope(alias: "a0", type: root)
         if let predicate {
             guard let sql = try translation.predicate(predicate, scope) else { return nil }
             let lookup = translation.keyLookup(predicate, root, alias: "a0")
@@ -175,8 +210,9 @@ struct Plan {
             for (i, k) in keys.enumerated() {
                 let operand = operands[i]
                 switch operand.conversion {
-                case .cell(let t, let a) where t == root && !table.columns[a].isDate && operand.sql == "a0.\(SQL.identifier(table.columns[a].name))":
-                    let column = SQL.identifier(table.columns[a].name)
+                case .cell(let t, _) where t == root:
+                    guard let (_, name) = translation.plainColumn(operand.conversion), operand.sql == "a0.\(SQL.identifier(name))" else { break }
+                    let column = SQL.identifier(name)
                     let awkward = try Bool.fetchOne(translation.db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table.name)) WHERE typeof(\(column)) = 'blob'"
                                                     + " OR (typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*'))") ?? true
                     if !awkward { terms.append(operand.sql + (k.ascending ? "" : " DESC")) }
@@ -207,10 +243,10 @@ struct Plan {
     /// date column) whose values are all integers, all reals, or all ASCII text (with NULLs):
     /// the engine tells the integer 1 from the real 1.0 and groups text by canonical
     /// equivalence, SQL does neither.
-    private func groupsExactly(_ key: SQLTranslation.Operand, _ db: Database) throws -> Bool {
-        guard case .cell(let t, let a) = key.conversion, let keyTable = translation.layout.tables[t], !keyTable.columns[a].isDate else { return false }
-        let column = SQL.identifier(keyTable.columns[a].name)
-        guard let row = try Row.fetchOne(db, sql: "SELECT group_concat(DISTINCT typeof(\(column))), max(typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*') FROM \(SQL.identifier(keyTable.name))") else { return false }
+    private func groupsExactly(_ key: PredicateTranslation.Operand, _ db: Database) throws -> Bool {
+        guard let (keyTable, name) = translation.plainColumn(key.conversion) else { return false }
+        let column = SQL.identifier(name)
+        guard let row = try Row.fetchOne(db, sql: "SELECT group_concat(DISTINCT typeof(\(column))), max(typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*') FROM \(SQL.identifier(keyTable))") else { return false }
         let kinds = Set(((row[0] as String?) ?? "").split(separator: ",").map(String.init)).subtracting(["null"])
         let nonASCII = (row[1] as Int?) ?? 0
         return kinds.count <= 1 && kinds.isSubset(of: ["integer", "real", "text"]) && nonASCII == 0
@@ -226,6 +262,22 @@ struct Plan {
         case objects(rowids: [Int64], everyRow: Bool)
     }
 
+    /// The answer with objects and projection rows as their keys.
+    func answer(_ db: Database) throws -> SourceAnswer {
+        switch try find(db) {
+        case .count(let n): return .count(n)
+        case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
+        case .projection(let columns, let rows, let rowids):
+            let keys = try translation.keys(ofRowids: rowids, type: root, db)
+            // A damaged table can lose a row between two reads: then no keys rather than wrong ones.
+            return .projection(columns: columns, rows: rows, keys: keys.count == rows.count ? keys : [])
+        case .objects(let rowids, _):
+            return .objects(typeName: translation.graph.types[root].name.rawValue, keys: try translation.keys(ofRowids: rowids, type: root, db))
+        }
+    }
+}
+
+extension Plan where Translation == SQLTranslation {
     /// The result as the engine gives it, its objects read by rowid as a load reads them.
     func execute(_ db: Database) throws -> (QueryResult, ObjectGraph) {
         try execute(db, try find(db))
@@ -269,23 +321,11 @@ struct Plan {
         writer.finish()
     }
 
-    /// The answer with objects and projection rows as their keys.
-    func answer(_ db: Database) throws -> SourceAnswer {
-        let layout = translation.layout
-        switch try find(db) {
-        case .count(let n): return .count(n)
-        case .groups(let key, let rows, let total): return .groups(key: key, rows: rows, total: total)
-        case .projection(let columns, let rows, let rowids):
-            let keys = try layout.keys(ofRowids: rowids, type: root, db)
-            // A damaged table can lose a row between two reads: then no keys rather than wrong ones.
-            return .projection(columns: columns, rows: rows, keys: keys.count == rows.count ? keys : [])
-        case .objects(let rowids, _):
-            return .objects(typeName: layout.graph.types[root].name.rawValue, keys: try layout.keys(ofRowids: rowids, type: root, db))
-        }
-    }
+}
 
+extension Plan {
     func find(_ db: Database) throws -> Found {
-        let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(condition)"
+        let from = "FROM \(SQL.identifier(table.name)) a0 WHERE \(table.condition.map { "\($0) AND " } ?? "")\(condition)"
         let arguments = StatementArguments(translation.arguments)
         if case .count = statement {
             return .count(try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0)
