@@ -1,0 +1,285 @@
+import Foundation
+import GRDB
+import LoupeModel
+import LoupeQuery
+import LoupeStore
+
+/// One statement's predicates and paths as SQL over a Core Data store's tables
+/// (``CoreDataLayout``): an entity's objects are its rows of its table (a hierarchy shares its
+/// root's) whose `Z_ENT` is the entity's, to-one relationships join on the column holding the
+/// target's `Z_PK`, to-many ones on the inverse column or through the join table, and backlinks
+/// the other way. SQL does the structure; what values mean stays the engine's
+/// (``PredicateTranslation``).
+///
+/// The engine resolves a name on each object by the object's own type, and a relationship
+/// reaches any object of its destination's table; so a step from a row that may be one of
+/// several entities resolves the name on each, and translates only when they agree on where it
+/// is stored (the entities lacking it read null, as in the engine). Whatever could differ makes
+/// the translation return nil, and the caller answers in memory.
+final class CoreDataTranslation: PredicateTranslation, RowTranslation {
+    let layout: CoreDataLayout
+    /// The types a row under an alias may be an object of (the root's: its type alone).
+    private var aliasTypes: [String: [Int]] = [:]
+    /// The table under an alias.
+    private var aliasTables: [String: String] = [:]
+
+    init(layout: CoreDataLayout, db: Database) {
+        self.layout = layout
+        super.init(graph: layout.graph, db: db)
+    }
+
+    override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
+        if case .cell(let t, let a) = conversion, let column = layout.types[t]?.columns[a] { return layout.value(cell, kind: column.kind) }
+        return super.convert(cell, conversion)
+    }
+
+    // MARK: RowTranslation
+
+    /// A type's own objects, when it has no subentities (a fetch of one with subentities reads
+    /// theirs too, and an answer names one type).
+    func rows(of t: Int) -> (name: String, rowid: String, condition: String?)? {
+        guard let rows = layout.types[t], graph.family(of: graph.types[t]).count == 1 else { return nil }
+        aliasTypes["a0"] = [t]
+        aliasTables["a0"] = rows.table
+        return (rows.table, "Z_PK", layout.objectCondition("a0.", types: [t]))
+    }
+
+    func plainColumn(_ conversion: Conversion) -> (table: String, column: String)? {
+        guard case .cell(let t, let a) = conversion, let rows = layout.types[t], let column = rows.columns[a], column.kind == .plain else { return nil }
+        return (rows.table, column.name)
+    }
+
+    func keyLookup(_ predicate: LoupeQuery.Predicate?, _ type: Int, alias: String) -> String {
+        layout.types[type] == nil ? "" : keyLookup(predicate, key: "\(alias).Z_PK")
+    }
+
+    func integerKeyed(_ type: Int) -> Bool { layout.types[type] != nil }
+
+    func keys(ofRowids rowids: [Int64], type t: Int, _ db: Database) throws -> [ObjectID] { rowids.map(ObjectID.int) }
+
+    // MARK: Values
+
+    override func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? {
+        guard plainColumn(value.conversion) != nil else { return nil }
+        return (value.sql, false)
+    }
+
+    /// As over a relational file: a one-step comparison of a column holding only numbers (or
+    /// dates, or booleans) with text, which the engine refuses for the values' kinds.
+    override func numberAgainstText(_ c: Comparison, _ scope: Scope) throws -> Bool {
+        guard [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(c.op),
+              case .path(let path) = c.lhs, path.aggregate == nil, path.steps.count == 1, case .name(let name) = path.steps[0],
+              case .literal(.string, _) = c.rhs else { return false }
+        let types = aliasTypes[scope.alias] ?? [scope.type]
+        for t in types {
+            guard let a = graph.types[t].attribute(named: name.text), let rows = layout.types[t], let column = rows.columns[a] else { continue }
+            if column.kind != .plain && column.kind != .uuid { return true }
+            let kinds = try String.fetchAll(db, sql: "SELECT DISTINCT typeof(\(SQL.identifier(column.name))) FROM \(SQL.identifier(rows.table)) WHERE \(layout.objectCondition("", types: [t]))")
+            if Set(kinds).isSubset(of: ["integer", "real", "null"]) && kinds.contains(where: { $0 != "null" }) { return true }
+        }
+        return false
+    }
+
+    // MARK: Paths
+
+    /// What a name is on a row that may be any of `types`: a column, a relationship's storage,
+    /// and the condition on the row's `Z_ENT` that it is one of the types that have it (nil:
+    /// all have it). Nil when the types disagree, or the name is nothing on any of them.
+    private enum Resolved {
+        case column(name: String, conversion: Conversion, only: String?)
+        case link(CoreDataLayout.Link, toMany: Bool, only: String?)
+    }
+
+    private func resolve(_ name: String, isLast: Bool, on types: [Int], alias: String) -> Resolved? {
+        var columns: [(t: Int, a: Int, column: String, kind: CoreDataLayout.Kind)] = []
+        var links: [(t: Int, link: CoreDataLayout.Link, toMany: Bool)] = []
+        for t in types {
+            let type = graph.types[t]
+            guard let rows = layout.types[t] else { return nil }
+            let attribute = type.attribute(named: name), relation = type.relation(named: name)
+            if let a = attribute, isLast || relation == nil {
+                // An attribute no column holds reads null, as a type without it does.
+                if let column = rows.columns[a] { columns.append((t, a, column.name, column.kind)) }
+            } else if let r = relation {
+                guard let link = rows.links[r] else { return nil }
+                links.append((t, link, type.relations[r].isToMany))
+            }
+        }
+        func only(_ having: [Int]) -> String? {
+            having.count == types.count ? nil : "\(alias).Z_ENT IN (\(having.compactMap { layout.types[$0]?.entity }.map(String.init).joined(separator: ", ")))"
+        }
+        if let first = columns.first, links.isEmpty {
+            guard columns.allSatisfy({ $0.column == first.column && $0.kind == first.kind }) else { return nil }
+            return .column(name: first.column, conversion: .cell(type: first.t, attribute: first.a), only: only(columns.map(\.t)))
+        }
+        if let first = links.first, columns.isEmpty {
+            guard links.allSatisfy({ $0.link == first.link && $0.toMany == first.toMany }) else { return nil }
+            return .link(first.link, toMany: first.toMany, only: only(links.map(\.t)))
+        }
+        return nil
+    }
+
+    /// `typeof(x) IN ('integer', 'real') AND`: a value a load reads as a key (a whole real too).
+    private func numeric(_ x: String) -> String { "typeof(\(x)) IN ('integer', 'real')" }
+
+    override func path(_ p: Path, _ start: Scope) throws -> Translated? {
+        guard let (origin, steps) = self.start(of: p, at: start) else { return nil }
+        var current = origin
+        var first: String?
+        var correlation = ""
+        var joins: [String] = []
+        var toMany = 0, toOneAfterMany = 0
+        var value: Operand?
+        // The to-one hops so far, for a condition on the last row as nested `IN` subqueries.
+        var hops: [(from: String, column: String, only: String?, table: String, alias: String, objects: String)]? = []
+
+        func enter(_ table: String, types: [Int], on condition: (String) -> String, toManyStep: Bool) -> String {
+            let alias = newAlias()
+            let on = condition(alias) + " AND " + layout.objectCondition("\(alias).", types: types)
+            if first == nil {
+                first = "\(SQL.identifier(table)) \(alias)"
+                correlation = on
+            } else {
+                joins.append("\(toManyStep ? "JOIN" : "LEFT JOIN") \(SQL.identifier(table)) \(alias) ON \(on)")
+            }
+            if toManyStep { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+            aliasTypes[alias] = types
+            aliasTables[alias] = table
+            current = Scope(alias: alias, type: types[0])
+            return alias
+        }
+        func and(_ condition: String?) -> String { condition.map { "\($0) AND " } ?? "" }
+
+        for (i, step) in steps.enumerated() {
+            let isLast = i == steps.count - 1
+            let here = current.alias
+            let types = aliasTypes[here] ?? [current.type]
+            switch step {
+            case .name(let name):
+                guard let resolved = resolve(name.text, isLast: isLast, on: types, alias: here) else { return nil }
+                switch resolved {
+                case .column(let column, let conversion, let only):
+                    guard isLast else { return nil }
+                    let cell = "\(here).\(SQL.identifier(column))"
+                    value = Operand(sql: only.map { "CASE WHEN \($0) THEN \(cell) END" } ?? cell, conversion: conversion)
+                case .link(let link, let isToMany, let only):
+                    guard let targets = layout.types(inTable: link.targetTable) else { return nil }
+                    switch link {
+                    case .toOne(let column, let table):
+                        guard !isToMany else { return nil }
+                        let fk = "\(here).\(SQL.identifier(column))"
+                        let alias = enter(table, types: targets, on: { "\(and(only))\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: false)
+                        if toMany == 0 {
+                            hops?.append((here, SQL.identifier(column), only, SQL.identifier(table), alias, layout.objectCondition("\(alias).", types: targets)))
+                        } else {
+                            hops = nil
+                        }
+                    case .inverse(let column, let table):
+                        guard isToMany else { return nil }
+                        _ = enter(table, types: targets, on: {
+                            let fk = "\($0).\(SQL.identifier(column))"
+                            return "\(and(only))\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
+                        }, toManyStep: true)
+                        hops = nil
+                    case .join(let joinTable, let source, let destination, let table):
+                        guard isToMany else { return nil }
+                        let j = newAlias()
+                        let (s, d) = ("\(j).\(SQL.identifier(source))", "\(j).\(SQL.identifier(destination))")
+                        _ = enter(table, types: targets, on: {
+                            "\(and(only))\($0).Z_PK IN (SELECT \(d) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(s)) AND \(s) = \(here).Z_PK AND \(self.numeric(d)))"
+                        }, toManyStep: true)
+                        hops = nil
+                    }
+                }
+            case .links(let typeName, let relationName):
+                // The relation of the type and of every type that inherits it, as the engine reads them.
+                guard let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text) else { return nil }
+                let relation = source.relations[r].name
+                let members = graph.family(of: source).compactMap { m in graph.types[m].relation(named: relation).map { (m, $0) } }
+                guard let (m0, r0) = members.first, let rows = layout.types[m0], let link = rows.links[r0],
+                      members.allSatisfy({ layout.types[$0.0]?.links[$0.1] == link && layout.types[$0.0]?.table == rows.table }),
+                      aliasTables[here] == link.targetTable else { return nil }
+                let sources = members.map(\.0)
+                switch link {
+                case .toOne(let column, _):
+                    _ = enter(rows.table, types: sources, on: {
+                        let fk = "\($0).\(SQL.identifier(column))"
+                        return "\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
+                    }, toManyStep: true)
+                case .inverse(let column, _):
+                    let fk = "\(here).\(SQL.identifier(column))"
+                    _ = enter(rows.table, types: sources, on: { "\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: true)
+                case .join(let joinTable, let s0, let d0, _):
+                    let j = newAlias()
+                    let (s, d) = ("\(j).\(SQL.identifier(s0))", "\(j).\(SQL.identifier(d0))")
+                    _ = enter(rows.table, types: sources, on: {
+                        "\($0).Z_PK IN (SELECT \(s) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(d)) AND \(d) = \(here).Z_PK AND \(self.numeric(s)))"
+                    }, toManyStep: true)
+                }
+                hops = nil
+            case .id:
+                guard isLast else { return nil }
+                value = Operand(sql: "\(here).Z_PK", conversion: .key)
+            case .variable, .type:
+                return nil
+            }
+        }
+        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
+        var reaches: ((String) -> String)?
+        if toMany == 0, let hops, !hops.isEmpty {
+            reaches = { condition in
+                var inner = condition
+                for hop in hops.reversed() {
+                    let fk = "\(hop.from).\(hop.column)"
+                    inner = "\(and(hop.only))\(self.numeric(fk)) AND \(fk) IN (SELECT \(hop.alias).Z_PK FROM \(hop.table) \(hop.alias) WHERE \(hop.objects) AND \(inner))"
+                }
+                return inner
+            }
+        }
+        return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
+                      countGroups: nil, reaches: reaches)
+    }
+}
+
+/// Answers a statement with SQLite over a Core Data store, without loading it: paged mode's
+/// ``QuerySource`` for Core Data stores, and `loupe query`'s over one too large to load. The
+/// filter runs in SQL (``CoreDataTranslation``); `sort`, `distinct`, `limit`, `select` and
+/// `group by` as over a relational file (``Plan``); objects are answered by key (`Z_PK`).
+/// Statements on an entity with subentities, and what the translation leaves out, answer nil.
+public final class CoreDataQuerySource: QuerySource, Sendable {
+    public let file: StoreFile
+    public let layout: CoreDataLayout
+
+    public init(file: StoreFile, layout: CoreDataLayout) {
+        self.file = file
+        self.layout = layout
+    }
+
+    /// SQL over the store `pages` reads, with the layout of the schema it read at open.
+    public convenience init(pages: CoreDataPages) throws { self.init(file: pages.file, layout: try pages.layout()) }
+
+    /// What a ``PagedStoreHost``-style host answers statements with over a state of the store.
+    @Sendable public static func following(_ pages: CoreDataPages, previous: (any QuerySource)?, after reach: ChangeReach?) -> (any QuerySource)? {
+        try? CoreDataQuerySource(pages: pages)
+    }
+
+    public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        guard statement.pushdownRoot != nil else { return nil }
+        // Every name, kind and quantifier error, exactly as the engine reports them.
+        _ = try QueryEngine(graph: layout.graph).run(statement)
+        let layout = self.layout
+        do {
+            return try file.readInterruptibly(isCancelled: isCancelled) { db -> SourceAnswer? in
+                let translation = CoreDataTranslation(layout: layout, db: db)
+                SQLPushdown.register(translation, in: db)
+                defer { AggregateRegistry.current.withLock { $0 = nil } }
+                guard let plan = try Plan(statement, translation) else { return nil }
+                let answer = try plan.answer(db)
+                for test in translation.valueTests { try test.check() }
+                return answer
+            }
+        } catch let error as StoreError where error.path == nil {
+            throw StoreError(error.kind, path: file.path, typeName: error.typeName, objectID: error.objectID, reason: error.reason)
+        }
+    }
+}
