@@ -133,7 +133,7 @@ public final class CoreDataPages: PageSource, Sendable {
     }
 
     /// What the engine, reading an entity's objects a chunk at a time, leaves to a whole load.
-    public static let unanswered = "paths through relationships and statements on entities with subentities"
+    public static let unanswered = "statements on entities with subentities, and paths through relationships SQL cannot say exactly (ending on objects, in arithmetic, through a relationship stored in two places)"
 
     // MARK: Keys
 

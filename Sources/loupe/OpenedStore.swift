@@ -100,8 +100,9 @@ struct PagedOpening {
         }
         if format == CoreDataFormat.self {
             let pages = try CoreDataPages.open(file)
-            let host = PagedStoreHost(pages: pages, querySource: { _, _, _ in nil })
-            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: CoreDataFormat.name, querySource: nil, host: host,
+            let host = PagedStoreHost(pages: pages, querySource: CoreDataQuerySource.following)
+            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: CoreDataFormat.name,
+                                querySource: host.pagedStore.querySource ?? CoreDataQuerySource.following(pages, previous: nil, after: nil), host: host,
                                 unanswered: CoreDataPages.unanswered)
         }
         return nil

@@ -24,7 +24,7 @@ struct Query: ParsableCommand {
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
     @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
-    @Option(help: "A Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL, a Core Data store by the engine a chunk of objects at a time (what cannot be answered so is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL, or by the engine a chunk of objects at a time on one type's own attributes (what cannot be answered so is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -118,8 +118,7 @@ struct Query: ParsableCommand {
                 }) { return }
                 throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
             }
-            // A plain SQLite file or a Core Data store too large to load: the same (over a Core
-            // Data store, the engine over an entity's own attributes, a chunk of objects at a time).
+            // A plain SQLite file or a Core Data store too large to load: the same.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) {
                 let over = "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget"
                 let format = try file.read { try StoreFormats.detect($0, path: store.file) }
@@ -131,8 +130,11 @@ struct Query: ParsableCommand {
                     throw CLIError("\(over), and SQL cannot answer this statement exactly over the file (it leaves arithmetic not compared with a number, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
                 }
                 if format == CoreDataFormat.self {
-                    if try answeredInChunks(parsed, { (try CoreDataPages.open(file), nil) }) { return }
-                    throw CLIError("\(over), and over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
+                    if try answeredInChunks(parsed, {
+                        let pages = try CoreDataPages.open(file)
+                        return (pages, CoreDataQuerySource.following(pages, previous: nil, after: nil))
+                    }) { return }
+                    throw CLIError("\(over), and over a Core Data store SQL answers paths through relationships and the engine an entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
                 }
             }
             if engine == .sql {
@@ -258,7 +260,7 @@ extension Query {
         guard try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) != nil else { return nil }
         let format = try file.read { try StoreFormats.detect($0, path: store.file) }
         // A Core Data store: its types are read-only, and the edit is refused as over a load.
-        if format == CoreDataFormat.self { return PagedStoreHost(pages: try CoreDataPages.open(file), querySource: { _, _, _ in nil }) }
+        if format == CoreDataFormat.self { return PagedStoreHost(pages: try CoreDataPages.open(file), querySource: CoreDataQuerySource.following) }
         guard format == RelationalFormat.self else { return nil }
         return PagedStoreHost(pages: try RelationalPages.open(file), querySource: RelationalQuerySource.following)
     }
@@ -360,7 +362,7 @@ struct Repl: ParsableCommand {
         abstract: "A line REPL: statements and dot-commands, one per line (reads stdin when it is not a terminal).")
     @OptionGroup var store: StoreArgument
     @Option(help: "Initial output mode.") var format: OutputFormat = .table
-    @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is read a page at a time, statements answered by SQLite over the file or by PostgreSQL (over a Core Data store, by the engine a chunk of objects at a time): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is read a page at a time, statements answered by SQLite over the file or by PostgreSQL (or, on one type's own attributes, by the engine a chunk of objects at a time): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
@@ -734,7 +736,7 @@ struct Browse: ParsableCommand {
     @Option(help: "The screen size for --play, WIDTHxHEIGHT.") var size: String = "120x40"
     @Option(help: "Where --play writes the last screen: .txt (text) or .svg (picture); stdout when absent.") var output: String?
     @Flag(help: "Browse a Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database (its tables, or Persist's layout) a page at a time (paged mode), whatever its size.") var paged = false
-    @Option(help: "Browse a Persist store, a plain SQLite file or a PostgreSQL database whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
+    @Option(help: "Browse a Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more memory than this a page at a time: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func validate() throws {

@@ -3,6 +3,7 @@ import GRDB
 import LoupeBrowser
 import LoupeModel
 import LoupeQuery
+import LoupeSQL
 import LoupeStore
 import LoupeTestSupport
 import TerminalKit
@@ -111,9 +112,9 @@ final class CoreDataPagedTests: XCTestCase {
     }
 
     /// Statements on an entity's own attributes are answered by the engine a chunk of objects
-    /// at a time (the loaded browser's screen and answer); paths through relationships say they
-    /// need the whole graph.
-    func testStatementsOnOwnAttributesAreAnsweredInChunks() throws {
+    /// at a time, and paths through relationships by SQL over the store (``CoreDataQuerySource``):
+    /// the loaded browser's screen and answer; what neither says needs the whole graph.
+    func testStatementsAreAnsweredByChunksAndBySQL() throws {
         let path = try Shared.fixture("make_coredata_fixture.py", "notes.sqlite")
         let graph = try LoadedStore.open(path).graph
         let pages = try CoreDataPages.open(try StoreFile.openForReading(path))
@@ -122,17 +123,29 @@ final class CoreDataPagedTests: XCTestCase {
                           "Attachment sort by byteCount desc"] {
             assertSameAnswer(statement, graph: graph, pages: pages, querySource: nil, lines: Self.comparedLines(statement))
         }
+        let source = try CoreDataQuerySource(pages: pages)
+        for statement in ["Sketch where folder.name == \"Home\"", "Attachment where note.folder.name != nil sort by fileName desc",
+                          "Folder where items.@count > 0 select name, items.@count", "Tag where @links.Item.tags.@count > 0",
+                          "Attachment group by note.title"] {
+            XCTAssertNotNil(try source.answer(try Parser.parse(statement), isCancelled: { false }), statement)
+            assertSameAnswer(statement, graph: graph, pages: pages, querySource: source, lines: Self.comparedLines(statement))
+        }
         let paged = Browser(fileLabel: "store", formatName: "paged", theme: .monochrome)
         paged.attachPaged(pages, querySource: nil)
         paged.run("Sketch where folder.name == \"Home\"")
         XCTAssertTrue(paged.replOutput.last?.contains("need the whole graph") == true, paged.replOutput.last ?? "")
-        // A parent entity's statement reads its subentities' objects too, which its chunks do
-        // not hold: refused, not answered over the entity's own.
+        // A parent entity's statement reads its subentities' objects too, which neither its
+        // chunks nor an answer of one type hold: refused, not answered over the entity's own.
+        paged.attachPaged(pages, querySource: source)
         paged.pagedUnanswered = CoreDataPages.unanswered
         for statement in ["count Item", "Note where isPinned == true"] {
             paged.run(statement)
-            XCTAssertEqual(paged.replOutput.last, "error: paged mode answers what SQL can say over the store; paths through relationships and statements on entities with subentities need the whole graph (reopen with a larger --memory-budget)")
+            XCTAssertEqual(paged.replOutput.last, "error: paged mode answers what SQL can say over the store; \(CoreDataPages.unanswered) need the whole graph (reopen with a larger --memory-budget)")
         }
+        // A Note's body and a Sketch's are two columns: the part of the filter through `items` is not SQL's.
+        paged.run("Folder where ANY items.body != nil")
+        XCTAssertEqual(paged.replOutput.last?.hasPrefix("error: paged mode answers what SQL can say over the store; SQL cannot answer the part of the filter through relations (ANY items.body != null)"), true,
+                       paged.replOutput.last ?? "")
     }
 
     /// A damaged store (a model cache that does not inflate, superentities in a loop, an entity

@@ -40,8 +40,9 @@ final class CLITests: XCTestCase {
 
     /// A Core Data store whose whole load is over the memory budget is read a page at a time:
     /// `schema` from its windows, statements on an entity's own attributes by the engine a chunk
-    /// at a time (the loaded answers), the REPL and the browser in paged mode; what needs the whole
-    /// graph, and edits of its read-only entities, are refused as such.
+    /// at a time and paths through relationships by SQL (the loaded answers), the REPL and the
+    /// browser in paged mode; what needs the whole graph, and edits of its read-only entities,
+    /// are refused as such.
     func testACoreDataStoreOverTheBudgetIsReadAPageAtATime() throws {
         let path = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
         let loaded = try loupe(["schema", path]), paged = try loupe(["schema", path, "--memory-budget", "1K"])
@@ -49,15 +50,17 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(paged.stdout.hasPrefix("Recipes.sqlite: Core Data store, 4 types, 50 objects (over the 1 KB memory budget: read a page at a time)"), paged.stdout)
         XCTAssertEqual(paged.stdout.split(separator: "\n").dropFirst(), loaded.stdout.split(separator: "\n").dropFirst())
         for statement in ["Ingredient where name CONTAINS[c] \"sugar\" sort by amount", "count Recipe where overview != nil",
-                          "Ingredient group by amount limit 3", "RecipeType sort by name desc select name"] {
+                          "Ingredient group by amount limit 3", "RecipeType sort by name desc select name",
+                          "Ingredient where recipe.name BEGINSWITH \"C\" sort by name select name, recipe.name",
+                          "Recipe where @links.Ingredient.recipe.@count > 3 select name, @links.Ingredient.recipe.@count", "Recipe group by type.name"] {
             let whole = try loupe(["query", path, statement, "--format", "json"])
             let chunked = try loupe(["query", path, statement, "--format", "json", "--memory-budget", "1K"])
             XCTAssertEqual(chunked.status, 0, chunked.stderr)
             XCTAssertEqual(chunked.stdout, whole.stdout, statement)
         }
-        let through = try loupe(["query", path, "Ingredient where recipe.name BEGINSWITH \"C\"", "--memory-budget", "1K"])
+        let through = try loupe(["query", path, "Ingredient where recipe == nil", "--memory-budget", "1K"])
         XCTAssertEqual(through.status, 1)
-        XCTAssertTrue(through.stderr.contains("over a Core Data store the engine answers statements on one entity's own attributes a chunk of objects at a time"), through.stderr)
+        XCTAssertTrue(through.stderr.contains("over a Core Data store SQL answers paths through relationships and the engine an entity's own attributes a chunk of objects at a time"), through.stderr)
         let edit = "update Recipe where name == \"Chocolate Cake\" set name = \"x\""
         let refused = try loupe(["query", path, edit, "--memory-budget", "1K"]), refusedLoaded = try loupe(["query", path, edit])
         XCTAssertEqual(refused.status, 2)
