@@ -132,6 +132,13 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
         var value: Operand?
         // The to-one hops so far, for a condition on the last row as nested `IN` subqueries.
         var hops: [(from: String, column: String, only: String?, table: String, alias: String, objects: String)]? = []
+        // A path that is one to-many step from the row at hand (every type of which has it): its
+        // count as the keys of a `GROUP BY` of the elements by the column naming that row.
+        var countGroups: ((String) -> String)?
+        /// `here.Z_PK IN (SELECT <key> FROM <rows> GROUP BY <key> HAVING …)`, for `countGroups`.
+        func groups(_ here: String, key: String, rows: String) -> (String) -> String {
+            { having in "\(here).Z_PK IN (SELECT \(key) FROM \(rows) GROUP BY \(key) HAVING \(having))" }
+        }
 
         func enter(_ table: String, types: [Int], on condition: (String) -> String, toManyStep: Bool) -> String {
             let alias = newAlias()
@@ -176,18 +183,25 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                         }
                     case .inverse(let column, let table):
                         guard isToMany else { return nil }
-                        _ = enter(table, types: targets, on: {
+                        let alias = enter(table, types: targets, on: {
                             let fk = "\($0).\(SQL.identifier(column))"
                             return "\(and(only))\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
                         }, toManyStep: true)
+                        if steps.count == 1, only == nil {
+                            let fk = "\(alias).\(SQL.identifier(column))"
+                            countGroups = groups(here, key: fk, rows: "\(SQL.identifier(table)) \(alias) WHERE \(numeric(fk)) AND \(layout.objectCondition("\(alias).", types: targets))")
+                        }
                         hops = nil
                     case .join(let joinTable, let source, let destination, let table):
                         guard isToMany else { return nil }
                         let j = newAlias()
                         let (s, d) = ("\(j).\(SQL.identifier(source))", "\(j).\(SQL.identifier(destination))")
-                        _ = enter(table, types: targets, on: {
+                        let alias = enter(table, types: targets, on: {
                             "\(and(only))\($0).Z_PK IN (SELECT \(d) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(s)) AND \(s) = \(here).Z_PK AND \(self.numeric(d)))"
                         }, toManyStep: true)
+                        if steps.count == 1, only == nil {
+                            countGroups = groups(here, key: "near", rows: joinGroups(joinTable, j, near: s, far: d, farTable: table, alias: alias, types: targets))
+                        }
                         hops = nil
                     }
                 }
@@ -202,19 +216,26 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                 let sources = members.map(\.0)
                 switch link {
                 case .toOne(let column, _):
-                    _ = enter(rows.table, types: sources, on: {
+                    let alias = enter(rows.table, types: sources, on: {
                         let fk = "\($0).\(SQL.identifier(column))"
                         return "\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
                     }, toManyStep: true)
+                    if steps.count == 1 {
+                        let fk = "\(alias).\(SQL.identifier(column))"
+                        countGroups = groups(here, key: fk, rows: "\(SQL.identifier(rows.table)) \(alias) WHERE \(numeric(fk)) AND \(layout.objectCondition("\(alias).", types: sources))")
+                    }
                 case .inverse(let column, _):
                     let fk = "\(here).\(SQL.identifier(column))"
                     _ = enter(rows.table, types: sources, on: { "\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: true)
                 case .join(let joinTable, let s0, let d0, _):
                     let j = newAlias()
                     let (s, d) = ("\(j).\(SQL.identifier(s0))", "\(j).\(SQL.identifier(d0))")
-                    _ = enter(rows.table, types: sources, on: {
+                    let alias = enter(rows.table, types: sources, on: {
                         "\($0).Z_PK IN (SELECT \(s) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(d)) AND \(d) = \(here).Z_PK AND \(self.numeric(s)))"
                     }, toManyStep: true)
+                    if steps.count == 1 {
+                        countGroups = groups(here, key: "near", rows: joinGroups(joinTable, j, near: d, far: s, farTable: rows.table, alias: alias, types: sources))
+                    }
                 }
                 hops = nil
             case .id:
@@ -237,7 +258,16 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
             }
         }
         return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
-                      countGroups: nil, reaches: reaches)
+                      countGroups: countGroups, reaches: reaches)
+    }
+
+    /// The edges of join table `joinTable` (under alias `j`) as rows `near` (the column naming
+    /// the row at hand) once per object at the `far` end that is an object of `types` in
+    /// `farTable` (a row repeated, or a key written as a whole real beside its integer, counts
+    /// once, as a load links it once).
+    private func joinGroups(_ joinTable: String, _ j: String, near: String, far: String, farTable: String, alias: String, types: [Int]) -> String {
+        return "(SELECT DISTINCT CAST(\(near) AS INTEGER) AS near, \(alias).Z_PK FROM \(SQL.identifier(joinTable)) \(j) JOIN \(SQL.identifier(farTable)) \(alias)"
+            + " ON \(alias).Z_PK = \(far) WHERE \(numeric(near)) AND \(near) = CAST(\(near) AS INTEGER) AND \(numeric(far)) AND \(layout.objectCondition("\(alias).", types: types)))"
     }
 }
 

@@ -130,7 +130,9 @@ struct Query: ParsableCommand {
                     throw CLIError("\(over), and SQL cannot answer this statement exactly over the file (it leaves arithmetic not compared with a number, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
                 }
                 if format == CoreDataFormat.self {
-                    if try answeredInChunks(parsed, {
+                    // SQL over the store answers the whole statement when it can (nothing
+                    // asked it yet), else the chunks, asking SQL the filter's parts through relations.
+                    if try answeredInChunks(parsed, sqlFirst: true, {
                         let pages = try CoreDataPages.open(file)
                         return (pages, CoreDataQuerySource.following(pages, previous: nil, after: nil))
                     }) { return }
@@ -310,8 +312,13 @@ extension Query {
     /// What SQL did not answer over a store too large to load, answered by the engine a chunk
     /// of objects at a time (``ChunkedAnswer``: a count, query or group on one type's own
     /// attributes, its filter's parts through relations asked of `sql`) and printed; false when
-    /// the statement is not one it answers.
-    func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource, sql: (any QuerySource)?) throws -> Bool {
+    /// the statement is not one it answers. With `sqlFirst`, `sql` is asked the whole statement
+    /// first (when nothing has asked it yet).
+    func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource, sql: (any QuerySource)?, sqlFirst: Bool = false) throws -> Bool {
+        if sqlFirst, let answer = try sql?.answer(statement, isCancelled: { false }) {
+            try write(answer, pages)
+            return true
+        }
         guard let plan = try ChunkedAnswer.plan(statement, over: pages) else { return false }
         let answer: SourceAnswer
         do {
@@ -323,10 +330,10 @@ extension Query {
 
     /// ``writeInChunks(_:_:sql:)`` over the pages and SQL `open` opens, its errors in the
     /// statement printed as the engine's (exit status 2).
-    func answeredInChunks(_ statement: LoupeQuery.Statement, _ open: () throws -> (PageSource, (any QuerySource)?)) throws -> Bool {
+    func answeredInChunks(_ statement: LoupeQuery.Statement, sqlFirst: Bool = false, _ open: () throws -> (PageSource, (any QuerySource)?)) throws -> Bool {
         do {
             let (pages, sql) = try open()
-            return try writeInChunks(statement, pages, sql: sql)
+            return try writeInChunks(statement, pages, sql: sql, sqlFirst: sqlFirst)
         } catch let error as QueryError {
             printError(error.render(source: self.statement))
             throw ExitCode(2)

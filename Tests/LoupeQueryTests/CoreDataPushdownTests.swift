@@ -143,6 +143,11 @@ final class CoreDataPushdownTests: XCTestCase {
             "Folder where parent.name != nil select name, parent.name",
             "Folder where children.@count > 0 select name, children.@count",
             "Folder where @links.Folder.parent.@count > 0 select name",
+            // Counts as GROUP BY, the zero count too.
+            "Tag where items.@count < 2 select name", "Tag where items.@count == 1 select name",
+            "Tag where @links.Item.tags.@count != 1 select name", "Tag where @links.Item.tags.@count == 2 select name",
+            "Folder where @links.Folder.parent.@count == 0 select name", "Folder where children.@count == 1 select name",
+            "ChecklistNote where attachments.@count == 0 select title",
         ], path: path)
         // Z_PK that is not the table's rowid (a duplicate, a text key): left to the engine.
         try DatabaseQueue(path: path).write { db in
