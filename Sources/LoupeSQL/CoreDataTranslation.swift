@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRDB
 import LoupeModel
 import LoupeQuery
@@ -22,10 +23,35 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
     private var aliasTypes: [String: [Int]] = [:]
     /// The table under an alias.
     private var aliasTables: [String: String] = [:]
+    /// Per table, whether every row is an object of one of its entities (see ``objects(_:_:)``),
+    /// kept by the caller across statements over one state of the store.
+    private let wholeTables: WholeTables
 
-    init(layout: CoreDataLayout, db: Database) {
+    /// Per table, whether every row is an object of one of its entities.
+    final class WholeTables: Sendable {
+        let known = Mutex<[String: Bool]>([:])
+    }
+
+    init(layout: CoreDataLayout, db: Database, wholeTables: WholeTables) {
         self.layout = layout
+        self.wholeTables = wholeTables
         super.init(graph: layout.graph, db: db)
+    }
+
+    /// The condition under which a row of an entity table (`alias`: `x1.`) is an object of one of
+    /// `types`, as a load reads it; `1` when `types` are all the table's entities and every row
+    /// of it is an object of one (its `Z_ENT` an integer naming one: checked once per table), so
+    /// that SQLite reads an index alone where one serves rather than every row it names.
+    func objects(_ alias: String, _ types: [Int]) -> String {
+        let condition = layout.objectCondition(alias, types: types)
+        guard let table = types.first.flatMap({ layout.types[$0]?.table }), let all = layout.types(inTable: table), Set(all) == Set(types) else { return condition }
+        let whole = wholeTables.known.withLock { $0[table] } ?? {
+            let entities = all.compactMap { layout.types[$0]?.entity }.map(String.init).joined(separator: ", ")
+            let found = (try? Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE NOT (typeof(Z_ENT) = 'integer' AND Z_ENT IN (\(entities))))")) ?? false
+            wholeTables.known.withLock { $0[table] = found }
+            return found
+        }()
+        return whole ? "1" : condition
     }
 
     override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
@@ -41,7 +67,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
         guard let rows = layout.types[t], graph.family(of: graph.types[t]).count == 1 else { return nil }
         aliasTypes["a0"] = [t]
         aliasTables["a0"] = rows.table
-        return (rows.table, "Z_PK", layout.objectCondition("a0.", types: [t]))
+        return (rows.table, "Z_PK", objects("a0.", [t]))
     }
 
     func plainColumn(_ conversion: Conversion) -> (table: String, column: String)? {
@@ -142,7 +168,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
 
         func enter(_ table: String, types: [Int], on condition: (String) -> String, toManyStep: Bool) -> String {
             let alias = newAlias()
-            let on = condition(alias) + " AND " + layout.objectCondition("\(alias).", types: types)
+            let on = condition(alias) + " AND " + objects("\(alias).", types)
             if first == nil {
                 first = "\(SQL.identifier(table)) \(alias)"
                 correlation = on
@@ -177,7 +203,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                         let fk = "\(here).\(SQL.identifier(column))"
                         let alias = enter(table, types: targets, on: { "\(and(only))\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: false)
                         if toMany == 0 {
-                            hops?.append((here, SQL.identifier(column), only, SQL.identifier(table), alias, layout.objectCondition("\(alias).", types: targets)))
+                            hops?.append((here, SQL.identifier(column), only, SQL.identifier(table), alias, objects("\(alias).", targets)))
                         } else {
                             hops = nil
                         }
@@ -189,7 +215,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                         }, toManyStep: true)
                         if steps.count == 1, only == nil {
                             let fk = "\(alias).\(SQL.identifier(column))"
-                            countGroups = groups(here, key: fk, rows: "\(SQL.identifier(table)) \(alias) WHERE \(numeric(fk)) AND \(layout.objectCondition("\(alias).", types: targets))")
+                            countGroups = groups(here, key: fk, rows: "\(SQL.identifier(table)) \(alias) WHERE \(numeric(fk)) AND \(objects("\(alias).", targets))")
                         }
                         hops = nil
                     case .join(let joinTable, let source, let destination, let table):
@@ -222,7 +248,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                     }, toManyStep: true)
                     if steps.count == 1 {
                         let fk = "\(alias).\(SQL.identifier(column))"
-                        countGroups = groups(here, key: fk, rows: "\(SQL.identifier(rows.table)) \(alias) WHERE \(numeric(fk)) AND \(layout.objectCondition("\(alias).", types: sources))")
+                        countGroups = groups(here, key: fk, rows: "\(SQL.identifier(rows.table)) \(alias) WHERE \(numeric(fk)) AND \(objects("\(alias).", sources))")
                     }
                 case .inverse(let column, _):
                     let fk = "\(here).\(SQL.identifier(column))"
@@ -267,7 +293,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
     /// once, as a load links it once).
     private func joinGroups(_ joinTable: String, _ j: String, near: String, far: String, farTable: String, alias: String, types: [Int]) -> String {
         return "(SELECT DISTINCT CAST(\(near) AS INTEGER) AS near, \(alias).Z_PK FROM \(SQL.identifier(joinTable)) \(j) JOIN \(SQL.identifier(farTable)) \(alias)"
-            + " ON \(alias).Z_PK = \(far) WHERE \(numeric(near)) AND \(near) = CAST(\(near) AS INTEGER) AND \(numeric(far)) AND \(layout.objectCondition("\(alias).", types: types)))"
+            + " ON \(alias).Z_PK = \(far) WHERE \(numeric(near)) AND \(near) = CAST(\(near) AS INTEGER) AND \(numeric(far)) AND \(objects("\(alias).", types)))"
     }
 }
 
@@ -279,6 +305,8 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
 public final class CoreDataQuerySource: QuerySource, Sendable {
     public let file: StoreFile
     public let layout: CoreDataLayout
+    /// Which tables hold objects only (``CoreDataTranslation/objects(_:_:)``), found once each.
+    private let wholeTables = CoreDataTranslation.WholeTables()
 
     public init(file: StoreFile, layout: CoreDataLayout) {
         self.file = file
@@ -300,7 +328,7 @@ public final class CoreDataQuerySource: QuerySource, Sendable {
         let layout = self.layout
         do {
             return try file.readInterruptibly(isCancelled: isCancelled) { db -> SourceAnswer? in
-                let translation = CoreDataTranslation(layout: layout, db: db)
+                let translation = CoreDataTranslation(layout: layout, db: db, wholeTables: wholeTables)
                 SQLPushdown.register(translation, in: db)
                 defer { AggregateRegistry.current.withLock { $0 = nil } }
                 guard let plan = try Plan(statement, translation) else { return nil }
