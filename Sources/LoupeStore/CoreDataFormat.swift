@@ -38,10 +38,12 @@ public enum CoreDataFormat: StoreFormat {
 
     public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
         let schema = try CoreDataSchema.read(db, evidence: false)
+        // The rows a load reads as objects: integer keys and entities, of an entity of that table.
         var counts: [Int64: Int] = [:]
         for table in Set(schema.entities.map(\.table)) {
-            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) GROUP BY Z_ENT") {
-                if let ent = (row[0] as DatabaseValue).lenientInt { counts[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
+            let own = Set(schema.entities.filter { $0.table == table }.map(\.number))
+            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) WHERE \(CoreDataPages.isObject("")) GROUP BY Z_ENT") {
+                if let ent = (row[0] as DatabaseValue).lenientInt, own.contains(ent) { counts[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
             }
         }
         var out = schema.entities.map { ($0.name, counts[$0.number] ?? 0) }

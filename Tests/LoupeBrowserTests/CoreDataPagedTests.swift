@@ -176,6 +176,10 @@ final class CoreDataPagedTests: XCTestCase {
         let pages = try CoreDataPages.open(try StoreFile.openForReading(path))
         try pages.countTypes()
         XCTAssertTrue(pages.notes.isEmpty, "\(pages.notes)")
+        // `loupe types` counts the objects a load reads, not every row naming the entity.
+        let catalog = try DatabaseQueue(path: path).read { try CoreDataFormat.catalog($0) }
+        XCTAssertEqual(catalog.map(\.count), catalog.map { graph.type(named: $0.name)?.count ?? -1 })
+        XCTAssertEqual(catalog.first { $0.name == "Txt" }?.count, 3)
         for (t, entry) in pages.catalog.enumerated() {
             let type = try XCTUnwrap(graph.type(named: entry.name))
             XCTAssertEqual(entry.count, type.count, entry.name)
