@@ -151,10 +151,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
         guard let (origin, steps) = self.start(of: p, at: start) else { return nil }
         var current = origin
-        var first: String?
-        var correlation = ""
-        var joins: [String] = []
-        var toMany = 0, toOneAfterMany = 0
+        var chain = Hops()
         var value: Operand?
         // The to-one hops so far, for a condition on the last row as nested `IN` subqueries.
         var hops: [(from: String, column: String, only: String?, table: String, alias: String, objects: String)]? = []
@@ -169,13 +166,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
         func enter(_ table: String, types: [Int], on condition: (String) -> String, toManyStep: Bool) -> String {
             let alias = newAlias()
             let on = condition(alias) + " AND " + objects("\(alias).", types)
-            if first == nil {
-                first = "\(SQL.identifier(table)) \(alias)"
-                correlation = on
-            } else {
-                joins.append("\(toManyStep ? "JOIN" : "LEFT JOIN") \(SQL.identifier(table)) \(alias) ON \(on)")
-            }
-            if toManyStep { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+            chain.enter(SQL.identifier(table), alias, on: on, toManyStep: toManyStep)
             aliasTypes[alias] = types
             aliasTables[alias] = table
             current = Scope(alias: alias, type: types[0])
@@ -202,7 +193,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                         guard !isToMany else { return nil }
                         let fk = "\(here).\(SQL.identifier(column))"
                         let alias = enter(table, types: targets, on: { "\(and(only))\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: false)
-                        if toMany == 0 {
+                        if chain.toMany == 0 {
                             hops?.append((here, SQL.identifier(column), only, SQL.identifier(table), alias, objects("\(alias).", targets)))
                         } else {
                             hops = nil
@@ -271,9 +262,8 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                 return nil
             }
         }
-        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         var reaches: ((String) -> String)?
-        if toMany == 0, let hops, !hops.isEmpty {
+        if chain.toMany == 0, let hops, !hops.isEmpty {
             reaches = { condition in
                 var inner = condition
                 for hop in hops.reversed() {
@@ -283,7 +273,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                 return inner
             }
         }
-        return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
+        return walked(p, from: chain.from, toMany: chain.toMany, toOneAfterMany: chain.toOneAfterMany, value: value, element: current,
                       countGroups: countGroups, reaches: reaches)
     }
 

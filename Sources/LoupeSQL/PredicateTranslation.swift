@@ -387,6 +387,31 @@ class PredicateTranslation {
         return (bound, p.steps.dropFirst())
     }
 
+    /// The tables a path's hops enter, in order: the first correlated to the row at hand (its
+    /// condition is the `WHERE`), each next one joined (`JOIN` for a to-many step, `LEFT JOIN`
+    /// for a to-one one, which may find no row), and how many of them are to-many steps.
+    struct Hops {
+        private var first: String?
+        private var correlation = ""
+        private var joins: [String] = []
+        /// The to-many steps, and the to-one steps after the first to-many one.
+        private(set) var toMany = 0, toOneAfterMany = 0
+
+        /// Enters `table` (quoted) under `alias`, its rows those where `on` holds.
+        mutating func enter(_ table: String, _ alias: String, on: String, toManyStep: Bool) {
+            if first == nil {
+                first = "\(table) \(alias)"
+                correlation = on
+            } else {
+                joins.append("\(toManyStep ? "JOIN" : "LEFT JOIN") \(table) \(alias) ON \(on)")
+            }
+            if toManyStep { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+        }
+
+        /// `FROM … WHERE <correlation>`, or nil when no hop was entered.
+        var from: String? { first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" } }
+    }
+
     /// A path whose steps a layout walked, as a value or a collection: `from` the hops' tables (nil
     /// when the path stays on the row at hand), `toMany` the to-many steps among them and
     /// `toOneAfterMany` the to-one steps after the first to-many one, `value` the last step's

@@ -118,10 +118,7 @@ final class SQLTranslation: PredicateTranslation {
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
         guard let (origin, steps) = self.start(of: p, at: start) else { return nil }
         var current = origin
-        var first: String?       // `"Table" xN` entered from the outer row
-        var correlation = ""
-        var joins: [String] = []
-        var toMany = 0, toOneAfterMany = 0
+        var hops = Hops()
         var value: Operand?
         // A path that is one backlink into an integer-keyed row: its count as a GROUP BY.
         var backlinkGroups: ((String) -> String)?
@@ -132,13 +129,7 @@ final class SQLTranslation: PredicateTranslation {
             guard let table = layout.tables[type] else { return false }
             let alias = newAlias()
             guard let on = condition(alias) else { return false }
-            if first == nil {
-                first = "\(SQL.identifier(table.name)) \(alias)"
-                correlation = on
-            } else {
-                joins.append("\(toManyStep ? "JOIN" : "LEFT JOIN") \(SQL.identifier(table.name)) \(alias) ON \(on)")
-            }
-            if toManyStep { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+            hops.enter(SQL.identifier(table.name), alias, on: on, toManyStep: toManyStep)
             current = Scope(alias: alias, type: type)
             return true
         }
@@ -159,7 +150,7 @@ final class SQLTranslation: PredicateTranslation {
                     guard enter(fk.targetType, on: { alias in
                         self.key(fk.targetType, alias: alias).map { self.keyMatch($0, "\(from.alias).\(SQL.identifier(fk.attribute))") }
                     }, toManyStep: false) else { return nil }
-                    if toMany == 0, integerKeyed(fk.targetType), let table = layout.tables[fk.targetType], let k = key(fk.targetType, alias: current.alias) {
+                    if hops.toMany == 0, integerKeyed(fk.targetType), let table = layout.tables[fk.targetType], let k = key(fk.targetType, alias: current.alias) {
                         integerHops?.append((from.alias, SQL.identifier(fk.attribute), SQL.identifier(table.name), current.alias, k))
                     } else {
                         integerHops = nil
@@ -187,18 +178,17 @@ final class SQLTranslation: PredicateTranslation {
                 return nil
             }
         }
-        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         var reaches: ((String) -> String)?
-        if toMany == 0, let hops = integerHops, !hops.isEmpty {
+        if hops.toMany == 0, let integerHops, !integerHops.isEmpty {
             reaches = { condition in
                 var inner = condition
-                for hop in hops.reversed() {
+                for hop in integerHops.reversed() {
                     inner = "typeof(\(hop.from).\(hop.foreignKey)) IN ('integer', 'real') AND \(hop.from).\(hop.foreignKey) IN (SELECT \(hop.key) FROM \(hop.table) \(hop.alias) WHERE \(inner))"
                 }
                 return inner
             }
         }
-        return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
+        return walked(p, from: hops.from, toMany: hops.toMany, toOneAfterMany: hops.toOneAfterMany, value: value, element: current,
                       countGroups: backlinkGroups, reaches: reaches)
     }
 }

@@ -18,21 +18,7 @@ final class CoreDataPushdownTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let graph = try LoadedStore.open(path).graph
         let source = try CoreDataQuerySource(pages: try CoreDataPages.open(try StoreFile.openForReading(path)))
-        for text in statements {
-            let statement = try Parser.parse(text)
-            let expected: String
-            do { expected = PersistPushdownTests.describe(try QueryEngine(graph: graph).run(statement), graph) }
-            catch let error as QueryError { expected = "error: \(error.render(source: text))" }
-            let got: String
-            do {
-                guard let answer = try source.answer(statement, isCancelled: { false }) else {
-                    XCTFail("not translated: \(text)", file: file, line: line)
-                    continue
-                }
-                got = PersistPushdownTests.describe(answer)
-            } catch let error as QueryError { got = "error: \(error.render(source: text))" }
-            XCTAssertEqual(got, expected, text, file: file, line: line)
-        }
+        for text in statements { try PersistPushdownTests.assertAnswered(text, by: source, as: graph, file: file, line: line) }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "the store is never written", file: file, line: line)
     }
 

@@ -248,20 +248,26 @@ final class PersistPushdownTests: XCTestCase {
         // what it read.
         for (n, text) in (Self.failing + Self.translated + Self.failing).enumerated() {
             let source = n < Self.failing.count ? PersistQuerySource(pages: try PersistPages.open(try StoreFile.openForReading(path)), parallelObjects: parallelObjects) : kept
-            let statement = try Parser.parse(text)
-            let expected: String
-            do { expected = Self.describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
-            let got: String
-            do {
-                guard let answer = try source.answer(statement, isCancelled: { false }) else {
-                    XCTFail("not translated: \(text)", file: file, line: line)
-                    continue
-                }
-                got = Self.describe(answer)
-            } catch let error as QueryError { got = "error: \(error.render(source: text))" }
-            XCTAssertEqual(got, expected, text, file: file, line: line)
+            try Self.assertAnswered(text, by: source, as: graph, file: file, line: line)
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "the file is never written", file: file, line: line)
+    }
+
+    /// `text` answered by `source` as the engine answers it over `graph` (the same counts, keys,
+    /// rows and groups, or the same error); a statement `source` leaves to the engine fails.
+    static func assertAnswered(_ text: String, by source: any QuerySource, as graph: ObjectGraph, file: StaticString = #filePath, line: UInt = #line) throws {
+        let statement = try Parser.parse(text)
+        let expected: String
+        do { expected = describe(try QueryEngine(graph: graph).run(statement), graph) } catch let error as QueryError { expected = "error: \(error.render(source: text))" }
+        let got: String
+        do {
+            guard let answer = try source.answer(statement, isCancelled: { false }) else {
+                XCTFail("not translated: \(text)", file: file, line: line)
+                return
+            }
+            got = describe(answer)
+        } catch let error as QueryError { got = "error: \(error.render(source: text))" }
+        XCTAssertEqual(got, expected, text, file: file, line: line)
     }
 
     static func describe(_ result: QueryResult, _ graph: ObjectGraph) -> String {
