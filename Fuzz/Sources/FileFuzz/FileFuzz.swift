@@ -62,7 +62,8 @@ enum FileFuzz {
                 guard let r = quoted(relation.name), let target = relation.targetTypes.first,
                       let b = graph.types[target].attributes.first.flatMap({ quoted($0.name) }) else { continue }
                 statements += ["count \(t) where \(r).\(b) != null", "\(t) where \(r).\(b) > 1 sort by \(first ?? "id") limit 3",
-                               "count \(t) where @links.\(t).\(r).@count >= 1", "\(t) where NONE @links.\(t).\(r).\(first ?? "id") == 1 select \(first ?? "id")"]
+                               "count \(t) where @links.\(t).\(r).@count >= 1", "\(t) where NONE @links.\(t).\(r).\(first ?? "id") == 1 select \(first ?? "id")",
+                               "\(t) where \(r).@count > 1 OR ANY \(r).\(b) BEGINSWITH \"a\" select \(first ?? "id"), \(r).@count"]
             }
         }
         return statements
@@ -191,11 +192,14 @@ enum FileFuzz {
     /// read as windows, every link of their objects counted and read; on a sound file with no
     /// table beside its entities (which paged mode leaves out), each object a window did not cut
     /// must describe as the loaded graph describes it, and statements answered a chunk at a time
-    /// as in memory.
+    /// or by SQL over the store (``CoreDataQuerySource``) as in memory.
     static func compareCoreDataPages(_ graph: ObjectGraph, path: String, compare: Bool) {
         guard let file = try? StoreFile.openForReading(path), let pages = try? CoreDataPages.open(file, edgesPerObject: 5) else { return }
         let follows = compare && !pages.notes.contains { $0.hasPrefix("tables beside") }
-        if follows { compareChunks(graph, pages: pages) }
+        if follows {
+            compareChunks(graph, pages: pages)
+            if let source = try? CoreDataQuerySource(pages: pages) { compareQuerySource(graph, source: source) }
+        }
         compareWindows(graph, pages: pages, follows: follows, label: "Core Data", countedPerType: \.outgoing)
     }
 
@@ -242,8 +246,8 @@ enum FileFuzz {
         }
     }
 
-    /// Statements answered by SQL over the paged store (``PersistQuerySource`` or
-    /// ``RelationalQuerySource``, as paged mode and `loupe query` over the budget ask them) against
+    /// Statements answered by SQL over the paged store (``PersistQuerySource``,
+    /// ``RelationalQuerySource`` or ``CoreDataQuerySource``, as paged mode and `loupe query` over the budget ask them) against
     /// the in-memory engine: the same counts, keys in the same order, rows and groups; errors on
     /// both sides.
     static func compareQuerySource(_ graph: ObjectGraph, source: any QuerySource) {
