@@ -145,6 +145,16 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
         return nil
     }
 
+    /// How the rows at the far end of a step are found from the row at hand.
+    fileprivate enum Edge {
+        /// A column of the row at hand holds the far row's `Z_PK`.
+        case nearColumn(String)
+        /// A column of the far row holds the `Z_PK` of the row at hand.
+        case farColumn(String)
+        /// Rows of a join table: `near` holds the `Z_PK` of the row at hand, `far` the far row's.
+        case join(table: String, near: String, far: String)
+    }
+
     /// `typeof(x) IN ('integer', 'real') AND`: a value a load reads as a key (a whole real too).
     private func numeric(_ x: String) -> String { "typeof(\(x)) IN ('integer', 'real')" }
 
@@ -173,6 +183,35 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
             return alias
         }
         func and(_ condition: String?) -> String { condition.map { "\($0) AND " } ?? "" }
+        /// Enters the objects of `types` in `table` that `edge` reaches from `here` (`only`: the
+        /// condition on `here`'s entity); with `countable`, their count is also a `GROUP BY`.
+        func follow(_ edge: Edge, from here: String, only: String?, to table: String, types: [Int], toManyStep: Bool, countable: Bool) -> String {
+            switch edge {
+            case .nearColumn(let column):
+                let fk = "\(here).\(SQL.identifier(column))"
+                return enter(table, types: types, on: { "\(and(only))\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: toManyStep)
+            case .farColumn(let column):
+                let alias = enter(table, types: types, on: {
+                    let fk = "\($0).\(SQL.identifier(column))"
+                    return "\(and(only))\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
+                }, toManyStep: toManyStep)
+                if countable {
+                    let fk = "\(alias).\(SQL.identifier(column))"
+                    countGroups = groups(here, key: fk, rows: "\(SQL.identifier(table)) \(alias) WHERE \(numeric(fk)) AND \(objects("\(alias).", types))")
+                }
+                return alias
+            case .join(let joinTable, let nearColumn, let farColumn):
+                let j = newAlias()
+                let (near, far) = ("\(j).\(SQL.identifier(nearColumn))", "\(j).\(SQL.identifier(farColumn))")
+                let alias = enter(table, types: types, on: {
+                    "\(and(only))\($0).Z_PK IN (SELECT \(far) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(near)) AND \(near) = \(here).Z_PK AND \(self.numeric(far)))"
+                }, toManyStep: toManyStep)
+                if countable {
+                    countGroups = groups(here, key: "near", rows: joinGroups(joinTable, j, near: near, far: far, farTable: table, alias: alias, types: types))
+                }
+                return alias
+            }
+        }
 
         for (i, step) in steps.enumerated() {
             let isLast = i == steps.count - 1
@@ -188,37 +227,12 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                     value = Operand(sql: only.map { "CASE WHEN \($0) THEN \(cell) END" } ?? cell, conversion: conversion)
                 case .link(let link, let isToMany, let only):
                     guard let targets = layout.types(inTable: link.targetTable) else { return nil }
-                    switch link {
-                    case .toOne(let column, let table):
-                        guard !isToMany else { return nil }
-                        let fk = "\(here).\(SQL.identifier(column))"
-                        let alias = enter(table, types: targets, on: { "\(and(only))\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: false)
-                        if chain.toMany == 0 {
-                            hops?.append((here, SQL.identifier(column), only, SQL.identifier(table), alias, objects("\(alias).", targets)))
-                        } else {
-                            hops = nil
-                        }
-                    case .inverse(let column, let table):
-                        guard isToMany else { return nil }
-                        let alias = enter(table, types: targets, on: {
-                            let fk = "\($0).\(SQL.identifier(column))"
-                            return "\(and(only))\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
-                        }, toManyStep: true)
-                        if steps.count == 1, only == nil {
-                            let fk = "\(alias).\(SQL.identifier(column))"
-                            countGroups = groups(here, key: fk, rows: "\(SQL.identifier(table)) \(alias) WHERE \(numeric(fk)) AND \(objects("\(alias).", targets))")
-                        }
-                        hops = nil
-                    case .join(let joinTable, let source, let destination, let table):
-                        guard isToMany else { return nil }
-                        let j = newAlias()
-                        let (s, d) = ("\(j).\(SQL.identifier(source))", "\(j).\(SQL.identifier(destination))")
-                        let alias = enter(table, types: targets, on: {
-                            "\(and(only))\($0).Z_PK IN (SELECT \(d) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(s)) AND \(s) = \(here).Z_PK AND \(self.numeric(d)))"
-                        }, toManyStep: true)
-                        if steps.count == 1, only == nil {
-                            countGroups = groups(here, key: "near", rows: joinGroups(joinTable, j, near: s, far: d, farTable: table, alias: alias, types: targets))
-                        }
+                    if case .toOne = link { guard !isToMany else { return nil } } else { guard isToMany else { return nil } }
+                    let alias = follow(link.forward, from: here, only: only, to: link.targetTable, types: targets, toManyStep: isToMany,
+                                     countable: steps.count == 1 && only == nil)
+                    if case .toOne(let column, let table) = link, chain.toMany == 0 {
+                        hops?.append((here, SQL.identifier(column), only, SQL.identifier(table), alias, objects("\(alias).", targets)))
+                    } else {
                         hops = nil
                     }
                 }
@@ -230,30 +244,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
                 guard let (m0, r0) = members.first, let rows = layout.types[m0], let link = rows.links[r0],
                       members.allSatisfy({ layout.types[$0.0]?.links[$0.1] == link && layout.types[$0.0]?.table == rows.table }),
                       aliasTables[here] == link.targetTable else { return nil }
-                let sources = members.map(\.0)
-                switch link {
-                case .toOne(let column, _):
-                    let alias = enter(rows.table, types: sources, on: {
-                        let fk = "\($0).\(SQL.identifier(column))"
-                        return "\(self.numeric(fk)) AND \(fk) = \(here).Z_PK"
-                    }, toManyStep: true)
-                    if steps.count == 1 {
-                        let fk = "\(alias).\(SQL.identifier(column))"
-                        countGroups = groups(here, key: fk, rows: "\(SQL.identifier(rows.table)) \(alias) WHERE \(numeric(fk)) AND \(objects("\(alias).", sources))")
-                    }
-                case .inverse(let column, _):
-                    let fk = "\(here).\(SQL.identifier(column))"
-                    _ = enter(rows.table, types: sources, on: { "\(self.numeric(fk)) AND \($0).Z_PK = \(fk)" }, toManyStep: true)
-                case .join(let joinTable, let s0, let d0, _):
-                    let j = newAlias()
-                    let (s, d) = ("\(j).\(SQL.identifier(s0))", "\(j).\(SQL.identifier(d0))")
-                    let alias = enter(rows.table, types: sources, on: {
-                        "\($0).Z_PK IN (SELECT \(s) FROM \(SQL.identifier(joinTable)) \(j) WHERE \(self.numeric(d)) AND \(d) = \(here).Z_PK AND \(self.numeric(s)))"
-                    }, toManyStep: true)
-                    if steps.count == 1 {
-                        countGroups = groups(here, key: "near", rows: joinGroups(joinTable, j, near: d, far: s, farTable: rows.table, alias: alias, types: sources))
-                    }
-                }
+                _ = follow(link.backward, from: here, only: nil, to: rows.table, types: members.map(\.0), toManyStep: true, countable: steps.count == 1)
                 hops = nil
             case .id:
                 guard isLast else { return nil }
@@ -328,6 +319,26 @@ public final class CoreDataQuerySource: QuerySource, Sendable {
             }
         } catch let error as StoreError where error.path == nil {
             throw StoreError(error.kind, path: file.path, typeName: error.typeName, objectID: error.objectID, reason: error.reason)
+        }
+    }
+}
+
+private extension CoreDataLayout.Link {
+    /// From a source row to its targets.
+    var forward: CoreDataTranslation.Edge {
+        switch self {
+        case .toOne(let column, _): return .nearColumn(column)
+        case .inverse(let column, _): return .farColumn(column)
+        case .join(let table, let source, let destination, _): return .join(table: table, near: source, far: destination)
+        }
+    }
+
+    /// From a target row to its sources (a backlink).
+    var backward: CoreDataTranslation.Edge {
+        switch self {
+        case .toOne(let column, _): return .farColumn(column)
+        case .inverse(let column, _): return .nearColumn(column)
+        case .join(let table, let source, let destination, _): return .join(table: table, near: destination, far: source)
         }
     }
 }
