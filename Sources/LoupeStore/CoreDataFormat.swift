@@ -38,14 +38,7 @@ public enum CoreDataFormat: StoreFormat {
 
     public static func catalog(_ db: Database) throws -> [(name: String, count: Int)] {
         let schema = try CoreDataSchema.read(db, evidence: false)
-        // The rows a load reads as objects: integer keys and entities, of an entity of that table.
-        var counts: [Int64: Int] = [:]
-        for table in Set(schema.entities.map(\.table)) {
-            let own = Set(schema.entities.filter { $0.table == table }.map(\.number))
-            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) WHERE \(CoreDataPages.isObject("")) GROUP BY Z_ENT") {
-                if let ent = (row[0] as DatabaseValue).lenientInt, own.contains(ent) { counts[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
-            }
-        }
+        let counts = try schema.objectCounts(db)
         var out = schema.entities.map { ($0.name, counts[$0.number] ?? 0) }
         for table in schema.otherTables {
             out.append((table, (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier(table))")) ?? 0))
@@ -301,6 +294,19 @@ struct CoreDataSchema {
                 }
             }
         }
+    }
+
+    /// Each entity's object count by its `Z_ENT`: the rows a load reads as objects (integer keys
+    /// and entities, of an entity of that table), one `GROUP BY Z_ENT` per table.
+    func objectCounts(_ db: Database) throws -> [Int64: Int] {
+        var counts: [Int64: Int] = [:]
+        for table in tables {
+            let own = Set(entities.filter { $0.table == table }.map(\.number))
+            for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) WHERE \(CoreDataPages.isObject("")) GROUP BY Z_ENT") {
+                if let ent = (row[0] as DatabaseValue).lenientInt, own.contains(ent) { counts[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
+            }
+        }
+        return counts
     }
 
     /// Keys as the JSON array `json_each` reads (one bound argument, however many keys).

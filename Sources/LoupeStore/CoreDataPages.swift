@@ -56,20 +56,15 @@ public final class CoreDataPages: PageSource, Sendable {
 
     public func countTypes() throws { try counts() }
 
-    /// Each entity's object count (its table's rows of its `Z_ENT`), read first when not yet
-    /// done: one `GROUP BY Z_ENT` per table, on a connection of its own.
+    /// Each entity's object count (``CoreDataSchema/objectCounts(_:)``), read first when not yet
+    /// done, on a connection of its own.
     @discardableResult
     func counts() throws -> [Int] {
         try counted.counts {
             let reader = try file.makeReader()
             defer { try? reader.close() }
             return try reader.read { db in
-                var byEntity: [Int64: Int] = [:]
-                for table in schema.tables {
-                    for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(SQL.identifier(table)) WHERE \(Self.isObject("")) GROUP BY Z_ENT") {
-                        if let ent = (row[0] as DatabaseValue).lenientInt { byEntity[ent, default: 0] += (row[1] as DatabaseValue).lenientInt.map(Int.init) ?? 0 }
-                    }
-                }
+                let byEntity = try schema.objectCounts(db)
                 return entityOfType.map { byEntity[$0.number] ?? 0 }
             }
         }

@@ -161,7 +161,7 @@ final class CoreDataPagedTests: XCTestCase {
                 INSERT INTO Z_PRIMARYKEY VALUES (1, 'Foo', 0, 1), (6, 'Loop', 7, 0), (7, 'Loop2', 6, 0), (8, 'Txt', 0, 0), (9, 'Ref', 0, 0);
                 CREATE TABLE ZLOOP (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZX INTEGER, ZOTHER INTEGER);
                 CREATE INDEX ZLOOP_ZOTHER_INDEX ON ZLOOP (ZOTHER);
-                INSERT INTO ZLOOP VALUES (1, 6, 1, 1, 99), (2, 7, 1, 2, 3), (3, 42, 1, 3, NULL), (4, '7', 1, 4, 3);
+                INSERT INTO ZLOOP VALUES (1, 6, 1, 1, 99), (2, 7, 1, 2, 3), (3, 42, 1, 3, NULL), (4, '7', 1, 4, 3), (5, 9, 1, 5, NULL);
                 CREATE TABLE ZTXT (Z_PK, Z_ENT, Z_OPT INTEGER, ZNAME TEXT);
                 INSERT INTO ZTXT VALUES ('a', 8, 1, 'x'), (NULL, 8, 1, 'y'), (3, 8, 1, 'z'), ('4', 8, 1, 'w'), (2.5, 8, 1, 'real'), (6.0, 8, 1, 'six'),
                                         (x'00', 8, 1, 'blob'), (7, 'eight', 1, 'text entity'), (8, 8.0, 1, 'real entity');
