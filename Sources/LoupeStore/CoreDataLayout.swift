@@ -16,8 +16,6 @@ import LoupeModel
 public struct CoreDataLayout: Sendable {
     /// The store's types, attributes and relations, with no objects.
     public let graph: ObjectGraph
-    /// What a load of the store's schema warns of.
-    public let warnings: [String]
 
     /// How a column's values read: as stored, as Core Data dates (seconds since 2001), as
     /// booleans (integers), as UUIDs (16-byte blobs).
@@ -82,7 +80,6 @@ public struct CoreDataLayout: Sendable {
 
     init(schema: CoreDataSchema, graph: ObjectGraph, typeOf: [Int64: Int], rowidTables: Set<String>) {
         self.graph = graph
-        self.warnings = schema.warnings
         entitiesByTable = Dictionary(grouping: schema.entities, by: \.table).mapValues { Set($0.map(\.number)) }
         // Two entities of one name are one type, read with two entities' plans: left out.
         var entitiesOfType: [Int: [CoreDataSchema.Entity]] = [:]

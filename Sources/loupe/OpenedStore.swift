@@ -54,8 +54,8 @@ struct PagedOpening {
     let reason: String?
     let formatName: String
     /// What answers statements over the store: the host's, which a commit carries forward
-    /// with what it has read of the whole store; nil where the engine answers them a chunk of
-    /// objects at a time (a Core Data store).
+    /// with what it has read of the whole store; nil when none could be made (a Core Data store
+    /// whose tables' keys cannot be read), and the engine answers a chunk of objects at a time.
     let querySource: (any QuerySource)?
     /// What edits commit through.
     let host: any PagedSessionHost
@@ -102,7 +102,7 @@ struct PagedOpening {
             let pages = try CoreDataPages.open(file)
             let host = PagedStoreHost(pages: pages, querySource: CoreDataQuerySource.following)
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: CoreDataFormat.name,
-                                querySource: host.pagedStore.querySource ?? CoreDataQuerySource.following(pages, previous: nil, after: nil), host: host,
+                                querySource: host.pagedStore.querySource, host: host,
                                 unanswered: CoreDataPages.unanswered)
         }
         return nil

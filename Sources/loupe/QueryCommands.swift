@@ -134,7 +134,7 @@ struct Query: ParsableCommand {
                     // asked it yet), else the chunks, asking SQL the filter's parts through relations.
                     if try answeredInChunks(parsed, sqlFirst: true, {
                         let pages = try CoreDataPages.open(file)
-                        return (pages, CoreDataQuerySource.following(pages, previous: nil, after: nil))
+                        return (pages, try? CoreDataQuerySource(pages: pages))
                     }) { return }
                     throw CLIError("\(over), and over a Core Data store SQL answers paths through relationships and the engine an entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
                 }
@@ -406,7 +406,7 @@ struct Repl: ParsableCommand {
 
     /// The REPL over a store too large to load (a Persist store, a plain SQLite file or a Core Data store): each
     /// statement answered by SQLite over the file (``PersistQuerySource``,
-    /// ``RelationalQuerySource``) as `loupe query` answers it over the budget; edits (`update`,
+    /// ``RelationalQuerySource``, ``CoreDataQuerySource``) as `loupe query` answers it over the budget; edits (`update`,
     /// `insert`, `delete`) staged over the objects they name, read by key (``PagedChanges``),
     /// with `.changes`, `.commit`, `.undo`, `.redo`, `.rollback` and `.reload` as in the loaded
     /// REPL; `.types` lists the catalog, `.quit` leaves (asking first when changes are pending);
