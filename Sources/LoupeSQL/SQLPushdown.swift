@@ -132,7 +132,8 @@ struct EngineAggregate: DatabaseAggregate {
 protocol RowTranslation: PredicateTranslation {
     /// The table holding type `t`'s rows, the name of its rowid, and the condition (on alias
     /// `a0`) that keeps the rows that are `t`'s objects (nil: every row is one); nil when SQL
-    /// cannot read the type's rows.
+    /// cannot read the type's rows. Asked once per plan, before any path is translated (a
+    /// layout notes there what the rows under `a0` may be).
     func rows(of t: Int) -> (name: String, rowid: String, condition: String?)?
     /// The table and column a cell conversion reads, when SQLite holds its values as the engine
     /// does (no dates, no booleans or UUIDs read from other kinds): then SQL's order and groups
