@@ -3,7 +3,8 @@ import GRDB
 
 /// A PostgreSQL server for tests: the one `LOUPE_TEST_POSTGRES` names (`.ci/run` starts a
 /// throwaway cluster on loopback and sets it), else one started here from Debian's `postgresql`
-/// package (a cluster in a temp folder, on a free port, stopped when the tests end).
+/// package (a cluster in a temp folder, on a free port, stopped and removed when the tests end).
+/// The databases tests make on a server they did not start are dropped when the tests end.
 public enum PostgresServer {
     /// The server's URL (`postgresql://postgres@127.0.0.1:PORT/postgres`), or an error saying
     /// what is missing.
@@ -54,14 +55,25 @@ public enum PostgresServer {
                 throw Missing(description: "could not start a PostgreSQL cluster in \(dir): \(command) failed\n\(log)")
             }
         }
-        stopCommand = shell("\(pgctl) -D \(data) -m immediate stop </dev/null >/dev/null 2>&1")
-        atexit {
-            if let command = PostgresServer.stopCommand { PostgresServer.run(command) }
-        }
+        // Stopped, then the whole cluster removed: a run leaves nothing in the temp folder.
+        stopCommand = shell("\(pgctl) -D \(data) -m immediate stop </dev/null >/dev/null 2>&1") + "; rm -rf '\(dir)'"
+        atexit { PostgresServer.cleanUp() }
         return "postgresql://postgres@127.0.0.1:\(port)/postgres"
     }
 
     nonisolated(unsafe) static var stopCommand: String?
+    /// The databases ``freshDatabase(_:)`` made on a server these tests did not start.
+    nonisolated(unsafe) static var made: Set<String> = []
+    static let lock = NSLock()
+
+    /// At exit: the cluster started here stopped and removed, or the databases made on another
+    /// server dropped (a shared server does not gather a copy of Chinook per run).
+    static func cleanUp() {
+        if let command = stopCommand { run(command); return }
+        let databases = lock.withLock { made }
+        guard !databases.isEmpty, let url = try? url() else { return }
+        _ = try? psql(url, databases.sorted().map { "DROP DATABASE IF EXISTS \($0) WITH (FORCE);" }.joined(separator: "\n"))
+    }
 
     /// The server's URL with another database's name.
     public static func url(database: String) throws -> String {
@@ -74,6 +86,10 @@ public enum PostgresServer {
     public static func freshDatabase(_ name: String) throws -> String {
         let database = "loupe_\(name)_\(getpid())"
         try psql(try url(), "DROP DATABASE IF EXISTS \(database); CREATE DATABASE \(database);")
+        if stopCommand == nil {
+            let first = lock.withLock { made.insert(database).inserted && made.count == 1 }
+            if first { atexit { PostgresServer.cleanUp() } }
+        }
         return try url(database: database)
     }
 
