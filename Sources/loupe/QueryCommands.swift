@@ -22,7 +22,7 @@ struct Query: ParsableCommand {
     @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
     @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
     @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
-    @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only: an error when the statement does not translate).")
+    @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file or a Core Data store whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only, over any of these: an error when the statement does not translate).")
     var engine: QueryEngineChoice = .auto
     @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL, or by the engine a chunk of objects at a time on one type's own attributes (what cannot be answered so is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
@@ -139,10 +139,18 @@ struct Query: ParsableCommand {
                     throw CLIError("\(over), and over a Core Data store SQL answers paths through relationships and the engine an entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
                 }
             }
+            // A Core Data store asked of SQL alone: its tables answer, or the statement is refused.
+            if engine == .sql, let file, try file.read({ try StoreFormats.detect($0, path: store.file) }) == CoreDataFormat.self {
+                if try answeredBySQL(parsed, {
+                    let pages = try CoreDataPages.open(file)
+                    return (pages, try CoreDataQuerySource(pages: pages))
+                }) { return }
+                throw CLIError("SQL cannot answer this statement exactly over this Core Data store (\(CoreDataPages.unanswered) are left to the in-memory engine); run it with --engine auto or memory")
+            }
             if engine == .sql {
                 throw CLIError(store.isPostgres
                     ? "PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); run it with --engine auto or memory"
-                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
+                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, Core Data stores and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
             }
         } else if engine == .sql, parsed == nil {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")
@@ -334,6 +342,20 @@ extension Query {
         do {
             let (pages, sql) = try open()
             return try writeInChunks(statement, pages, sql: sql, sqlFirst: sqlFirst)
+        } catch let error as QueryError {
+            printError(error.render(source: self.statement))
+            throw ExitCode(2)
+        }
+    }
+
+    /// The statement answered by `open`'s SQL alone and printed; false when it does not
+    /// translate. Its errors in the statement are printed as the engine's (exit status 2).
+    func answeredBySQL(_ statement: LoupeQuery.Statement, _ open: () throws -> (PageSource, any QuerySource)) throws -> Bool {
+        do {
+            let (pages, sql) = try open()
+            guard let answer = try sql.answer(statement, isCancelled: { false }) else { return false }
+            try write(answer, pages)
+            return true
         } catch let error as QueryError {
             printError(error.render(source: self.statement))
             throw ExitCode(2)

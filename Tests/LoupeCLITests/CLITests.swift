@@ -235,14 +235,26 @@ final class CLITests: XCTestCase {
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("SQL cannot answer this statement exactly"), refused.stderr)
         XCTAssertEqual(try loupe(["query", chinook, arithmetic]).stdout, "260\n")
-        // A Persist store: answered by SQL over the file; a framework store is not.
+        // A Persist store and a Core Data store: answered by SQL over the file; a framework
+        // store SQL does not read (PersistDB) is not.
         let library = try Shared.copyFromCheckout("sample-data/library.sqlite")
         let persist = try loupe(["query", library, "count Book where author.born < 1950", "--engine", "sql"])
         XCTAssertEqual(persist.status, 0, persist.stderr)
         XCTAssertEqual(persist.stdout, try loupe(["query", library, "count Book where author.born < 1950", "--engine", "memory"]).stdout)
-        let coreData = try loupe(["query", try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite"), "count Recipe", "--engine", "sql"])
-        XCTAssertNotEqual(coreData.status, 0)
-        XCTAssertTrue(coreData.stderr.contains("plain relational SQLite files and Persist stores"), coreData.stderr)
+        let recipes = try Shared.copy("realdata/coredata/apple_recipes/Recipes.sqlite")
+        for statement in ["count Recipe", "count Ingredient where recipe.name BEGINSWITH \"C\"", "Recipe where type.name != nil sort by name select name, type.name"] {
+            let sql = try loupe(["query", recipes, statement, "--engine", "sql", "--format", "json"])
+            XCTAssertEqual(sql.status, 0, sql.stderr)
+            XCTAssertEqual(sql.stdout, try loupe(["query", recipes, statement, "--engine", "memory", "--format", "json"]).stdout, statement)
+        }
+        let notes = try Shared.fixture("make_coredata_fixture.py", "notes.sqlite")
+        let subentities = try loupe(["query", notes, "count Item where folder.name != nil", "--engine", "sql"])
+        XCTAssertNotEqual(subentities.status, 0)
+        XCTAssertTrue(subentities.stderr.contains("SQL cannot answer this statement exactly over this Core Data store"), subentities.stderr)
+        XCTAssertEqual(try loupe(["query", notes, "count Folder where nme == 1", "--engine", "sql"]).status, 2)
+        let persistDB = try loupe(["query", try Shared.copy("fixtures/seed-formats/persistdb.sqlite"), "count Book", "--engine", "sql"])
+        XCTAssertNotEqual(persistDB.status, 0)
+        XCTAssertTrue(persistDB.stderr.contains("plain relational SQLite files, Core Data stores and Persist stores"), persistDB.stderr)
         // A misspelt name reads the same from either engine.
         let misspelt = try loupe(["query", chinook, "Track where Nmae == 1", "--engine", "sql"])
         XCTAssertEqual(misspelt.status, 2)
