@@ -48,6 +48,14 @@ public final class ObjectGraph: Sendable {
         type.row(for: id).map { ObjectRef(type: type.index, row: $0) }
     }
 
+    /// The live object with key `id` in `type` or a type that inherits from it, the first in
+    /// ``family(of:)`` order: an object a statement on `type` answers by key (Core Data's
+    /// subentities share their parent's table, and so its keys).
+    public func ref(inFamilyOf type: TypeTable, id: ObjectID) -> ObjectRef? {
+        for t in family(of: type) { if let r = ref(type: types[t], id: id) { return r } }
+        return nil
+    }
+
     /// The live object with key `id` in any type (Persist keys are global), the first type in order that has it.
     public func ref(id: ObjectID) -> ObjectRef? {
         for t in types { if let r = ref(type: t, id: id) { return r } }

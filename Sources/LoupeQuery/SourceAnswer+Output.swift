@@ -23,7 +23,10 @@ extension SourceAnswer {
                 let stored = try pages.objects(type: t, keys: keys)
                 let (graph, changes) = staged.map { $0.overlaid(stored) } ?? (stored, ChangeSet(base: stored))
                 let type = graph.types[t]
-                let refs = keys.compactMap { key in changes.row(of: ObjectIdentity(type: type.name, id: key)) }.filter { type.isLive(Int($0.row)) }
+                // An object of a subtype the type's answer lists (Core Data's subentities) by its own type.
+                let family = graph.family(of: type).map { graph.types[$0] }
+                let refs = keys.compactMap { key in family.lazy.compactMap { changes.row(of: ObjectIdentity(type: $0.name, id: key)) }.first }
+                    .filter { graph.table($0).isLive(Int($0.row)) }
                 return (graph, type, refs)
             }
             guard keys.count > partSize else {

@@ -61,13 +61,19 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
 
     // MARK: RowTranslation
 
-    /// A type's own objects, when it has no subentities (a fetch of one with subentities reads
-    /// theirs too, and an answer names one type).
-    func rows(of t: Int) -> (name: String, rowid: String, condition: String?)? {
-        guard let rows = layout.types[t], graph.family(of: graph.types[t]).count == 1 else { return nil }
-        aliasTypes["a0"] = [t]
+    /// A type's objects as a fetch request reads them: an entity's rows of its table, and its
+    /// subentities' (which share it), listed as the engine lists a family, each entity's in
+    /// `Z_PK` order. An answer names the entity asked; its keys may be its subentities' objects
+    /// (`Z_PK` is the table's key: one row each).
+    func rows(of t: Int) -> (name: String, rowid: String, condition: String?, order: String)? {
+        let family = graph.family(of: graph.types[t])
+        guard let rows = layout.types[t], family.allSatisfy({ layout.types[$0]?.table == rows.table }) else { return nil }
+        aliasTypes["a0"] = family
         aliasTables["a0"] = rows.table
-        return (rows.table, "Z_PK", objects("a0.", [t]))
+        let entities = family.compactMap { layout.types[$0]?.entity }
+        let order = entities.count == 1 ? "a0.Z_PK"
+            : "CASE a0.Z_ENT " + entities.enumerated().map { "WHEN \($1) THEN \($0) " }.joined() + "END, a0.Z_PK"
+        return (rows.table, "Z_PK", objects("a0.", family), order)
     }
 
     func plainColumn(_ conversion: Conversion) -> (table: String, column: String)? {
@@ -281,8 +287,9 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
 /// Answers a statement with SQLite over a Core Data store, without loading it: paged mode's
 /// ``QuerySource`` for Core Data stores, and `loupe query`'s over one too large to load. The
 /// filter runs in SQL (``CoreDataTranslation``); `sort`, `distinct`, `limit`, `select` and
-/// `group by` as over a relational file (``Plan``); objects are answered by key (`Z_PK`).
-/// Statements on an entity with subentities, and what the translation leaves out, answer nil.
+/// `group by` as over a relational file (``Plan``); objects are answered by key (`Z_PK`), those
+/// of a statement on an entity with subentities under its name (see ``CoreDataTranslation/rows(of:)``).
+/// What the translation leaves out answers nil.
 public final class CoreDataQuerySource: QuerySource, Sendable {
     public let file: StoreFile
     public let layout: CoreDataLayout

@@ -130,11 +130,12 @@ struct EngineAggregate: DatabaseAggregate {
 /// What a ``Plan`` needs of a layout's translation beyond predicates: where a type's rows are,
 /// which values SQLite orders and groups as the engine does, and the keys of rows.
 protocol RowTranslation: PredicateTranslation {
-    /// The table holding type `t`'s rows, the name of its rowid, and the condition (on alias
-    /// `a0`) that keeps the rows that are `t`'s objects (nil: every row is one); nil when SQL
-    /// cannot read the type's rows. Asked once per plan, before any path is translated (a
-    /// layout notes there what the rows under `a0` may be).
-    func rows(of t: Int) -> (name: String, rowid: String, condition: String?)?
+    /// The table holding type `t`'s rows, the name of its rowid, the condition (on alias `a0`)
+    /// that keeps the rows that are `t`'s objects (nil: every row is one), and the terms that
+    /// order them as the engine lists them (`a0.rowid`; a type with subtypes lists its own
+    /// objects, then each subtype's); nil when SQL cannot read the type's rows. Asked once per
+    /// plan, before any path is translated (a layout notes there what the rows under `a0` may be).
+    func rows(of t: Int) -> (name: String, rowid: String, condition: String?, order: String)?
     /// The table and column a cell conversion reads, when SQLite holds its values as the engine
     /// does (no dates, no booleans or UUIDs read from other kinds): then SQL's order and groups
     /// are the engine's, given the checks ``Plan`` makes of the values.
@@ -148,8 +149,8 @@ protocol RowTranslation: PredicateTranslation {
 }
 
 extension SQLTranslation: RowTranslation {
-    func rows(of t: Int) -> (name: String, rowid: String, condition: String?)? {
-        layout.tables[t].map { ($0.name, $0.rowid, nil) }
+    func rows(of t: Int) -> (name: String, rowid: String, condition: String?, order: String)? {
+        layout.tables[t].map { ($0.name, $0.rowid, nil, "a0.\($0.rowid)") }
     }
 
     func plainColumn(_ conversion: Conversion) -> (table: String, column: String)? {
@@ -167,8 +168,8 @@ struct Plan<Translation: RowTranslation> {
     let statement: LoupeQuery.Statement
     let translation: Translation
     let root: Int
-    /// The root type's table, its rowid, and the condition that keeps its objects.
-    let table: (name: String, rowid: String, condition: String?)
+    /// The root type's table, its rowid, the condition that keeps its objects, and their order.
+    let table: (name: String, rowid: String, condition: String?, order: String)
     let condition: String
     /// Values fetched per row beside the rowid: sort keys, distinct paths, projected columns, or
     /// the group key, in the order the clauses use them.
@@ -204,7 +205,7 @@ struct Plan<Translation: RowTranslation> {
         let mayStopAtALimit = !translation.valueTests.contains(where: \.mayFail)
         // Sorting by plain columns of the row (numbers, ASCII text, no blobs, no dates, or an
         // integer key): SQLite's order is the engine's (NULL first, numbers by value, text by
-        // bytes), ties by rowid as the engine keeps store order.
+        // bytes), ties in store order as the engine keeps it.
         var order: String?, limit: String?
         if case .query(let q) = statement, case .sort(let keys)? = q.clauses.first {
             var terms: [String] = []
@@ -225,7 +226,7 @@ struct Plan<Translation: RowTranslation> {
                 if terms.count != i + 1 { break }
             }
             if terms.count == keys.count {
-                order = "ORDER BY " + (terms + ["a0.\(table.rowid)"]).joined(separator: ", ")
+                order = "ORDER BY " + (terms + [table.order]).joined(separator: ", ")
                 if q.clauses.count > 1, case .limit(let n, let offset) = q.clauses[1], mayStopAtALimit {
                     limit = "LIMIT \(n) OFFSET \(offset)"
                 }
@@ -355,7 +356,7 @@ extension Plan {
         let columns = ["a0.\(table.rowid)"] + operands.map(\.sql)
         var rowids: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
-        let sql = "SELECT \(columns.joined(separator: ", ")) \(from) \(sqlOrder ?? "ORDER BY a0.\(table.rowid)") \(sqlLimit ?? sqlLimitFirst ?? "")"
+        let sql = "SELECT \(columns.joined(separator: ", ")) \(from) \(sqlOrder ?? "ORDER BY \(table.order)") \(sqlLimit ?? sqlLimitFirst ?? "")"
         if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try cursor.next() {

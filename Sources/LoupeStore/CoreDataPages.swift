@@ -17,10 +17,12 @@ import LoupeModel
 /// ``CoreDataSchema/link(_:typeOf:rows:builder:within:warnings:)``), kept to the rows a window
 /// holds, so a window's objects and edges are the loaded graph's. Lookups go through the indexes
 /// Core Data keeps on its to-one columns and join tables; rows a load skips (a key or entity
-/// that is no integer) are skipped by every query. Statements are answered by the engine a chunk
-/// of objects at a time over an entity's own attributes (``forEachChunk``); paths through
-/// relationships, and statements on an entity with subentities (whose objects a fetch reads
-/// too), need the whole graph (``unanswered``). Tables beside the entities, which a load reads
+/// that is no integer) are skipped by every query. Statements are answered by SQL over the store
+/// (`CoreDataQuerySource`, in LoupeSQL), else by the engine a chunk of objects at a time over an
+/// entity's own attributes (``forEachChunk``: its own objects, so not for an entity with
+/// subentities, whose objects a fetch reads too); what neither answers needs the whole graph
+/// (``unanswered``). An answer on an entity with subentities lists theirs by its name: reading
+/// its keys (``objects(type:keys:)``, ``window(keys:of:)``) reads each as its own entity's. Tables beside the entities, which a load reads
 /// as plain tables, are left out (``notes`` says so). Everything is read-only, as a load's types are.
 public final class CoreDataPages: PageSource, Sendable {
     public let file: StoreFile
@@ -128,7 +130,7 @@ public final class CoreDataPages: PageSource, Sendable {
     }
 
     /// What the engine, reading an entity's objects a chunk at a time, leaves to a whole load.
-    public static let unanswered = "statements on entities with subentities, and paths through relationships SQL cannot say exactly (ending on objects, in arithmetic, through a relationship stored in two places)"
+    public static let unanswered = "paths through relationships SQL cannot say exactly (ending on objects, in arithmetic, through a relationship stored in two places), names two entities of one table store in different columns, and such statements on an entity with subentities"
 
     // MARK: Keys
 
@@ -201,7 +203,20 @@ public final class CoreDataPages: PageSource, Sendable {
             guard let typeName, let t = graph.types.firstIndex(where: { $0.name.rawValue == typeName }) else {
                 throw StoreError(.unreadable, path: file.path, reason: "paged mode reads an entity's objects by the entity's name")
             }
-            return try window(db, roots: [(t, keys)])
+            let family = schema.family(of: entityOfType[t].number)
+            guard family.count > 1 else { return try window(db, roots: [(t, keys)]) }
+            // An answer on an entity with subentities lists theirs too: each key read as the
+            // object of the entity its row names (`Z_PK` is the table's key).
+            let (table, _) = rows(of: t)
+            var byType: [Int: [ObjectID]] = [:]
+            let found = try Row.fetchAll(db, sql: "SELECT Z_PK, Z_ENT FROM \(table) WHERE Z_PK IN (SELECT value FROM json_each(?)) AND \(familyCondition(entityOfType[t], column: "Z_ENT")) AND \(Self.isObject(""))",
+                                         arguments: [CoreDataSchema.keyList(keys.compactMap(pk))])
+            for row in found {
+                guard let k = (row[0] as DatabaseValue).lenientInt, let e = (row[1] as DatabaseValue).lenientInt, let m = typeOf[e] else { continue }
+                byType[m, default: []].append(.int(k))
+            }
+            let read = try window(db, roots: byType.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            return ObjectWindow(graph: read.graph, refs: keys.map { read.graph.ref(inFamilyOf: read.graph.types[t], id: $0) }, cut: read.cut)
         }
     }
 
@@ -488,8 +503,10 @@ public final class CoreDataPages: PageSource, Sendable {
     private func chunk(_ db: Database, type t: Int, keys: [Int64], kinds: [String: ValueKind] = [:]) throws -> ObjectGraph {
         let builder = GraphBuilder(formatName: CoreDataFormat.name)
         let typeOf = schema.declareTypes(in: builder)
+        // The entity's rows, and its subentities' (an answer on it lists theirs too).
         _ = try schema.readRows(db, table: entityOfType[t].table, typeOf: typeOf, builder: builder,
-                                condition: ("Z_PK IN (SELECT value FROM json_each(?)) AND \(rows(of: t).entity)", [CoreDataSchema.keyList(keys)]))
+                                condition: ("Z_PK IN (SELECT value FROM json_each(?)) AND \(familyCondition(entityOfType[t], column: "Z_ENT")) AND \(Self.isObject(""))",
+                                            [CoreDataSchema.keyList(keys)]))
         for (name, kind) in kinds { if let a = builder.existingAttribute(name, of: t) { builder.addKinds(kind, type: t, attribute: a) } }
         return builder.finish()
     }

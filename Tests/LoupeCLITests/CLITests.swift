@@ -247,10 +247,19 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(sql.status, 0, sql.stderr)
             XCTAssertEqual(sql.stdout, try loupe(["query", recipes, statement, "--engine", "memory", "--format", "json"]).stdout, statement)
         }
+        // A parent entity's objects include its subentities', printed as theirs.
         let notes = try Shared.fixture("make_coredata_fixture.py", "notes.sqlite")
-        let subentities = try loupe(["query", notes, "count Item where folder.name != nil", "--engine", "sql"])
-        XCTAssertNotEqual(subentities.status, 0)
-        XCTAssertTrue(subentities.stderr.contains("SQL cannot answer this statement exactly over this Core Data store"), subentities.stderr)
+        for statement in ["Item where folder.name != nil sort by title", "Note where id > 2"] {
+            for format in ["json", "csv"] {
+                let sql = try loupe(["query", notes, statement, "--engine", "sql", "--format", format])
+                XCTAssertEqual(sql.status, 0, sql.stderr)
+                XCTAssertEqual(sql.stdout, try loupe(["query", notes, statement, "--engine", "memory", "--format", format]).stdout, statement)
+            }
+        }
+        // A Note's body and a Sketch's are two columns.
+        let twoColumns = try loupe(["query", notes, "count Item where body != nil", "--engine", "sql"])
+        XCTAssertNotEqual(twoColumns.status, 0)
+        XCTAssertTrue(twoColumns.stderr.contains("SQL cannot answer this statement exactly over this Core Data store"), twoColumns.stderr)
         XCTAssertEqual(try loupe(["query", notes, "count Folder where nme == 1", "--engine", "sql"]).status, 2)
         let persistDB = try loupe(["query", try Shared.copy("fixtures/seed-formats/persistdb.sqlite"), "count Book", "--engine", "sql"])
         XCTAssertNotEqual(persistDB.status, 0)
