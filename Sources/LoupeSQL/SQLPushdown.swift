@@ -205,7 +205,8 @@ struct Plan<Translation: RowTranslation> {
         let mayStopAtALimit = !translation.valueTests.contains(where: \.mayFail)
         // Sorting by plain columns of the row (numbers, ASCII text, no blobs, no dates, or an
         // integer key): SQLite's order is the engine's (NULL first, numbers by value, text by
-        // bytes), ties in store order as the engine keeps it.
+        // bytes: `COLLATE BINARY`, whatever collation the column declares), ties in store order
+        // as the engine keeps it.
         var order: String?, limit: String?
         if case .query(let q) = statement, case .sort(let keys)? = q.clauses.first {
             var terms: [String] = []
@@ -217,7 +218,7 @@ struct Plan<Translation: RowTranslation> {
                     let column = SQL.identifier(name)
                     let awkward = try Bool.fetchOne(translation.db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table.name)) WHERE typeof(\(column)) = 'blob'"
                                                     + " OR (typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*'))") ?? true
-                    if !awkward { terms.append(operand.sql + (k.ascending ? "" : " DESC")) }
+                    if !awkward { terms.append(operand.sql + " COLLATE BINARY" + (k.ascending ? "" : " DESC")) }
                 case .key where translation.integerKeyed(root):
                     terms.append(operand.sql + (k.ascending ? "" : " DESC"))
                 default:
@@ -338,7 +339,8 @@ extension Plan {
             if let key = operands.first, try groupsExactly(key, db) {
                 var counts: [Value: Int] = [:]
                 var total = 0
-                let grouped = try Row.fetchAll(db, sql: "SELECT \(key.sql), count(*) \(from) GROUP BY 1", arguments: arguments)
+                // By bytes, as the engine groups ASCII text, whatever collation the column declares.
+                let grouped = try Row.fetchAll(db, sql: "SELECT \(key.sql), count(*) \(from) GROUP BY \(key.sql) COLLATE BINARY", arguments: arguments)
                 for row in grouped {
                     counts[translation.convert(row[0] as DatabaseValue, key.conversion), default: 0] += row[1] as Int
                     total += row[1] as Int

@@ -25,10 +25,9 @@ final class SQLTranslation: PredicateTranslation {
 
     /// `alias.column` for a type's key, or nil when the key is not one column or the rowid.
     private func key(_ type: Int, alias: String) -> String? {
-        guard let table = layout.tables[type] else { return nil }
         switch graph.types[type].keyPolicy {
-        case .column(let name, _): return "\(alias).\(SQL.identifier(name))"
-        case .rowid: return "\(alias).\(table.rowid)"
+        case .column(let name, _) where layout.joined(type) != nil: return "\(alias).\(SQL.identifier(name))"
+        case .rowid: return layout.tables[type].map { "\(alias).\($0.rowid)" }
         default: return nil
         }
     }
@@ -47,9 +46,11 @@ final class SQLTranslation: PredicateTranslation {
 
     /// SQL true when the foreign key value `f` names the object whose key is `k`, for a relation
     /// that ``keysMatchExactly(_:source:)`` cleared: equal numbers (integers and reals by
-    /// value), equal text, equal blobs. One `=` between the two, so an index on either serves.
+    /// value), equal text byte for byte, equal blobs. A plain `=` first, so an index on either
+    /// serves (it compares text by the key column's collation: `NOCASE` would pair `poetry`
+    /// with `Poetry`, which a load does not link), then the same `=` by bytes.
     func keyMatch(_ k: String, _ f: String) -> String {
-        "\(k) = \(f) AND (typeof(\(k)) = typeof(\(f)) OR (typeof(\(k)) IN ('integer', 'real') AND typeof(\(f)) IN ('integer', 'real')))"
+        "\(k) = \(f) AND \(k) = \(f) COLLATE BINARY AND (typeof(\(k)) = typeof(\(f)) OR (typeof(\(k)) IN ('integer', 'real') AND typeof(\(f)) IN ('integer', 'real')))"
     }
 
     private var relationChecks: [String: Bool] = [:]
@@ -72,7 +73,7 @@ final class SQLTranslation: PredicateTranslation {
     /// foreign key is a whole number while keys are text; and text keys, if any, are ASCII on both
     /// sides. Checked once per relation, in SQL over the two columns.
     private func keysMatchExactly(_ fk: LoupeModel.ForeignKey, source: Int) throws -> Bool {
-        guard let sourceTable = layout.tables[source], let targetTable = layout.tables[fk.targetType],
+        guard let sourceTable = layout.joined(source), let targetTable = layout.joined(fk.targetType),
               let fkColumn = sourceTable.columns.first(where: { $0.name == fk.attribute }), !fkColumn.isDate else { return false }
         let id = "\(source)/\(fk.attribute)"
         if let known = relationChecks[id] { return known }
@@ -80,11 +81,7 @@ final class SQLTranslation: PredicateTranslation {
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE \(condition))") ?? true
         }
         let f = SQL.identifier(fk.attribute)
-        let k: String
-        switch graph.types[fk.targetType].keyPolicy {
-        case .column(let name, _): k = SQL.identifier(name)
-        default: k = targetTable.rowid
-        }
+        guard let k = key(fk.targetType, alias: SQL.identifier(targetTable.name)) else { return false }
         let keysAreNumbers = try exists(targetTable.name, "typeof(\(k)) IN ('integer', 'real')")
         let keysAreText = try exists(targetTable.name, "typeof(\(k)) = 'text'")
         var ok = true
@@ -99,7 +96,7 @@ final class SQLTranslation: PredicateTranslation {
     /// values' kinds); true when that could be the case here, so the caller leaves it to the engine.
     /// A column that is not a date column (whose numbers are dates) holds the engine's numbers as SQL's.
     override func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? {
-        guard case .cell(let type, let attribute) = value.conversion, !(layout.tables[type]?.columns[attribute].isDate ?? true) else { return nil }
+        guard case .cell(let type, let attribute) = value.conversion, !(layout.joined(type)?.columns[attribute].isDate ?? true) else { return nil }
         return (value.sql, false)
     }
 
@@ -108,7 +105,7 @@ final class SQLTranslation: PredicateTranslation {
               case .path(let path) = c.lhs, path.aggregate == nil, path.steps.count == 1, case .name(let name) = path.steps[0],
               case .literal(.string, _) = c.rhs else { return false }
         let type = graph.types[scope.type]
-        guard let a = type.attribute(named: name.text), let table = layout.tables[scope.type] else { return false }
+        guard let a = type.attribute(named: name.text), let table = layout.joined(scope.type) else { return false }
         if table.columns[a].isDate { return true }
         let kinds = try String.fetchAll(db, sql: "SELECT DISTINCT typeof(\(SQL.identifier(table.columns[a].name))) FROM \(SQL.identifier(table.name))")
         return Set(kinds).isSubset(of: ["integer", "real", "null"]) && kinds.contains { $0 != "null" }
@@ -126,7 +123,7 @@ final class SQLTranslation: PredicateTranslation {
         var integerHops: [(from: String, foreignKey: String, table: String, alias: String, key: String)]? = []
 
         func enter(_ type: Int, on condition: (String) -> String?, toManyStep: Bool) -> Bool {
-            guard let table = layout.tables[type] else { return false }
+            guard let table = layout.joined(type) else { return false }
             let alias = newAlias()
             guard let on = condition(alias) else { return false }
             hops.enter(SQL.identifier(table.name), alias, on: on, toManyStep: toManyStep)
@@ -140,7 +137,7 @@ final class SQLTranslation: PredicateTranslation {
             switch step {
             case .name(let name):
                 let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
-                if isLast, let a = attribute, let table = layout.tables[current.type] {
+                if isLast, let a = attribute, let table = layout.joined(current.type) {
                     value = Operand(sql: "\(current.alias).\(SQL.identifier(table.columns[a].name))", conversion: .cell(type: current.type, attribute: a))
                 } else if let r = relation {
                     let column = type.relations[r]
@@ -150,7 +147,7 @@ final class SQLTranslation: PredicateTranslation {
                     guard enter(fk.targetType, on: { alias in
                         self.key(fk.targetType, alias: alias).map { self.keyMatch($0, "\(from.alias).\(SQL.identifier(fk.attribute))") }
                     }, toManyStep: false) else { return nil }
-                    if hops.toMany == 0, integerKeyed(fk.targetType), let table = layout.tables[fk.targetType], let k = key(fk.targetType, alias: current.alias) {
+                    if hops.toMany == 0, integerKeyed(fk.targetType), let table = layout.joined(fk.targetType), let k = key(fk.targetType, alias: current.alias) {
                         integerHops?.append((from.alias, SQL.identifier(fk.attribute), SQL.identifier(table.name), current.alias, k))
                     } else {
                         integerHops = nil
@@ -164,7 +161,7 @@ final class SQLTranslation: PredicateTranslation {
                       let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
                       let targetKey = key(current.type, alias: current.alias), try keysMatchExactly(fk, source: s) else { return nil }
                 guard enter(s, on: { alias in self.keyMatch(targetKey, "\(alias).\(SQL.identifier(fk.attribute))") }, toManyStep: true) else { return nil }
-                if steps.count == 1, integerKeyed(fk.targetType), let table = layout.tables[s] {
+                if steps.count == 1, integerKeyed(fk.targetType), let table = layout.joined(s) {
                     let alias = current.alias
                     let column = "\(alias).\(SQL.identifier(fk.attribute))"
                     backlinkGroups = { having in

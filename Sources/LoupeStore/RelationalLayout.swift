@@ -11,6 +11,11 @@ public struct RelationalLayout: Sendable {
     /// Per type (by index): its table, or nil when it cannot be read row by row in SQL (a view,
     /// a `WITHOUT ROWID` table, a table whose rowid is hidden by columns of its names).
     public let tables: [Table?]
+    /// Per type: a table SQL steps into but does not read row by row (a `WITHOUT ROWID` table, a
+    /// table whose rowid is hidden, keyed by its primary key): a path's far end along its key
+    /// column, a backlink's rows along theirs. Nil for the types of ``tables`` and for those
+    /// whose rows a load lists by position (views, keys that do not read back).
+    public let keyedTables: [KeyedTable?]
     /// Seconds between the file's date epoch and Unix time (Core Data's 2001, else 0).
     public let epoch: Double
     /// What a load of the file's schema warns of (tables and columns left out, keys read by
@@ -29,9 +34,22 @@ public struct RelationalLayout: Sendable {
         public var keyIsRowid = false
     }
 
+    /// A table reached by its key column alone (see ``keyedTables``).
+    public struct KeyedTable: Sendable {
+        /// The table's name as the file spells it.
+        public let name: String
+        /// Per attribute (by index): the column's name, and whether it reads dates.
+        public let columns: [(name: String, isDate: Bool)]
+    }
+
+    /// The table a path steps into for type `t`: its table, or its ``keyedTables`` entry.
+    public func joined(_ t: Int) -> KeyedTable? {
+        tables[t].map { KeyedTable(name: $0.name, columns: $0.columns) } ?? keyedTables[t]
+    }
+
     /// A cell of `type`'s `attribute` as the loaded graph holds it.
     public func value(_ cell: DatabaseValue, type: Int, attribute: Int) -> Value {
-        RelationalFormat.value(cell, isDate: tables[type]?.columns[attribute].isDate ?? false, epoch: epoch)
+        RelationalFormat.value(cell, isDate: joined(type)?.columns[attribute].isDate ?? false, epoch: epoch)
     }
 
     /// The key columns of type `t` as its key policy names them (empty: the rowid, or the position).
@@ -162,7 +180,12 @@ extension RelationalFormat {
             }
             return table
         }
-        return RelationalLayout(graph: graph, tables: tables, epoch: epoch, warnings: loaded.warnings)
+        let keyedTables: [RelationalLayout.KeyedTable?] = graph.types.map { type in
+            guard tables[type.index] == nil, let source = sources[type.name.rawValue], !source.isView, !type.keyPolicy.keyColumns.isEmpty,
+                  type.attributes.map(\.name) == source.columns.map(\.name) else { return nil }
+            return RelationalLayout.KeyedTable(name: source.name, columns: source.columns.map { ($0.name, $0.isDate) })
+        }
+        return RelationalLayout(graph: graph, tables: tables, keyedTables: keyedTables, epoch: epoch, warnings: loaded.warnings)
     }
 
     /// The rows of one table with these rowids, as a graph of that type alone (attributes as a
