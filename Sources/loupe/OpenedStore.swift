@@ -96,7 +96,7 @@ struct PagedOpening {
             let host = PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following)
             return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name,
                                 querySource: host.pagedStore.querySource ?? RelationalQuerySource(pages: pages), host: host,
-                                unanswered: "arithmetic not compared with a number, paths ending on objects, keys that match only by SQLite's affinity")
+                                unanswered: RelationalPages.unanswered)
         }
         if format == CoreDataFormat.self {
             let pages = try CoreDataPages.open(file)

@@ -127,7 +127,7 @@ struct Query: ParsableCommand {
                         let pages = try RelationalPages.open(file)
                         return (pages, RelationalQuerySource(pages: pages))
                     }) { return }
-                    throw CLIError("\(over), and SQL cannot answer this statement exactly over the file (it leaves arithmetic not compared with a number, paths ending on objects and keys that match only by SQLite's affinity to the in-memory engine); raise --memory-budget to load it")
+                    throw CLIError("\(over), and SQL cannot answer this statement exactly over the file (it leaves \(RelationalPages.unanswered) to the in-memory engine); raise --memory-budget to load it")
                 }
                 if format == CoreDataFormat.self {
                     // SQL over the store answers the whole statement when it can (nothing

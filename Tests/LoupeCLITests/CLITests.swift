@@ -96,6 +96,29 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// A plain file with a `WITHOUT ROWID` table over the budget: paths into it and backlinks
+    /// from it are SQL's (the loaded answers), chunks answer its own columns, and a statement
+    /// on it that reads relations is refused in one line saying why, nothing loaded.
+    func testATableWithoutARowidOverTheBudget() throws {
+        let path = try HostileFiles.make("without-rowid.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE author (code TEXT PRIMARY KEY, name TEXT) WITHOUT ROWID;
+                CREATE TABLE book (id INTEGER PRIMARY KEY, title TEXT, author TEXT REFERENCES author(code));
+                INSERT INTO author VALUES ('b2', 'Bob'), ('a1', 'Ann');
+                INSERT INTO book VALUES (1, 'X', 'a1'), (2, 'Y', 'b2'), (3, 'Z', 'a1');
+                """)
+        }
+        for statement in ["count book where author.name == \"Ann\"", "book where author.name BEGINSWITH \"B\" select title, author.name",
+                          "author where name != \"Bob\""] {
+            let over = try loupe(["query", path, statement, "--format", "json", "--memory-budget", "1K"])
+            XCTAssertEqual(over.status, 0, over.stderr)
+            XCTAssertEqual(over.stdout, try loupe(["query", path, statement, "--format", "json"]).stdout, statement)
+        }
+        let refused = try loupe(["query", path, "author where @links.book.author.@count > 1", "--memory-budget", "1K"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("relations read from a view or a table without a rowid"), refused.stderr)
+    }
+
     func testConformanceThroughTheCommandLine() throws {
         let chinook = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = Shared.root.appendingPathComponent("conformance/chinook.tsv")
