@@ -91,8 +91,8 @@ public enum CoreDataFormat: StoreFormat {
 /// properties live in, and how each relationship is stored. Built from the model cache when
 /// there is one, else inferred from the tables.
 struct CoreDataSchema {
-    /// How a column's values read.
-    enum ValueKind { case plain, date, bool, uuid }
+    /// How a column's values read (the kinds ``CoreDataLayout`` tells SQL of).
+    typealias ValueKind = CoreDataLayout.Kind
 
     struct Attribute {
         var name: String

@@ -68,7 +68,7 @@ public struct CoreDataLayout: Sendable {
 
     /// A cell of a column of kind `kind` as the loaded graph holds it.
     public func value(_ cell: DatabaseValue, kind: Kind) -> Value {
-        CoreDataSchema.value(cell, kind: kind.schemaKind)
+        CoreDataSchema.value(cell, kind: kind)
     }
 
     /// The condition under which a row of an entity table (`alias`: `x1.`, or empty) is an
@@ -93,7 +93,7 @@ public struct CoreDataLayout: Sendable {
             // whose column the table has is the value.
             var columns: [(name: String, kind: Kind)?] = Array(repeating: nil, count: type.attributes.count)
             for a in schema.allAttributes(of: entity) where present.contains(a.column) {
-                if let slot = type.attributeIndex[a.name] { columns[slot] = (a.column, Kind(a.kind)) }
+                if let slot = type.attributeIndex[a.name] { columns[slot] = (a.column, a.kind) }
             }
             var links: [Link?] = Array(repeating: nil, count: type.relations.count)
             var stores: [String: [Link?]] = [:]
@@ -113,26 +113,6 @@ public struct CoreDataLayout: Sendable {
                 if let r = type.relations.firstIndex(where: { $0.name == name }) { links[r] = found[0] }
             }
             return TypeRows(entity: entity.number, table: entity.table, columns: columns, links: links)
-        }
-    }
-}
-
-extension CoreDataLayout.Kind {
-    init(_ kind: CoreDataSchema.ValueKind) {
-        switch kind {
-        case .plain: self = .plain
-        case .date: self = .date
-        case .bool: self = .bool
-        case .uuid: self = .uuid
-        }
-    }
-
-    var schemaKind: CoreDataSchema.ValueKind {
-        switch self {
-        case .plain: return .plain
-        case .date: return .date
-        case .bool: return .bool
-        case .uuid: return .uuid
         }
     }
 }
