@@ -241,6 +241,13 @@ public final class TypeCounts: Sendable {
     /// The counts when read, else nil (never waits).
     public var known: [Int]? { value.withLock { $0 } }
 
+    /// Each of `names` (the types', in order) with its count when read, else nil (never waits):
+    /// a page source's ``PageSource/listedTypes``.
+    public func listed(_ names: [String]) -> [(name: String, count: Int?)] {
+        let counts = known
+        return names.enumerated().map { t, name in (name, counts?[t]) }
+    }
+
     /// The counts, read by `read` first when not known yet (once: a caller meanwhile waits for it).
     @discardableResult
     public func counts(reading read: () throws -> [Int]) throws -> [Int] {

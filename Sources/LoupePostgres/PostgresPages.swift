@@ -117,10 +117,7 @@ public final class PostgresPages: PageSource, Sendable {
         return zip(described, counts).map { ($0.relation.name, $1) }
     }
 
-    public var listedTypes: [(name: String, count: Int?)] {
-        let counts = counted.known
-        return described.enumerated().map { t, d in (d.relation.name, counts?[t]) }
-    }
+    public var listedTypes: [(name: String, count: Int?)] { counted.listed(described.map(\.relation.name)) }
 
     public func countTypes() throws { try counts() }
 

@@ -51,10 +51,7 @@ public final class CoreDataPages: PageSource, Sendable {
         return zip(graph.types, counts).map { ($0.name.rawValue, $1) }
     }
 
-    public var listedTypes: [(name: String, count: Int?)] {
-        let counts = counted.known
-        return graph.types.map { ($0.name.rawValue, counts?[$0.index]) }
-    }
+    public var listedTypes: [(name: String, count: Int?)] { counted.listed(graph.types.map(\.name.rawValue)) }
 
     public func countTypes() throws { try counts() }
 
@@ -63,9 +60,7 @@ public final class CoreDataPages: PageSource, Sendable {
     @discardableResult
     func counts() throws -> [Int] {
         try counted.counts {
-            let reader = try file.makeReader()
-            defer { try? reader.close() }
-            return try reader.read { db in
+            try file.readOnOwnConnection { db in
                 let byEntity = try schema.objectCounts(db)
                 return entityOfType.map { byEntity[$0.number] ?? 0 }
             }

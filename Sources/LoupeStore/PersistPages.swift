@@ -67,10 +67,7 @@ public final class PersistPages: PageSource, Sendable {
         return zip(types, counts).map { ($0.name, $1) }
     }
 
-    public var listedTypes: [(name: String, count: Int?)] {
-        let counts = counted.known
-        return types.enumerated().map { t, type in (type.name, counts?[t]) }
-    }
+    public var listedTypes: [(name: String, count: Int?)] { counted.listed(types.map(\.name)) }
 
     public func countTypes() throws { try counts() }
 
@@ -81,9 +78,7 @@ public final class PersistPages: PageSource, Sendable {
     @discardableResult
     public func counts() throws -> [Int] {
         try counted.counts {
-            let reader = try file.makeReader()
-            defer { try? reader.close() }
-            let counts = try reader.read { db in
+            let counts = try file.readOnOwnConnection { db in
                 try types.map { try Int.fetchOne(db, sql: "SELECT count(*) FROM by_type WHERE \($0.matches)", arguments: [$0.stored]) ?? 0 }
             }
             if file.stamp() == openedStamp {

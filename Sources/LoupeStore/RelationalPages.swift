@@ -50,10 +50,7 @@ public final class RelationalPages: PageSource, Sendable {
         return zip(layout.graph.types, counts).map { ($0.name.rawValue, $1) }
     }
 
-    public var listedTypes: [(name: String, count: Int?)] {
-        let counts = counted.known
-        return layout.graph.types.map { ($0.name.rawValue, counts?[$0.index]) }
-    }
+    public var listedTypes: [(name: String, count: Int?)] { counted.listed(layout.graph.types.map(\.name.rawValue)) }
 
     public func countTypes() throws { try counts() }
 
@@ -62,9 +59,7 @@ public final class RelationalPages: PageSource, Sendable {
     @discardableResult
     func counts() throws -> [Int] {
         try counted.counts {
-            let reader = try file.makeReader()
-            defer { try? reader.close() }
-            return try reader.read { db in
+            try file.readOnOwnConnection { db in
                 try sources.map { (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier($0.name))")) ?? 0 }
             }
         }
