@@ -11,12 +11,20 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public let reason: String
     /// True for a failed commit (`cannot write to …`), false for a failed read.
     public var writing = false
+    /// The server's SQLSTATE for an error it raised (`22003`: a value out of range), else nil.
+    public var code: String?
 
-    public init(server: String, reason: String, writing: Bool = false) {
+    public init(server: String, reason: String, writing: Bool = false, code: String? = nil) {
         self.server = server
         self.reason = reason
         self.writing = writing
+        self.code = code
     }
+
+    /// True for a value out of range on the server (SQLSTATE 22003: an integer that overflowed,
+    /// a float that overflowed or underflowed, a `numeric` too large for a double), where
+    /// Loupe's engine computes on (doubles after an integer overflow, infinities, zeros).
+    public var isArithmeticRange: Bool { code == "22003" }
 
     public var description: String { "cannot \(writing ? "write to" : "read") '\(server)': \(reason)" }
 }
@@ -50,6 +58,9 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
         guard PQstatus(c) == CONNECTION_OK else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(c))) }
         PQsetClientEncoding(c, "UTF8")
         _ = try query("SET default_transaction_read_only = on")
+        // Floats as text that reads back as the same double (the server's default since
+        // PostgreSQL 12; a server configured with fewer digits would round what a load reads).
+        _ = try query("SET extra_float_digits = 3")
     }
 
     deinit { PQfinish(connection) }
@@ -80,7 +91,8 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
         let status = PQresultStatus(result)
         guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
             let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
-            throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason))
+            throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason),
+                                code: PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) })   // PG_DIAG_SQLSTATE
         }
         let width = Int(PQnfields(result)), height = Int(PQntuples(result))
         var columns: [String] = [], types: [UInt32] = []

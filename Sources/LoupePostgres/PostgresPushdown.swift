@@ -14,8 +14,11 @@ import LoupeStore
 /// equivalence, PostgreSQL by bytes: on NFC text they agree; `[c]`, `BEGINSWITH`, `ENDSWITH` and
 /// `CONTAINS` need ASCII text), `LIKE` (both match Unicode scalars), `IN` lists, `BETWEEN`, null
 /// tests, `ANY`/`ALL`/`NONE` over backlinks, `SUBQUERY(…).@count`, and ordering with `NULLS
-/// FIRST` and the `C` collation, ties in key order. Anything else (arithmetic, `MATCHES`,
-/// comparisons of two paths, projections of sums) returns nil and the caller loads the database.
+/// FIRST` and the `C` collation, ties in key order, and arithmetic compared with numbers
+/// (``PostgresTranslation/arithmetic(_:_:)``; where the server's range ends before the engine's,
+/// the statement gives way). Anything else (`MATCHES`, comparisons of two paths, arithmetic
+/// projected or beside nil, projections of sums) returns nil and the caller answers it another
+/// way (a load, or the chunks over the budget).
 /// The data checks (NFC, ASCII) are queries of their own, run once per column.
 public enum PostgresPushdown {
     /// The result and the graph its objects live in, or nil (see above).
@@ -87,6 +90,9 @@ class PostgresTranslation {
         let column: (type: Int, name: String)?
         /// True for a count of a collection (a projection may show it).
         var isCount = false
+        /// True for arithmetic (``arithmetic(_:_:)``): a number or NULL, where NULL also stands
+        /// for the engine's NaN, so it is exact only compared with numbers.
+        var computed = false
     }
 
     /// A collection: rows from `from` (ending in a `WHERE` with the correlation), each an element.
@@ -189,7 +195,7 @@ class PostgresTranslation {
                 let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
                 if isLast, let a = attribute {
                     let column = type.attributes[a].name
-                    value = Operand(sql: "\(current.alias).\(SQL.identifier(column))", kind: kind(current.type, column), column: (current.type, column))
+                    value = Operand(sql: columnSQL(current, column), kind: kind(current.type, column), column: (current.type, column))
                 } else if let r = relation {
                     // The column the foreign key names: the target's key, or a unique column
                     // (PostgreSQL's foreign keys name one row at most, as a load links them).
@@ -226,6 +232,13 @@ class PostgresTranslation {
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
+    }
+
+    /// A column of the row at `scope` as the engine reads it: a `real` as the double its text
+    /// spells (a load reads `1.1`, not the float's 1.100000023841858), the others as they are.
+    private func columnSQL(_ scope: Scope, _ column: String) -> String {
+        let sql = "\(scope.alias).\(SQL.identifier(column))"
+        return table(scope.type)?.columns.first(where: { $0.name == column })?.type.lowercased() == "real" ? "(\(sql)::text::float8)" : sql
     }
 
     /// Joins what a path's to-one hops from the statement's own rows (`a0`) reach onto those
@@ -295,8 +308,63 @@ class PostgresTranslation {
             defer { variables[variable] = nil }
             guard let condition = try predicate(inner, element) else { return nil }
             return .scalar(Operand(sql: "(SELECT count(*) \(c.from) AND (\(condition)))", kind: .number, column: nil, isCount: true))
+        case .arithmetic, .negate:
+            guard let (sql, floating) = try arithmetic(e, scope) else { return nil }
+            computes = true
+            // NaN as NULL: PostgreSQL orders NaN above every number and equal to itself, the
+            // engine with none; NULL fails and passes each comparison with a number as NaN does.
+            return .scalar(Operand(sql: floating ? "NULLIF(\(sql), 'NaN'::float8)" : sql, kind: floating ? .floating : .number, column: nil, computed: true))
         default: return nil
         }
+    }
+
+    /// True once a statement's SQL computes arithmetic, which PostgreSQL may refuse (a value out
+    /// of range) where the engine computes on: its query then gives way (``rows(_:)``).
+    private(set) var computes = false
+
+    /// SQL whose value is the engine's arithmetic on `e` (``LoupeQuery/Arithmetic``), and
+    /// whether it is a double (else a `bigint`); nil when it does not translate. Integers stay
+    /// `bigint`s, each operand its number or NULL; `/` divides doubles, NULL for a zero divisor;
+    /// a double operand makes the result a double. Where the engine goes on past PostgreSQL's
+    /// range (an integer overflow, where it turns to doubles; a double overflowing to infinity
+    /// or underflowing to zero) the server raises an error, and the statement is answered
+    /// without this translation.
+    func arithmetic(_ e: LoupeQuery.Expression, _ scope: Scope) throws -> (sql: String, floating: Bool)? {
+        switch e {
+        case .arithmetic(let op, let a, let b, _):
+            guard let x = try arithmetic(a, scope), let y = try arithmetic(b, scope) else { return nil }
+            switch op {
+            case .add: return ("(\(x.sql) + \(y.sql))", x.floating || y.floating)
+            case .subtract: return ("(\(x.sql) - \(y.sql))", x.floating || y.floating)
+            case .multiply: return ("(\(x.sql) * \(y.sql))", x.floating || y.floating)
+            case .divide: return ("(\(x.sql)::float8 / NULLIF(\(y.sql)::float8, 0))", true)
+            }
+        case .negate(let inner, _):
+            return try arithmetic(inner, scope).map { ("(- \($0.sql))", $0.floating) }
+        case .literal:
+            switch ValueTest.constant(e) {
+            case .int(let i)?: return (bind(String(i), as: "int8"), false)
+            case .double(let d)? where d.isFinite: return (bind(String(d), as: "float8"), true)
+            case .double?, nil: return nil
+            case _?: return ("NULL::int8", false)   // not a number: the engine's arithmetic gives null
+            }
+        case .path:
+            guard case .scalar(let v)? = try expression(e, scope) else { return nil }
+            return arithmeticOperand(v)
+        default:
+            return nil
+        }
+    }
+
+    /// A value as an operand of arithmetic: a count, or a column of a type whose every value
+    /// is a number the engine holds (integers as `bigint`, `numeric` and floats as the doubles
+    /// a load reads); nil otherwise.
+    func arithmeticOperand(_ v: Operand) -> (sql: String, floating: Bool)? {
+        if v.isCount { return (v.sql, false) }
+        guard let (t, name) = v.column, let type = table(t)?.columns.first(where: { $0.name == name })?.type.lowercased() else { return nil }
+        if ["smallint", "integer", "bigint", "oid"].contains(type) { return ("\(v.sql)::int8", false) }
+        if type == "real" || type == "double precision" || type.hasPrefix("numeric") { return ("\(v.sql)::float8", true) }
+        return nil
     }
 
     // MARK: Predicates
@@ -344,6 +412,8 @@ class PostgresTranslation {
     /// A literal as a parameter of the operand's kind, or nil when the kinds do not meet exactly.
     private func literal(_ value: Value, for v: Operand) throws -> String? {
         switch (value, v.kind) {
+        // An integer computed against a double: compared as doubles, as the engine compares them.
+        case (.double(let d), .number) where v.computed && d.isFinite: return bind(String(d), as: "float8")
         case (.int(let i), .number): return bind(String(i), as: "numeric")
         case (.double(let d), .number) where d.isFinite: return bind(String(d), as: "numeric")
         case (.int(let i), .floating): return bind(String(i), as: "float8")
@@ -392,6 +462,16 @@ class PostgresTranslation {
     }
 
     private func comparison(_ v: Operand, _ c: Comparison, _ constant: Value) throws -> String? {
+        if v.computed {
+            // Arithmetic only against numbers: its NULL also stands for NaN, which null, text
+            // or a date would tell apart.
+            func isNumber(_ value: Value) -> Bool { if case .int = value { return true }; if case .double = value { return true }; return false }
+            switch constant {
+            case .array(let items) where c.op == .in && items.allSatisfy(isNumber): break
+            case _ where isNumber(constant) && c.op != .in: break
+            default: return nil
+            }
+        }
         if case .null = constant {
             switch c.op {
             case .equal: return "\(v.sql) IS NULL"
@@ -575,6 +655,23 @@ class PostgresTranslation {
         }
     }
 
+    /// The rows of one of the statement's queries; nil when it computes arithmetic
+    /// (``computes``) and the server found a value out of its range, where the engine computes
+    /// on: a savepoint takes the error back, and the statement is answered without this
+    /// translation (by the chunks over the budget, by a load under it).
+    private func rows(_ sql: String) throws -> PostgresConnection.Rows? {
+        guard computes else { return try connection.query(sql, parameters) }
+        _ = try connection.query("SAVEPOINT loupe_arithmetic")
+        do {
+            let rows = try connection.query(sql, parameters)
+            _ = try connection.query("RELEASE SAVEPOINT loupe_arithmetic")
+            return rows
+        } catch let error as PostgresError where error.isArithmeticRange {
+            _ = try connection.query("ROLLBACK TO SAVEPOINT loupe_arithmetic")
+            return nil
+        }
+    }
+
     private func answered(_ statement: LoupeQuery.Statement) throws -> Answered? {
         guard let (name, predicate) = statement.pushdownRoot, let type = schema.type(named: name.text), let root = root(type.index) else { return nil }
         let scope = Scope(alias: "a0", type: type.index)
@@ -587,11 +684,12 @@ class PostgresTranslation {
         let keyOrder = root.keys
         switch statement {
         case .count:
-            let n = try connection.query("SELECT count(*) \(from)", parameters).rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
+            guard let rows = try rows("SELECT count(*) \(from)") else { return nil }
+            let n = rows.rows.first?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
             return .count(n)
         case .group(let q, let by):
             guard case .scalar(let key)? = try path(by, scope) else { return nil }
-            let result = try connection.query("SELECT \(key.sql) \(from) ORDER BY \(keyOrder.joined(separator: ", "))", parameters)
+            guard let result = try rows("SELECT \(key.sql) \(from) ORDER BY \(keyOrder.joined(separator: ", "))") else { return nil }
             let keys = result.rows.map { [value($0[0], of: key, type: result.types[0])] }
             return .groups(key: by.description, rows: QueryEngine.groupClauses(QueryEngine.frequencyRows(keys), q.clauses), total: keys.count)
         case .query(let q):
@@ -620,7 +718,7 @@ class PostgresTranslation {
                 projected.append(v)
                 columns.append(v.sql)
             }
-            let result = try connection.query("SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY \(order.joined(separator: ", "))\(limit)", parameters)
+            guard let result = try rows("SELECT \(columns.joined(separator: ", ")) \(from) ORDER BY \(order.joined(separator: ", "))\(limit)") else { return nil }
             let width = root.keys.count
             if let projection = q.projection {
                 let rows = result.rows.map { row in projected.indices.map { value(row[width + $0], of: projected[$0], type: result.types[width + $0]) } }

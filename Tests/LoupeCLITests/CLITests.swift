@@ -303,7 +303,7 @@ final class CLITests: XCTestCase {
     func testPostgresOverTheBudget() throws {
         let sqlite = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let url = try PostgresServer.database(copying: sqlite, named: "budget")
-        // (The last five are answered by the engine a chunk of rows at a time: SQL does not say them.)
+        // (`MATCHES` is answered by the engine a chunk of rows at a time: PostgreSQL does not say it as the engine means it.)
         let statements = "count Genre\nTrack where Album.Artist.Name == \"AC/DC\" sort by Name limit 3\nCustomer group by Country limit 4\n"
             + "Invoice where Customer.Country == \"USA\" AND Total > 15 select InvoiceId, Total\nTrack where Nmae == 1\n"
             + "count Track where Milliseconds / 1000 > 600\nTrack where Milliseconds / 1000 > 1500 limit 2 offset 1\nCustomer where Email MATCHES \".*@gmail\\\\.com\"\n"
@@ -318,7 +318,7 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(over.status, loaded.status, format)
         }
         let refusals = try loupe(["repl", url, "--memory-budget", "1K"],
-                                 stdin: ".types\nTrack where Album.AlbumId / 2 > 170 sort by Name\nupdate Genre where GenreId == 1 set Name = \"x\"\n.changes\n.rollback\n.quit\n")
+                                 stdin: ".types\nTrack where Album.Title MATCHES \"A.*\" sort by Name\nupdate Genre where GenreId == 1 set Name = \"x\"\n.changes\n.rollback\n.quit\n")
         XCTAssertTrue(refusals.stdout.contains("Track") && refusals.stdout.contains("3503"), refusals.stdout)
         XCTAssertTrue(refusals.stderr.contains("this one needs the whole graph"), refusals.stderr)
         // Edits are staged over the rows they name, read by key, and shown before anything is written.
@@ -328,12 +328,14 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(pushed.stdout, try loupe(["query", url, "Customer group by Country limit 4"]).stdout)
         for statement in ["count Track where Milliseconds / 1000 > 600", "Track where Milliseconds / 1000 > 1500 limit 2 offset 1",
                           "Track where Milliseconds / 1000 > 600 sort by Name",
-                          "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\" AND Bytes / Milliseconds > 40"] {
+                          "count Track where ANY @links.PlaylistTrack.Track.Playlist.Name == \"Music\" AND Bytes / Milliseconds > 40",
+                          // Past bigint's range on the server (the engine goes on in doubles): the chunks answer it.
+                          "count Track where Bytes * Bytes * Bytes > 1e26", "Customer where Email MATCHES \".*@gmail\\\\.com\" select Email"] {
             let chunked = try loupe(["query", url, statement, "--memory-budget", "1K", "--format", "json"])
             XCTAssertEqual(chunked.stdout, try loupe(["query", url, statement, "--format", "json"]).stdout, statement)
             XCTAssertEqual(chunked.status, 0, chunked.stderr)
         }
-        let refused = try loupe(["query", url, "Track where Album.AlbumId / 2 > 170 sort by Name", "--memory-budget", "1K"])
+        let refused = try loupe(["query", url, "Track where Album.Title MATCHES \"A.*\" sort by Name", "--memory-budget", "1K"])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("is over the 1 KB memory budget"), refused.stderr)
         let name = "Genre where GenreId == 1 select Name"

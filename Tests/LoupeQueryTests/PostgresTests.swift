@@ -174,6 +174,39 @@ final class PostgresTests: XCTestCase {
         print("PostgreSQL push-down: \(translated) of \(total) generated statements translated")
     }
 
+    /// Arithmetic compared with numbers is answered by PostgreSQL as the engine computes it
+    /// (integers of every width as `bigint`s, `numeric` and floats as the doubles a load reads, a
+    /// `real` as the double its text spells, `/` on doubles with null for a zero divisor, NaN
+    /// failing or passing each comparison as null does, an integer against a double compared as
+    /// doubles); where the server's range ends before the engine's (an integer overflow, a
+    /// double overflowing or underflowing) the statement is answered without the translation.
+    func testArithmeticComparedWithANumberIsTheEngines() throws {
+        let url = try PostgresServer.freshDatabase("arithmetic")
+        XCTAssertEqual(try PostgresServer.psql(url, """
+            CREATE TABLE v (id int PRIMARY KEY, x bigint, big bigint, s smallint, r real, y float8, n numeric(30,3), owner int REFERENCES v(id));
+            INSERT INTO v VALUES (1, 3, 9223372036854775807, 2, 1.1, 0.5, 2.5, NULL), (2, -7, -9223372036854775808, -3, -2.25, -2.25, 'NaN', 1),
+                (3, NULL, 1, NULL, NULL, 'NaN', NULL, 2), (4, 40, 2, 32767, 'Infinity', 'Infinity', 1e20, 1),
+                (5, -1, 3, -32768, '-Infinity', '-Infinity', -0.5, 3), (6, 0, 4, 0, 0, 1e308, 0, 4),
+                (7, 9007199254740993, 5, 1, 3.0, 1e-300, 123.456, 1), (8, 12, 6, 5, '-0', '-0', 7, 7);
+            """), 0)
+        let graph = try PostgresDatabase.load(url: url).graph
+        let translated = ["x * 2 > 5", "x * 2 <= 5", "x + 1 > 0", "x - 1 < 0", "x / 2 == 1.5", "x / 0 > -1", "x / 0 != 3", "-x > 6", "0 - x > 0",
+                          "s * s > 1000", "s * s * s < -1000000", "r == 1.1", "r * 1 == 1.1", "r * 2 > 2", "y - y < 1", "y - y != 0", "y / y == 1",
+                          "y * 0 == 0", "y - y > 0", "n * 2 > 5", "n / n == 1", "n / n >= 1", "n - n != 0", "x * y > 1", "x + n > 100", "owner.x * 2 > 5", "owner.owner.n * 3 < 0",
+                          "x * \"a\" > 1", "x / 3 * 3 == 1", "x > 3 AND x * 2 < 30", "x * 2 IN {6, 24, 2.5}", "x * 2 BETWEEN {0, 30}", "x * 1.5 > 4.5",
+                          "x * 1 == 9007199254740992.0", "x * 1 == 9007199254740993", "@links.v.owner.@count * 2 >= 4", "-(r - 3) / 2 <= 1.5"]
+        for test in translated {
+            let statement = "v where \(test) select id"
+            let (result, resultGraph) = try XCTUnwrap(try PostgresPushdown.run(try Parser.parse(statement), url: url), statement)
+            XCTAssertEqual(result.render(.json, graph: resultGraph), try QueryEngine(graph: graph).run(statement).render(.json, graph: graph), statement)
+        }
+        // Past the server's range (the engine goes on in doubles, or to infinity, or to zero),
+        // and what SQL's null cannot say (nil, arithmetic on both sides): the engine's.
+        for test in ["big * 2 > 0", "big + 1 > 0", "-big > 0", "big - 1 < 0", "y * 10 > 1", "y * y >= 0", "n * 1e300 > 0", "x * 2 == nil", "x * 2 > y"] {
+            XCTAssertNil(try PostgresPushdown.run(try Parser.parse("v where \(test) select id"), url: url), test)
+        }
+    }
+
     /// Generates 400 distinct statements over `type` (predicates of up to two levels over
     /// `scalars` and quantified `collections` against `literals`; counts, sorts with limits,
     /// projections, groups by `groupKeys`, listings) and checks that every one PostgreSQL answers
