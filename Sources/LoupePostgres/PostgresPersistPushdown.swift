@@ -242,6 +242,19 @@ final class PostgresPersistTranslation: PostgresTranslation {
         }
     }
 
+    /// A member that holds only numbers (and nulls) over its whole type, as an operand of
+    /// arithmetic: all integers (no `.`, `e` or `E` in their text) as `bigint`s, all written
+    /// with a fraction or an exponent as the doubles the reader reads; a count or a key as it is. A
+    /// member mixing the two is nil (the engine computes each value by its own kind), as is an
+    /// integer past `bigint`'s range (the cast raises, and the statement gives way).
+    override func arithmeticOperand(_ v: Operand) -> (sql: String, floating: Bool)? {
+        if v.isCount || v.column?.name == "\u{0}id" { return (v.sql, false) }   // a count, a key (`by_type.id`, a bigint)
+        guard v.kind == .number, let (t, name) = v.column, let f = facts[t]?[name], f.numbers > 0 else { return nil }
+        if f.fractional == 0 { return ("\(v.sql)::int8", false) }
+        if f.fractional == f.numbers { return ("\(v.sql)::float8", true) }
+        return nil
+    }
+
     override func path(_ p: Path, _ start: Scope) throws -> Translated? {
         guard let (origin, steps) = origin(of: p, at: start) else { return nil }
         var current = origin
