@@ -675,7 +675,7 @@ class PostgresTranslation {
     private func answered(_ statement: LoupeQuery.Statement) throws -> Answered? {
         guard let (name, predicate) = statement.pushdownRoot, let type = schema.type(named: name.text), let root = root(type.index) else { return nil }
         let scope = Scope(alias: "a0", type: type.index)
-        let condition = try predicate.map { try self.predicate($0, scope) } ?? "true"
+        let condition = try predicate.map { try self.predicate($0.comparingKeys(from: type.index, in: schema), scope) } ?? "true"
         guard let condition else { return nil }
         /// The rows' `FROM … WHERE`, with the joins the statement's to-one paths made so far.
         // The condition in parentheses: an `OR` in it must not reach past the root's filter (Persist's type).

@@ -1,4 +1,5 @@
 import Foundation
+import LoupeModel
 
 extension Statement {
     /// The type a database could answer the statement over and its filter: a `count`, a query
@@ -101,5 +102,79 @@ extension Predicate {
         default:
             return try leaf(self)
         }
+    }
+}
+
+extension Predicate {
+    /// The predicate with each comparison of objects with keys — `author == #3`, `author !=
+    /// nil`, `author IN {#3, #4}`, `ANY @links.Loan.book == #7`, on a path from an object of
+    /// type `root` that ends on a relation or a backlink — as the same comparison of those
+    /// objects' keys (`author.id == 3`), which a database reads from a key column where it has no
+    /// object to compare. The engine answers both alike: an object equals a number or text when
+    /// its key's value does, a missing one is nil, and `IN` tests each item for equality.
+    /// Comparisons with options, with booleans or dates (which a key's value can equal where an
+    /// object does not: `1 == true`, a date's text), with one text on `IN`'s right (a substring
+    /// test on text keys), and paths from a `SUBQUERY`'s variable are left as they are.
+    public func comparingKeys(from root: Int, in graph: ObjectGraph) -> Predicate {
+        switch self {
+        case .and(let parts): return .and(parts.map { $0.comparingKeys(from: root, in: graph) })
+        case .or(let parts): return .or(parts.map { $0.comparingKeys(from: root, in: graph) })
+        case .not(let inner): return .not(inner.comparingKeys(from: root, in: graph))
+        case .comparison(var c):
+            guard c.options.isEmpty, case .path(var path) = c.lhs, path.aggregate == nil,
+                  Self.endsOnObjects(path, from: root, in: graph) else { return self }
+            func isKeyLiteral(_ e: Expression) -> Bool {
+                guard case .literal(let literal, _) = e else { return false }
+                switch literal {
+                case .null, .integer, .decimal, .string, .reference: return true
+                case .bool, .date: return false
+                }
+            }
+            switch (c.op, c.rhs) {
+            case (.equal, let rhs), (.notEqual, let rhs): guard isKeyLiteral(rhs) else { return self }
+            case (.in, .list(let items, _)): guard items.allSatisfy(isKeyLiteral) else { return self }
+            default: return self
+            }
+            path.steps.append(.id)
+            c.lhs = .path(path)
+            return .comparison(c)
+        case .constant, .between, .truthy:
+            return self
+        }
+    }
+
+    /// True when `path`, from an object of type `root`, ends on objects as the engine resolves
+    /// it: its last step a backlink, or a name that is a relation (and no attribute) of every
+    /// type the step before reaches that has it.
+    private static func endsOnObjects(_ path: Path, from root: Int, in graph: ObjectGraph) -> Bool {
+        guard !path.steps.isEmpty, graph.types.indices.contains(root) else { return false }
+        var candidates = Set(graph.family(of: graph.types[root]))
+        for (i, step) in path.steps.enumerated() {
+            let isLast = i == path.steps.count - 1
+            switch step {
+            case .links(let typeName, _):
+                guard let source = graph.type(named: typeName.text) else { return false }
+                candidates = Set(graph.family(of: source))
+            case .name(let name):
+                var next = Set<Int>(), found = false
+                for t in candidates {
+                    let type = graph.types[t]
+                    let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
+                    // The engine reads a last name as an attribute first, an inner one as a relation first.
+                    if isLast, attribute != nil { return false }
+                    guard let r = relation else {
+                        if attribute != nil { return false }   // into a nested value
+                        continue
+                    }
+                    found = true
+                    next.formUnion(type.relations[r].targetTypes)
+                }
+                guard found else { return false }
+                candidates = next
+            case .variable, .id, .type:
+                return false
+            }
+        }
+        return true
     }
 }

@@ -43,8 +43,9 @@ public struct NamesRead: Sendable, Equatable {
 
 extension Statement {
     /// What a query, count or group reads: its type, every name its paths use, anywhere (inside
-    /// `SUBQUERY` too), and whether it lists objects. Nil when it can reach objects no name leads
-    /// to (an `#id` literal), and for mutations, dot-commands and bare predicates.
+    /// `SUBQUERY` too), and whether it lists objects. Nil for mutations, dot-commands and bare
+    /// predicates. (An `#id` literal reaches no object here: in a query it is the key's value,
+    /// `#3` the number 3, compared with a key or with an object that a name leads to.)
     public var namesRead: NamesRead? {
         var reach = Reach()
         let type: Name
@@ -66,7 +67,6 @@ extension Statement {
         case .mutation, .dotCommand:
             return nil
         }
-        guard !reach.hasReference else { return nil }
         return NamesRead(type: type, names: reach.allNames, linkTypes: reach.linkTypes, listsObjects: listsObjects)
     }
 }
@@ -76,10 +76,9 @@ extension Statement {
 private struct Reach {
     var names = Set<String>()
     var leavesType = false
-    /// Every name a step uses, the types `@links` names, and whether an `#id` literal appears.
+    /// Every name a step uses, and the types `@links` names.
     var allNames = Set<String>()
     var linkTypes = Set<String>()
-    var hasReference = false
 
     func result(_ type: Name) -> (type: Name, firstNames: Set<String>)? { leavesType ? nil : (type, names) }
 
@@ -109,7 +108,7 @@ private struct Reach {
     mutating func visit(_ expression: Expression) {
         switch expression {
         case .literal(let literal, _):
-            if case .reference = literal { leavesType = true; hasReference = true }
+            if case .reference = literal { leavesType = true }
         case .path(let path): visit(path)
         case .list(let items, _): items.forEach { visit($0) }
         case .arithmetic(_, let a, let b, _): visit(a); visit(b)

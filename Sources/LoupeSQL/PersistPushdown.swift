@@ -339,7 +339,7 @@ struct PersistPlan {
         translation.rootKeys = keys
         var condition = "1"
         if let predicate {
-            guard let sql = try translation.predicate(predicate, scope) else { return nil }
+            guard let sql = try translation.predicate(predicate.comparingKeys(from: root, in: translation.graph), scope) else { return nil }
             condition = sql
         }
         from = "FROM by_type a0 WHERE \(translation.isType(root, "a0")) AND (\(condition))\(translation.rootKeyCondition("a0.id"))\(translation.keyLookup(predicate, key: "a0.id"))"

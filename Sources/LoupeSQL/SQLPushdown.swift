@@ -192,7 +192,7 @@ struct Plan<Translation: RowTranslation> {
         self.table = table
         let scope = PredicateTranslation.Scope(alias: "a0", type: root)
         if let predicate {
-            guard let sql = try translation.predicate(predicate, scope) else { return nil }
+            guard let sql = try translation.predicate(predicate.comparingKeys(from: root, in: graph), scope) else { return nil }
             let lookup = translation.keyLookup(predicate, root, alias: "a0")
             condition = lookup.isEmpty ? sql : "(\(sql))\(lookup)"
         } else {

@@ -125,7 +125,7 @@ public final class CoreDataPages: PageSource, Sendable {
     }
 
     /// What the engine, reading an entity's objects a chunk at a time, leaves to a whole load.
-    public static let unanswered = "paths through relationships SQL cannot say exactly (ending on objects, in arithmetic, through a relationship stored in two places), names two entities of one table store in different columns, and such statements on an entity with subentities"
+    public static let unanswered = "paths through relationships SQL cannot say exactly (objects compared otherwise than with keys, in arithmetic, through a relationship stored in two places), names two entities of one table store in different columns, and such statements on an entity with subentities"
 
     // MARK: Keys
 

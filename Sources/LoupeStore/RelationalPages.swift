@@ -23,7 +23,7 @@ import LoupeModel
 public final class RelationalPages: PageSource, Sendable {
     /// What SQL over the file, and the engine reading a table a chunk of rows at a time, leave
     /// to a whole load.
-    public static let unanswered = "arithmetic not compared with a number, paths ending on objects, keys that match only by SQLite's affinity, and relations read from a view or a table without a rowid"
+    public static let unanswered = "arithmetic not compared with a number, objects compared otherwise than with keys, keys that match only by SQLite's affinity, and relations read from a view or a table without a rowid"
 
     public let file: StoreFile
     /// The file's types, attributes and relations (declared, and inferred in a file that declares

@@ -150,7 +150,7 @@ struct Query: ParsableCommand {
             if engine == .sql {
                 throw CLIError(store.isPostgres
                     ? "PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); run it with --engine auto or memory"
-                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, Core Data stores and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), paths ending on objects and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
+                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, Core Data stores and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), objects compared otherwise than with keys and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
             }
         } else if engine == .sql, parsed == nil {
             throw CLIError("the statement does not parse; run it with --engine auto to see where")

@@ -62,6 +62,9 @@ final class CoreDataPushdownTests: XCTestCase {
         "Tag where @links.ChecklistNote.tags.@count > 0 select name",
         "Tag where @links.Tag.broader.@count > 0 select name",
         "Attachment where byteCount * 2 > 100 select fileName",
+        // Objects compared with keys: their keys compared.
+        "Folder where parent == nil", "count Item where folder == nil", "Note where folder == #1 select title", "count Folder where ANY children == #2",
+        "Attachment where note IN {#2, #3, 4} select fileName", "Note where ANY tags IN {#1, #2} select title", "count Tag where ANY @links.Item.tags != #1",
         // A parent entity's statements read its subentities' objects too, listed entity by
         // entity; a name some of them lack reads null on the others.
         "count Item", "Note where title != nil", "count Item where folder.name BEGINSWITH 'I'",
@@ -79,7 +82,6 @@ final class CoreDataPushdownTests: XCTestCase {
         let path = try Shared.fixture("make_coredata_fixture.py", "notes.sqlite")
         try assertAnsweredAsLoaded(Self.fixtureStatements, path: path)
         try assertLeftToTheEngine([
-            "Folder where parent == nil",                             // a path ending on an object
             "Tag where related.@count > 0",                           // a relationship that is its own inverse: two columns
             "Tag where @links.Tag.related.@count > 0",
             "Tag where broader.name == 'home' select broader.name",   // a projected collection

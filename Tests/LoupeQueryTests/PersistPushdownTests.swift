@@ -34,6 +34,10 @@ final class PersistPushdownTests: XCTestCase {
         "Author sort by died desc, name", "Book sort by price, title limit 5", "Loan sort by renewals desc, book.title limit 12 offset 3",
         "Book sort by @links.Loan.book.@count desc, title limit 10", "Book sort by pages limit 5 select title, pages",
         "Book sort by price desc distinct language", "Loan sort by book.author.id, id limit 30", "Author sort by died, born desc limit 40 select name, died, born",
+        // Objects compared with keys: their keys compared.
+        "count Book where author IN {#70, #80, #90, #100, 120}", "count Book where publisher == nil", "Book where publisher != #3 sort by id limit 5 select title",
+        "count Book where ANY tags == #35", "count Author where ANY @links.Book.author IN {#400, #500, #600, #700}", "count Book where NONE tags IN {#31, #32, #33}",
+        "count Loan where book == #1376 OR member == nil", "count Loan where book IN {1830, #856} AND member != nil",
     ]
     /// Statements whose errors must be the engine's.
     static let failing = ["count Book where autho == 1", "Book where Pages > 1 AND titel == 2", "count Book where titel == \"x\"", "Loan where book.pages > \"many\"", "Book where @links.Loan.boook.@count > 1",

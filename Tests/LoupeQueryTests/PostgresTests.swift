@@ -54,6 +54,21 @@ final class PostgresTests: XCTestCase {
         XCTAssertEqual(declined, ["count Track where Name BEGINSWITH[c] \"the \"", "count Track where Name CONTAINS \"Love\""])
     }
 
+    /// Objects compared with keys (`Album == #3`, `SupportRep != nil`, a backlink's objects `IN`
+    /// a list) are answered by PostgreSQL as their keys compared, with the loaded graph's answers.
+    func testObjectsComparedWithKeysOnPostgres() throws {
+        let url = try Self.chinook.get()
+        let graph = try PostgresDatabase.load(url: url).graph
+        for statement in ["count Track where Album == #3", "count Track where Album != #3", "count Track where Album IN {#3, #4, 5}",
+                          "count Album where ANY @links.Track.Album == #5", "count Playlist where ANY @links.PlaylistTrack.Playlist.Track == #3",
+                          "Customer where SupportRep == #3 AND Country == \"USA\" sort by LastName limit 3 select LastName", "count Invoice where Customer.SupportRep != nil"] {
+            let (result, resultGraph) = try XCTUnwrap(try PostgresPushdown.run(try Parser.parse(statement), url: url), statement)
+            let expected = try QueryEngine(graph: graph).run(statement).render(.json, graph: graph)
+            XCTAssertEqual(result.render(.json, graph: resultGraph), expected, statement)
+            XCTAssertNotEqual(expected, "0", statement)
+        }
+    }
+
     /// Kinds of value keep their kind; schemas other than `public` are prefixed; views are types.
     func testValuesSchemasAndViews() throws {
         let url = try PostgresServer.freshDatabase("kinds")
