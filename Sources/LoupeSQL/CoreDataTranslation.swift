@@ -182,7 +182,7 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
         func enter(_ table: String, types: [Int], on condition: (String) -> String, toManyStep: Bool) -> String {
             let alias = newAlias()
             let on = condition(alias) + " AND " + objects("\(alias).", types)
-            chain.enter(SQL.identifier(table), alias, on: on, toManyStep: toManyStep)
+            chain.enter("\(SQL.identifier(table)) \(alias)", on: on, toManyStep: toManyStep)
             aliasTypes[alias] = types
             aliasTables[alias] = table
             current = Scope(alias: alias, type: types[0])
@@ -316,16 +316,10 @@ public final class CoreDataQuerySource: QuerySource, Sendable {
         let layout = self.layout
         do {
             return try file.readInterruptibly(isCancelled: isCancelled) { db -> SourceAnswer? in
-                let translation = CoreDataTranslation(layout: layout, db: db, wholeTables: wholeTables)
-                SQLPushdown.register(translation, in: db)
-                defer { AggregateRegistry.current.withLock { $0 = nil } }
-                guard let plan = try Plan(statement, translation) else { return nil }
-                let answer = try plan.answer(db)
-                for test in translation.valueTests { try test.check() }
-                return answer
+                try Plan.run(statement, CoreDataTranslation(layout: layout, db: db, wholeTables: wholeTables)) { try $0.answer(db) }
             }
         } catch let error as StoreError where error.path == nil {
-            throw StoreError(error.kind, path: file.path, typeName: error.typeName, objectID: error.objectID, reason: error.reason)
+            throw error.located(at: file.path)
         }
     }
 }

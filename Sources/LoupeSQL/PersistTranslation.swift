@@ -125,10 +125,7 @@ final class PersistTranslation: PredicateTranslation {
         guard let (origin, steps) = self.start(of: p, at: start) else { return nil }
         var current = origin
         let relations = relationTable
-        var first: String?       // the first hop's tables, entered from the outer row
-        var correlation = ""
-        var joins: [String] = []
-        var toMany = 0, toOneAfterMany = 0
+        var chain = Hops()
         var value: Operand?
         // A path that is one to-many step: its count as a GROUP BY over the relation rows.
         var countGroups: ((String) -> String)?
@@ -143,13 +140,7 @@ final class PersistTranslation: PredicateTranslation {
             let isTarget = isType(type, target)
             let on = "\(edge).\(near) = \(current.alias).id AND \(edge).relation = \(relation)"
             let pair = "\(relations) \(edge) JOIN by_type \(target) ON \(target).id = \(edge).\(far) AND \(isTarget)"
-            if first == nil {
-                first = pair
-                correlation = on
-            } else {
-                joins.append("\(many ? "JOIN" : "LEFT JOIN") (\(pair)) ON \(on)")
-            }
-            if many { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
+            chain.enter(pair, on: on, toManyStep: many, grouped: true)
             current = Scope(alias: target, type: type)
             return (edge, target, relation, isTarget)
         }
@@ -191,7 +182,7 @@ final class PersistTranslation: PredicateTranslation {
                             countGroups = groups(of: hop, by: "from_id", other: "to_id", types: (type.index, column.targetTypes[0]), exclusive: exclusive, outer: from)
                         }
                         hops = nil
-                    } else if toMany == 0 {
+                    } else if chain.toMany == 0 {
                         hops?.append((from, hop.edge, hop.target, hop.relation, hop.isTarget, (type.index, column.targetTypes[0]), exclusive))
                     }
                 } else {
@@ -214,9 +205,8 @@ final class PersistTranslation: PredicateTranslation {
                 return nil
             }
         }
-        let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         var reaches: ((String) -> String)?
-        if toMany == 0, let hops, !hops.isEmpty {
+        if chain.toMany == 0, let hops, !hops.isEmpty {
             reaches = { [unowned self] condition in
                 // The objects at the far end that pass, then hop by hop back, the keys of the
                 // objects whose row reaches one: sets SQLite makes once, not per outer row.
@@ -237,7 +227,7 @@ final class PersistTranslation: PredicateTranslation {
                 return "\(hops[0].from).id IN (\(reached))"
             }
         }
-        return walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current,
+        return walked(p, from: chain.from, toMany: chain.toMany, toOneAfterMany: chain.toOneAfterMany, value: value, element: current,
                       countGroups: countGroups, reaches: reaches)
     }
 }

@@ -397,13 +397,14 @@ class PredicateTranslation {
         /// The to-many steps, and the to-one steps after the first to-many one.
         private(set) var toMany = 0, toOneAfterMany = 0
 
-        /// Enters `table` (quoted) under `alias`, its rows those where `on` holds.
-        mutating func enter(_ table: String, _ alias: String, on: String, toManyStep: Bool) {
+        /// Enters `rows` (a quoted table and its alias, or a join of several: `grouped`, in
+        /// parentheses once joined), those where `on` holds.
+        mutating func enter(_ rows: String, on: String, toManyStep: Bool, grouped: Bool = false) {
             if first == nil {
-                first = "\(table) \(alias)"
+                first = rows
                 correlation = on
             } else {
-                joins.append("\(toManyStep ? "JOIN" : "LEFT JOIN") \(table) \(alias) ON \(on)")
+                joins.append("\(toManyStep ? "JOIN" : "LEFT JOIN") \(grouped ? "(\(rows))" : rows) ON \(on)")
             }
             if toManyStep { toMany += 1 } else if toMany > 0 { toOneAfterMany += 1 }
         }

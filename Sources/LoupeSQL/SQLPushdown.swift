@@ -60,13 +60,7 @@ public enum SQLPushdown {
                 do {
                     // Every name, kind and quantifier error, exactly as the engine reports them.
                     _ = try QueryEngine(graph: layout.graph).run(statement)
-                    let translation = SQLTranslation(layout: layout, db: db)
-                    register(translation, in: db)
-                    guard let plan = try Plan(statement, translation) else { return .success(nil) }
-                    defer { AggregateRegistry.current.withLock { $0 = nil } }
-                    let answer = try body(plan, db)
-                    for test in translation.valueTests { try test.check() }
-                    return .success(answer)
+                    return .success(try Plan.run(statement, SQLTranslation(layout: layout, db: db)) { try body($0, db) })
                 } catch let error as QueryError {
                     return .failure(error)
                 }
@@ -74,7 +68,7 @@ public enum SQLPushdown {
             let outcome = try isCancelled.map { try file.readInterruptibly(isCancelled: $0, work) } ?? file.read(work)
             return try outcome.get()
         } catch let error as StoreError where error.path == nil {
-            throw StoreError(error.kind, path: file.path, typeName: error.typeName, objectID: error.objectID, reason: error.reason)
+            throw error.located(at: file.path)
         }
     }
 
@@ -263,6 +257,18 @@ struct Plan<Translation: RowTranslation> {
         case projection(columns: [String], rows: [[Value]], rowids: [Int64])
         /// `everyRow`: the rows are all the table's (read it whole rather than by a list).
         case objects(rowids: [Int64], everyRow: Bool)
+    }
+
+    /// `body` on the plan of `statement` over `translation` (nil when it does not translate),
+    /// with the translation's SQL functions registered on its connection for the while, and
+    /// then the failures its value tests recorded thrown.
+    static func run<T>(_ statement: LoupeQuery.Statement, _ translation: Translation, _ body: (Plan) throws -> T) throws -> T? {
+        SQLPushdown.register(translation, in: translation.db)
+        defer { AggregateRegistry.current.withLock { $0 = nil } }
+        guard let plan = try Plan(statement, translation) else { return nil }
+        let answer = try body(plan)
+        for test in translation.valueTests { try test.check() }
+        return answer
     }
 
     /// The answer with objects and projection rows as their keys.

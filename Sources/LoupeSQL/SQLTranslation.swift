@@ -126,7 +126,7 @@ final class SQLTranslation: PredicateTranslation {
             guard let table = layout.joined(type) else { return false }
             let alias = newAlias()
             guard let on = condition(alias) else { return false }
-            hops.enter(SQL.identifier(table.name), alias, on: on, toManyStep: toManyStep)
+            hops.enter("\(SQL.identifier(table.name)) \(alias)", on: on, toManyStep: toManyStep)
             current = Scope(alias: alias, type: type)
             return true
         }

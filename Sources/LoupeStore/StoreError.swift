@@ -68,6 +68,11 @@ public struct StoreError: Error, CustomStringConvertible, Equatable, Sendable {
         }
     }
 
+    /// The same error about the file at `path` (one raised where the path was not known).
+    public func located(at path: String) -> StoreError {
+        StoreError(kind, path: path, typeName: typeName, objectID: objectID, reason: reason)
+    }
+
     /// Wraps a GRDB error as a store error for `path`, classifying locks and non-databases.
     static func from(_ error: Error, path: String?) -> StoreError {
         if let e = error as? StoreError { return e }
