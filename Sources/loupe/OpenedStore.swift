@@ -73,11 +73,11 @@ struct PagedOpening {
         if try PostgresDatabase.holdsPersist(url: url) {
             let host = PostgresPersistPagedHost(pages: try PostgresPersistPages.open(url: url))
             return PagedOpening(pages: host.pages, path: url, reason: reason, formatName: PostgresPersistPages.formatName, querySource: host.querySource, host: host,
-                                unanswered: "documents other than jsonb, members of mixed kinds, nested values, arithmetic, dates in another zone")
+                                unanswered: PostgresPersistPages.unanswered)
         }
         let host = PostgresPagedHost(pages: try PostgresPages.open(url: url))
         return PagedOpening(pages: host.pages, path: url, reason: reason, formatName: PostgresDatabase.formatName, querySource: host.querySource, host: host,
-                            unanswered: "arithmetic, MATCHES, comparisons of two paths, text PostgreSQL and Loupe would compare differently")
+                            unanswered: PostgresPages.unanswered)
     }
 
     /// Opens `file` in paged mode when its format pages: Persist (keyed by integers), plain

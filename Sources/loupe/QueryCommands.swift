@@ -116,7 +116,7 @@ struct Query: ParsableCommand {
                     let opening = try PagedOpening.open(postgres: store.file, reason: nil)
                     return (opening.pages, opening.querySource)
                 }) { return }
-                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); raise --memory-budget to load it")
+                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves \(PostgresPages.unanswered) to the in-memory engine); raise --memory-budget to load it")
             }
             // A plain SQLite file or a Core Data store too large to load: the same.
             if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) {
@@ -149,7 +149,7 @@ struct Query: ParsableCommand {
             }
             if engine == .sql {
                 throw CLIError(store.isPostgres
-                    ? "PostgreSQL cannot answer this statement exactly (it leaves arithmetic, MATCHES, comparisons of two paths, and substring tests on non-ASCII text to the in-memory engine); run it with --engine auto or memory"
+                    ? "PostgreSQL cannot answer this statement exactly (it leaves \(PostgresPages.unanswered) to the in-memory engine); run it with --engine auto or memory"
                     : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, Core Data stores and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), objects compared otherwise than with keys and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
             }
         } else if engine == .sql, parsed == nil {
