@@ -49,7 +49,8 @@ public struct RelationalLayout: Sendable {
 
     /// A cell of `type`'s `attribute` as the loaded graph holds it.
     public func value(_ cell: DatabaseValue, type: Int, attribute: Int) -> Value {
-        RelationalFormat.value(cell, isDate: joined(type)?.columns[attribute].isDate ?? false, epoch: epoch)
+        // (Per cell an answer reads: the tables looked up, no ``joined(_:)`` made.)
+        RelationalFormat.value(cell, isDate: (tables[type]?.columns[attribute] ?? keyedTables[type]?.columns[attribute])?.isDate ?? false, epoch: epoch)
     }
 
     /// The key columns of type `t` as its key policy names them (empty: the rowid, or the position).
