@@ -79,7 +79,10 @@ public enum PostgresDatabase {
     /// What the catalog says of one table or view.
     struct Described: Sendable {
         let relation: Relation
-        let columns: [(name: String, type: String, notNull: Bool)]
+        /// Each column: its name, its declared type as PostgreSQL formats it, whether it is `NOT
+        /// NULL`, and the OID of the type its values are sent as (a domain's base type, as the
+        /// server sends it; 0 for a domain nested deeper than Loupe looks).
+        let columns: [(name: String, type: String, notNull: Bool, base: UInt32)]
         let keys: [String]
         let foreignKeys: [DeclaredForeignKey]
     }
@@ -109,11 +112,14 @@ public enum PostgresDatabase {
         var out: [Described] = []
         for relation in try relations(c) {
             let columns = try c.query("""
-                SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute
+                SELECT attname, format_type(atttypid, atttypmod), attnotnull,
+                       CASE WHEN t.typtype <> 'd' THEN t.oid WHEN b.typtype <> 'd' THEN b.oid WHEN bb.typtype <> 'd' THEN bb.oid ELSE 0 END
+                FROM pg_attribute JOIN pg_type t ON t.oid = atttypid
+                LEFT JOIN pg_type b ON b.oid = t.typbasetype LEFT JOIN pg_type bb ON bb.oid = b.typbasetype
                 WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped ORDER BY attnum
-                """, [relation.oid]).rows.compactMap { row -> (name: String, type: String, notNull: Bool)? in
+                """, [relation.oid]).rows.compactMap { row -> (name: String, type: String, notNull: Bool, base: UInt32)? in
                 guard let name = row[0] else { return nil }
-                return (name, row[1] ?? "", row[2] == "t")
+                return (name, row[1] ?? "", row[2] == "t", row[3].flatMap { UInt32($0) } ?? 0)
             }
             let keys = try c.query("""
                 SELECT a.attname FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
@@ -223,15 +229,52 @@ public enum PostgresDatabase {
         if let thin { list.append("(\(thin.condition))") }
         let result = try c.query("SELECT \(list.isEmpty ? "NULL" : list.joined(separator: ", ")) FROM \(relation.sqlName)"
                                  + (condition.map { " WHERE \($0)" } ?? "") + order, parameters)
+        add(result, of: d, type: t, into: builder, kept: thin == nil ? nil : kept) { firstOrdinal + $0 + 1 }
+    }
+
+    /// Adds the rows `result` read of `d` (its columns, then with `kept`, a column saying the row
+    /// is thin: only the `kept` columns set) to type `t`, the `i`th numbered `ordinal(i)` where
+    /// a load numbers them.
+    private static func add(_ result: PostgresConnection.Rows, of d: Described, type t: Int, into builder: GraphBuilder, from first: Int = 0,
+                            kept: [Bool]?, ordinal: (Int) -> Int) {
+        let columns = d.columns
         let slots = columns.map { builder.existingAttribute($0.name, of: t)! }
-        let keyPositions = keys.compactMap { k in columns.firstIndex { $0.name == k } }
-        for (ordinal, row) in result.rows.enumerated() {
-            let values = row.prefix(columns.count).enumerated().map { value($0.element, type: result.types[$0.offset]) }
-            let id = objectID(values, keyPositions: keyPositions, isView: relation.isView, ordinal: firstOrdinal + ordinal + 1)
+        let keyPositions = d.keys.compactMap { k in columns.firstIndex { $0.name == k } }
+        for (i, row) in result.rows.enumerated() {
+            let values = row[first..<(first + columns.count)].enumerated().map { value($0.element, type: result.types[first + $0.offset]) }
+            let id = objectID(values, keyPositions: keyPositions, isView: d.relation.isView, ordinal: ordinal(i))
             let ref = builder.addObject(type: t, id: id)
-            let isThin = thin != nil && row[columns.count] == "t"
-            for (i, slot) in slots.enumerated() where !isThin || kept[i] { builder.set(values[i], type: t, row: Int(ref.row), attribute: slot) }
+            let isThin = kept != nil && row[first + columns.count] == "t"
+            for (j, slot) in slots.enumerated() where !isThin || kept![j] { builder.set(values[j], type: t, row: Int(ref.row), attribute: slot) }
         }
+    }
+
+    /// True when a load numbers `d`'s rows (1, 2, … in the order it reads them) rather than
+    /// keying them by their values: a view, a table without a primary key, a table keyed by one
+    /// column whose values are no keys (a date, JSON).
+    static func isNumbered(_ d: Described) -> Bool {
+        d.relation.isView || d.keys.isEmpty || d.keys.count == 1 && !PostgresPages.keysAreValues(d)
+    }
+
+    /// `d`'s rows each with its number as a load numbers them (``isNumbered(_:)``), as SQL to
+    /// read `FROM` (a derived table to alias), and the name of the number's column (one no
+    /// column of `d` has).
+    static func numbered(_ d: Described) -> (from: String, position: String) {
+        var position = "loupe position"
+        while d.columns.contains(where: { $0.name == position }) { position += "'" }
+        return ("(SELECT row_number() OVER (\(PostgresPages.positionOrder(d))) AS \(SQL.identifier(position)), * FROM \(d.relation.sqlName))", position)
+    }
+
+    /// Reads the rows of `d` (a type a load numbers) numbered `positions` into type `t`, each
+    /// with its number as its key, in that order.
+    static func readRows(_ c: PostgresConnection, _ d: Described, type t: Int, into builder: GraphBuilder, positions: [Int64]) throws {
+        guard !positions.isEmpty else { return }
+        let (from, position) = numbered(d)
+        let list = ([position] + d.columns.map(\.name)).map(SQL.identifier).joined(separator: ", ")
+        let result = try c.query("SELECT \(list) FROM \(from) q WHERE \(SQL.identifier(position)) = ANY($1::bigint[]) ORDER BY 1",
+                                 [PostgresPersistPages.keyArray(positions)])
+        let numbers = result.rows.map { $0[0].flatMap { Int($0) } ?? 0 }
+        add(result, of: d, type: t, into: builder, from: 1, kept: nil) { numbers[$0] }
     }
 
     /// The key of a row whose values are `values` as a load makes it: the key column's value, the
@@ -263,6 +306,19 @@ public enum PostgresDatabase {
             return .data(Data(bytes))
         case 114, 3802: return (try? JSONReader.parse(text, persistDates: false)) ?? .string(text)
         default: return .string(text)
+        }
+    }
+
+    /// True when values of type `oid` (as sent) are read as the text PostgreSQL writes them
+    /// (``value(_:type:)``'s last case: uuids, enums, arrays, intervals, times, …) and `::text`
+    /// gives that same text, so SQL compares, sorts and groups them as the engine does. Not
+    /// `character(n)`, `inet` and `cidr`, whose casts to text differ from their output (padding
+    /// dropped, a netmask added), nor a type Loupe reads otherwise.
+    static func readsAsItsText(_ oid: UInt32) -> Bool {
+        guard oid != 0 else { return false }
+        switch oid {
+        case 16, 20, 21, 23, 26, 700, 701, 1700, 1082, 1114, 1184, 17, 114, 3802, 1042, 869, 650: return false
+        default: return true
         }
     }
 

@@ -117,7 +117,8 @@ class PostgresTranslation {
     }
 
     func kind(_ t: Int, _ column: String) -> Kind {
-        guard let type = table(t)?.columns.first(where: { $0.name == column })?.type.lowercased() else { return .other }
+        guard let described = table(t)?.columns.first(where: { $0.name == column }) else { return .other }
+        let type = described.type.lowercased()
         if ["smallint", "integer", "bigint", "oid"].contains(type) || type.hasPrefix("numeric") { return .number }
         if type == "real" || type == "double precision" { return .floating }
         if type == "text" || type.hasPrefix("character varying") { return .text }
@@ -125,7 +126,16 @@ class PostgresTranslation {
         if type == "timestamp without time zone" || type.hasPrefix("timestamp(") && !type.contains("with time zone") { return .timestamp }
         if type.hasPrefix("timestamp") && type.contains("with time zone") { return .timestampWithZone }
         if type == "date" { return .date }
-        return .other
+        return readsAsText(t, column) ? .text : .other
+    }
+
+    /// True when type `t`'s `column` is not text but is read as the text PostgreSQL writes it
+    /// (a uuid, an enum, an array, …: ``PostgresDatabase/readsAsItsText(_:)``): SQL reads it
+    /// as `column::text`, which is that text.
+    func readsAsText(_ t: Int, _ column: String) -> Bool {
+        guard let described = table(t)?.columns.first(where: { $0.name == column }) else { return false }
+        let type = described.type.lowercased()
+        return !(type == "text" || type.hasPrefix("character varying")) && PostgresDatabase.readsAsItsText(described.base)
     }
 
     /// ` AND key = ANY($n::bigint[])` over the integer keys `predicate` names outright
@@ -160,7 +170,7 @@ class PostgresTranslation {
         guard let d = table(t) else { return false }
         let id = "\(t)/\(column)/\(ascii)"
         if let known = checks[id] { return known }
-        let c = SQL.identifier(column)
+        let c = SQL.identifier(column) + (readsAsText(t, column) ? "::text" : "")
         let condition = ascii ? "\(c) ~ '[^\\x01-\\x7F]'" : "\(c) IS NOT NFC NORMALIZED"
         let found = try connection.query("SELECT EXISTS (SELECT 1 FROM \(d.relation.sqlName) WHERE \(condition))").rows.first?.first ?? nil
         let ok = found == "f"
@@ -220,7 +230,7 @@ class PostgresTranslation {
                 current = Scope(alias: alias, type: source.index)
             case .id:
                 guard isLast, let k = key(current.type) else { return nil }
-                value = Operand(sql: "\(current.alias).\(SQL.identifier(k))", kind: kind(current.type, k), column: (current.type, k))
+                value = Operand(sql: columnSQL(current, k), kind: kind(current.type, k), column: (current.type, k))
             case .variable, .type:
                 return nil
             }
@@ -238,6 +248,7 @@ class PostgresTranslation {
     /// spells (a load reads `1.1`, not the float's 1.100000023841858), the others as they are.
     private func columnSQL(_ scope: Scope, _ column: String) -> String {
         let sql = "\(scope.alias).\(SQL.identifier(column))"
+        if readsAsText(scope.type, column) { return "(\(sql)::text)" }
         return table(scope.type)?.columns.first(where: { $0.name == column })?.type.lowercased() == "real" ? "(\(sql)::text::float8)" : sql
     }
 
@@ -536,12 +547,16 @@ class PostgresTranslation {
 
     // MARK: Statements
 
-    /// The rows of the statement's type: `FROM … a0 WHERE ` (a condition follows), and the
-    /// SQL of its key's columns; nil when the type cannot be answered here (a view, no key).
     /// The rows a statement over `type` reads: the table (aliased `a0`), a condition they meet
-    /// before the statement's (empty, or ending in `AND `), and their key columns.
+    /// before the statement's (empty, or ending in `AND `), and their key columns. A type a load
+    /// numbers (a view, a table without a primary key or keyed by a date) is its rows numbered
+    /// in the order a load reads them (``PostgresDatabase/numbered(_:)``), keyed by that number.
     func root(_ type: Int) -> (table: String, filter: String, keys: [String])? {
-        guard let root = table(type), !root.relation.isView, !root.keys.isEmpty else { return nil }
+        guard let root = table(type) else { return nil }
+        if PostgresDatabase.isNumbered(root) {
+            let (from, position) = PostgresDatabase.numbered(root)
+            return (from, "", ["a0.\(SQL.identifier(position))"])
+        }
         return (root.relation.sqlName, "", root.keys.map { "a0.\(SQL.identifier($0))" })
     }
 
@@ -556,6 +571,12 @@ class PostgresTranslation {
         guard let root = table(type) else { return nil }
         let builder = GraphBuilder(formatName: PostgresDatabase.formatName)
         let t = PostgresDatabase.addType(root, to: builder)
+        if PostgresDatabase.isNumbered(root) {
+            let positions = keys.compactMap { $0.first.flatMap { $0.flatMap { Int64($0) } } }
+            try PostgresDatabase.readRows(connection, root, type: t, into: builder, positions: positions)
+            let graph = builder.finish()
+            return (graph, positions.compactMap { graph.ref(type: graph.types[0], id: .int($0)) })
+        }
         let keyValues = keys.map { row in root.keys.indices.map { PostgresDatabase.value(row[$0], type: oids[$0]) } }
         if !keyValues.isEmpty {
             // Keys as one array parameter per key column, typed as the column (any number of
