@@ -505,10 +505,15 @@ public final class PostgresPages: PageSource, Sendable {
     /// A column's values counted by `GROUP BY` on the server, where PostgreSQL's grouping cannot
     /// join two values Loupe tells apart or part two it holds equal: integers, booleans, floating
     /// and `numeric` numbers (values it groups have one number), dates and timestamps, bytes, and
-    /// text under a deterministic collation; nil for the key and other types (`citext`, `json`…).
+    /// text under a deterministic collation, and what a load reads as its text (uuids, enums,
+    /// arrays…: ``PostgresDatabase/readsAsItsText(_:)``) grouped as that text; nil for the key and
+    /// other types (`citext`, `json`…).
     public func frequencies(type t: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? {
         let d = described[t]
-        guard let attribute, d.columns.contains(where: { $0.name == attribute }) else { return nil }
+        guard let attribute, let described = d.columns.first(where: { $0.name == attribute }) else { return nil }
+        if PostgresDatabase.readsAsItsText(described.base), ![25, 1043].contains(described.base) {
+            return try read { c in try groups(c, "\(SQL.identifier(attribute))::text", of: d, limit: limit, isCancelled: isCancelled) }
+        }
         let column = SQL.identifier(attribute)
         return try read { c in
             let kind = try c.query("""
@@ -517,15 +522,22 @@ public final class PostgresPages: PageSource, Sendable {
                 """, [d.relation.oid, attribute]).rows.first
             guard let oid = kind?[0].flatMap({ UInt32($0) }), kind?[1] == "t",
                   [16, 20, 21, 23, 26, 700, 701, 1700, 1082, 1114, 1184, 17, 25, 1043, 1042].contains(oid) else { return nil }
-            c.isCancelled = isCancelled
-            defer { c.isCancelled = nil }
-            let groups = try c.query("SELECT \(column), count(*) FROM \(d.relation.sqlName) GROUP BY \(column) LIMIT \(limit + 1)")
-            // (Past the limit, groups Loupe would join may be among those not read: counted value by value.)
-            guard groups.rows.count <= limit else { return nil }
-            var counts: [Value: Int] = [:]
-            for row in groups.rows { counts[PostgresDatabase.value(row[0], type: groups.types[0]), default: 0] += Int(row[1] ?? "") ?? 0 }
-            return counts
+            return try groups(c, column, of: d, limit: limit, isCancelled: isCancelled)
         }
+    }
+
+    /// The values of `expression` over `d`'s rows counted by `GROUP BY` (values Loupe holds
+    /// equal joined), nil past `limit` groups.
+    private func groups(_ c: PostgresConnection, _ expression: String, of d: PostgresDatabase.Described, limit: Int,
+                        isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? {
+        c.isCancelled = isCancelled
+        defer { c.isCancelled = nil }
+        let groups = try c.query("SELECT \(expression), count(*) FROM \(d.relation.sqlName) GROUP BY 1 LIMIT \(limit + 1)")
+        // (Past the limit, groups Loupe would join may be among those not read: counted value by value.)
+        guard groups.rows.count <= limit else { return nil }
+        var counts: [Value: Int] = [:]
+        for row in groups.rows { counts[PostgresDatabase.value(row[0], type: groups.types[0]), default: 0] += Int(row[1] ?? "") ?? 0 }
+        return counts
     }
 
     public func kinds(type t: Int, names: Set<String>) throws -> [String: ValueKind] {

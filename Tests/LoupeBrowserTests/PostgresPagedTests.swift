@@ -113,6 +113,11 @@ final class PostgresPagedTests: XCTestCase {
         }
         // `F` on text (quotes, accents, the empty string), numeric, date, JSON and key columns,
         // counted by the server or value by value: the loaded browser's tables, and Enter's rows.
+        // (An enum, a uuid and an array are grouped by the server as their text.)
+        let loose = try XCTUnwrap(pages.catalog.firstIndex { $0.name == "loose" })
+        XCTAssertEqual(try pages.frequencies(type: loose, attribute: "mood", limit: 10, isCancelled: { false }),
+                       [.string("sad"): 3, .string("happy"): 2, .string("ok"): 2, .null: 2])
+        for column in ["token", "marks"] { XCTAssertEqual(try pages.frequencies(type: loose, attribute: column, limit: 10, isCancelled: { false })?.count, 9) }
         for (typeName, columns) in [("we\"ird", 0...2), ("person", 3...5), ("daily", 0...1), ("loose", 2...4)] {
             let t = try XCTUnwrap(pages.catalog.firstIndex { $0.name == typeName })
             for column in columns {
