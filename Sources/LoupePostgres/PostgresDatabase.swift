@@ -269,10 +269,19 @@ public enum PostgresDatabase {
     /// with its number as its key, in that order.
     static func readRows(_ c: PostgresConnection, _ d: Described, type t: Int, into builder: GraphBuilder, positions: [Int64]) throws {
         guard !positions.isEmpty else { return }
+        let position = numbered(d).position
+        try readNumberedRows(c, d, type: t, into: builder, condition: "\(SQL.identifier(position)) = ANY($1::bigint[])",
+                             parameters: [PostgresPersistPages.keyArray(positions)])
+    }
+
+    /// Reads the rows of `d` (a type a load numbers) that `condition` (SQL over its columns and
+    /// its number's column, with `parameters` bound) selects into type `t`, each with the number
+    /// a load gives it as its key, in that order.
+    static func readNumberedRows(_ c: PostgresConnection, _ d: Described, type t: Int, into builder: GraphBuilder,
+                                 condition: String, parameters: [String?]) throws {
         let (from, position) = numbered(d)
         let list = ([position] + d.columns.map(\.name)).map(SQL.identifier).joined(separator: ", ")
-        let result = try c.query("SELECT \(list) FROM \(from) q WHERE \(SQL.identifier(position)) = ANY($1::bigint[]) ORDER BY 1",
-                                 [PostgresPersistPages.keyArray(positions)])
+        let result = try c.query("SELECT \(list) FROM \(from) q WHERE \(condition) ORDER BY 1", parameters)
         let numbers = result.rows.map { $0[0].flatMap { Int($0) } ?? 0 }
         add(result, of: d, type: t, into: builder, from: 1, kept: nil) { numbers[$0] }
     }
@@ -337,7 +346,8 @@ extension PostgresDatabase {
     /// row, the rows its foreign keys name, the rows whose foreign keys name it, in a graph with
     /// every type of the database (so relations and backlink groups come out as a whole load
     /// gives them). `ids` are the keys the object may have (``ObjectID/candidates(typed:)``).
-    /// Nil when the type is unknown, a view, or has no single-column key (then `show` loads).
+    /// Nil when the type is unknown, a view, or has no single-column key a load keys by (then
+    /// `show` loads); no object when no row can have any of `ids`.
     public static func neighbourhood(url: String, type name: String, ids: [ObjectID]) throws -> (graph: ObjectGraph, ref: ObjectRef?)? {
         let c = try PostgresConnection(url: url)
         return try c.snapshot { () throws -> (graph: ObjectGraph, ref: ObjectRef?)? in
@@ -347,38 +357,45 @@ extension PostgresDatabase {
             let names = described.map(\.relation.name)
             let matches = names.filter { $0.caseInsensitiveCompare(name) == .orderedSame }
             guard let rootName = names.contains(name) ? name : matches.count == 1 ? matches[0] : nil,
-                  let root = described.first(where: { $0.relation.name == rootName }), !root.relation.isView, root.keys.count == 1 else { return nil }
+                  let root = described.first(where: { $0.relation.name == rootName }), !root.relation.isView, root.keys.count == 1,
+                  PostgresPages.keysAreValues(root) else { return nil }
             func columnType(_ d: Described, _ column: String) -> String? { d.columns.first { $0.name == column }?.type }
             // Which rows to read, per table: columns and the values (as text, cast to the
             // column's type in the query) any of which selects a row; each row is read once.
             var wanted: [String: [(column: String, values: Set<String>)]] = [:]
             let rootKey = root.keys[0]
             let rootType = (columnType(root, rootKey) ?? "").lowercased()
-            let rootIsText = rootType == "text" || rootType.contains("char")
-            var rootKeys = Set<String>()
-            for id in ids {
-                switch id {
-                case .int(let i) where !rootIsText: rootKeys.insert(String(i))
-                case .string(let s) where rootIsText: rootKeys.insert(s)
-                default: continue
-                }
-            }
-            guard !rootKeys.isEmpty else { return nil }
+            // The keys the object may have, as the key column's text (those no row has left out).
+            let rootKeys = Set(ids.compactMap { PostgresPages.keyText($0, type: rootType) })
+            guard !rootKeys.isEmpty else { return (schemaGraph(described), nil) }
             func placeholders(_ count: Int, from start: Int, type: String) -> String {
                 (0..<count).map { "$\(start + $0 + 1)::\(type)" }.joined(separator: ", ")
             }
+            /// A column compared with values of its type: as itself (its index serves), or as the
+            /// text a load reads (an enum, a type whose input reads spellings it never writes).
+            func compared(_ d: Described, _ column: String) -> (sql: String, type: String)? {
+                guard let type = columnType(d, column) else { return nil }
+                return PostgresPages.comparesTyped(type) ? (SQL.identifier(column), type) : (SQL.identifier(column) + "::text", "text")
+            }
             wanted[root.relation.name, default: []].append((rootKey, rootKeys))
+            guard let key = compared(root, rootKey) else { return nil }
+            /// The root rows' values of `column`.
+            func rootValues(_ column: String) throws -> Set<String> {
+                Set(try c.query("SELECT \(SQL.identifier(column)) FROM \(root.relation.sqlName) WHERE \(key.sql) IN ("
+                                + placeholders(rootKeys.count, from: 0, type: key.type) + ")", Array(rootKeys)).rows.compactMap { $0[0] })
+            }
             // What the root rows name: the targets' rows whose referenced column holds the value.
             for fk in root.foreignKeys {
                 guard let target = described.first(where: { $0.relation.name == fk.table }), let referenced = fk.target ?? (target.keys.count == 1 ? target.keys[0] : nil) else { continue }
-                let values = try c.query("SELECT \(SQL.identifier(fk.column)) FROM \(root.relation.sqlName) WHERE \(SQL.identifier(rootKey)) IN ("
-                                         + placeholders(rootKeys.count, from: 0, type: columnType(root, rootKey) ?? "text") + ")", Array(rootKeys)).rows.compactMap { $0[0] }
-                if !values.isEmpty { wanted[target.relation.name, default: []].append((referenced, Set(values))) }
+                let values = try rootValues(fk.column)
+                if !values.isEmpty { wanted[target.relation.name, default: []].append((referenced, values)) }
             }
-            // What names the root rows: every table's rows whose foreign key holds the root's key.
+            // What names the root rows: every table's rows whose foreign key holds the root's key,
+            // or the root's value of the (unique) column it names.
             for source in described where !source.relation.isView {
-                for fk in source.foreignKeys where fk.table == root.relation.name && (fk.target == nil || fk.target == rootKey) {
-                    wanted[source.relation.name, default: []].append((fk.column, rootKeys))
+                for fk in source.foreignKeys where fk.table == root.relation.name {
+                    let values = fk.target == nil || fk.target == rootKey ? rootKeys : try rootValues(fk.target!)
+                    if !values.isEmpty { wanted[source.relation.name, default: []].append((fk.column, values)) }
                 }
             }
             let builder = GraphBuilder(formatName: formatName)
@@ -388,11 +405,16 @@ extension PostgresDatabase {
                 if let selections = wanted[d.relation.name] {
                     var parameters: [String?] = [], parts: [String] = []
                     for (column, values) in selections {
-                        guard let type = columnType(d, column) else { continue }
-                        parts.append("\(SQL.identifier(column)) IN (\(placeholders(values.count, from: parameters.count, type: type)))")
+                        guard let (sql, type) = compared(d, column) else { continue }
+                        parts.append("\(sql) IN (\(placeholders(values.count, from: parameters.count, type: type)))")
                         parameters += values.map { Optional($0) }
                     }
-                    if !parts.isEmpty { try readRows(c, d, type: t, into: builder, condition: parts.joined(separator: " OR "), parameters: parameters) }
+                    // (Rows a load numbers keep the numbers it gives them.)
+                    if !parts.isEmpty, isNumbered(d) {
+                        try readNumberedRows(c, d, type: t, into: builder, condition: parts.joined(separator: " OR "), parameters: parameters)
+                    } else if !parts.isEmpty {
+                        try readRows(c, d, type: t, into: builder, condition: parts.joined(separator: " OR "), parameters: parameters)
+                    }
                 }
                 tables.append(keyedTable(d, type: t))
             }

@@ -217,8 +217,17 @@ public final class PostgresPages: PageSource, Sendable {
     /// True for the types a key is compared in as itself (through the column's index); the others
     /// are compared as text.
     static func comparesTyped(_ type: String) -> Bool {
-        ["smallint", "integer", "bigint", "oid", "real", "double precision", "boolean", "bytea", "text", "name"].contains(type)
+        ["smallint", "integer", "bigint", "oid", "real", "double precision", "boolean", "bytea", "text", "name", "uuid"].contains(type)
             || type.hasPrefix("numeric") || type.hasPrefix("character")
+    }
+
+    /// True when `s` is a uuid as PostgreSQL writes one: 8-4-4-4-12 lowercase hex digits.
+    static func isWrittenUUID(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        guard bytes.count == 36 else { return false }
+        return bytes.enumerated().allSatisfy { i, b in
+            [8, 13, 18, 23].contains(i) ? b == UInt8(ascii: "-") : (48...57).contains(b) || (97...102).contains(b)
+        }
     }
 
     /// The values each integer type holds.
@@ -238,6 +247,10 @@ public final class PostgresPages: PageSource, Sendable {
         case (_, _) where type == "real" || type == "double precision" || type.hasPrefix("numeric"): return nil
         case (.data, "bytea"): return PostgresCommit.keyText(part)
         case (_, "bytea"), (.data, _): return nil
+        // A uuid's text as PostgreSQL writes it (lowercase, hyphenated); any other spelling is no
+        // key a load made (PostgreSQL would read `{…}` or capitals as a uuid, and match a row).
+        case (.string(let s), "uuid"): return isWrittenUUID(s) ? s : nil
+        case (_, "uuid"): return nil
         case (.string(let s), _): return s.utf8.contains(0) ? nil : s
         default: return nil
         }

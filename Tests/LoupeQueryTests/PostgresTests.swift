@@ -279,7 +279,30 @@ final class PostgresTests: XCTestCase {
     /// objects of every Chinook table with a single-column key (backlinks from composite-keyed
     /// tables included).
     func testShowByLookupsEqualsTheLoadedDatabase() throws {
-        let url = try Self.chinook.get()
+        XCTAssertGreaterThan(try assertShowEqualsLoad(try Self.chinook.get()), 200)
+        // Keys of types a load reads as text (a uuid, an enum), backlinks from a table without
+        // a primary key (numbered as a load numbers its rows) and to a unique column.
+        let url = try PostgresServer.freshDatabase("show_awkward")
+        XCTAssertEqual(try PostgresServer.psql(url, """
+            SET client_min_messages = warning;
+            CREATE TYPE tone AS ENUM ('low', 'high');
+            CREATE TABLE account (id uuid PRIMARY KEY, handle text UNIQUE, n integer);
+            CREATE TABLE level (t tone PRIMARY KEY, label text);
+            CREATE TABLE event (account uuid REFERENCES account(id), by_handle text REFERENCES account(handle), t tone REFERENCES level(t), n integer);
+            INSERT INTO account SELECT md5(i::text)::uuid, 'h' || i, i FROM generate_series(1, 30) i;
+            INSERT INTO level VALUES ('low', 'quiet'), ('high', 'loud');
+            INSERT INTO event SELECT md5((i % 7 + 1)::text)::uuid, 'h' || (i % 5 + 3), CASE WHEN i % 3 = 0 THEN 'high'::tone END, i FROM generate_series(1, 40) i;
+            """), 0)
+        XCTAssertEqual(try assertShowEqualsLoad(url), 32)
+        // A key no row can have (a uuid in capitals, which PostgreSQL would read) is no object, without a load.
+        let (_, none) = try XCTUnwrap(try PostgresDatabase.neighbourhood(url: url, type: "account", ids: [.string("C4CA4238-A0B9-2382-0DCC-509A6F75849B")]))
+        XCTAssertNil(none)
+        XCTAssertNotNil(try PostgresDatabase.neighbourhood(url: url, type: "account", ids: [.string("c4ca4238-a0b9-2382-0dcc-509a6f75849b")])?.ref)
+    }
+
+    /// Asserts that `loupe show`'s lookups print each object of the tables of `url` keyed by one
+    /// column (the first 25 and the last 3 of each) as the loaded database does; how many.
+    func assertShowEqualsLoad(_ url: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         let graph = try PostgresDatabase.load(url: url).graph
         var compared = 0
         for type in graph.types {
@@ -287,11 +310,14 @@ final class PostgresTests: XCTestCase {
             for row in Array(0..<min(type.count, 25)) + Array(max(0, type.count - 3)..<type.count) {
                 let ref = ObjectRef(type: Int32(type.index), row: Int32(row))
                 let id = graph.id(of: ref)
-                let (small, found) = try XCTUnwrap(try PostgresDatabase.neighbourhood(url: url, type: type.name.rawValue, ids: ObjectID.candidates(typed: id.description)))
-                XCTAssertEqual(small.describe(try XCTUnwrap(found, "\(type.name) #\(id)")), graph.describe(ref), "\(type.name) #\(id)")
+                let typed: String = if case .string(let s) = id { s } else { id.description }   // as a user types it
+                let (small, found) = try XCTUnwrap(try PostgresDatabase.neighbourhood(url: url, type: type.name.rawValue, ids: ObjectID.candidates(typed: typed)),
+                                                   file: file, line: line)
+                XCTAssertEqual(small.describe(try XCTUnwrap(found, "\(type.name) #\(id)", file: file, line: line)), graph.describe(ref), "\(type.name) #\(id)",
+                               file: file, line: line)
                 compared += 1
             }
         }
-        XCTAssertGreaterThan(compared, 200)
+        return compared
     }
 }
