@@ -262,7 +262,23 @@ public enum PostgresDatabase {
     static func numbered(_ d: Described) -> (from: String, position: String) {
         var position = "loupe position"
         while d.columns.contains(where: { $0.name == position }) { position += "'" }
+        if !d.relation.isView, d.keys.isEmpty {
+            // Physical order: the row addresses numbered (a sort of addresses alone, not of whole
+            // rows), the rows found by address (a partition's addresses repeat in the others').
+            return ("(SELECT n.p AS \(SQL.identifier(position)), t.* FROM (SELECT tableoid AS o, ctid AS c, row_number() OVER (ORDER BY ctid) AS p FROM \(d.relation.sqlName)) n"
+                    + " JOIN \(d.relation.sqlName) t ON t.tableoid = n.o AND t.ctid = n.c)", position)
+        }
         return ("(SELECT row_number() OVER (\(PostgresPages.positionOrder(d))) AS \(SQL.identifier(position)), * FROM \(d.relation.sqlName))", position)
+    }
+
+    /// `d` as SQL reaches its rows by key: itself, or, when a load numbers them, its rows
+    /// numbered (a derived table, ``numbered(_:)``) with that number as their one key column
+    /// (`bigint`) before `d`'s columns.
+    static func keyedByNumber(_ d: Described) -> Described {
+        guard isNumbered(d) else { return d }
+        let (from, position) = numbered(d)
+        return Described(relation: Relation(oid: d.relation.oid, name: d.relation.name, sqlName: from, isView: false),
+                         columns: [(position, "bigint", true, 20)] + d.columns, keys: [position], foreignKeys: d.foreignKeys)
     }
 
     /// Reads the rows of `d` (a type a load numbers) numbered `positions` into type `t`, each

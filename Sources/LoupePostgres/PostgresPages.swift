@@ -15,8 +15,10 @@ import Synchronization
 /// window's relations are linked by ``RelationalFormat/linkForeignKeys(_:_:warnings:)``, the code
 /// a load links with, so its links are the loaded graph's.
 ///
-/// Views and tables without a primary key are paged by position (tables in their physical order,
-/// `ctid`); relations from or to them are not followed (``notes`` says so). Every call reads in
+/// Views, tables without a primary key and tables keyed by a date are paged by position (as a
+/// load numbers their rows: tables in their physical order, `ctid`, or their key's); relations
+/// from or to such a table are followed through its rows numbered by `row_number()`, which
+/// reads the whole table (``notes`` says so). Every call reads in
 /// one read-only snapshot on a connection of a small pool (one per thread at work), every value a
 /// bound parameter; the pool's connections are closed with the object.
 public final class PostgresPages: PageSource, Sendable {
@@ -51,6 +53,10 @@ public final class PostgresPages: PageSource, Sendable {
     }
     /// Per type: the foreign keys that point at it.
     let incoming: [[Incoming]]
+    /// Per type: how SQL reaches its rows by key (``PostgresDatabase/keyedByNumber(_:)``: the
+    /// rows of a type a load numbers keyed by their numbers); nil for a type whose keys a load
+    /// makes otherwise (a composite key with a date), whose relations are not followed.
+    let reached: [PostgresDatabase.Described?]
 
     init(url: String, server: String, described: [PostgresDatabase.Described], schema: ObjectGraph, counts: [Int]?, indexedColumns: [Set<String>],
          edgesPerObject: Int, pool: PostgresPool) {
@@ -62,13 +68,16 @@ public final class PostgresPages: PageSource, Sendable {
         self.counted = TypeCounts(counts)
         self.indexedColumns = indexedColumns
         self.edgesPerObject = max(1, edgesPerObject)
+        let reached = described.map { d in PostgresPages.pagedByKey(d) || PostgresDatabase.isNumbered(d) ? PostgresDatabase.keyedByNumber(d) : nil }
+        self.reached = reached
         var incoming: [[Incoming]] = Array(repeating: [], count: described.count)
         for source in schema.types {
             for relation in source.relations {
                 guard let fk = relation.foreignKey else { continue }
                 let target = described[fk.targetType]
-                guard PostgresPages.pagedByKey(described[source.index]), PostgresPages.pagedByKey(target),
-                      let column = fk.targetAttribute ?? (target.keys.count == 1 ? target.keys[0] : nil) else { continue }
+                guard reached[source.index] != nil, reached[fk.targetType] != nil,
+                      let column = fk.targetAttribute ?? (target.keys.count == 1 ? target.keys[0] : nil),
+                      PostgresPages.isKeyValue(target, column) else { continue }
                 incoming[fk.targetType].append(Incoming(source: source.index, column: fk.attribute, relation: relation.name, targetColumn: column))
             }
         }
@@ -142,9 +151,16 @@ public final class PostgresPages: PageSource, Sendable {
 
     public var notes: [String] {
         var notes: [String] = []
-        let unpaged = described.filter { !Self.pagedByKey($0) }.map(\.relation.name)
-        if !unpaged.isEmpty {
-            notes.append("\(unpaged.prefix(3).joined(separator: ", "))\(unpaged.count > 3 ? "…" : "") paged by position (a view, no primary key, or a date key): their relations not followed")
+        let unfollowed = described.indices.filter { reached[$0] == nil }.map { described[$0].relation.name }
+        if !unfollowed.isEmpty {
+            notes.append("\(unfollowed.prefix(3).joined(separator: ", "))\(unfollowed.count > 3 ? "…" : "") paged by position (a composite key with a date): their relations not followed")
+        }
+        // Tables a load numbers, with relations: each window numbers them whole.
+        let numbered = described.indices.filter { t in
+            !Self.pagedByKey(described[t]) && reached[t] != nil && (!incoming[t].isEmpty || incoming.joined().contains { $0.source == t })
+        }.map { described[$0].relation.name }
+        if !numbered.isEmpty {
+            notes.append("\(numbered.prefix(3).joined(separator: ", "))\(numbered.count > 3 ? "…" : "") keyed by row number (no primary key, or a date key): a window with their links reads the whole table")
         }
         let unindexed = incoming.flatMap { $0 }.filter { !indexedColumns[$0.source].contains($0.column) }
         if !unindexed.isEmpty {
@@ -259,10 +275,14 @@ public final class PostgresPages: PageSource, Sendable {
     /// True when a load keys the table's rows by its key columns' values (their values become
     /// keys: not dates or JSON, which a load numbers instead).
     static func keysAreValues(_ d: PostgresDatabase.Described) -> Bool {
-        d.keys.allSatisfy { k in
-            let type = columnType(d, k)
-            return type != "date" && !type.hasPrefix("timestamp") && type != "json" && type != "jsonb"
-        }
+        d.keys.allSatisfy { isKeyValue(d, $0) }
+    }
+
+    /// True when `d`'s `column` holds values a load makes keys of (not dates or JSON): a
+    /// foreign key naming such a column links rows in a load.
+    static func isKeyValue(_ d: PostgresDatabase.Described, _ column: String) -> Bool {
+        let type = columnType(d, column)
+        return type != "date" && !type.hasPrefix("timestamp") && type != "json" && type != "jsonb"
     }
 
     /// `alias`'s key columns, each `alias."k"`, comma-separated.
@@ -338,7 +358,7 @@ public final class PostgresPages: PageSource, Sendable {
             guard let t = index(of: object.type.rawValue) else { continue }
             byType[t, default: []].append(object.id)
         }
-        let positional = byType.keys.filter { !Self.pagedByKey(described[$0]) }
+        let positional = byType.keys.filter { reached[$0] == nil }
         guard positional.count <= 1 else {
             throw PostgresError(server: server, reason: "paged mode reads the rows of one table without a primary key at a time ("
                                 + positional.map { described[$0].relation.name }.sorted().joined(separator: ", ") + ")")
@@ -357,7 +377,7 @@ public final class PostgresPages: PageSource, Sendable {
         var cut = Set<ObjectIdentity>()
         var positional: (type: Int, keys: [ObjectID])?
         for (t, keys) in groups {
-            if Self.pagedByKey(described[t]) { try gather(c, type: t, keys: keys, full: &full, sparse: &sparse, cut: &cut) } else { positional = (t, keys) }
+            if reached[t] != nil { try gather(c, type: t, keys: keys, full: &full, sparse: &sparse, cut: &cut) } else { positional = (t, keys) }
         }
         let graph = try rows(c, full: full, sparse: sparse, positional: positional)
         let first = groups.first.map { g in g.keys.map { graph.ref(type: graph.types[g.type], id: $0) } } ?? []
@@ -368,12 +388,11 @@ public final class PostgresPages: PageSource, Sendable {
     /// and to `cut` the rows with more backlinks than it reads.
     private func gather(_ c: PostgresConnection, type t: Int, keys: [ObjectID], full: inout [Int: [ObjectID]], sparse: inout [Int: [ObjectID]],
                         cut: inout Set<ObjectIdentity>) throws {
-        let d = described[t]
+        guard let d = reached[t] else { return }
         full[t, default: []] += keys
         // What the roots' foreign keys name.
         for relation in schema.types[t].relations {
-            guard let (target, column) = outgoing(relation) else { continue }
-            let dt = described[target]
+            guard let (target, column) = outgoing(relation, of: t), let dt = reached[target] else { continue }
             var parameters: [String?] = []
             let roots = Self.keyIn(d, alias: "x", keys, &parameters)
             let found = try c.query("SELECT \(Self.keyList(dt, alias: "y")) FROM \(dt.relation.sqlName) y JOIN \(d.relation.sqlName) x ON y.\(SQL.identifier(column)) = x.\(SQL.identifier(relation.foreignKey!.attribute)) WHERE \(roots)", parameters)
@@ -381,7 +400,7 @@ public final class PostgresPages: PageSource, Sendable {
         }
         // What names the roots: each foreign key's first rows in key order, per root.
         for link in incoming[t] {
-            let ds = described[link.source]
+            guard let ds = reached[link.source] else { continue }
             var parameters: [String?] = []
             let roots = Self.keyIn(d, alias: "r", keys, &parameters)
             let rootColumns = d.keys.indices.map { "r\($0)" }, sourceColumns = ds.keys.indices.map { "s\($0)" }
@@ -400,12 +419,11 @@ public final class PostgresPages: PageSource, Sendable {
     }
 
     /// A to-one relation's target type and the column of it the foreign key names, when both
-    /// ends are paged by key (nil: not followed; the relation is of a type paged by key).
-    private func outgoing(_ relation: RelationColumn) -> (type: Int, column: String)? {
-        guard let fk = relation.foreignKey else { return nil }
+    /// ends are reached by key (nil: not followed).
+    private func outgoing(_ relation: RelationColumn, of t: Int) -> (type: Int, column: String)? {
+        guard let fk = relation.foreignKey, reached[t] != nil, reached[fk.targetType] != nil else { return nil }
         let dt = described[fk.targetType]
-        guard Self.pagedByKey(dt),
-              let column = fk.targetAttribute ?? (dt.keys.count == 1 ? dt.keys[0] : nil) else { return nil }
+        guard let column = fk.targetAttribute ?? (dt.keys.count == 1 ? dt.keys[0] : nil), Self.isKeyValue(dt, column) else { return nil }
         return (fk.targetType, column)
     }
 
@@ -418,18 +436,17 @@ public final class PostgresPages: PageSource, Sendable {
         for (t, d) in described.enumerated() {
             // Whole and thin rows in one pass, in key order (the order a load links them in).
             let whole = Set(full[t] ?? []), thin = Set(sparse[t] ?? []).subtracting(whole)
-            if !whole.isEmpty || !thin.isEmpty {
+            if !Self.pagedByKey(d), !whole.isEmpty || !thin.isEmpty {
+                // Rows a load numbers, by their numbers (read whole).
+                try Self.readRows(c, d, type: t, into: builder, numbered: whole.union(thin))
+            } else if !whole.isEmpty || !thin.isEmpty {
                 var parameters: [String?] = []
                 let wholeRows = Self.keyIn(d, alias: nil, Array(whole), &parameters), thinRows = Self.keyIn(d, alias: nil, Array(thin), &parameters)
                 try PostgresDatabase.readRows(c, d, type: t, into: builder, condition: "\(wholeRows) OR \(thinRows)", parameters: parameters,
                                               thin: thin.isEmpty ? nil : (thinRows, Set(d.foreignKeys.map(\.column))))
             }
             if let positional, positional.type == t {
-                let positions = positional.keys.compactMap { key -> Int64? in if case .int(let i) = key { return i } else { return nil } }
-                if let low = positions.min(), let high = positions.max(), low >= 1 {
-                    try PostgresDatabase.readRows(c, d, type: t, into: builder, tail: Self.positionOrder(d) + " LIMIT \(high - low + 1) OFFSET \(low - 1)",
-                                                  firstOrdinal: Int(low - 1))
-                }
+                try Self.readRows(c, d, type: t, into: builder, numbered: Set(positional.keys))
             }
         }
         var warnings: [String] = []
@@ -437,18 +454,31 @@ public final class PostgresPages: PageSource, Sendable {
         return builder.finish()
     }
 
+    /// Reads the rows numbered `keys` of `d` (a type paged by position: the `.int` keys are row
+    /// numbers) into type `t`: a run of numbers (a page) by `OFFSET` in the load's order, which
+    /// stops there; scattered numbers (a statement's answer, a window's backlinks) by number,
+    /// over the table numbered whole.
+    static func readRows(_ c: PostgresConnection, _ d: PostgresDatabase.Described, type t: Int, into builder: GraphBuilder, numbered keys: Set<ObjectID>) throws {
+        let positions = keys.compactMap { key -> Int64? in if case .int(let i) = key, i >= 1 { return i } else { return nil } }.sorted()
+        guard let low = positions.first, let high = positions.last else { return }
+        if high - low + 1 == positions.count || !PostgresDatabase.isNumbered(d) {
+            try PostgresDatabase.readRows(c, d, type: t, into: builder, tail: positionOrder(d) + " LIMIT \(high - low + 1) OFFSET \(low - 1)", firstOrdinal: Int(low - 1))
+        } else {
+            try PostgresDatabase.readRows(c, d, type: t, into: builder, positions: positions)
+        }
+    }
+
     // MARK: Links of a cut row
 
     public func linkTotals(of object: ObjectIdentity) throws -> [ObjectWindow.Link: Int] {
-        guard let t = index(of: object.type.rawValue), Self.pagedByKey(described[t]) else { return [:] }
-        let d = described[t]
+        guard let t = index(of: object.type.rawValue), let d = reached[t] else { return [:] }
         return try read { c in
             var out: [ObjectWindow.Link: Int] = [:]
             for relation in schema.types[t].relations {
                 out[ObjectWindow.Link(relation: relation.name, outgoing: true, sourceType: nil)] = try target(c, of: object.id, type: t, relation: relation) == nil ? 0 : 1
             }
             for link in incoming[t] {
-                let ds = described[link.source]
+                guard let ds = reached[link.source] else { continue }
                 var parameters: [String?] = []
                 let root = Self.keyIn(d, alias: "r", [object.id], &parameters)
                 let n = try c.query("SELECT count(*) FROM \(ds.relation.sqlName) x JOIN \(d.relation.sqlName) r ON x.\(SQL.identifier(link.column)) = r.\(SQL.identifier(link.targetColumn)) WHERE \(root)",
@@ -461,8 +491,7 @@ public final class PostgresPages: PageSource, Sendable {
 
     /// The key of the row a to-one relation of type `t`'s row `id` names, or nil.
     private func target(_ c: PostgresConnection, of id: ObjectID, type t: Int, relation: RelationColumn) throws -> ObjectID? {
-        guard let (target, column) = outgoing(relation) else { return nil }
-        let d = described[t], dt = described[target]
+        guard let (target, column) = outgoing(relation, of: t), let d = reached[t], let dt = reached[target] else { return nil }
         var parameters: [String?] = []
         let root = Self.keyIn(d, alias: "x", [id], &parameters)
         let found = try c.query("SELECT \(Self.keyList(dt, alias: "y")) FROM \(dt.relation.sqlName) y JOIN \(d.relation.sqlName) x ON y.\(SQL.identifier(column)) = x.\(SQL.identifier(relation.foreignKey!.attribute)) WHERE \(root) ORDER BY \(Self.keyList(dt, alias: "y")) LIMIT 1", parameters)
@@ -470,16 +499,15 @@ public final class PostgresPages: PageSource, Sendable {
     }
 
     public func linkKeys(of object: ObjectIdentity, link: ObjectWindow.Link, range: Range<Int>) throws -> [ObjectID] {
-        guard let t = index(of: object.type.rawValue), Self.pagedByKey(described[t]), !range.isEmpty else { return [] }
-        let d = described[t]
+        guard let t = index(of: object.type.rawValue), let d = reached[t], !range.isEmpty else { return [] }
         return try read { c in
             if link.outgoing {
                 guard range.lowerBound == 0, let relation = schema.types[t].relations.first(where: { $0.name == link.relation }),
                       let target = try target(c, of: object.id, type: t, relation: relation) else { return [] }
                 return [target]
             }
-            guard let incoming = incoming[t].first(where: { $0.relation == link.relation && described[$0.source].relation.name == link.sourceType }) else { return [] }
-            let ds = described[incoming.source]
+            guard let incoming = incoming[t].first(where: { $0.relation == link.relation && described[$0.source].relation.name == link.sourceType }),
+                  let ds = reached[incoming.source] else { return [] }
             var parameters: [String?] = []
             let root = Self.keyIn(d, alias: "r", [object.id], &parameters)
             let found = try c.query("SELECT \(Self.keyList(ds, alias: "x")) FROM \(ds.relation.sqlName) x JOIN \(d.relation.sqlName) r ON x.\(SQL.identifier(incoming.column)) = r.\(SQL.identifier(incoming.targetColumn)) WHERE \(root) ORDER BY \(Self.keyList(ds, alias: "x")) LIMIT \(range.count) OFFSET \(range.lowerBound)", parameters)
@@ -626,11 +654,7 @@ public final class PostgresPages: PageSource, Sendable {
                 let condition = Self.keyIn(d, alias: nil, keys, &parameters)
                 try PostgresDatabase.readRows(c, d, type: t, into: builder, condition: condition, parameters: parameters)
             } else {
-                let positions = keys.compactMap { key -> Int64? in if case .int(let i) = key { return i } else { return nil } }
-                if let low = positions.min(), let high = positions.max(), low >= 1 {
-                    try PostgresDatabase.readRows(c, d, type: t, into: builder, tail: Self.positionOrder(d) + " LIMIT \(high - low + 1) OFFSET \(low - 1)",
-                                                  firstOrdinal: Int(low - 1))
-                }
+                try Self.readRows(c, d, type: t, into: builder, numbered: Set(keys))
             }
             return builder.finish()
         }
@@ -640,14 +664,14 @@ public final class PostgresPages: PageSource, Sendable {
     /// row's key is given.
     public func maximumIntegerKey(type: Int?) throws -> Int64 { 0 }
 
-    /// The declared foreign keys into `object`'s table from tables paged by position (windows
-    /// do not follow them) that some row uses to name it.
+    /// The declared foreign keys into `object`'s table from tables whose relations windows do
+    /// not follow (a composite key with a date) that some row uses to name it.
     public func unfollowedReferences(to object: ObjectIdentity) throws -> [String] {
         guard let t = index(of: object.type.rawValue), Self.pagedByKey(described[t]) else { return [] }
         let d = described[t]
         let unfollowed = schema.types.flatMap { source in
             source.relations.compactMap { relation -> (source: Int, relation: RelationColumn)? in
-                guard let fk = relation.foreignKey, fk.targetType == t, !Self.pagedByKey(described[source.index]) else { return nil }
+                guard let fk = relation.foreignKey, fk.targetType == t, reached[source.index] == nil else { return nil }
                 return (source.index, relation)
             }
         }
