@@ -229,7 +229,8 @@ class PostgresTranslation {
                 toMany += 1
                 current = Scope(alias: alias, type: source.index)
             case .id:
-                guard isLast, let k = key(current.type) else { return nil }
+                // (A type a load numbers has its rows' numbers as keys, not its key column's values.)
+                guard isLast, let k = key(current.type), let d = table(current.type), !PostgresDatabase.isNumbered(d) else { return nil }
                 value = Operand(sql: columnSQL(current, k), kind: kind(current.type, k), column: (current.type, k))
             case .variable, .type:
                 return nil

@@ -103,7 +103,7 @@ final class PostgresPagedTests: XCTestCase {
         // Statements over text, composite and date keys, and through a key that is not the
         // target's: the loaded browser's answers (a date key's rows are listed a chunk at a time).
         let source = PostgresQuerySource(pages: pages)
-        for statement in ["daily where note BEGINSWITH \"n\"", "count daily where day > 2024-01-01", "pair where v > 10 sort by v desc limit 8",
+        for statement in ["daily where note BEGINSWITH \"n\"", "daily where id == 2", "count loose where id > 3", "count daily where day > 2024-01-01", "pair where v > 10 sort by v desc limit 8",
                           "`we\"ird` where n > 1 sort by n desc", "person where tag.label == \"quote\" sort by name",
                           "note where about.holder.name == \"person 2\"", "person where @links.badge.holder.@count > 1 sort by name desc",
                           "badge where @links.note.about.@count > 1 select serial, holder.name"] {
