@@ -393,8 +393,8 @@ extension PostgresDatabase {
                 guard let type = columnType(d, column) else { return nil }
                 return PostgresPages.comparesTyped(type) ? (SQL.identifier(column), type) : (SQL.identifier(column) + "::text", "text")
             }
-            wanted[root.relation.name, default: []].append((rootKey, rootKeys))
             guard let key = compared(root, rootKey) else { return nil }
+            wanted[root.relation.name, default: []].append((rootKey, rootKeys))
             /// The root rows' values of `column`.
             func rootValues(_ column: String) throws -> Set<String> {
                 Set(try c.query("SELECT \(SQL.identifier(column)) FROM \(root.relation.sqlName) WHERE \(key.sql) IN ("

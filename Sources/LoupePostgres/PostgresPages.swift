@@ -551,8 +551,8 @@ public final class PostgresPages: PageSource, Sendable {
     /// other types (`citext`, `json`…).
     public func frequencies(type t: Int, attribute: String?, limit: Int, isCancelled: @escaping @Sendable () -> Bool) throws -> [Value: Int]? {
         let d = described[t]
-        guard let attribute, let described = d.columns.first(where: { $0.name == attribute }) else { return nil }
-        if PostgresDatabase.readsAsItsText(described.base), ![25, 1043].contains(described.base) {
+        guard let attribute, let declared = d.columns.first(where: { $0.name == attribute }) else { return nil }
+        if PostgresDatabase.readsAsItsText(declared.base), ![25, 1043].contains(declared.base) {
             return try read { c in try groups(c, "\(SQL.identifier(attribute))::text", of: d, limit: limit, isCancelled: isCancelled) }
         }
         let column = SQL.identifier(attribute)

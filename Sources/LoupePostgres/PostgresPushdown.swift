@@ -116,9 +116,13 @@ class PostgresTranslation {
         described.first { $0.relation.name == schema.types[t].name.rawValue }
     }
 
+    /// Type `t`'s column `name` as the catalog describes it, with its declared type lowercased.
+    private func declared(_ t: Int, _ name: String) -> (type: String, base: UInt32)? {
+        table(t)?.columns.first { $0.name == name }.map { ($0.type.lowercased(), $0.base) }
+    }
+
     func kind(_ t: Int, _ column: String) -> Kind {
-        guard let described = table(t)?.columns.first(where: { $0.name == column }) else { return .other }
-        let type = described.type.lowercased()
+        guard let type = declared(t, column)?.type else { return .other }
         if ["smallint", "integer", "bigint", "oid"].contains(type) || type.hasPrefix("numeric") { return .number }
         if type == "real" || type == "double precision" { return .floating }
         if type == "text" || type.hasPrefix("character varying") { return .text }
@@ -133,9 +137,8 @@ class PostgresTranslation {
     /// (a uuid, an enum, an array, …: ``PostgresDatabase/readsAsItsText(_:)``): SQL reads it
     /// as `column::text`, which is that text.
     func readsAsText(_ t: Int, _ column: String) -> Bool {
-        guard let described = table(t)?.columns.first(where: { $0.name == column }) else { return false }
-        let type = described.type.lowercased()
-        return !(type == "text" || type.hasPrefix("character varying")) && PostgresDatabase.readsAsItsText(described.base)
+        guard let (type, base) = declared(t, column) else { return false }
+        return !(type == "text" || type.hasPrefix("character varying")) && PostgresDatabase.readsAsItsText(base)
     }
 
     /// ` AND key = ANY($n::bigint[])` over the integer keys `predicate` names outright
@@ -147,15 +150,14 @@ class PostgresTranslation {
             return " AND \(key) = ANY(\(bind(PostgresPersistPages.keyArray(keys), as: "bigint[]")))"
         }
         // Text keys (``LoupeQuery/Predicate/textKeysNamed``) of a text column.
-        guard let keys = predicate?.textKeysNamed, let key = self.key(type), let column = table(type)?.columns.first(where: { $0.name == key }),
-              column.type.lowercased() == "text" || column.type.lowercased().hasPrefix("character varying") else { return "" }
+        guard let keys = predicate?.textKeysNamed, let key = self.key(type), let column = declared(type, key),
+              column.type == "text" || column.type.hasPrefix("character varying") else { return "" }
         return " AND a0.\(SQL.identifier(key)) = ANY(\(bind(PostgresPages.arrayLiteral(keys), as: "text[]")))"
     }
 
     /// SQL for the key of `type`'s rows under `a0` when it is one integer column; nil otherwise.
     func integerKey(_ type: Int) -> String? {
-        guard let k = key(type), let column = table(type)?.columns.first(where: { $0.name == k }),
-              ["smallint", "integer", "bigint"].contains(column.type.lowercased()) else { return nil }
+        guard let k = key(type), let column = declared(type, k), ["smallint", "integer", "bigint"].contains(column.type) else { return nil }
         return "a0.\(SQL.identifier(k))"
     }
 
@@ -250,7 +252,7 @@ class PostgresTranslation {
     private func columnSQL(_ scope: Scope, _ column: String) -> String {
         let sql = "\(scope.alias).\(SQL.identifier(column))"
         if readsAsText(scope.type, column) { return "(\(sql)::text)" }
-        return table(scope.type)?.columns.first(where: { $0.name == column })?.type.lowercased() == "real" ? "(\(sql)::text::float8)" : sql
+        return declared(scope.type, column)?.type == "real" ? "(\(sql)::text::float8)" : sql
     }
 
     /// Joins what a path's to-one hops from the statement's own rows (`a0`) reach onto those
@@ -373,7 +375,7 @@ class PostgresTranslation {
     /// a load reads); nil otherwise.
     func arithmeticOperand(_ v: Operand) -> (sql: String, floating: Bool)? {
         if v.isCount { return (v.sql, false) }
-        guard let (t, name) = v.column, let type = table(t)?.columns.first(where: { $0.name == name })?.type.lowercased() else { return nil }
+        guard let (t, name) = v.column, let type = declared(t, name)?.type else { return nil }
         if ["smallint", "integer", "bigint", "oid"].contains(type) { return ("\(v.sql)::int8", false) }
         if type == "real" || type == "double precision" || type.hasPrefix("numeric") { return ("\(v.sql)::float8", true) }
         return nil
