@@ -94,10 +94,21 @@ public final class QueryEngine: Sendable {
         return Self.ranked(counts)
     }
 
-    /// Counts as frequency table rows: most frequent first, ties by key.
+    /// Counts as frequency table rows: most frequent first, ties by key; keys `sort by` ranks
+    /// alike (the integer 5 and the real 5.0, two groups) integer first, so that every engine
+    /// gives one order whatever order its counts came in.
     static func ranked(_ counts: [Value: Int]) -> [(key: Value, count: Int)] {
-        counts.map { (key: $0.key, count: $0.value) }
-            .sorted { $0.count != $1.count ? $0.count > $1.count : ValueSemantics.sortOrder($0.key, $1.key) == .orderedAscending }
+        counts.map { (key: $0.key, count: $0.value) }.sorted {
+            if $0.count != $1.count { return $0.count > $1.count }
+            switch ValueSemantics.sortOrder($0.key, $1.key) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame:
+                if case .int = $0.key, case .double = $1.key { return true }
+                if case .double = $0.key, case .int = $1.key { return false }
+                return ValueFormatter.json($0.key) < ValueFormatter.json($1.key)
+            }
+        }
     }
 
     /// References become their keys so that results print without the graph.
