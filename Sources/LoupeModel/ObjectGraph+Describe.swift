@@ -22,7 +22,7 @@ extension ObjectGraph {
 
     private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable) -> String {
         let e = DisplayText.escaped
-        let readOnly = !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only view)" : " (read-only)"
+        let readOnly = table.isView ? " (read-only view)" : !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only, rows numbered)" : " (read-only)"
         let sampled = sample.count < count
         var lines = ["\(e(table.name.rawValue))\(readOnly) — \(count) objects" + (sampled ? " (attributes as its first \(sample.count) have them)" : "")]
         if let s = table.lineage.supertype { lines.append("  inherits from \(e(types[s].name.rawValue)) (a query on \(e(types[s].name.rawValue)) includes this type's objects)") }

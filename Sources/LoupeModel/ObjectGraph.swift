@@ -186,6 +186,13 @@ public final class TypeTable: Sendable {
     /// True for views and other sources Loupe lists and queries but never edits.
     public var isReadOnly: Bool { readOnlyReason != nil }
 
+    /// The ``readOnlyReason`` of a type read from a view named `name` (SQL's view, materialized
+    /// view): what tells a view apart from a table that is read-only for another reason.
+    public static func viewReason(_ name: String) -> String { "\(name) is a view" }
+
+    /// True when the type was read from a view (see ``viewReason(_:)``).
+    public var isView: Bool { readOnlyReason == Self.viewReason(name.rawValue) }
+
     /// How many rows the table has, staged deletions included (the range of valid rows).
     @inlinable public var count: Int { ids.count }
 

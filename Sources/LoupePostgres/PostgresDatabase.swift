@@ -183,7 +183,7 @@ public enum PostgresDatabase {
         let policy: KeyPolicy = relation.isView || keys.isEmpty ? .rowNumber : keys.count == 1 ? .column(keys[0], autoIncrements: false) : .columns(keys)
         // Tables with a primary key are edited (``PostgresCommit``); a view's rows are computed,
         // and a table without a key has no way to name the one row a write means.
-        let readOnly = relation.isView ? "\(relation.name) is a view"
+        let readOnly = relation.isView ? TypeTable.viewReason(relation.name)
             : keys.isEmpty ? "\(relation.name) has no primary key; its rows cannot be told apart for a write" : nil
         let t = builder.type(relation.name, readOnlyReason: readOnly, keyPolicy: policy)
         for column in d.columns {

@@ -450,7 +450,7 @@ public enum RelationalFormat: StoreFormat {
         // Columns named rowid, _rowid_ and oid all at once hide the rowid: such a table is
         // listed by row number and never edited.
         let rowidName = source.hasRowID ? SQL.rowidName(columns: source.columns.map(\.name)) : nil
-        var readOnly = source.isView ? "\(source.name) is a view" : readOnlyReason
+        var readOnly = source.isView ? TypeTable.viewReason(source.name) : readOnlyReason
         if source.hasRowID, rowidName == nil, keyColumns.isEmpty {
             policy = .rowNumber
             readOnly = readOnly ?? "\(source.name) has columns named rowid, _rowid_ and oid, which hide its rowid; its rows cannot be told apart for a write"

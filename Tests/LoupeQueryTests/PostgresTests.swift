@@ -294,6 +294,9 @@ final class PostgresTests: XCTestCase {
             INSERT INTO event SELECT md5((i % 7 + 1)::text)::uuid, 'h' || (i % 5 + 3), CASE WHEN i % 3 = 0 THEN 'high'::tone END, i FROM generate_series(1, 40) i;
             """), 0)
         XCTAssertEqual(try assertShowEqualsLoad(url), 32)
+        // The table without a key is read-only and numbered, and no view.
+        let graph = try PostgresDatabase.load(url: url).graph
+        XCTAssertTrue(graph.schemaText(of: try XCTUnwrap(graph.type(named: "event"))).hasPrefix("event (read-only, rows numbered) — 40 objects"))
         // A key no row can have (a uuid in capitals, which PostgreSQL would read) is no object, without a load.
         let (_, none) = try XCTUnwrap(try PostgresDatabase.neighbourhood(url: url, type: "account", ids: [.string("C4CA4238-A0B9-2382-0DCC-509A6F75849B")]))
         XCTAssertNil(none)
