@@ -123,7 +123,8 @@ class PostgresTranslation {
 
     func kind(_ t: Int, _ column: String) -> Kind {
         guard let type = declared(t, column)?.type else { return .other }
-        if ["smallint", "integer", "bigint", "oid"].contains(type) || type.hasPrefix("numeric") { return .number }
+        if ["smallint", "integer", "bigint", "oid"].contains(type) { return .number }
+        if type.hasPrefix("numeric") { return Self.isWideNumeric(type) ? .floating : .number }
         if type == "real" || type == "double precision" { return .floating }
         if type == "text" || type.hasPrefix("character varying") { return .text }
         if type == "boolean" { return .boolean }
@@ -252,7 +253,30 @@ class PostgresTranslation {
     private func columnSQL(_ scope: Scope, _ column: String) -> String {
         let sql = "\(scope.alias).\(SQL.identifier(column))"
         if readsAsText(scope.type, column) { return "(\(sql)::text)" }
-        return declared(scope.type, column)?.type == "real" ? "(\(sql)::text::float8)" : sql
+        guard let type = declared(scope.type, column)?.type else { return sql }
+        if type == "real" { return "(\(sql)::text::float8)" }
+        // The double a load reads (PostgreSQL converts through the text, as the load does).
+        return Self.isWideNumeric(type) ? "(\(sql)::float8)" : sql
+    }
+
+    /// True for a `numeric` column whose values may have more than 15 significant digits (no
+    /// precision declared, or more): a load reads each as the nearest double, so two values
+    /// PostgreSQL tells apart (or a value and a literal) can be one double to the engine. Such
+    /// a column is compared as `::float8`. Up to 15 digits, distinct values are distinct doubles
+    /// and order as them, so the column is compared as it is (and its index serves).
+    static func isWideNumeric(_ declaredType: String) -> Bool {
+        guard declaredType.hasPrefix("numeric") else { return false }
+        guard let open = declaredType.firstIndex(of: "("),
+              let precision = Int(declaredType[declaredType.index(after: open)...].prefix { $0.isNumber }) else { return true }
+        return precision > 15
+    }
+
+    /// True when the operand may hold NaN (a float, or `numeric`), which PostgreSQL orders
+    /// above every number and the engine with none.
+    private func mayHoldNaN(_ v: Operand) -> Bool {
+        if v.kind == .floating { return true }
+        guard let (t, name) = v.column else { return false }
+        return declared(t, name)?.type.hasPrefix("numeric") ?? false
     }
 
     /// Joins what a path's to-one hops from the statement's own rows (`a0`) reach onto those
@@ -429,7 +453,9 @@ class PostgresTranslation {
         // An integer computed against a double: compared as doubles, as the engine compares them.
         case (.double(let d), .number) where v.computed && d.isFinite: return bind(String(d), as: "float8")
         case (.int(let i), .number): return bind(String(i), as: "numeric")
-        case (.double(let d), .number) where d.isFinite: return bind(String(d), as: "numeric")
+        // Beyond 2^53 the engine compares an integer as the nearest double (2^53 + 1 equals
+        // 2^53), where PostgreSQL compares exactly: left to the engine.
+        case (.double(let d), .number) where d.isFinite && abs(d) < 0x1p53: return bind(String(d), as: "numeric")
         case (.int(let i), .floating): return bind(String(i), as: "float8")
         case (.double(let d), .floating) where d.isFinite: return bind(String(d), as: "float8")
         case (.bool(let b), .boolean): return bind(b ? "true" : "false", as: "boolean")
@@ -510,7 +536,9 @@ class PostgresTranslation {
             guard let lit = ascii ? bind(constant.stringValue?.lowercased(), as: "text") : try literal(constant, for: v) else { return nil }
             let op = ["==": "=", "!=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="][c.op.rawValue]!
             let collate = v.kind == .text || v.kind == .persistDate ? " COLLATE \"C\"" : ""
-            let test = "coalesce(\(lhs)\(collate) \(op) \(lit), false)"
+            // NaN is above every number to PostgreSQL, and neither above nor below to the engine.
+            let notNaN = (c.op == .greater || c.op == .greaterOrEqual) && mayHoldNaN(v) ? " AND \(lhs) <> 'NaN'" : ""
+            let test = "coalesce(\(lhs)\(collate) \(op) \(lit)\(notNaN), false)"
             return c.op == .notEqual ? "NOT \(test)" : test
         case .beginsWith, .endsWith, .contains:
             guard try asciiText(), case .string(let s) = constant else { return nil }
