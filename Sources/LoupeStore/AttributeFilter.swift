@@ -86,6 +86,17 @@ extension PersistFormat {
             kindChecks.append("json_type(json, ?) NOT IN ('integer', 'real', 'null')")
             arguments.append(AttributeFilter.path(key).databaseValue)
         }
+        // A member `json_extract` reads otherwise than the load: spelled twice (SQLite reads the
+        // first, the load keeps the last), or spelled with escapes (SQLite does not decode a
+        // path's label): a document that spells the key's quoted name twice, or holds a `\u`
+        // escape (or `\/`, for a key with a slash), may hold one.
+        var doubtful = ["instr(json, '\\u') > 0"]
+        if keys.contains(where: { $0.contains("/") }) { doubtful.append("instr(json, '\\/') > 0") }
+        for key in keys.sorted() {
+            doubtful.append("length(json) - length(replace(json, ?, '')) > ?")
+            let quoted = "\"" + key + "\""
+            arguments += [quoted.databaseValue, quoted.unicodeScalars.count.databaseValue]   // (length() counts characters)
+        }
         for key in keys.sorted() {
             // The engine knows an attribute some object holds (or refuses the name): each key
             // must be held by some document, as stored (no other spelling).
@@ -96,7 +107,7 @@ extension PersistFormat {
         let sql = """
             SELECT count(*) FILTER (WHERE \(predicate)),
                    count(*) FILTER (WHERE \(kindChecks.isEmpty ? "0" : kindChecks.joined(separator: " OR "))),
-                   count(*) FILTER (WHERE NOT json_valid(json) OR json_type(json) != 'object')
+                   count(*) FILTER (WHERE NOT json_valid(json) OR json_type(json) != 'object' OR \(doubtful.joined(separator: " OR ")))
                    \(presence.map { ", " + $0 }.joined())
             FROM by_type WHERE type_name = ?
             """

@@ -53,4 +53,23 @@ final class CountPushdownTests: XCTestCase {
         try db.write { try $0.execute(sql: "UPDATE by_type SET json = '{\"pages\": 7,' WHERE id = (SELECT max(id) FROM by_type WHERE type_name = 'Book')") }
         XCTAssertNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)), "a document that does not parse")
     }
+
+    /// A member spelled twice (SQLite reads the first, the load keeps the last) or with escapes
+    /// (SQLite's paths do not decode them) would be counted otherwise than the engine counts it:
+    /// declined, and the statement is answered over the load.
+    func testMembersSpelledTwiceOrWithEscapesAreDeclined() throws {
+        for (document, pages) in [(#"{"title": "Twice", "pages": 999, "pages": 1}"#, 1), (#"{"title": "Escaped", "p\u0061ges": 999}"#, 999)] {
+            let path = try Shared.temporaryPath()
+            try SampleGenerator.generate(path: path, objects: 500, seed: 3)
+            let statement = try Parser.parse("count Book where pages > 900")
+            XCTAssertNotNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)))
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "UPDATE by_type SET json = ? WHERE id = (SELECT min(id) FROM by_type WHERE type_name = 'Book')", arguments: [document])
+            }
+            let graph = try LoadedStore.open(path).graph
+            XCTAssertEqual(try QueryEngine(graph: graph).run("Book where title == \"\(document.contains("Twice") ? "Twice" : "Escaped")\" select pages").render(.csv, graph: graph),
+                           "pages\r\n\(pages)\r\n")
+            XCTAssertNil(try CountPushdown.count(statement, file: try StoreFile.openForReading(path)), document)
+        }
+    }
 }
