@@ -54,6 +54,41 @@ public enum Value: Hashable, Sendable {
         default: return nil
         }
     }
+
+    /// The same value: the same kind holding the same thing. NaN is the same value as NaN (a
+    /// value is itself, as `Hashable` asks: a column's NaNs are one group, one distinct value,
+    /// and a NaN written back unchanged is no change). What `==` means in a statement is
+    /// `ValueSemantics`' (NaN equals nothing there).
+    public static func == (a: Value, b: Value) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case let (.bool(x), .bool(y)): return x == y
+        case let (.int(x), .int(y)): return x == y
+        case let (.double(x), .double(y)): return x == y || (x.isNaN && y.isNaN)
+        case let (.string(x), .string(y)): return x == y
+        case let (.date(x), .date(y)): return x == y
+        case let (.data(x), .data(y)): return x == y
+        case let (.array(x), .array(y)): return x == y
+        case let (.object(x), .object(y)): return x == y
+        case let (.reference(x), .reference(y)): return x == y
+        default: return false
+        }
+    }
+
+    public func hash(into h: inout Hasher) {
+        switch self {
+        case .null: h.combine(0)
+        case .bool(let b): h.combine(1); h.combine(b)
+        case .int(let i): h.combine(2); h.combine(i)
+        case .double(let d): h.combine(3); if d.isNaN { h.combine(Double.nan.bitPattern) } else { h.combine(d) }
+        case .string(let s): h.combine(4); h.combine(s)
+        case .date(let d): h.combine(5); h.combine(d)
+        case .data(let d): h.combine(6); h.combine(d)
+        case .array(let a): h.combine(7); h.combine(a)
+        case .object(let o): h.combine(8); h.combine(o)
+        case .reference(let r): h.combine(9); h.combine(r)
+        }
+    }
 }
 
 /// A JSON object nested inside an attribute, with its keys in stored order.

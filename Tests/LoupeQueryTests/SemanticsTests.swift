@@ -222,6 +222,27 @@ final class SemanticsTests: XCTestCase {
         XCTAssertEqual(QueryEngine.frequencyRows(keys.reversed()).map(\.key), rows.map(\.key))
     }
 
+    /// NaN is one value to group by, `distinct` and change detection (a value is itself), and
+    /// still equals nothing in a statement, as in NSPredicate.
+    func testNaNIsOneGroupAndEqualsNothingInAStatement() throws {
+        XCTAssertEqual(Value.double(.nan), Value.double(-.nan))
+        XCTAssertEqual(Set([Value.double(.nan), .double(.nan), .double(0), .double(-0.0)]).count, 2)
+        let rows = QueryEngine.frequencyRows([[.double(.nan)], [.double(1)], [.double(.nan)], [.double(.nan)]])
+        XCTAssertEqual(rows.map(\.count), [3, 1])
+        XCTAssertTrue(rows[0].key.numeric?.isNaN == true)
+        let b = GraphBuilder(formatName: "test")
+        let t = b.type("M")
+        for (i, v) in [Double.nan, 1, .nan].enumerated() {
+            let ref = b.addObject(type: t, id: .int(Int64(i)))
+            b.set(.double(v), type: t, row: Int(ref.row), attribute: b.attribute("x", of: t))
+        }
+        let graph = b.finish()
+        let engine = QueryEngine(graph: graph)
+        XCTAssertEqual(try engine.run("count M where x == x").render(.json, graph: graph), "1\n")
+        XCTAssertEqual(try engine.run("count M where x != 1").render(.json, graph: graph), "2\n")
+        XCTAssertEqual(try engine.run("M group by x").render(.csv, graph: graph), "key,count\r\nNaN,2\r\n1.0,1\r\n")
+    }
+
     func testOutputModes() throws {
         let engine = QueryEngine(graph: Self.graph)
         let result = try engine.run("Book where id <= 11 select id, title, tags")
