@@ -41,15 +41,25 @@ final class DifferentialTests: XCTestCase {
     }
 
     /// The same over the plain SQLite file at `path`.
-    func compareRelational(path: String, seed: UInt64, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+    func compareRelational(path: String, seed: UInt64, count: Int, sqlAnswers: Bool = true, first: [String] = [],
+                           file: StaticString = #filePath, line: UInt = #line) throws {
         let pages = try RelationalPages.open(try StoreFile.openForReading(path))
-        try compare(path: path, pages: pages, sql: RelationalQuerySource(pages: pages), seed: seed, count: count, file: file, line: line)
+        try compare(graph: try LoadedStore.open(path).graph, pages: pages, sql: RelationalQuerySource(pages: pages), seed: seed, count: count,
+                    sqlAnswers: sqlAnswers, first: first, file: file, line: line)
     }
 
     /// Chinook without its foreign keys declared: the relations a load infers from the `XId`
     /// columns, found over the file, joined by SQL and followed by the chunks as the load links them.
     func testUndeclaredChinookStatementsAreAnsweredAlikeByEveryEngine() throws {
         try compareRelational(path: try HostileFiles.undeclaredChinook(), seed: Self.seed ?? 707, count: Self.count ?? 250)
+    }
+
+    /// Loosely typed tables (untyped columns mixing integers with equal reals, text and blobs),
+    /// `WITHOUT ROWID` tables, keys of every kind, names needing quotes, a view
+    /// (``HostileFiles/untypedRelational(seed:)``).
+    func testUntypedTablesAreAnsweredAlikeByEveryEngine() throws {
+        try compareRelational(path: try HostileFiles.untypedRelational(seed: 3), seed: Self.seed ?? 1_010, count: Self.count ?? 300,
+                              first: ["loose where y != nil group by x", "kv where (k < \"α8\" AND v != nil) group by v"])
     }
 
     /// Relations inferred through affinity twins, whole reals and a second candidate table (SQL

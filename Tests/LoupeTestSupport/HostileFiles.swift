@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeStore
 
 /// Makes the hostile inputs of the hardening issue, each as a fresh file in a temp folder: no
 /// binary blob is checked in, every case is written here by SQL. Tests run Loupe on them and
@@ -41,6 +42,82 @@ public enum HostileFiles {
         try queue.writeWithoutTransaction { db in try body(db) }
         try queue.close()
         return path
+    }
+
+    /// A plain file of loosely typed tables, seeded: columns without a type holding integers,
+    /// reals equal to them (5 and 5.0), text, blobs and 2^62; `WITHOUT ROWID` tables (a
+    /// `NOCASE` text key, a composite key, a join table of two foreign keys); an `INTEGER
+    /// PRIMARY KEY DESC` (not the rowid); a foreign key naming a unique column, one naming a
+    /// table's key without a column, a self reference; a table named with a space and accents,
+    /// a column named with a quote; dates as text, numbers and junk; a view.
+    public static func untypedRelational(seed: UInt64 = 1) throws -> String {
+        var random = SampleGenerator.Random(state: seed)
+        let names: [DatabaseValue] = ["Ann", "bob", "Çelik", "", "ANN", "zoë", "a b", "O'Brien", "x\u{301}", "日本", "Bob"].map(\.databaseValue) + [.null]
+        func pick(_ values: [DatabaseValue]) -> DatabaseValue { values[random.int(values.count)] }
+        func int(_ n: Int) -> Int { random.int(n) }
+        func loose() -> DatabaseValue {
+            let choices: [DatabaseValue] = [(int(45) - 5).databaseValue, (Double(int(3000)) / 100).databaseValue, pick(names), .null,
+                                            String(int(30)).databaseValue, Double(int(10)).databaseValue, Data([1, 2]).databaseValue, (1 << 62).databaseValue]
+            return pick(choices)
+        }
+        return try make("untyped.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE owner(id INTEGER PRIMARY KEY, name TEXT, score REAL, born TEXT, code TEXT UNIQUE, n INTEGER);
+                CREATE TABLE kv(k TEXT PRIMARY KEY COLLATE NOCASE, v) WITHOUT ROWID;
+                CREATE TABLE pet(id INTEGER PRIMARY KEY DESC, owner_id INTEGER REFERENCES owner(id), kv_key TEXT REFERENCES kv(k), name TEXT, weight NUMERIC);
+                CREATE TABLE link(owner_id INTEGER REFERENCES owner(id), pet_id INTEGER REFERENCES pet(id), since TEXT, PRIMARY KEY(owner_id, pet_id)) WITHOUT ROWID;
+                CREATE TABLE loose(x, y REFERENCES owner(id));
+                CREATE TABLE ticket(tid TEXT PRIMARY KEY, code TEXT REFERENCES owner(code), price REAL) WITHOUT ROWID;
+                CREATE TABLE dept(name TEXT PRIMARY KEY, "we""ird col" INTEGER, opened DATE);
+                CREATE TABLE "Ünï cödé"(id INTEGER PRIMARY KEY, boss INTEGER REFERENCES "Ünï cödé"(id), dept TEXT REFERENCES dept, "when" DATETIME, flag BOOLEAN);
+                CREATE VIEW rich AS SELECT * FROM owner WHERE score > 5;
+                """)
+            for i in 1...120 {
+                try db.execute(sql: "INSERT INTO owner VALUES (?, ?, ?, ?, ?, ?)", arguments: [
+                    i, pick(names), pick([.null, (Double(int(1000)) / 100).databaseValue, int(11).databaseValue]),
+                    pick([.null, "2021-03-0\(1 + int(9))".databaseValue, "2020-12-31T10:00:00Z".databaseValue, "not a date".databaseValue]),
+                    int(5) == 0 ? DatabaseValue.null : "C\(i)".databaseValue, pick([.null, (int(7) - 3).databaseValue, "7".databaseValue, 2.5.databaseValue])])
+            }
+            var keys: [String] = []
+            for i in 0..<60 {
+                let k = ["key", "Key", "k", "α", "z", "10", "9", ""][int(8)] + String(i)
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM kv WHERE k = ?)", arguments: [k]) == false {
+                    try db.execute(sql: "INSERT INTO kv VALUES (?, ?)", arguments: [k, loose()])
+                    keys.append(k)
+                }
+            }
+            for i in 1...200 {
+                let key = keys[int(keys.count)]
+                try db.execute(sql: "INSERT INTO pet VALUES (?, ?, ?, ?, ?)", arguments: [
+                    i * 3, pick([.null, (1 + int(125)).databaseValue, String(1 + int(30)).databaseValue, Double(1 + int(5)).databaseValue]),
+                    pick([.null, key.databaseValue, key.uppercased().databaseValue, "missing".databaseValue]), pick(names),
+                    pick([.null, (1 + int(50)).databaseValue, (Double(int(5000)) / 100).databaseValue, "12".databaseValue, "heavy".databaseValue])])
+            }
+            for _ in 0..<300 {
+                try db.execute(sql: "INSERT OR IGNORE INTO link VALUES (?, ?, ?)", arguments: [1 + int(125), (1 + int(210)) * 3, pick([.null, "2022-01-01".databaseValue, "soon".databaseValue])])
+            }
+            for _ in 0..<150 {
+                try db.execute(sql: "INSERT INTO loose VALUES (?, ?)", arguments: [
+                    loose(), pick([.null, (1 + int(130)).databaseValue, String(1 + int(20)).databaseValue, "abc".databaseValue, Double(1 + int(9)).databaseValue, Data([5]).databaseValue])])
+            }
+            for _ in 0..<100 {
+                try db.execute(sql: "INSERT OR IGNORE INTO ticket VALUES (?, ?, ?)", arguments: [
+                    String(format: "T%03d", int(400)), pick([.null, "C\(1 + int(130))".databaseValue, "c\(1 + int(9))".databaseValue]),
+                    pick([.null, (Double(int(10000)) / 100).databaseValue, int(100).databaseValue])])
+            }
+            let depts: [DatabaseValue] = ["R&D", "ops", "Ops", "sales", "", "10"].map(\.databaseValue)
+            for d in depts {
+                try db.execute(sql: "INSERT INTO dept VALUES (?, ?, ?)", arguments: [
+                    d, pick([.null, int(6).databaseValue, "3".databaseValue, 4.0.databaseValue]),
+                    pick([.null, "2020-01-0\(1 + int(9))".databaseValue, (700_000_000 + int(10_000_000)).databaseValue, "bad".databaseValue, 1.5e9.databaseValue])])
+            }
+            for i in 1...150 {
+                try db.execute(sql: #"INSERT INTO "Ünï cödé" VALUES (?, ?, ?, ?, ?)"#, arguments: [
+                    i, pick([.null, (1 + int(160)).databaseValue, String(1 + int(20)).databaseValue]), pick(depts + [.null, "gone".databaseValue, 10.databaseValue]),
+                    pick([.null, "2023-0\(1 + int(9))-1\(int(10)) 10:00:00".databaseValue, (1.7e9 + Double(int(10_000_000))).databaseValue, "later".databaseValue, int(11).databaseValue]),
+                    pick([.null, 0.databaseValue, 1.databaseValue, "true".databaseValue, 2.databaseValue])])
+            }
+        }
     }
 
     /// Persist ids at both ends of the 64-bit range, related to each other.
