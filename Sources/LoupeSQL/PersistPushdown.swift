@@ -207,7 +207,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
             guard let ranks = SortIndex.ranks(for: pages.file, stamp: stamp, type: plan.typeName, attribute: attribute) else { return nil }
             kept[attribute] = ranks
         }
-        var rows = try plan.rows(db, skippingSortKeys: true, isCancelled: isCancelled)
+        let rows = try plan.rows(db, skippingSortKeys: true, sortKeysOnly: plan.readsKeptRowsAlone, isCancelled: isCancelled)
         // The statement read the state the ranks were made at: nobody committed since `stamp`.
         guard file(stamp) else { return nil }
         let count = rows.keys.count
@@ -232,10 +232,7 @@ public final class PersistQuerySource: QuerySource, Sendable {
             if isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
         }
         let order = Array(QueryEngine.sortOrder(ranked: ranked).prefix(plan.sortedEnough))
-        rows.keys = order.map { rows.keys[$0] }
-        rows.order = order
-        rows.count = rows.keys.count
-        return rows.inOrder(sorted: sortKeys.count)
+        return try plan.keeping(order, of: rows, db, isCancelled: isCancelled).inOrder(sorted: sortKeys.count)
     }
 
     /// True when the store is still as `stamp` describes it.
@@ -440,29 +437,39 @@ struct PersistPlan {
         init(operands: Int) { values = Array(repeating: [], count: operands) }
     }
 
-    /// The plan's rows from `SELECT a0.id, <operands> FROM … ORDER BY <order>` (the operands from
-    /// `first` on), a row at a time: the cursor, and a reader of the current row's key and
-    /// operand values.
-    private func select(_ db: Database, orderBy order: String, from first: Int = 0) throws -> (RowCursor, OperandColumns) {
-        var columns = OperandColumns(Array(operands[first...]))
-        let sql = "SELECT \((["a0.id"] + columns.sql).joined(separator: ", ")) \(from) ORDER BY \(order)"
+    /// The plan's rows from `SELECT a0.id, <operands> FROM … ORDER BY <order>` (the operands in
+    /// `range`; with `keys`, only the matching objects among those), a row at a time: the cursor,
+    /// and a reader of the current row's key and operand values.
+    private func select(_ db: Database, orderBy order: String, operands range: Range<Int>? = nil, keys: [Int64]? = nil) throws -> (RowCursor, OperandColumns) {
+        var columns = OperandColumns(Array(operands[range ?? operands.indices]))
+        var bound = translation.arguments
+        var only = ""
+        if let keys {
+            bound.append(("[" + keys.map(String.init).joined(separator: ",") + "]").databaseValue)
+            only = " AND a0.id IN (SELECT value FROM json_each(?\(bound.count)))"
+        }
+        let sql = "SELECT \((["a0.id"] + columns.sql).joined(separator: ", ")) \(from)\(only) ORDER BY \(order)"
         if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let selected = try db.makeStatement(sql: sql)
         columns.reader = ColumnReader(selected)
-        return (try Row.fetchCursor(selected, arguments: arguments), columns)
+        // Values bound by operands left out are past the statement's last placeholder: unbound.
+        selected.setUncheckedArguments(StatementArguments(bound))
+        return (try Row.fetchCursor(selected), columns)
     }
 
     /// The matching objects in key order with their operands' values (``Rows``); with
-    /// `skippingSortKeys`, the first sort's own columns are left empty (not read).
-    func rows(_ db: Database, skippingSortKeys: Bool = false, isCancelled: () -> Bool) throws -> Rows {
+    /// `skippingSortKeys`, the first sort's own columns are left empty (not read); with
+    /// `sortKeysOnly`, every column after them is (see ``keeping(_:of:_:isCancelled:)``).
+    func rows(_ db: Database, skippingSortKeys: Bool = false, sortKeysOnly: Bool = false, isCancelled: () -> Bool) throws -> Rows {
         var rows = Rows(operands: operands.count)
         if case .count = statement {
             if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data(("SELECT count(*) \(from)\n").utf8)) }
             rows.count = try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0
             return rows
         }
-        let first = skippingSortKeys ? firstSort?.1.count ?? 0 : 0
-        var (cursor, columns) = try select(db, orderBy: "a0.id", from: first)
+        let sorted = firstSort?.1.count ?? 0
+        let first = skippingSortKeys ? sorted : 0
+        var (cursor, columns) = try select(db, orderBy: "a0.id", operands: first..<(sortKeysOnly ? sorted : operands.count))
         // A group's keys are counted as they come (its rows are not kept).
         var isGroup = false
         if case .group = statement { isGroup = true }
@@ -505,6 +512,49 @@ struct PersistPlan {
         }
     }
 
+    /// True when a `limit` right after the first sort keeps fewer rows than a large type holds and
+    /// columns come after the sort's own (a projection, `distinct` paths): those are then read
+    /// only for the rows the limit keeps (``keeping(_:of:_:isCancelled:)``), as the engine
+    /// evaluates them only over those (a `select title` after `sort by price limit 3` read and
+    /// parsed every document of the type for three rows).
+    var readsKeptRowsAlone: Bool {
+        guard let (_, sortKeys) = firstSort else { return false }
+        return sortedEnough <= 50_000 && operands.count > sortKeys.count
+    }
+
+    /// `rows` (in key order, read with `sortKeysOnly` when ``readsKeptRowsAlone``) cut to `order`,
+    /// the positions of the rows kept in the sort's order: in that order, with the operands after
+    /// the sort's own either moved into it or, when unread, read for those rows by their keys.
+    func keeping(_ order: [Int], of rows: Rows, _ db: Database, isCancelled: () -> Bool) throws -> Rows {
+        var kept = rows
+        kept.keys = order.map { rows.keys[$0] }
+        kept.count = kept.keys.count
+        guard readsKeptRowsAlone, let (_, sortKeys) = firstSort else {
+            kept.order = order
+            return kept
+        }
+        let later = sortKeys.count..<operands.count
+        var (cursor, columns) = try select(db, orderBy: "a0.id", operands: later, keys: kept.keys)
+        var byKey: [Int64: [Value]] = [:]
+        while let row = try cursor.next() {
+            var values: [Value] = []
+            columns.read(row, translation) { _, value in values.append(value) }
+            byKey[columns.key] = values
+            if byKey.count % 4_096 == 0, isCancelled() { throw DatabaseError(resultCode: .SQLITE_INTERRUPT) }
+        }
+        // Read on the snapshot that matched them, every kept row is there.
+        let found = try kept.keys.map { key -> [Value] in
+            guard let values = byKey[key] else { throw StoreError(.unreadable, reason: "a sorted row was not found again by its key") }
+            return values
+        }
+        kept.order = nil
+        // The sort's own columns (when read) in order too: two halves' rows are merged by them.
+        kept.values = operands.indices.map { c in
+            later.contains(c) ? found.map { $0[c - later.lowerBound] } : rows.values[c].isEmpty ? [] : order.map { rows.values[c][$0] }
+        }
+        return kept
+    }
+
     /// The matching objects of a query whose first clause sorts, in that sort's order, with
     /// every operand's values; at most ``sortedEnough`` of them. Where SQLite orders the first
     /// keys as the engine does, SQL sorts by them (then by key, the engine's order for ties),
@@ -517,12 +567,9 @@ struct PersistPlan {
         let enough = sortedEnough
         let ascending = sortKeys.map(\.ascending)
         guard sqlOrders, let prefix = sortKeys.indices.firstIndex(where: { !translation.ordersInSQL(operands[$0]) }) ?? Optional(sortKeys.count), prefix > 0 else {
-            var sorted = try rows(db, isCancelled: isCancelled)
+            let sorted = try rows(db, sortKeysOnly: readsKeptRowsAlone, isCancelled: isCancelled)
             let order = Array(QueryEngine.sortOrder(columns: Array(sorted.values[0..<sortKeys.count]), ascending: ascending).prefix(enough))
-            sorted.keys = order.map { sorted.keys[$0] }
-            sorted.order = order
-            sorted.count = sorted.keys.count
-            return sorted
+            return try keeping(order, of: sorted, db, isCancelled: isCancelled)
         }
         let orderBy = (0..<prefix).map { operands[$0].sql + (ascending[$0] ? "" : " DESC") } + ["a0.id"]
         var (cursor, columns) = try select(db, orderBy: orderBy.joined(separator: ", "))

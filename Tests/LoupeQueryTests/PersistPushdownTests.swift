@@ -34,6 +34,8 @@ final class PersistPushdownTests: XCTestCase {
         "Author sort by died desc, name", "Book sort by price, title limit 5", "Loan sort by renewals desc, book.title limit 12 offset 3",
         "Book sort by @links.Loan.book.@count desc, title limit 10", "Book sort by pages limit 5 select title, pages",
         "Book sort by price desc distinct language", "Loan sort by book.author.id, id limit 30", "Author sort by died, born desc limit 40 select name, died, born",
+        // Sorted here, then cut by a limit: the columns after the sort read for the rows kept.
+        "Loan sort by book.title desc, id limit 8 offset 2 select member.name, due, book.title", "Loan sort by book.author.name, id limit 5 select member.name, book.title",
         // Objects compared with keys: their keys compared.
         "count Book where author IN {#70, #80, #90, #100, 120}", "count Book where publisher == nil", "Book where publisher != #3 sort by id limit 5 select title",
         "count Book where ANY tags == #35", "count Author where ANY @links.Book.author IN {#400, #500, #600, #700}", "count Book where NONE tags IN {#31, #32, #33}",
@@ -121,6 +123,8 @@ final class PersistPushdownTests: XCTestCase {
             "Book sort by language, price desc limit 7 offset 3 select title, price, author.name", "Book sort by id desc, price limit 9",
             "Book sort by price desc distinct language", "Member sort by joined desc, name", "Loan sort by due, renewals desc",
             "Book where @links.Loan.book.@count > 2 sort by title desc, id", "Book sort by PRICE, Title limit 5",
+            "Book sort by price desc, title, id limit 3 select title, price", "Book where pages > 300 sort by title limit 4 select title, @links.Loan.book.@count",
+            "Book sort by language limit 0 select title",
         ]
         for (path, statements, kept) in [(awkward, Self.awkwardStatements, [("Thing", ["n", "s", "b", "d"]), ("Dup", ["n", "m", "s"]), ("Clean", ["v", "w"])]),
                                          (sample, sampleStatements, [("Book", ["price", "title", "language"]), ("Member", ["joined", "name"]),
