@@ -283,7 +283,7 @@ final class SQLEngineTests: XCTestCase {
             var compared = 0
             for type in graph.types {
                 if case .columns = type.keyPolicy { continue }   // composite keys: `show` loads
-                let rows = type.count <= 60 ? Array(0..<type.count) : Array(0..<40) + Array(type.count - 5..<type.count)
+                let rows = type.count <= 30 ? Array(0..<type.count) : Array(0..<15) + Array(type.count - 5..<type.count)
                 for row in rows {
                     let ref = ObjectRef(type: Int32(type.index), row: Int32(row))
                     let id = graph.id(of: ref)
