@@ -9,6 +9,8 @@
 #   scripts/fuzz.sh --ci                 what .ci/run does: --runs 80000 1500 (about 20 seconds a
 #                                        target), seeded from the commit, so that a CI run is
 #                                        repeated exactly by running this on the same commit
+#   scripts/fuzz.sh --build-only         builds the two targets and stops (.ci/run builds them
+#                                        while the tests run: the build is mostly one core's work)
 #   SEED=S scripts/fuzz.sh …             libFuzzer's seed (otherwise a random one, printed)
 #
 # Swift's hashing is made deterministic (SWIFT_DETERMINISTIC_HASHING), so that a seed and a
@@ -32,6 +34,7 @@ export SWIFT_DETERMINISTIC_HASHING=1
 
 swift build --package-path Fuzz --sanitize fuzzer --product QueryFuzz >/dev/null
 swift build --package-path Fuzz --sanitize fuzzer --product FileFuzz >/dev/null
+if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 swift build --product loupe >/dev/null
 bin=$(swift build --package-path Fuzz --sanitize fuzzer --show-bin-path)
 
