@@ -357,6 +357,15 @@ extension LoadedStore {
         guard let entry = SchemaCache.entry(for: file) else { return nil }
         return CachedSchema(objectCount: entry.objectCount, types: entry.types.map { ($0.name, $0.count, $0.schema) }, warnings: entry.warnings)
     }
+
+    /// The types of the Persist store `file` reads, with their counts, as paged mode last
+    /// counted them (its ``SchemaCache/PagedEntry``), with no `GROUP BY` over the store; nil
+    /// when no entry describes the file as it is now, or the file is not read as a Persist store.
+    public static func cachedPagedCatalog(_ file: StoreFile) -> [(name: String, count: Int)]? {
+        guard let entry = SchemaCache.pagedEntry(for: file),
+              let format = try? file.read({ try StoreFormats.detect($0, path: file.path) }), format == PersistFormat.self else { return nil }
+        return entry.types.map { ($0.name, $0.count) }
+    }
 }
 
 extension PersistFormat {

@@ -125,6 +125,9 @@ struct Types: ParsableCommand {
             // A Persist store unchanged since a whole load: its counts are known without a scan.
             if let cached = LoadedStore.cachedSchema(file) {
                 types = cached.types.map { ($0.name, $0.count) }
+            } else if let counted = LoadedStore.cachedPagedCatalog(file) {
+                // Or since paged mode counted its types.
+                types = counted
             } else {
                 types = try LoadedStore.catalog(file, counted: true).types
             }

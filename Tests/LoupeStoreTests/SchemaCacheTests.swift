@@ -119,10 +119,14 @@ final class SchemaCacheTests: XCTestCase {
         json["types"] = types
         try JSONSerialization.data(withJSONObject: json).write(to: entryURL)
         XCTAssertEqual(try PersistPages.open(try StoreFile.openForReading(path)).catalog.first?.count, 123_456)
+        // `loupe types` reads it too, and nothing once the file changes.
+        XCTAssertEqual(LoadedStore.cachedPagedCatalog(try StoreFile.openForReading(path))?.map(\.name), first.catalog.map(\.name))
+        XCTAssertEqual(LoadedStore.cachedPagedCatalog(try StoreFile.openForReading(path))?.first?.count, 123_456)
         // A commit makes it stale: the file is read again.
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in try db.execute(sql: #"INSERT INTO by_type (type_name, json) VALUES ('Publisher', '{"name": "New"}')"#) }
         try queue.close()
+        XCTAssertNil(LoadedStore.cachedPagedCatalog(try StoreFile.openForReading(path)))
         let reopened = try PersistPages.open(try StoreFile.openForReading(path))
         XCTAssertEqual(reopened.catalog.first?.count, first.catalog[0].count + 1)
         XCTAssertEqual(reopened.catalog.map(\.name), first.catalog.map(\.name))
