@@ -726,8 +726,11 @@ final class CLITests: XCTestCase {
         let statements = ["count Loan where book.author.born < 1930", "Book where @links.Loan.book.@count >= 2 sort by title limit 8",
                           "Loan sort by book.pages desc, id limit 5 select book.title, member.name, renewals", "Loan group by book.language",
                           "Member where name BEGINSWITH[c] \"a\"", "count Book where titel > 3"]
-        for statement in statements {
-            for format in ["table", "json", "csv"] {
+        // Every statement in one format (the formats in turn; the first two in all three): the
+        // rows are the engine's, the formatting one code for both.
+        let formats = ["table", "json", "csv"]
+        for (i, statement) in statements.enumerated() {
+            for format in i < 2 ? formats : [formats[i % 3]] {
                 let loaded = try loupe(["query", path, statement, "--format", format, "--engine", "memory"])
                 for options in [["--memory-budget", "1K"], ["--engine", "sql"]] {
                     let pushed = try loupe(["query", path, statement, "--format", format] + options)
@@ -892,8 +895,11 @@ final class CLITests: XCTestCase {
             try db.execute(sql: "CREATE VIEW LongTracks AS SELECT Name, Milliseconds FROM Track WHERE Milliseconds > 300000")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: chinook))
-        for statement in statements {
-            for format in ["table", "json", "csv"] {
+        // Every statement in one format (the formats in turn; the first two in all three): the
+        // rows are the engine's, the formatting one code for both.
+        let formats = ["table", "json", "csv"]
+        for (i, statement) in statements.enumerated() {
+            for format in i < 2 ? formats : [formats[i % 3]] {
                 let loaded = try loupe(["query", chinook, statement, "--format", format, "--engine", "memory"])
                 let over = try loupe(["query", chinook, statement, "--format", format, "--memory-budget", "1K"])
                 XCTAssertEqual(over.status, loaded.status, statement)
