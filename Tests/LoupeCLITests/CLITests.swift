@@ -713,6 +713,14 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(browse.stderr.contains("not a terminal"), browse.stderr)
     }
 
+    /// The output formats statement `index` of a list is compared in, engine against engine:
+    /// one each, in turn, and all three for the first two. The rows are the engine's, and the
+    /// formatting one code for both, so more would compare the same thing again.
+    static func formats(forStatement index: Int) -> [String] {
+        let formats = ["table", "json", "csv"]
+        return index < 2 ? formats : [formats[index % 3]]
+    }
+
     /// `--paged`, or a whole load over `--memory-budget`, browses a Persist store a window at a
     /// time: the same screen as the loaded graph (the status line says which mode), the file
     /// untouched; other formats and bad sizes are refused in one line.
@@ -726,11 +734,8 @@ final class CLITests: XCTestCase {
         let statements = ["count Loan where book.author.born < 1930", "Book where @links.Loan.book.@count >= 2 sort by title limit 8",
                           "Loan sort by book.pages desc, id limit 5 select book.title, member.name, renewals", "Loan group by book.language",
                           "Member where name BEGINSWITH[c] \"a\"", "count Book where titel > 3"]
-        // Every statement in one format (the formats in turn; the first two in all three): the
-        // rows are the engine's, the formatting one code for both.
-        let formats = ["table", "json", "csv"]
         for (i, statement) in statements.enumerated() {
-            for format in i < 2 ? formats : [formats[i % 3]] {
+            for format in Self.formats(forStatement: i) {
                 let loaded = try loupe(["query", path, statement, "--format", format, "--engine", "memory"])
                 for options in [["--memory-budget", "1K"], ["--engine", "sql"]] {
                     let pushed = try loupe(["query", path, statement, "--format", format] + options)
@@ -895,11 +900,8 @@ final class CLITests: XCTestCase {
             try db.execute(sql: "CREATE VIEW LongTracks AS SELECT Name, Milliseconds FROM Track WHERE Milliseconds > 300000")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: chinook))
-        // Every statement in one format (the formats in turn; the first two in all three): the
-        // rows are the engine's, the formatting one code for both.
-        let formats = ["table", "json", "csv"]
         for (i, statement) in statements.enumerated() {
-            for format in i < 2 ? formats : [formats[i % 3]] {
+            for format in Self.formats(forStatement: i) {
                 let loaded = try loupe(["query", chinook, statement, "--format", format, "--engine", "memory"])
                 let over = try loupe(["query", chinook, statement, "--format", format, "--memory-budget", "1K"])
                 XCTAssertEqual(over.status, loaded.status, statement)

@@ -38,7 +38,8 @@ final class TmuxTests: XCTestCase {
 
     private func screen() throws -> String { try tmux(["capture-pane", "-t", "main", "-p"], output: true) }
 
-    /// Waits until the screen shows `text` (or fails after `seconds`).
+    /// Waits until one screen shows every one of `texts` (or fails after `seconds`): a redraw
+    /// caught halfway can show one and not yet another.
     @discardableResult
     private func waitFor(_ texts: String..., seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
