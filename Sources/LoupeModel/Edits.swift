@@ -436,7 +436,7 @@ extension ObjectGraph {
             guard touched else { continue }
             tables[t] = TypeTable(name: types[t].name, index: t, readOnlyReason: types[t].readOnlyReason, keyPolicy: types[t].keyPolicy,
                                   ids: ids[t], attributes: attributes[t], relations: relations[t], backlinks: backlinks[t], removed: removed[t],
-                                  lineage: types[t].lineage)
+                                  lineage: types[t].lineage, keyFloor: types[t].keyFloor)
         }
         return ObjectGraph(types: tables, formatName: formatName)
     }
@@ -451,7 +451,7 @@ extension ObjectGraph {
             var attributes = t.attributes
             for i in attributes.indices { if let k = known[attributes[i].name] { attributes[i].kinds.formUnion(k) } }
             return TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason, keyPolicy: t.keyPolicy, ids: t.ids,
-                             attributes: attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage)
+                             attributes: attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage, keyFloor: t.keyFloor)
         }, formatName: formatName)
     }
 
@@ -461,7 +461,7 @@ extension ObjectGraph {
     public func readOnly(because reason: String?, formatName: String) -> ObjectGraph {
         ObjectGraph(types: types.map { t in
             TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason ?? reason, keyPolicy: t.keyPolicy, ids: t.ids,
-                      attributes: t.attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage)
+                      attributes: t.attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage, keyFloor: t.keyFloor)
         }, formatName: formatName)
     }
 

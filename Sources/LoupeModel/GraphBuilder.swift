@@ -15,6 +15,7 @@ public final class GraphBuilder {
         var name: String
         var readOnlyReason: String?
         var keyPolicy: KeyPolicy
+        var keyFloor: Int64 = 0
         var ids: [ObjectID] = []
         var attributes: [AttributeColumn] = []
         var attributeIndex: [String: Int] = [:]
@@ -54,6 +55,9 @@ public final class GraphBuilder {
         precondition(supertype != type, "a type cannot inherit from itself")
         drafts[type].supertype = supertype
     }
+
+    /// Sets the largest key the store has handed out for `type` (``TypeTable/keyFloor``).
+    public func setKeyFloor(_ floor: Int64, type: Int) { drafts[type].keyFloor = floor }
 
     /// Adds a note on how `type` was read (`schema` shows it).
     public func note(_ text: String, type: Int) { drafts[type].notes.append(text) }
@@ -218,7 +222,7 @@ public final class GraphBuilder {
         let lineages = self.lineages()
         let tables = drafts.enumerated().map { i, d in
             TypeTable(name: TypeName(d.name), index: i, readOnlyReason: d.readOnlyReason, keyPolicy: d.keyPolicy, ids: d.ids,
-                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i], lineage: lineages[i])
+                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i], lineage: lineages[i], keyFloor: d.keyFloor)
         }
         drafts = []
         return ObjectGraph(types: tables, formatName: formatName)

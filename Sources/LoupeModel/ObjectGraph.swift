@@ -142,6 +142,10 @@ public final class TypeTable: Sendable {
     public let readOnlyReason: String?
     /// How objects are keyed (see ``KeyPolicy``).
     public let keyPolicy: KeyPolicy
+    /// The largest integer key the store has ever handed out for this type, kept or not (an
+    /// `AUTOINCREMENT` table's `sqlite_sequence` row; for Persist, `by_type`'s): a new object's
+    /// key is above it, so that a deleted object's key is never reused. 0 when the store keeps none.
+    public let keyFloor: Int64
     /// Every object's key, in store order; an object's row is its position here.
     public let ids: [ObjectID]
     /// The attributes seen, in the order first seen (a table's column order).
@@ -163,8 +167,9 @@ public final class TypeTable: Sendable {
 
     init(name: TypeName, index: Int, readOnlyReason: String?, keyPolicy: KeyPolicy, ids: [ObjectID],
          attributes: [AttributeColumn], relations: [RelationColumn], backlinks: [BacklinkIndex], removed: RowSet = RowSet(),
-         lineage: TypeLineage = TypeLineage()) {
+         lineage: TypeLineage = TypeLineage(), keyFloor: Int64 = 0) {
         self.lineage = lineage
+        self.keyFloor = keyFloor
         self.name = name
         self.index = index
         self.readOnlyReason = readOnlyReason

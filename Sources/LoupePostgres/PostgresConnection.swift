@@ -82,7 +82,7 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
     public func query(_ sql: String, _ parameters: [String?] = []) throws -> Rows {
         let result: OpaquePointer?
         if let isCancelled { result = try cancellableResult(sql, parameters, isCancelled) } else {
-            result = withCStrings(parameters) { values in
+            result = try withCStrings(parameters) { values in
                 PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
             }
         }
@@ -120,7 +120,7 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
     /// and once `isCancelled` says so the server is asked to stop (`PQcancel`) and what it
     /// answers is read to the end, so that the connection can be used again.
     private func cancellableResult(_ sql: String, _ parameters: [String?], _ isCancelled: () -> Bool) throws -> OpaquePointer? {
-        let sent = withCStrings(parameters) { values in
+        let sent = try withCStrings(parameters) { values in
             PQsendQueryParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard sent == 1 else { return nil }
@@ -157,7 +157,7 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
     /// Runs one statement that returns no rows (an `INSERT`, `UPDATE` or `DELETE`), values bound
     /// as `parameters`; returns how many rows it changed.
     public func execute(_ sql: String, _ parameters: [String?] = []) throws -> Int {
-        let result: OpaquePointer? = withCStrings(parameters) { values in
+        let result: OpaquePointer? = try withCStrings(parameters) { values in
             PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard let result else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(connection))) }
@@ -197,7 +197,13 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
     /// False once the connection is lost (the server went away): it is not used again.
     public var isHealthy: Bool { PQstatus(connection) == CONNECTION_OK }
 
-    private func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    /// Calls `body` with the parameters as C strings. PostgreSQL's text cannot hold U+0000, and
+    /// libpq would send a C string cut short at it (`"x\u{0}y"` written as `"x"`): such a value
+    /// is refused before anything is sent.
+    private func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) throws -> R {
+        if strings.contains(where: { $0?.utf8.contains(0) ?? false }) {
+            throw PostgresError(server: server, reason: "PostgreSQL text cannot hold a NUL character (U+0000); a value holding one is not sent, nothing was written")
+        }
         let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.flatMap { strdup($0) } }
         defer { for p in pointers { free(p) } }
         return body(pointers.map { $0.map { UnsafePointer($0) } })

@@ -204,11 +204,12 @@ public struct Editor {
     /// `#"uuid"`) looked up in the relation's target types; null and `{}` name none.
     private func targetRefs(_ operand: Operand, _ relation: RelationColumn, at range: SourceRange) throws -> [ObjectRef] {
         var out: [ObjectRef] = []
+        let accepted = acceptedTypes(relation)
         for value in operand.listItems.flatMap({ v -> [Value] in if case .array(let items) = v { return items }; return [v] }) {
             switch value {
             case .null: continue
             case .reference(let ref):
-                guard relation.targetTypes.isEmpty || relation.targetTypes.contains(Int(ref.type)) || relation.foreignKey == nil else {
+                guard accepted?.contains(Int(ref.type)) ?? true else {
                     throw QueryError("\(graph.label(of: ref)) is not a \(targetTypeNames(relation))", at: range)
                 }
                 guard graph.table(ref).isLive(Int(ref.row)) else { throw QueryError("\(graph.label(of: ref)) is deleted", at: range) }
@@ -217,14 +218,29 @@ public struct Editor {
                 guard let key = ObjectID(keyValue: value) else {
                     throw QueryError("'\(relation.name)' takes an object", at: range, hint: "like #12 or #\"key\" (the key as `id` shows it)")
                 }
-                let types = relation.foreignKey.map { [$0.targetType] } ?? (relation.targetTypes.isEmpty ? Array(graph.types.indices) : relation.targetTypes)
-                guard let ref = types.lazy.compactMap({ self.graph.ref(type: self.graph.types[$0], id: key) }).first
-                        ?? (relation.foreignKey == nil && relation.targetTypes.isEmpty ? nil : relation.foreignKey == nil ? self.graph.ref(id: key) : nil) else {
+                let types = accepted.map { Array($0).sorted() } ?? Array(graph.types.indices)
+                guard let ref = types.lazy.compactMap({ self.graph.ref(type: self.graph.types[$0], id: key) }).first else {
+                    // A key every type shares (Persist's): name what it is instead.
+                    if accepted != nil, relation.foreignKey == nil, let other = graph.ref(id: key) {
+                        throw QueryError("\(graph.label(of: other)) is not a \(targetTypeNames(relation))", at: range,
+                                         hint: "'\(relation.name)' holds \(targetTypeNames(relation)) objects")
+                    }
                     throw QueryError("no \(targetTypeNames(relation)) has key \(key)", at: range)
                 }
                 out.append(ref)
             }
         }
+        return out
+    }
+
+    /// The types a target of `relation` may have, or nil when the store says nothing of them: a
+    /// declared foreign key's table, else the types its objects already point to (Persist's
+    /// relations, Core Data's model), with their subtypes.
+    private func acceptedTypes(_ relation: RelationColumn) -> Set<Int>? {
+        let declared = relation.foreignKey.map { [$0.targetType] } ?? relation.targetTypes
+        guard !declared.isEmpty else { return nil }
+        var out = Set(declared)
+        for t in declared { out.formUnion(graph.types[t].lineage.descendants) }
         return out
     }
 
@@ -313,9 +329,9 @@ public struct Editor {
         }
         switch type.keyPolicy {
         case .globalInteger:
-            return .int(nextInteger(graph.types.flatMap(\.ids) + [.int(storedKeyMaximum)]))
+            return .int(nextInteger(graph.types.flatMap(\.ids) + [.int(storedKeyMaximum)] + graph.types.map { .int($0.keyFloor) }))
         case .rowid:
-            return .int(nextInteger(type.ids + [.int(storedTypeKeyMaxima[type.index] ?? 0)]))
+            return .int(nextInteger(type.ids + [.int(storedTypeKeyMaxima[type.index] ?? 0), .int(type.keyFloor)]))
         case .column(let name, let autoIncrements):
             if let given = values[name], !given.isNull {
                 guard let key = ObjectID(keyValue: given) else { throw QueryError("\(name) cannot be a key: \(ValueFormatter.plain(given))", at: range) }
@@ -323,7 +339,7 @@ public struct Editor {
                 return key
             }
             guard autoIncrements else { throw QueryError("insert \(type.name) needs its key '\(name)'", at: range, hint: "give \(name): …") }
-            let key = nextInteger(type.ids + [.int(storedTypeKeyMaxima[type.index] ?? 0)])
+            let key = nextInteger(type.ids + [.int(storedTypeKeyMaxima[type.index] ?? 0), .int(type.keyFloor)])
             values[name] = .int(key)
             return .int(key)
         case .columns(let names):

@@ -174,6 +174,15 @@ public struct Lexer {
             return Token(kind: .date(date), range: SourceRange(start, i))
         }
         while Lexer.isDigit(peek()) { i += 1 }
+        // Digits, a dash, two digits, a dash and two digits, with nothing between, are a date or
+        // nothing: never arithmetic (`99999-01-01` is not 99997).
+        if peek() == "-", Lexer.isDigit(peek(1)), Lexer.isDigit(peek(2)), peek(3) == "-", Lexer.isDigit(peek(4)), Lexer.isDigit(peek(5)) {
+            let year = text(start, i)
+            i += 6
+            while let c = peek(), Lexer.isDigit(c) || c == ":" || c == "." || c == "T" || c == "Z" { i += 1 }
+            throw QueryError("invalid date '\(text(start, i))': year \(year) is outside the years 0001–9999 a date can have", at: SourceRange(start, i),
+                             hint: "a date is written with a four-digit year, like 2024-01-31")
+        }
         var isDecimal = false
         if peek() == ".", Lexer.isDigit(peek(1)) {
             isDecimal = true

@@ -217,8 +217,13 @@ class PredicateTranslation {
     /// Values bound to the SQL as `?n` (never spliced into its text).
     var arguments: [DatabaseValue] = []
 
-    /// Binds a value and returns its placeholder.
+    /// Binds a value and returns its placeholder. Text holding a NUL is bound as its bytes and
+    /// cast back to text: GRDB binds text as a C string, which SQLite would cut short at the NUL.
     func bind(_ value: DatabaseValue) -> String {
+        if case .string(let text) = value.storage, text.utf8.contains(0) {
+            arguments.append(Data(text.utf8).databaseValue)
+            return "CAST(?\(arguments.count) AS TEXT)"
+        }
         arguments.append(value)
         return "?\(arguments.count)"
     }

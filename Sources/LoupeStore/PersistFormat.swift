@@ -686,11 +686,18 @@ public struct ColumnReader {
     public init(_ statement: Statement) { self.statement = statement.sqliteStatement }
 
     /// The column as text, nil for NULL.
-    @inline(__always) public func string(_ index: Int32) -> String? { String?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
+    @inline(__always) public func string(_ index: Int32) -> String? {
+        guard let text = String?.fromStatement(statement, atUncheckedIndex: index) ?? nil else { return nil }
+        return ExactText.column(statement, index, known: text) ?? text
+    }
     /// The column as an integer, nil for NULL.
     @inline(__always) public func int64(_ index: Int32) -> Int64? { Int64?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
     /// The column as a database value (for atoms of any kind).
-    @inline(__always) public func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
+    @inline(__always) public func value(_ index: Int32) -> DatabaseValue {
+        let value = DatabaseValue(sqliteStatement: statement, index: index)
+        if case .string(let text) = value.storage, let whole = ExactText.column(statement, index, known: text) { return whole.databaseValue }
+        return value
+    }
 }
 
 /// Finds an object by its global Persist key: a direct table when integer keys are dense, else a

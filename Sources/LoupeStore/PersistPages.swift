@@ -201,7 +201,7 @@ public final class PersistPages: PageSource, Sendable {
 
     /// Persist's keys are store-wide: the largest of any type, whatever `type` names.
     public func maximumIntegerKey(type: Int?) throws -> Int64 {
-        try file.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM by_type") ?? 0 }
+        try file.read { db in max(try Int64.fetchOne(db, sql: "SELECT max(id) FROM by_type") ?? 0, try SQLiteSequence.value(db, table: "by_type")) }
     }
 
     /// The file's stamp when it was opened (a commit by anyone changes it).

@@ -71,14 +71,15 @@ public enum RelationalFormat: StoreFormat {
         try namesThatDoNotReadBack(db).map { "\($0): its name is not UTF-8 (or holds a NUL), which SQL cannot name; left out" }
     }
 
-    /// Tables (then views) in schema order, without SQLite's own and virtual tables, and without
-    /// those whose name does not read back (``namesThatDoNotReadBack(_:)``).
+    /// Tables (then views) in schema order, without SQLite's own, without the shadow tables of
+    /// virtual tables (``VirtualTables``), and without those whose name does not read back
+    /// (``namesThatDoNotReadBack(_:)``). A virtual table is listed as a view is: read, never written.
     static func sourceNames(_ db: Database) throws -> [(name: String, isView: Bool, sql: String)] {
-        try schemaRows(db).compactMap { row in
+        let shadows = try VirtualTables.shadowTables(db)
+        return try schemaRows(db).compactMap { row in
             let sql = (row[2] as DatabaseValue).lenientText ?? ""
-            if sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") { return nil }
-            guard readsBack(row[3]), let name = (row[0] as DatabaseValue).lenientText else { return nil }
-            return (name, (row[1] as DatabaseValue).lenientText == "view", sql)
+            guard readsBack(row[3]), let name = (row[0] as DatabaseValue).lenientText, !shadows.contains(name) else { return nil }
+            return (name, (row[1] as DatabaseValue).lenientText == "view" || VirtualTables.module(sql) != nil, sql)
         }
     }
 
@@ -116,6 +117,9 @@ public enum RelationalFormat: StoreFormat {
         /// Columns left out because SQL cannot name them (their names, as shown): the table is
         /// read without them, and not edited (a write would leave them as they are unseen).
         var unnamedColumns: [String] = []
+        /// Why the table is never written although it is a table: a virtual table, or perhaps
+        /// the shadow table of one (``VirtualTables/refusal(_:name:)``).
+        var writeRefusal: String? = nil
 
         /// The table as its foreign keys see it, read into type `t`.
         func keyed(as t: Int) -> KeyedTable {
@@ -177,7 +181,8 @@ public enum RelationalFormat: StoreFormat {
                 .map { ($0[0] as DatabaseValue).lenientBool } ?? false
         }
         return Source(name: name, isView: isView, columns: columns, keyColumns: keyUnnamed ? [] : keys.sorted { $0.0 < $1.0 }.map(\.1),
-                      hasRowID: !isView && !withoutRowID, foreignKeys: fks, unnamedColumns: unnamed)
+                      hasRowID: !isView && !withoutRowID, foreignKeys: fks, unnamedColumns: unnamed,
+                      writeRefusal: try VirtualTables.refusal(db, name: name))
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
@@ -450,7 +455,7 @@ public enum RelationalFormat: StoreFormat {
         // Columns named rowid, _rowid_ and oid all at once hide the rowid: such a table is
         // listed by row number and never edited.
         let rowidName = source.hasRowID ? SQL.rowidName(columns: source.columns.map(\.name)) : nil
-        var readOnly = source.isView ? TypeTable.viewReason(source.name) : readOnlyReason
+        var readOnly = source.writeRefusal ?? (source.isView ? TypeTable.viewReason(source.name) : readOnlyReason)
         if source.hasRowID, rowidName == nil, keyColumns.isEmpty {
             policy = .rowNumber
             readOnly = readOnly ?? "\(source.name) has columns named rowid, _rowid_ and oid, which hide its rowid; its rows cannot be told apart for a write"
@@ -466,6 +471,10 @@ public enum RelationalFormat: StoreFormat {
             readOnly = readOnly ?? "\(source.name)'s primary key holds text that is not UTF-8 (or holds a NUL), which no write could name; its rows cannot be told apart for a write"
         }
         let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
+        switch policy {
+        case .rowid, .column(_, autoIncrements: true): builder.setKeyFloor(try SQLiteSequence.value(db, table: source.name), type: t)
+        default: break
+        }
         // The rowid comes first when it is the key, or when sparse rows are told apart by it.
         let sparse = window?.sparse ?? []
         let selectRowID = rowidName != nil && (keyColumns.isEmpty || !sparse.isEmpty)

@@ -737,7 +737,10 @@ public final class RelationalPages: PageSource, Sendable {
     /// without a rowid, whose keys are given.
     public func maximumIntegerKey(type t: Int?) throws -> Int64 {
         guard let t, let rowidName = rowid(t) else { return 0 }
-        return try file.read { db in try Int64.fetchOne(db, sql: "SELECT max(\(rowidName)) FROM \(SQL.identifier(sources[t].name))") ?? 0 }
+        return try file.read { db in
+            max(try Int64.fetchOne(db, sql: "SELECT max(\(rowidName)) FROM \(SQL.identifier(sources[t].name))") ?? 0,
+                try SQLiteSequence.value(db, table: sources[t].name))
+        }
     }
 
     public var offersRelationIndex: Bool { false }

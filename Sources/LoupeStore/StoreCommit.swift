@@ -97,7 +97,7 @@ public enum StoreCommit {
         do {
             try queue.inTransaction(.immediate) { db in
                 // Holding the write lock: nobody else commits until this transaction ends.
-                let changedSinceLoad = !FileStamp(path: absolute, watch: watch).sameContent(as: stamp)
+                let changedSinceLoad = !unchanged(FileStamp(path: absolute, watch: watch), since: stamp)
                 let reusable = planned.flatMap { $0.revision == pending.revision && !changedSinceLoad ? $0 : nil }
                 let plan = try reusable ?? writer.plan(pending, in: db, verify: changedSinceLoad)
                 if !plan.conflicts.isEmpty {
@@ -132,7 +132,7 @@ public enum StoreCommit {
                     default: break
                     }
                     for statement in unit.statements {
-                        try db.cachedStatement(sql: statement.sql).execute(arguments: StatementArguments(statement.arguments))
+                        try db.cachedStatement(sql: statement.sql).executeExactly(statement.arguments)
                         statements += 1
                         if let expected = statement.changes, db.changesCount != expected {
                             throw StoreError(.conflict, path: path, reason: "\(statement.display) changed \(db.changesCount) row\(db.changesCount == 1 ? "" : "s"), not the \(expected) its key names (\(unit.object)): the file's triggers or its keys do not let the write through as previewed; nothing was written")
@@ -154,7 +154,12 @@ public enum StoreCommit {
                 return .commit
             }
         } catch {
-            throw commitError(error, path: path)
+            guard mayHaveWritten(error) else { throw commitError(error, path: path) }
+            try? queue.close()
+            switch recover(absolute, loaded: stamp, watch: watch) {
+            case .restored: throw commitError(error, path: path)
+            case .unsure(let state): throw StoreError(.sqlite, path: path, reason: "\(commitError(error, path: path).reason.components(separatedBy: ";").first ?? "the write failed"); \(state)")
+            }
         }
         var report = Report(pending.changes, statements: statements, seconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9)
         report.relationWrites = relationWrites
@@ -175,7 +180,7 @@ public enum StoreCommit {
             case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
                 return StoreError(.readOnly, path: path, reason: "the file (or its folder) cannot be written; nothing was written, your edits stay pending")
             case .SQLITE_FULL:
-                return StoreError(.readOnly, path: path, reason: "the disk is full; nothing was written, your edits stay pending")
+                return StoreError(.readOnly, path: path, reason: "the disk is full; nothing was written (the file is as it was), your edits stay pending: free space and commit again")
             case .SQLITE_CONSTRAINT:
                 return StoreError(.conflict, path: path, reason: "SQLite refused a write (\(e.message ?? "a constraint failed")); nothing was written, your edits stay pending")
             default:

@@ -1,0 +1,235 @@
+import Foundation
+import GRDB
+import LoupeHost
+import LoupeModel
+import LoupeQuery
+import LoupeSQL
+import LoupeStore
+import LoupeTestSupport
+import XCTest
+
+/// The hardening issue's data-loss classes, each over cases ``HostileEdits`` makes: what is
+/// committed reads back equal (through SQLite's own functions and Loupe's readers), bookkeeping
+/// is never written, keys are never reused, and a failed commit leaves the file as it was.
+final class EditHardeningTests: XCTestCase {
+    private var hosts: [StoreHost] = []
+
+    /// A session over the store at `path`, with a host that previews and commits.
+    private func open(_ path: String) throws -> ReplSession {
+        let host = StoreHost()
+        let session = ReplSession(graph: try host.load(path: path, progress: nil))
+        session.host = host
+        session.storePath = path
+        hosts.append(host)
+        return session
+    }
+
+    @discardableResult
+    private func ok(_ session: ReplSession, _ line: String, file: StaticString = #filePath, line number: UInt = #line) -> String {
+        let reply = session.execute(line)
+        XCTAssertNil(reply.error, "\(line) → \(reply.error ?? "")", file: file, line: number)
+        return reply.output
+    }
+
+    private func refused(_ session: ReplSession, _ line: String, file: StaticString = #filePath, line number: UInt = #line) -> String {
+        let before = session.pending.steps.count
+        let reply = session.execute(line)
+        XCTAssertNotNil(reply.error, "\(line) should be refused; answered \(reply.output)", file: file, line: number)
+        XCTAssertEqual(session.pending.steps.count, before, "a refused statement stages nothing", file: file, line: number)
+        return reply.error ?? ""
+    }
+
+    private static func hex(_ s: String) -> String { s.utf8.map { String(format: "%02X", $0) }.joined() }
+
+    // MARK: Text holding NUL
+
+    func testTextHoldingNULIsCommittedWholeToRelationalFiles() throws {
+        let texts = HostileEdits.texts(seed: 46, count: 40)
+        let path = try HostileEdits.textTable(rows: texts.count)
+        let session = try open(path)
+        for (i, text) in texts.enumerated() {
+            let literal = HostileEdits.literal(text)
+            ok(session, "update t where id == \(i + 1) set s = \(literal), u = \(literal)")
+        }
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, \(texts.count) changed"))
+        // SQLite's own view of the bytes: the whole text, as text.
+        let stored = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "SELECT id, hex(s), typeof(s), hex(u), typeof(u) FROM t ORDER BY id")
+        }
+        for (i, text) in texts.enumerated() {
+            XCTAssertEqual(stored[i][1] as String, Self.hex(text), "row \(i + 1)")
+            XCTAssertEqual(stored[i][2] as String, "text")
+            XCTAssertEqual(stored[i][3] as String, Self.hex(text))
+            XCTAssertEqual(stored[i][4] as String, "text")
+        }
+        // Loupe's load reads every text back whole.
+        let graph = try LoadedStore.open(path).graph
+        let t = try XCTUnwrap(graph.type(named: "t"))
+        for (i, text) in texts.enumerated() {
+            let ref = try XCTUnwrap(graph.ref(type: t, id: .int(Int64(i + 1))))
+            XCTAssertEqual(t.value(row: Int(ref.row), named: "s"), .string(text), "row \(i + 1)")
+        }
+    }
+
+    func testTextHoldingNULIsCommittedWholeToPersistFiles() throws {
+        let texts = HostileEdits.texts(seed: 47, count: 20)
+        let path = try HostileEdits.persistNotes(rows: texts.count)
+        let session = try open(path)
+        for (i, text) in texts.enumerated() { ok(session, "update Note where id == \(i + 1) set text = \(HostileEdits.literal(text))") }
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, \(texts.count) changed"))
+        // The documents as JSON says (SQLite's json_extract itself stops at an escaped NUL).
+        let stored = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT json FROM by_type ORDER BY id") }
+        for (i, text) in texts.enumerated() {
+            let document = try JSONSerialization.jsonObject(with: Data(stored[i].utf8)) as? [String: Any]
+            XCTAssertEqual(document?["text"] as? String, text, "Note #\(i + 1)")
+        }
+        let graph = try LoadedStore.open(path).graph
+        let note = try XCTUnwrap(graph.type(named: "Note"))
+        for (i, text) in texts.enumerated() {
+            let ref = try XCTUnwrap(graph.ref(type: note, id: .int(Int64(i + 1))))
+            XCTAssertEqual(note.value(row: Int(ref.row), named: "text"), .string(text))
+        }
+    }
+
+    // MARK: Virtual tables
+
+    func testVirtualTablesAreReadOnlyAndTheirShadowTablesHidden() throws {
+        let path = try HostileEdits.virtualTables(rows: 6)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let session = try open(path)
+        let graph = session.pending.graph
+        for m in HostileEdits.virtualModules {
+            let t = try XCTUnwrap(graph.type(named: m.table), "the virtual table \(m.table) is listed")
+            XCTAssertEqual(t.liveCount, 6, "\(m.table)'s rows are read")
+            XCTAssertNotNil(t.readOnlyReason)
+            for shadow in m.shadows { XCTAssertNil(graph.type(named: shadow), "\(shadow) is bookkeeping, hidden") }
+            let error = refused(session, "delete \(m.table) where id == 1")
+            XCTAssertTrue(error.contains("virtual table"), error)
+            for shadow in m.shadows {
+                _ = refused(session, "delete \(shadow)")
+            }
+        }
+        // A user's table named like a shadow table stays the user's.
+        ok(session, "update docs5_notes where id == 1 set note = \"kept\"")
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed:"))
+        // FTS's own check fails on an index whose shadow tables were written behind its back.
+        let checks = try DatabaseQueue(path: path).write { db -> [String] in
+            try ["docs5", "docs4", "docs3"].map { t in
+                try db.execute(sql: "INSERT INTO \(t)(\(t)) VALUES ('integrity-check')")
+                return t
+            } + [try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? ""]
+        }
+        XCTAssertEqual(checks.last, "ok")
+        XCTAssertNotEqual(before, try Data(contentsOf: URL(fileURLWithPath: path)), "the user's table was written")
+    }
+
+    // MARK: Keys
+
+    func testAutoincrementKeysAreNeverReused() throws {
+        for (kept, deleted) in [(3, 1), (10, 5), (1, 40)] {
+            let path = try HostileEdits.autoincrement(kept: kept, deleted: deleted)
+            let session = try open(path)
+            ok(session, "insert seq { name: \"new\" }")
+            ok(session, "insert plain { name: \"new\" }")
+            ok(session, ".commit")
+            let (seqKey, plainKey) = try DatabaseQueue(path: path).read { db in
+                (try Int.fetchOne(db, sql: "SELECT id FROM seq WHERE name = 'new'"), try Int.fetchOne(db, sql: "SELECT id FROM plain WHERE name = 'new'"))
+            }
+            // SQLite's rules: above every key the sequence handed out; above the largest row.
+            XCTAssertEqual(seqKey, kept + deleted + 1, "AUTOINCREMENT after \(deleted) deleted")
+            XCTAssertEqual(plainKey, kept + 1, "INTEGER PRIMARY KEY reuses as SQLite does")
+        }
+    }
+
+    // MARK: Dates
+
+    func testDateShapedLiteralsOutsideTheYearsAreErrorsNeverArithmetic() throws {
+        let path = try HostileFiles.make("dates.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE e(id INTEGER PRIMARY KEY, d DATE, n INTEGER); INSERT INTO e VALUES (1, '2020-01-01', 5)")
+        }
+        let session = try open(path)
+        for literal in ["99999-01-01", "123456-12-31", "999-01-01", "10000-01-01T00:00:00Z", "0-01-01"] {
+            for line in ["update e set d = \(literal)", "update e set n = \(literal)", "e where d < \(literal)"] {
+                let error = refused(session, line)
+                XCTAssertTrue(error.contains("invalid date"), "\(line) → \(error)")
+            }
+        }
+        // Arithmetic with spaces is still arithmetic.
+        XCTAssertEqual(ok(session, "count e where n == 9 - 2 - 2").trimmingCharacters(in: .whitespacesAndNewlines), "1")
+    }
+
+    // MARK: Relation targets
+
+    func testPersistRelationsTakeOnlyTheirTargetsTypes() throws {
+        let path = try HostileFiles.make("school.sqlite") { db in
+            try HostileFiles.persistSchema(db)
+            try db.execute(sql: """
+                INSERT INTO by_type VALUES (1, 'Teacher', '{"name":"Ada"}'), (2, 'Teacher', '{"name":"Bo"}'),
+                    (3, 'Homework', '{"title":"sums"}'), (4, 'Student', '{"name":"Cy"}'), (5, 'Student', '{"name":"Di"}');
+                INSERT INTO relations VALUES (4, 1, 'teacher'), (5, 2, 'teacher'), (4, 3, 'homework');
+                """)
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let session = try open(path)
+        for line in ["update Student where id == 4 set teacher = #3",
+                     "update Student where id == 4 set homework = #1"] {
+            let error = refused(session, line)
+            XCTAssertTrue(error.contains("is not a"), "\(line) → \(error)")
+        }
+        ok(session, "update Student where id == 4 set teacher = #2")
+        XCTAssertEqual(ok(session, "count Student where teacher.name == \"Bo\"").trimmingCharacters(in: .whitespacesAndNewlines), "2")
+        XCTAssertEqual(before, try Data(contentsOf: URL(fileURLWithPath: path)), "nothing is written before .commit")
+    }
+
+    // MARK: A full disk
+
+    /// Runs a command, true when it exits 0.
+    private func run(_ tool: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    /// A commit that meets a full disk leaves the file byte for byte as it was, says so, and a
+    /// retry once there is room is not mistaken for another process's write. The disk is a small
+    /// tmpfs (root, as CI runs) filled to leave `room` KiB, for several sizes of room.
+    func testACommitOnAFullDiskLeavesTheFileAsItWasAndCanBeRetried() throws {
+        let folder = try Shared.temporaryPath("disk")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", folder]) else {
+            throw XCTSkip("needs root to mount a small tmpfs (CI runs as root)")
+        }
+        defer { _ = run("/bin/umount", ["-l", folder]) }
+        for room in [1_000, 4_000, 9_000] {
+            let path = folder + "/store.sqlite", fill = folder + "/fill"
+            try? FileManager.default.removeItem(atPath: fill)
+            for suffix in ["", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT)")
+                for i in 1...3000 { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [i, String(repeating: "x", count: 900)]) }
+            }
+            try queue.close()
+            let free = try XCTUnwrap((try FileManager.default.attributesOfFileSystem(forPath: folder)[.systemFreeSize] as? NSNumber)?.intValue)
+            XCTAssertTrue(FileManager.default.createFile(atPath: fill, contents: Data(count: max(0, free - room * 1024))))
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            let session = try open(path)
+            ok(session, "update t set s = \"\(String(repeating: "z", count: 3000))\"")
+            let failed = session.execute(".commit")
+            let message = try XCTUnwrap(failed.error, "room \(room) KiB: the commit must fail")
+            XCTAssertTrue(message.contains("disk is full") && message.contains("as it was"), message)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "room \(room) KiB: the file is byte for byte as it was")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-journal"), "no journal is left beside the file")
+            XCTAssertEqual(session.pending.changes.counts.changed, 3000, "the edits stay pending")
+            try FileManager.default.removeItem(atPath: fill)
+            XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, 3000 changed"), "room \(room) KiB: the retry commits")
+            let written = try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t WHERE length(s) = 3000") }
+            XCTAssertEqual(written, 3000)
+        }
+    }
+}
