@@ -67,6 +67,19 @@ public enum DisplayText {
         return String(out)
     }
 
+    /// Text of several lines (a message, a preview, a table) as it may reach a terminal: each line
+    /// ``escaped(_:)``, the line breaks kept. Already escaped text comes back unchanged, so a
+    /// message is safe however many hands it passed through.
+    public static func escapedLines(_ s: String) -> String {
+        guard !isPlainASCIILines(s) else { return s }
+        return s.split(separator: "\n", omittingEmptySubsequences: false).map { escaped(String($0)) }.joined(separator: "\n")
+    }
+
+    /// True when every byte is printable ASCII or a line break.
+    private static func isPlainASCIILines(_ s: String) -> Bool {
+        s.utf8.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }
+    }
+
     /// The cells one grapheme of already escaped text takes: 1 or 2.
     @inlinable
     public static func width(of ch: Character) -> Int {

@@ -73,6 +73,10 @@ public final class ReplSession {
     public struct Reply: Equatable, Sendable {
         public var output: String
         public var error: String?
+        /// True when `output` is an answer in a format that escapes its own values (JSON,
+        /// NDJSON, CSV): data for a program, written as it is. Everything else is for people and
+        /// goes through ``DisplayText/escapedLines(_:)`` on its way to a terminal.
+        public var isData = false
         public init(output: String, error: String? = nil) {
             self.output = output
             self.error = error
@@ -164,16 +168,40 @@ public final class ReplSession {
             default: if render { text = result.render(mode, graph: evaluation.engine.graph) }
             }
             if timer { text += String(format: "Run Time: %.3f ms\n", seconds * 1000) }
-            do { return try deliver(text) } catch { return Reply(output: "", error: "error: \(error)") }
+            do {
+                var reply = try deliver(text)
+                if case .message = result {} else { reply.isData = [.json, .ndjson, .csv].contains(mode) }
+                return reply
+            } catch { return Reply(output: "", error: "error: \(error)") }
         }
     }
 
-    /// `path` as shown: a URL's password (`postgres://me:secret@host/db`) left out.
+    /// A PostgreSQL URL as it may be shown: no credential in any spelling libpq reads. The
+    /// password of `user:password@` is left out, and so is the value of every parameter that
+    /// carries a secret or the file holding one (`password`, `passfile`, `sslpassword`,
+    /// `sslkey`…), however its name is percent-encoded (`%70assword=` is `password=` to libpq).
     public static func withoutPassword(_ path: String) -> String {
-        guard let scheme = path.range(of: "://"), let at = path[scheme.upperBound...].firstIndex(of: "@"),
-              let colon = path[scheme.upperBound..<at].firstIndex(of: ":") else { return path }
-        return String(path[..<colon]) + String(path[at...])
+        guard let scheme = path.range(of: "://") else { return path }
+        var shown = String(path[..<scheme.upperBound])
+        var rest = path[scheme.upperBound...]
+        // libpq's credentials end at the first '@' before the path.
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        if let at = rest[..<authorityEnd].firstIndex(of: "@") {
+            shown += String(rest[..<at].prefix { $0 != ":" }) + "@"
+            rest = rest[rest.index(after: at)...]
+        }
+        guard let query = rest.firstIndex(of: "?") else { return shown + rest }
+        shown += rest[...query]
+        let parameters = rest[rest.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+            let name = String(parameter.prefix { $0 != "=" })
+            let decoded = (name.removingPercentEncoding ?? name).lowercased()
+            return credentialParameters.contains(decoded) ? name + "=***" : String(parameter)
+        }
+        return shown + parameters.joined(separator: "&")
     }
+
+    /// libpq's connection parameters that hold a secret, or name the file that holds one.
+    static let credentialParameters: Set<String> = ["password", "passfile", "sslpassword", "sslkey", "sslkeylogfile"]
 
     /// Takes the outcome of loading `path` for `.open` or `.reload`. Reloading the same file keeps
     /// the pending changes, staged again over what the file holds now (steps whose objects are
@@ -232,7 +260,15 @@ public final class ReplSession {
     public func changesText() throws -> String {
         guard !pending.isEmpty else { return "no pending changes\n" }
         var lines = changesSummaryLines()
-        if let host { lines += ReplSession.writesLines(try host.preview(pending, maxLines: ReplSession.previewLines)) }
+        if let host {
+            // What is staged lives here, not in the file: a file renamed, deleted or locked only
+            // keeps the writes from being read again, never the steps from being listed.
+            do {
+                lines += ReplSession.writesLines(try host.preview(pending, maxLines: ReplSession.previewLines))
+            } catch {
+                lines += ["", "the writes cannot be read from the file now (\(error)); the steps above stay staged, each as the statement that made it: .changes again once the file is back, or run them on another copy"]
+            }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

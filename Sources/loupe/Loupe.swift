@@ -30,21 +30,55 @@ struct Loupe: ParsableCommand {
         }
         // What a whole load of a Persist store finds is kept for `schema` and `show` (SchemaCache).
         SchemaCache.directory.withLock { $0 = SchemaCache.defaultDirectory() }
+        if let dashed = fileNamedLikeAnOption(arguments) {
+            printErrorLine("Error: '\(dashed)' would be read as options; a file name that starts with '-' goes after `--` (loupe types -- \(dashed))")
+            Foundation.exit(64)
+        }
+        var command: ParsableCommand
+        do { command = try parseAsRoot() } catch { exitForUsage(error, arguments) }
         do {
-            var command = try parseAsRoot()
             try command.run()
         } catch let error as StoreError {
-            printError("Error: \(error)")
+            printErrorLine("Error: \(error)")
             Foundation.exit(1)
         } catch let error as CLIError {
-            printError("Error: \(error)")
+            printErrorLine("Error: \(error)")
             Foundation.exit(1)
         } catch let error as PostgresError {
-            printError("Error: \(error)")
+            printErrorLine("Error: \(error)")
             Foundation.exit(1)
         } catch {
-            exit(withError: error)
+            exitForUsage(error, arguments)
         }
+    }
+
+    /// Prints what swift-argument-parser says of a usage mistake (or the help asked for) and
+    /// exits with its code. The message quotes the arguments it did not take; it is made again
+    /// from the arguments escaped, so that no byte of an argument acts on the terminal and an
+    /// argument holding a newline cannot forge a second `Error:` line.
+    static func exitForUsage(_ error: Error, _ arguments: [String]) -> Never {
+        let code = exitCode(for: error)
+        var message = fullMessage(for: error)
+        let escaped = arguments.map(DisplayText.escaped)
+        if code != .success, escaped != arguments {
+            do { _ = try parseAsRoot(escaped) } catch { message = fullMessage(for: error) }
+        }
+        if code == .success {
+            if !message.isEmpty { print(DisplayText.escapedLines(message)) }
+        } else {
+            printError(message.isEmpty ? "Error: failed" : message)
+        }
+        Foundation.exit(code.rawValue)
+    }
+
+    /// An argument before any `--` that is an existing file whose name starts with `-`: parsed,
+    /// `-dash.sqlite` would be the flags `-d -a -s -h` (help, exit 0, nothing read).
+    static func fileNamedLikeAnOption(_ arguments: [String]) -> String? {
+        for argument in arguments {
+            if argument == "--" { return nil }
+            if argument.hasPrefix("-"), argument.count > 1, FileManager.default.fileExists(atPath: argument) { return argument }
+        }
+        return nil
     }
 }
 
@@ -103,9 +137,21 @@ struct CLIError: Error, CustomStringConvertible {
 /// Writes to standard error, line by line through ``DisplayText``'s escaping: messages carry
 /// names and paths from files, and nothing in them may act on the terminal.
 func printError(_ text: String) {
-    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { DisplayText.escaped(String($0)) }
-    let joined = lines.joined(separator: "\n")
+    let joined = DisplayText.escapedLines(text)
     FileHandle.standardError.write(Data((joined.hasSuffix("\n") ? joined : joined + "\n").utf8))
+}
+
+/// Writes one line to standard error with every byte of it escaped, line breaks included: an
+/// `Error:` line quoting a path or an argument that holds a newline stays one line.
+func printErrorLine(_ text: String) {
+    FileHandle.standardError.write(Data((DisplayText.escaped(text) + "\n").utf8))
+}
+
+/// Writes a REPL's reply to standard output: messages, previews and tables escaped line by line
+/// (``DisplayText/escapedLines(_:)``), a JSON, NDJSON or CSV answer as it is (it escapes itself).
+func writeReply(_ reply: ReplSession.Reply) {
+    guard !reply.output.isEmpty else { return }
+    FileHandle.standardOutput.write(Data((reply.isData ? reply.output : DisplayText.escapedLines(reply.output)).utf8))
 }
 
 struct Types: ParsableCommand {

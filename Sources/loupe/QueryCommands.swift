@@ -190,7 +190,7 @@ struct Query: ParsableCommand {
         switch session.begin(statement) {
         case .reply(let reply):
             if let error = reply.error { printError(error); throw ExitCode(2) }
-            FileHandle.standardOutput.write(Data(reply.output.utf8))
+            writeReply(reply)
         case .evaluate(let evaluation):
             switch evaluation.run() {
             case .failure(let error):
@@ -303,15 +303,15 @@ extension Query {
     /// After an edit is staged (`staged` says so): the writes it makes, and with `--commit` the
     /// commit, whose failure exits 1 with nothing written.
     func showAndCommit(_ session: ReplSession, staged: String) throws {
-        FileHandle.standardOutput.write(Data(staged.utf8))
-        FileHandle.standardOutput.write(Data(try session.changesText().utf8))
+        writeReply(ReplSession.Reply(output: staged))
+        writeReply(ReplSession.Reply(output: try session.changesText()))
         guard commit else {
             print("nothing written: run again with --commit to write these changes")
             return
         }
         let done = session.execute(".commit")
         if let error = done.error { printError(error); throw ExitCode(1) }
-        FileHandle.standardOutput.write(Data(done.output.utf8))
+        writeReply(done)
     }
 
     /// Prints what SQL answered over a file read a page at a time; objects are read by key to be printed.
@@ -459,7 +459,7 @@ struct Repl: ParsableCommand {
             // The dot-commands that need no graph, and the catalog and schema read from the store.
             if case .dotCommand(let name, let arguments, _) = statement, case .success(let command) = ReplSession.command(named: name),
                let reply = pagedDotCommand(command, arguments, text: text, session: session, pages: current) {
-                if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+                writeReply(reply)
                 if let error = reply.error { fail(error) }
                 continue
             }
@@ -467,7 +467,7 @@ struct Repl: ParsableCommand {
             if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name),
                ["changes", "commit", "undo", "redo", "rollback", "quit"].contains(command.name) {
                 let reply = session.execute(text)
-                if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+                writeReply(reply)
                 if let error = reply.error { fail(error) }
                 if command.name == "commit", reply.error == nil, let next = try? changes.afterCommit(on: host.pagedStore.pages, reach: changes.pending.changes.reach) {
                     changes = next
@@ -498,7 +498,7 @@ struct Repl: ParsableCommand {
                     }, cancellation: cancellation)
                     changes = work
                     session.replacePending(changes.pending)
-                    FileHandle.standardOutput.write(Data(session.stagedText(step).utf8))
+                    writeReply(ReplSession.Reply(output: session.stagedText(step)))
                     continue
                 }
                 let started = DispatchTime.now().uptimeNanoseconds
@@ -602,7 +602,7 @@ struct Repl: ParsableCommand {
                     print(ReplSession.helpText(only: postgresCommands), terminator: "")
                 case "help", "mode", "output", "once", "timer":
                     let reply = session.execute(text)
-                    if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+                    writeReply(reply)
                     if let error = reply.error { fail(error) }
                 case "types" where arguments.isEmpty:
                     do {
@@ -669,7 +669,7 @@ struct Repl: ParsableCommand {
             let cancellation = interrupts.begin()
             let reply = session.execute(line, cancellation: cancellation)
             interrupts.end()
-            if !reply.output.isEmpty { FileHandle.standardOutput.write(Data(reply.output.utf8)) }
+            writeReply(reply)
             if let error = reply.error { printError(error); failures += 1 }
         }
         if !interactive && failures > 0 { throw ExitCode(1) }
@@ -753,7 +753,7 @@ struct Sample: ParsableCommand {
         let start = Date()
         try SampleGenerator.generate(path: file, objects: objects, seed: seed)
         let loaded = try LoadedStore.open(file)
-        print("wrote \(file): \(loaded.graph.objectCount) objects in \(loaded.graph.types.count) types (\(String(format: "%.1f", Date().timeIntervalSince(start))) s)")
+        print("wrote \(DisplayText.escaped(file)): \(loaded.graph.objectCount) objects in \(loaded.graph.types.count) types (\(String(format: "%.1f", Date().timeIntervalSince(start))) s)")
     }
 }
 

@@ -181,6 +181,26 @@ final class EditHardeningTests: XCTestCase {
         XCTAssertEqual(before, try Data(contentsOf: URL(fileURLWithPath: path)), "nothing is written before .commit")
     }
 
+    // MARK: Staged changes without the file
+
+    /// What is staged lives in memory: `.changes` lists it (each step as the statement that made
+    /// it) when the file is renamed, deleted or locked, and a commit once it is back still works.
+    func testChangesAreListedWhenTheFileIsGone() throws {
+        let path = try HostileEdits.textTable(rows: 3)
+        let session = try open(path)
+        ok(session, "update t where id == 2 set s = \"kept\"")
+        ok(session, "insert t { id: 9, s: \"new\" }")
+        let moved = path + ".moved"
+        try FileManager.default.moveItem(atPath: path, toPath: moved)
+        let listed = ok(session, ".changes")
+        XCTAssertTrue(listed.contains("update t where id == 2 set s = \"kept\"") && listed.contains("insert t { id: 9, s: \"new\" }"), listed)
+        XCTAssertTrue(listed.contains("cannot be read from the file now"), listed)
+        XCTAssertNotNil(session.execute(".commit").error, "no file, no commit")
+        XCTAssertEqual(session.pending.active.count, 2, "nothing staged is lost")
+        try FileManager.default.moveItem(atPath: moved, toPath: path)
+        XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 1 added, 1 changed"))
+    }
+
     // MARK: A full disk
 
     /// Runs a command, true when it exits 0.

@@ -1,0 +1,86 @@
+import Foundation
+import LoupeTestSupport
+import XCTest
+
+/// Every byte Loupe writes to a terminal is data, never a control sequence, and no credential is
+/// ever printed: every subcommand with hostile arguments, edit previews of hostile names and
+/// values (REPL and `loupe query`), and PostgreSQL URLs with a password in each spelling libpq
+/// reads. The hostile texts are ``HostileFiles/names`` and ``HostileEdits/texts(seed:count:)``.
+final class OutputInjectionTests: XCTestCase {
+    /// The hostile texts an argument is made of: control sequences, line breaks, bidi overrides.
+    static let hostile = HostileFiles.names.filter { $0.unicodeScalars.contains { $0.value < 0x20 || $0.properties.generalCategory == .format } }
+        + ["x\nError: forged", "\u{9B}31m", "\u{85}next"]
+
+    private func check(_ arguments: [String], stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> LoupeBinary.Run {
+        let run = try LoupeBinary.run(arguments, stdin: stdin, timeout: 60)
+        XCTAssertFalse(run.crashed || run.timedOut, "\(arguments.debugDescription): \(run)", file: file, line: line)
+        XCTAssertFalse(run.stdout.hasTerminalControl, "stdout of \(arguments.debugDescription): \(run.stdout.prefix(400).debugDescription)", file: file, line: line)
+        XCTAssertFalse(run.stderr.hasTerminalControl, "stderr of \(arguments.debugDescription): \(run.stderr.prefix(400).debugDescription)", file: file, line: line)
+        let errorLines = run.stderr.split(separator: "\n").filter { $0.hasPrefix("Error:") }
+        XCTAssertLessThanOrEqual(errorLines.count, 1, "one Error: line, never a forged second: \(run.stderr.debugDescription)", file: file, line: line)
+        return run
+    }
+
+    func testUsageMistakesQuoteTheirArgumentsEscaped() throws {
+        let path = try HostileFiles.hostileNames()
+        for (i, text) in Self.hostile.enumerated() {
+            let command = ["types", "schema", "show", "query", "repl", "index"][i % 6]
+            for arguments in [[command, path, "--format", text], [command, path, "--as", text], [command, path, "--bogus" + text],
+                              ["query", path, "t", "--engine", text], ["query", path, "t", "--memory-budget", text],
+                              [command, path, "extra" + text, "more" + text], [text + "types", path]] {
+                let run = try check(arguments)
+                XCTAssertNotEqual(run.status, 0, "\(arguments.debugDescription) is a mistake")
+            }
+            // A path that holds the text: one escaped line.
+            let missing = try check(["types", "/nonexistent/" + text + ".sqlite"])
+            XCTAssertEqual(missing.status, 1)
+            XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr.debugDescription)
+        }
+        let folder = try Shared.temporaryPath("x")
+        let sample = try check(["sample", (folder as NSString).deletingLastPathComponent + "/s\u{1B}]0;t\u{7}\nError: forged.sqlite", "--objects", "20"])
+        XCTAssertEqual(sample.status, 0, sample.description)
+    }
+
+    func testAFileNamedLikeAnOptionIsRefusedWithAHint() throws {
+        let folder = (try Shared.temporaryPath("x") as NSString).deletingLastPathComponent
+        let path = try HostileEdits.textTable(rows: 2)
+        let dashed = folder + "/-dash.sqlite"
+        try FileManager.default.copyItem(atPath: path, toPath: dashed)
+        let cwd = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(folder)
+        defer { FileManager.default.changeCurrentDirectoryPath(cwd) }
+        let run = try check(["types", "-dash.sqlite"])
+        XCTAssertEqual(run.status, 64, run.description)
+        XCTAssertTrue(run.stderr.contains("--"), run.stderr)
+        let after = try check(["types", "--", "-dash.sqlite"])
+        XCTAssertEqual(after.status, 0, after.description)
+    }
+
+    func testEditPreviewsShowHostileNamesAndValuesEscaped() throws {
+        let path = try HostileFiles.hostileNames()
+        let values = HostileEdits.texts(seed: 9, count: 8) + Self.hostile
+        for (i, table) in HostileFiles.names.prefix(8).enumerated() {
+            let name = "`" + table.replacingOccurrences(of: "`", with: "``") + "`"
+            let column = "`" + HostileFiles.names[(i + 3) % HostileFiles.names.count].replacingOccurrences(of: "`", with: "``") + "`"
+            let value = HostileEdits.literal(values[i % values.count])
+            let update = "update \(name) set \(column) = \(value)"
+            _ = try check(["repl", path], stdin: [update, ".changes", ".undo", ".redo", ".changes", ".rollback"].joined(separator: "\n") + "\n")
+            _ = try check(["query", path, update])
+        }
+    }
+
+    func testPostgresCredentialsAreNeverPrinted() throws {
+        let secret = "s3cr3tPW"
+        let urls = ["postgres://me:\(secret)@127.0.0.1:1/db", "postgresql://me@127.0.0.1:1/db?password=\(secret)",
+                    "postgres://127.0.0.1:1/db?%70assword=\(secret)", "postgres://127.0.0.1:1/db?sslmode=disable&sslpassword=\(secret)",
+                    "postgres://127.0.0.1:1/db?passfile=/tmp/\(secret)", "postgres://127.0.0.1:1/db?sslkey=/tmp/\(secret)&password=\(secret)",
+                    "postgres://me:\(secret)@127.0.0.1:1,127.0.0.2:1/db?connect_timeout=1"]
+        for url in urls {
+            for arguments in [["types", url], ["schema", url], ["query", url, "count t"], ["repl", url]] {
+                let run = try check(arguments, stdin: "")
+                XCTAssertFalse((run.stdout + run.stderr).contains(secret), "\(arguments): \(run)")
+                XCTAssertNotEqual(run.status, 0)
+            }
+        }
+    }
+}
