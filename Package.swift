@@ -50,8 +50,8 @@ let package = Package(
             "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeSQL", "LoupePostgres", "LoupeHost", "LoupeBrowser", "NcursesBackend", "CSignalSafety", "TerminalKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // Helpers every test target shares (the shared/ folder, temp files).
-        .target(name: "LoupeTestSupport", dependencies: ["LoupeStore", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),
+        // Helpers every test target shares (hostile inputs, temp files, editing sessions, a small disk).
+        .target(name: "LoupeTestSupport", dependencies: ["LoupeStore", "LoupeQuery", "LoupeHost", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),
         .testTarget(name: "LoupeModelTests", dependencies: ["LoupeModel", "DisplayText"]),
         .testTarget(name: "LoupeStoreTests", dependencies: ["LoupeStore", "LoupeModel", "LoupeTestSupport"]),
         .testTarget(name: "LoupeQueryTests", dependencies: ["LoupeQuery", "LoupeStore", "LoupeModel", "LoupeHost", "LoupeSQL", "LoupePostgres", "LoupeTestSupport",

@@ -75,6 +75,17 @@ make('persist-small.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE by_type(id IN
      'CREATE TABLE relations(from_id INTEGER, to_id INTEGER, relation TEXT)',
      """INSERT INTO by_type VALUES (1,'A','{"n":1,"d":"2020-01-01 00:00:00 Z","x":[1,{"y":null}]}'),(2,'B','{"s":"a\\\\u0041"}'),(3,'A','not json')""",
      "INSERT INTO relations VALUES (1,2,'b'),(2,1,'a'),(1,99,'b')")
+# The value kinds of hardening 3: text holding NUL, bytes that are not UTF-8 (a lone surrogate's
+# encoding among them), decimals past a double's digits, UTF-16 files, virtual tables.
+make('values.sqlite', 'PRAGMA page_size=512', 'CREATE TABLE v(id INTEGER PRIMARY KEY AUTOINCREMENT, s TEXT, u, n NUMERIC, d DATE)',
+     "INSERT INTO v(s, u, n, d) VALUES ('x' || char(0) || 'y', CAST(x'eda080' AS TEXT), '123456789012345678901234567890.0123456789', '99999-01-01')",
+     "INSERT INTO v(s, u, n, d) VALUES (char(0), CAST(x'c0af' AS TEXT), 1e308, 253402300800)", 'DELETE FROM v WHERE id = 2')
+make('utf16.sqlite', 'PRAGMA encoding = "UTF-16le"', 'PRAGMA page_size=512', 'CREATE TABLE "Café"(id INTEGER PRIMARY KEY, "名前" TEXT)',
+     "INSERT INTO \"Café\" VALUES (1, '東京'), (2, CAST(x'00d8' AS TEXT))", 'CREATE TABLE b(id INTEGER PRIMARY KEY, c INTEGER REFERENCES "Café"(id))',
+     'INSERT INTO b VALUES (1, 1), (2, 2)')
+make('virtual.sqlite', 'PRAGMA page_size=512', 'CREATE VIRTUAL TABLE docs USING fts5(title, body)', "INSERT INTO docs VALUES ('a', 'sea ship')",
+     'CREATE VIRTUAL TABLE old USING fts4(t)', "INSERT INTO old VALUES ('x')", 'CREATE VIRTUAL TABLE box USING rtree(id, x0, x1)',
+     'INSERT INTO box VALUES (1, 0, 1)', 'CREATE TABLE docs_notes(id INTEGER PRIMARY KEY, note TEXT)')
 PY
 
 # Framework layouts too (Core Data with and without a model cache, a Couchbase Lite database),

@@ -33,17 +33,36 @@ static int reads_back(const unsigned char *z, int n) {
     return 1;
 }
 
+/* 1 when the n bytes at z are UTF-16 (big-endian when be) with no NUL and every surrogate paired. */
+static int reads_back16(const unsigned char *z, int n, int be) {
+    if (n % 2) return 0;
+    for (int i = 0; i < n; i += 2) {
+        unsigned u = be ? (z[i] << 8 | z[i + 1]) : (z[i + 1] << 8 | z[i]);
+        if (u == 0) return 0;
+        if (u >= 0xDC00 && u <= 0xDFFF) return 0;
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            if (i + 3 >= n) return 0;
+            unsigned next = be ? (z[i + 2] << 8 | z[i + 3]) : (z[i + 3] << 8 | z[i + 2]);
+            if (next < 0xDC00 || next > 0xDFFF) return 0;
+            i += 2;
+        }
+    }
+    return 1;
+}
+
 static void reads_back_function(sqlite3_context *context, int argc, sqlite3_value **argv) {
     (void)argc;
     if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) { sqlite3_result_int(context, 1); return; }
-    /* The text's bytes as stored (a blob of a text value is never converted). */
+    /* The text's bytes as stored, in the database's encoding (a blob of a text value is never converted). */
     const unsigned char *z = sqlite3_value_blob(argv[0]);
     int n = sqlite3_value_bytes(argv[0]);
-    sqlite3_result_int(context, z == 0 ? 1 : reads_back(z, n));
+    int encoding = (int)(long)sqlite3_user_data(context);
+    if (z == 0) { sqlite3_result_int(context, 1); return; }
+    sqlite3_result_int(context, encoding == SQLITE_UTF8 ? reads_back(z, n) : reads_back16(z, n, encoding == SQLITE_UTF16BE));
 }
 
-int loupe_sqlite_add_reads_back(struct sqlite3 *db) {
-    return sqlite3_create_function(db, "loupe_reads_back", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, 0,
+int loupe_sqlite_add_reads_back(struct sqlite3 *db, int encoding) {
+    return sqlite3_create_function(db, "loupe_reads_back", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, (void *)(long)encoding,
                                    reads_back_function, 0, 0);
 }
 

@@ -15,6 +15,20 @@ extension Statement {
     }
 }
 
+/// Names and strings as the language reads them: what completion inserts, what tests type.
+public enum SourceSpelling {
+    /// `name` as typed in a statement: as it is when it is a plain identifier and no keyword,
+    /// else in backticks. A name holding a backtick has no spelling; it comes back as it is.
+    public static func name(_ name: String) -> String {
+        var printer = SourcePrinter()
+        let spelt = printer.name(name)
+        return printer.spellable ? spelt : name
+    }
+
+    /// `text` as a string literal: quotes, backslashes and every control character escaped.
+    public static func string(_ text: String) -> String { SourcePrinter.quoted(text) }
+}
+
 private struct SourcePrinter {
     /// False once a name could not be spelt.
     var spellable = true

@@ -141,6 +141,7 @@ final class Compiler {
     }
 
     private func comparison(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate {
+        if let exists = try subqueryExistence(c, on: types) { return exists }
         let lhs = try expression(c.lhs, on: types)
         let rhs = try expression(c.rhs, on: types)
         try checkNumberAgainstText(c, on: types)
@@ -308,27 +309,67 @@ final class Compiler {
         case .path(let p):
             return try path(p, on: types)
         case .subqueryCount(let collection, let variable, let predicate, let range):
-            let items = try compilePath(collection, on: types)
-            guard items.isCollection else {
-                throw QueryError("SUBQUERY needs a collection", at: collection.range, hint: "use a to-many relation or @links path")
-            }
-            if variables[variable] != nil {
-                throw QueryError("variable '$\(variable)' is already in use", at: range, hint: "choose another name")
-            }
-            let slot = slotCount
-            slotCount += 1
-            variables[variable] = (slot, items.elementTypes)
-            defer { variables[variable] = nil }
-            let test = try self.predicate(predicate, on: items.elementTypes)
-            return CompiledExpression(evaluate: { v, e in
-                var n = 0
-                for item in items.evaluate(v, e).elements {
-                    e.variables[slot] = item
-                    if test(item, e) { n += 1 }
-                }
-                return .one(.int(Int64(n)))
-            }, isCollection: false, constant: nil)
+            let matches = try subquery(collection, variable, predicate, range, on: types)
+            return CompiledExpression(evaluate: { v, e in .one(.int(Int64(matches(v, e, .max)))) }, isCollection: false, constant: nil)
         }
+    }
+
+    /// A `SUBQUERY(collection, $variable, predicate)` as a function of the object, the
+    /// environment and a limit: how many of the collection's elements pass, counting stopped at
+    /// the limit (1 answers `.@count > 0` at the first match).
+    ///
+    /// Its answer depends only on what it reads from outside: the object (unless the collection
+    /// starts from a variable) and the outer variables it names. Each answer is kept in the
+    /// environment under those, so a nested SUBQUERY over shared objects is counted once per
+    /// distinct input, and the cost grows with the data, not with the nesting.
+    private func subquery(_ collection: Path, _ variable: String, _ predicate: Predicate, _ range: SourceRange,
+                          on types: [Int]?) throws -> (Value, Environment, Int) -> Int {
+        let items = try compilePath(collection, on: types)
+        guard items.isCollection else {
+            throw QueryError("SUBQUERY needs a collection", at: collection.range, hint: "use a to-many relation or @links path")
+        }
+        if variables[variable] != nil {
+            throw QueryError("variable '$\(variable)' is already in use", at: range, hint: "choose another name")
+        }
+        // The outer variables it may read: every `$name` in its text bound outside it.
+        let text = collection.description + " " + predicate.description
+        let named = Set(text.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_" || $0 == "$") }).filter { $0.hasPrefix("$") }.map { String($0.dropFirst()) })
+        let outer = named.compactMap { $0 == variable ? nil : variables[$0]?.0 }.sorted()
+        let readsObject = !collection.description.hasPrefix("$")
+        // Only a SUBQUERY inside another meets the same input twice; one at the top meets each
+        // object once, and keeping its answers would only cost memory.
+        let memoize = !variables.isEmpty
+        let slot = slotCount
+        slotCount += 1
+        variables[variable] = (slot, items.elementTypes)
+        defer { variables[variable] = nil }
+        let test = try self.predicate(predicate, on: items.elementTypes)
+        return { v, e, limit in
+            let key = memoize ? SubqueryKey(slot: slot, limit: limit, inputs: (readsObject ? [v] : []) + outer.map { e.variables[$0] }) : nil
+            if let key, let known = e.subqueryAnswers[key] { return known }
+            var n = 0
+            for item in items.evaluate(v, e).elements {
+                e.variables[slot] = item
+                if test(item, e) { n += 1; if n >= limit { break } }
+            }
+            if let key { e.subqueryAnswers[key] = n }
+            return n
+        }
+    }
+
+    /// `SUBQUERY(…).@count` compared with 0 or 1 so that only whether one element passes matters
+    /// (`> 0`, `>= 1`, `!= 0`, `== 0`, `< 1`, `<= 0`): the count stops at the first match.
+    private func subqueryExistence(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate? {
+        guard c.quantifier == nil, c.options.isEmpty, case .subqueryCount(let collection, let variable, let predicate, let range) = c.lhs,
+              case .literal(.integer(let n), _) = c.rhs else { return nil }
+        let wantsOne: Bool
+        switch (c.op, n) {
+        case (.greater, 0), (.greaterOrEqual, 1), (.notEqual, 0): wantsOne = true
+        case (.equal, 0), (.less, 1), (.lessOrEqual, 0): wantsOne = false
+        default: return nil
+        }
+        let matches = try subquery(collection, variable, predicate, range, on: types)
+        return { v, e in (matches(v, e, 1) > 0) == wantsOne }
     }
 
     func literal(_ l: Literal) -> Value {

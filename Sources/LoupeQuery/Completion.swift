@@ -38,9 +38,9 @@ public enum Completion {
 
         // The statement's type: `Type …`, `count Type …`, `update Type …`; else the view's.
         let verbs: Set<String> = ["count", "update", "delete", "insert"]
-        if tokens.isEmpty { return filter(graph.types.map(\.name.rawValue) + Array(verbs), prefix: last) }
+        if tokens.isEmpty { return filter(typeNames(graph) + Array(verbs), prefix: last) }
         let first = tokens[0].lowercased()
-        if verbs.contains(first), tokens.count == 1 { return filter(graph.types.map(\.name.rawValue), prefix: last) }
+        if verbs.contains(first), tokens.count == 1 { return filter(typeNames(graph), prefix: last) }
         let typeToken = verbs.contains(first) ? tokens[1] : tokens[0]
         guard let type = graph.type(named: typeToken) ?? currentType else { return Result(prefix: last, candidates: []) }
 
@@ -74,16 +74,21 @@ public enum Completion {
         return filter(afterValue, prefix: last)
     }
 
-    /// A type's attribute and relation names, in schema order.
+    /// A type's attribute and relation names, in schema order, each as it must be typed (``SourceSpelling/name(_:)``).
     static func names(of type: TypeTable) -> [String] {
-        type.attributes.map(\.name) + type.relations.map(\.name)
+        (type.attributes.map(\.name) + type.relations.map(\.name)).map(SourceSpelling.name)
     }
+
+    /// The type names, as they must be typed.
+    static func typeNames(_ graph: ObjectGraph) -> [String] { graph.types.map { SourceSpelling.name($0.name.rawValue) } }
 
     /// The candidates that start with `prefix` (any case), sorted, without repeats or the prefix itself.
     static func filter(_ candidates: [String], prefix: String) -> Result {
         let lower = prefix.lowercased()
         var seen = Set<String>()
-        let matches = candidates.filter { $0.lowercased().hasPrefix(lower) && $0 != prefix && seen.insert($0).inserted }
+        // A quoted name matches by what is inside its backticks.
+        func bare(_ c: String) -> String { c.count > 2 && c.hasPrefix("`") && c.hasSuffix("`") ? String(c.dropFirst().dropLast()) : c }
+        let matches = candidates.filter { (bare($0).lowercased().hasPrefix(lower) || $0.lowercased().hasPrefix(lower)) && $0 != prefix && seen.insert($0).inserted }
         return Result(prefix: prefix, candidates: matches)
     }
 

@@ -51,6 +51,8 @@ enum Operand {
 /// cancellation the user can trigger. Made afresh for each evaluation, never shared.
 final class Environment {
     var variables: [Value]
+    /// What each SUBQUERY answered for each distinct input (see ``SubqueryKey``).
+    var subqueryAnswers: [SubqueryKey: Int] = [:]
     /// The first error met while evaluating; the engine stops and throws it.
     var failure: QueryError?
     let cancellation: Cancellation?
@@ -213,4 +215,13 @@ public enum ValueSemantics {
         default: return true
         }
     }
+}
+
+/// One answer of a SUBQUERY: which one (its variable's slot), the count's limit, and everything
+/// it reads from outside (the object, when its collection starts there; the outer variables it
+/// names). The graph does not change while a statement runs, so equal keys have equal answers.
+struct SubqueryKey: Hashable {
+    let slot: Int
+    let limit: Int
+    let inputs: [Value]
 }

@@ -203,6 +203,26 @@ public final class ReplSession {
     /// libpq's connection parameters that hold a secret, or name the file that holds one.
     static let credentialParameters: Set<String> = ["password", "passfile", "sslpassword", "sslkey", "sslkeylogfile"]
 
+    /// Stages again, over the graph just reloaded, the inserts among `lost` (steps that no longer
+    /// apply): an insert whose key the store assigned gets the next free key, as it would have if
+    /// typed now. Returns the inserts staged so (as `label → key`) and the steps still dropped
+    /// (anything else, and inserts whose given key another process took).
+    private func replanInserts(_ lost: [EditStep]) -> (replanned: [String], dropped: [EditStep]) {
+        var replanned: [String] = [], dropped: [EditStep] = []
+        for step in lost {
+            guard case .mutation(let mutation)? = try? Parser.parse(step.label), case .insert = mutation,
+                  let again = try? Editor(graph: pending.graph).step(for: mutation, source: step.label) else {
+                dropped.append(step)
+                continue
+            }
+            var next = pending
+            guard (try? next.stage(again)) != nil else { dropped.append(step); continue }
+            pending = next
+            replanned.append(step.label)
+        }
+        return (replanned, dropped)
+    }
+
     /// Takes the outcome of loading `path` for `.open` or `.reload`. Reloading the same file keeps
     /// the pending changes, staged again over what the file holds now (steps whose objects are
     /// gone are dropped, and said so).
@@ -214,10 +234,14 @@ public final class ReplSession {
             let reloading = path == storePath
             var note = ""
             if reloading && !pending.isEmpty {
-                let (rebased, dropped) = pending.rebased(on: graph)
+                let (rebased, lost) = pending.rebased(on: graph)
                 pending = rebased
+                let (replanned, dropped) = replanInserts(lost)
                 note = dropped.isEmpty ? "; the pending changes are staged again" :
                     "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
+                if !replanned.isEmpty {
+                    note += "; \(replanned.count) insert\(replanned.count == 1 ? "" : "s") given the next free key\(replanned.count == 1 ? "" : "s") (another process took \(replanned.count == 1 ? "its" : "their") key\(replanned.count == 1 ? "" : "s")): " + replanned.joined(separator: " | ")
+                }
             } else {
                 pending = PendingChanges(base: graph)
             }

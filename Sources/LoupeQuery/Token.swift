@@ -119,6 +119,10 @@ public struct Lexer {
             if peek() == "-" { i += 1 }
             while Lexer.isDigit(peek()) { i += 1 }
             guard let n = Int64(text(s, i)) else {
+                if text(s, i).contains(where: \.isNumber) {
+                    throw QueryError("object key #\(text(s, i)) is out of range", at: SourceRange(start, i),
+                                     hint: "integer keys run from -9223372036854775808 to 9223372036854775807; a text key is written #\"key\"")
+                }
                 throw QueryError("'#' must be followed by an object key", at: SourceRange(start, max(i, start + 1)), hint: "like #42 or #\"key\"")
             }
             return token(.reference(.int(n)))

@@ -289,7 +289,7 @@ enum PersistEditWriter: ChangeWriter {
         /// does the look-ups) rather than one query each.
         func storedRows(_ ids: [ObjectID]) throws -> [ObjectID: (typeName: String?, json: String?)] {
             // (Should adding it fail, the statements below fail with SQLite's message.)
-            _ = loupe_sqlite_add_reads_back(db.sqliteConnection)
+            _ = loupe_sqlite_add_reads_back(db.sqliteConnection, try RelationalFormat.TextEncoding(db).rawValue)
             let readsBack = "loupe_reads_back(type_name) AND loupe_reads_back(json)"
             var out: [ObjectID: (typeName: String?, json: String?)] = [:]
             out.reserveCapacity(ids.count)

@@ -76,9 +76,10 @@ public enum RelationalFormat: StoreFormat {
     /// (``namesThatDoNotReadBack(_:)``). A virtual table is listed as a view is: read, never written.
     static func sourceNames(_ db: Database) throws -> [(name: String, isView: Bool, sql: String)] {
         let shadows = try VirtualTables.shadowTables(db)
+        let encoding = try TextEncoding(db)
         return try schemaRows(db).compactMap { row in
             let sql = (row[2] as DatabaseValue).lenientText ?? ""
-            guard readsBack(row[3]), let name = (row[0] as DatabaseValue).lenientText, !shadows.contains(name) else { return nil }
+            guard readsBack(row[3], encoding), let name = (row[0] as DatabaseValue).lenientText, !shadows.contains(name) else { return nil }
             return (name, (row[1] as DatabaseValue).lenientText == "view" || VirtualTables.module(sql) != nil, sql)
         }
     }
@@ -87,7 +88,8 @@ public enum RelationalFormat: StoreFormat {
     /// a name over repaired or cut short, and SQL written with it names another table, or none,
     /// so they are left out of what Loupe reads (a load warns of each).
     static func namesThatDoNotReadBack(_ db: Database) throws -> [String] {
-        try schemaRows(db).compactMap { row in readsBack(row[3]) ? nil : (row[0] as DatabaseValue).lenientText }
+        let encoding = try TextEncoding(db)
+        return try schemaRows(db).compactMap { row in readsBack(row[3], encoding) ? nil : (row[0] as DatabaseValue).lenientText }
     }
 
     /// `name, type, sql, CAST(name AS BLOB)` of every table and view but SQLite's own.
@@ -99,11 +101,34 @@ public enum RelationalFormat: StoreFormat {
             """)
     }
 
-    /// True when `bytes` (a name read as a BLOB) reads back as it is stored: UTF-8 without a NUL.
-    /// NULL reads back (as nothing).
-    static func readsBack(_ bytes: DatabaseValue) -> Bool {
+    /// True when `bytes` (a name read as a BLOB, so in the database's `encoding`) reads back as it
+    /// is stored: UTF-8 (or UTF-16 with its surrogates paired) without a NUL. NULL reads back (as nothing).
+    static func readsBack(_ bytes: DatabaseValue, _ encoding: TextEncoding) -> Bool {
         guard case .blob(let data) = bytes.storage else { return true }
-        return !data.contains(0) && String(validating: data, as: UTF8.self) != nil
+        switch encoding {
+        case .utf8: return !data.contains(0) && String(validating: data, as: UTF8.self) != nil
+        case .utf16le, .utf16be:
+            guard data.count % 2 == 0 else { return false }
+            let bytes = Array(data)
+            let units = stride(from: 0, to: bytes.count, by: 2).map { i in
+                encoding == .utf16le ? UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8 : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1])
+            }
+            return !units.contains(0) && String(validating: units, as: UTF16.self) != nil
+        }
+    }
+
+    /// How a database holds its text (`PRAGMA encoding`), and so what `CAST(text AS BLOB)` gives.
+    enum TextEncoding: Int32 {
+        case utf8 = 1, utf16le = 2, utf16be = 3
+
+        /// The encoding of `db`'s main database.
+        init(_ db: Database) throws {
+            switch try String.fetchOne(db, sql: "PRAGMA encoding")?.uppercased() {
+            case "UTF-16LE": self = .utf16le
+            case "UTF-16BE": self = .utf16be
+            default: self = .utf8
+            }
+        }
     }
 
     /// What the loader learned about one table before reading its rows.
@@ -145,13 +170,14 @@ public enum RelationalFormat: StoreFormat {
         var keys: [(Int64, String)] = []
         var unnamed: [String] = []
         var keyUnnamed = false
+        let encoding = try TextEncoding(db)
         for row in info {
             let hidden = (row[5] as DatabaseValue).lenientInt ?? 0
             if hidden == 1 { continue }   // a virtual table's hidden column
             guard let column = (row[0] as DatabaseValue).lenientText else { continue }
             let pk = (row[4] as DatabaseValue).lenientInt ?? 0
             // A column SQL cannot name (its name does not read back) is left out.
-            guard readsBack(row[6]) else {
+            guard readsBack(row[6], encoding) else {
                 unnamed.append(column)
                 keyUnnamed = keyUnnamed || pk > 0
                 continue
@@ -172,7 +198,7 @@ public enum RelationalFormat: StoreFormat {
             let byID = Dictionary(grouping: list, by: { ($0[0] as DatabaseValue).lenientInt ?? -1 })
             for id in byID.keys.sorted() where byID[id]!.count == 1 {
                 let fk = byID[id]![0]
-                guard readsBack(fk[5]), readsBack(fk[6]), readsBack(fk[7]) else { continue }
+                guard readsBack(fk[5], encoding), readsBack(fk[6], encoding), readsBack(fk[7], encoding) else { continue }
                 guard let from = (fk[2] as DatabaseValue).lenientText, let table = (fk[1] as DatabaseValue).lenientText else { continue }
                 let action = DeleteAction(rawValue: ((fk[4] as DatabaseValue).lenientText ?? "").uppercased()) ?? .noAction
                 fks.append((from, table, (fk[3] as DatabaseValue).lenientText, action))
@@ -551,7 +577,7 @@ public enum RelationalFormat: StoreFormat {
     /// checked by `loupe_reads_back` (CSQLiteTuning), about as fast as a `count(*)`.
     static func holdsTextThatDoesNotReadBack(_ db: Database, table: String, columns: [String]) throws -> Bool {
         // (Should adding it fail, the statement below fails with SQLite's message.)
-        _ = loupe_sqlite_add_reads_back(db.sqliteConnection)
+        _ = loupe_sqlite_add_reads_back(db.sqliteConnection, try TextEncoding(db).rawValue)
         let text = columns.map { "NOT loupe_reads_back(\(SQL.identifier($0)))" }
         return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE \(text.joined(separator: " OR ")))") ?? false
     }

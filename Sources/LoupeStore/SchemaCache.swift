@@ -90,6 +90,37 @@ public enum SchemaCache {
     }
 
     /// The directory the `loupe` command uses, from the environment (nil: off).
+    /// The cache folder, made if need be, for an index of the store at `path`; or an error that
+    /// says which folder cannot be used and why (never Foundation's error domain and code).
+    static func writableDirectory(for path: String) throws -> String {
+        guard let directory = directory.withLock({ $0 }) else {
+            throw StoreError(.unreadable, path: path, reason: "the cache is off (LOUPE_CACHE_DIR=off): there is no place for an index")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let reason = underlying.map { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : $0.localizedDescription }
+                ?? whyNotMade(directory)
+            throw StoreError(.readOnly, path: path, reason: "cannot make Loupe's cache folder '\(directory)' (\(reason)); set LOUPE_CACHE_DIR to a folder you can write")
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw StoreError(.readOnly, path: path, reason: "Loupe's cache folder '\(directory)' cannot be written (\(String(cString: strerror(errno)))); set LOUPE_CACHE_DIR to a folder you can write")
+        }
+        return directory
+    }
+
+    /// Why `directory` could not be made, from the nearest part of its path that exists.
+    private static func whyNotMade(_ directory: String) -> String {
+        var path = (directory as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        while !path.isEmpty, path != "/", !FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
+            path = (path as NSString).deletingLastPathComponent
+        }
+        if !isFolder.boolValue { return "'\(path)' is a file, not a folder" }
+        return access(path, W_OK) == 0 ? "it cannot be made there" : "'\(path)' cannot be written"
+    }
+
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let set = environment["LOUPE_CACHE_DIR"] { return set.isEmpty || set == "off" ? nil : set }
         if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/loupe" }

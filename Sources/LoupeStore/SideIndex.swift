@@ -81,11 +81,10 @@ public enum SideIndex {
                              isCancelled: @escaping @Sendable () -> Bool = { false },
                              types: (names: [String], lookup: (Database) throws -> (Int64) -> Int?)? = nil,
                              shapes: (Database) throws -> [StoredShape]? = { _ in nil }) throws {
-        guard let location = location(for: file), let path = SchemaCache.realPath(file.path),
-              let directory = SchemaCache.directory.withLock({ $0 }) else {
+        _ = try SchemaCache.writableDirectory(for: file.path)
+        guard let location = location(for: file), let path = SchemaCache.realPath(file.path) else {
             throw StoreError(.unreadable, path: file.path, reason: "the cache is off (LOUPE_CACHE_DIR=off): there is no place for an index")
         }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = location + ".\(getpid()).tmp"
         unlink(temporary)
         var done = false

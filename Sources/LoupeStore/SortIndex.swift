@@ -131,12 +131,11 @@ public enum SortIndex {
     /// describes the same state, else in a new one. Throws when caching is off, the file changed
     /// since `stamp`, or a write fails (leaving what was kept before).
     static func keep(_ ranks: Ranks, fact: PersistPages.AttributeFact?, for file: StoreFile, stamp: FileStamp, type typeName: String, attribute: String) throws {
-        guard let location = location(for: file), let path = SchemaCache.realPath(file.path),
-              let directory = SchemaCache.directory.withLock({ $0 }) else {
+        _ = try SchemaCache.writableDirectory(for: file.path)
+        guard let location = location(for: file), let path = SchemaCache.realPath(file.path) else {
             throw StoreError(.unreadable, path: file.path, reason: "the cache is off (LOUPE_CACHE_DIR=off): there is no place for an index")
         }
         guard file.stamp() == stamp else { throw StoreError(.busy, path: file.path, reason: "the file changed while it was indexed; try again") }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         func add(_ db: Database) throws {
             try db.execute(sql: "DELETE FROM chunks WHERE attribute IN (SELECT position FROM attributes WHERE type = ? AND attribute = ?)", arguments: [typeName, attribute])
             try db.execute(sql: "DELETE FROM attributes WHERE type = ? AND attribute = ?", arguments: [typeName, attribute])

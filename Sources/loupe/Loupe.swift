@@ -65,8 +65,8 @@ struct Loupe: ParsableCommand {
         }
         if code == .success {
             if !message.isEmpty { print(DisplayText.escapedLines(message)) }
-        } else {
-            printError(message.isEmpty ? "Error: failed" : message)
+        } else if !message.isEmpty {
+            printError(message)
         }
         Foundation.exit(code.rawValue)
     }

@@ -83,4 +83,20 @@ final class OutputInjectionTests: XCTestCase {
             }
         }
     }
+
+    /// `loupe index` with a cache folder it cannot make or write says which folder and why, in
+    /// one line (never Foundation's error domain and code), and writes nothing.
+    func testIndexNamesACacheFolderItCannotUse() throws {
+        let store = try Shared.temporaryPath("store.sqlite")
+        XCTAssertEqual(try LoupeBinary.run(["sample", store, "--objects", "50"]).status, 0)
+        let blocker = try Shared.temporaryPath("not-a-folder")
+        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        for folder in [blocker + "/cache", "/proc/loupe-cache"] {
+            let run = try LoupeBinary.run(["index", store], environment: ["LOUPE_CACHE_DIR": folder])
+            XCTAssertNotEqual(run.status, 0, run.description)
+            XCTAssertTrue(run.stderr.contains(folder) && run.stderr.contains("LOUPE_CACHE_DIR"), run.stderr)
+            XCTAssertFalse(run.stderr.contains("NSCocoaErrorDomain") || run.stderr.contains("Code="), run.stderr)
+            XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
+        }
+    }
 }

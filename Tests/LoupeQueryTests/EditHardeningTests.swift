@@ -12,17 +12,8 @@ import XCTest
 /// committed reads back equal (through SQLite's own functions and Loupe's readers), bookkeeping
 /// is never written, keys are never reused, and a failed commit leaves the file as it was.
 final class EditHardeningTests: XCTestCase {
-    private var hosts: [StoreHost] = []
-
-    /// A session over the store at `path`, with a host that previews and commits.
-    private func open(_ path: String) throws -> ReplSession {
-        let host = StoreHost()
-        let session = ReplSession(graph: try host.load(path: path, progress: nil))
-        session.host = host
-        session.storePath = path
-        hosts.append(host)
-        return session
-    }
+    private let sessions = EditingSessions()
+    private func open(_ path: String) throws -> ReplSession { try sessions.open(path) }
 
     @discardableResult
     private func ok(_ session: ReplSession, _ line: String, file: StaticString = #filePath, line number: UInt = #line) -> String {
@@ -123,6 +114,31 @@ final class EditHardeningTests: XCTestCase {
         XCTAssertNotEqual(before, try Data(contentsOf: URL(fileURLWithPath: path)), "the user's table was written")
     }
 
+    // MARK: Encodings
+
+    /// A database in UTF-16 (either byte order) reads as SQLite reads it: every table, name,
+    /// value, relation and view; and an edit commits in the file's encoding.
+    func testUTF16DatabasesReadAndCommit() throws {
+        for bigEndian in [false, true] {
+            let path = try HostileEdits.utf16(bigEndian: bigEndian)
+            let session = try open(path)
+            let graph = session.pending.graph
+            XCTAssertEqual(Set(graph.types.map(\.name.rawValue)), ["Café", "Börse🚀", "Übersicht"], "bigEndian \(bigEndian)")
+            XCTAssertEqual(graph.type(named: "Café")?.liveCount, 3)
+            XCTAssertEqual(ok(session, "count `Börse🚀` where `café_id`.`名前` == \"東京\"").trimmingCharacters(in: .whitespacesAndNewlines), "2")
+            XCTAssertEqual(ok(session, "count `Übersicht`").trimmingCharacters(in: .whitespacesAndNewlines), "3")
+            ok(session, "update `Café` where id == 2 set note = \"𝄞 \\0 written\"")
+            XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, 1 changed"))
+            let (note, encoding) = try DatabaseQueue(path: path).read { db in
+                (try String.fetchOne(db, sql: #"SELECT hex(note) FROM "Café" WHERE id = 2"#), try String.fetchOne(db, sql: "PRAGMA encoding"))
+            }
+            // The text as the file holds it, in its byte order (the NUL kept).
+            let units = "𝄞 \u{0} written".utf16.flatMap { u in bigEndian ? [UInt8(u >> 8), UInt8(u & 0xFF)] : [UInt8(u & 0xFF), UInt8(u >> 8)] }
+            XCTAssertEqual(note, units.map { String(format: "%02X", $0) }.joined())
+            XCTAssertEqual(encoding, bigEndian ? "UTF-16be" : "UTF-16le")
+        }
+    }
+
     // MARK: Keys
 
     func testAutoincrementKeysAreNeverReused() throws {
@@ -181,6 +197,32 @@ final class EditHardeningTests: XCTestCase {
         XCTAssertEqual(before, try Data(contentsOf: URL(fileURLWithPath: path)), "nothing is written before .commit")
     }
 
+    // MARK: Reloading
+
+    /// `.reload` after another process took the key a pending insert was given: the insert is
+    /// staged again with the next free key (the store assigned it, so any free one is as good);
+    /// an insert whose key was given is dropped, and said so.
+    func testReloadGivesAPendingInsertTheNextFreeKey() throws {
+        for (theirs, ours) in [(1, 1), (3, 2)] {
+            let path = try HostileEdits.autoincrement(kept: 2, deleted: 0)
+            let session = try open(path)
+            for i in 1...ours { ok(session, "insert seq { name: \"mine\(i)\" }") }
+            ok(session, "insert plain { id: 3, name: \"given\" }")
+            try DatabaseQueue(path: path).write { db in
+                for i in 1...theirs {
+                    try db.execute(sql: "INSERT INTO seq(name) VALUES (?)", arguments: ["theirs\(i)"])
+                }
+                try db.execute(sql: "INSERT INTO plain VALUES (3, 'theirs')")
+            }
+            let reloaded = ok(session, ".reload")
+            XCTAssertTrue(reloaded.contains("given the next free key"), reloaded)
+            XCTAssertTrue(reloaded.contains("insert plain { id: 3"), "the insert whose key was given is named as dropped: \(reloaded)")
+            XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: \(ours) added"))
+            let names = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT name FROM seq ORDER BY id") }
+            XCTAssertEqual(names, ["n1", "n2"] + (1...theirs).map { "theirs\($0)" } + (1...ours).map { "mine\($0)" })
+        }
+    }
+
     // MARK: Staged changes without the file
 
     /// What is staged lives in memory: `.changes` lists it (each step as the statement that made
@@ -203,31 +245,14 @@ final class EditHardeningTests: XCTestCase {
 
     // MARK: A full disk
 
-    /// Runs a command, true when it exits 0.
-    private func run(_ tool: String, _ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
     /// A commit that meets a full disk leaves the file byte for byte as it was, says so, and a
     /// retry once there is room is not mistaken for another process's write. The disk is a small
     /// tmpfs (root, as CI runs) filled to leave `room` KiB, for several sizes of room.
     func testACommitOnAFullDiskLeavesTheFileAsItWasAndCanBeRetried() throws {
-        let folder = try Shared.temporaryPath("disk")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", folder]) else {
-            throw XCTSkip("needs root to mount a small tmpfs (CI runs as root)")
-        }
-        defer { _ = run("/bin/umount", ["-l", folder]) }
+        guard let disk = try ScratchDisk.mount(size: "24m") else { throw XCTSkip("needs root to mount a small tmpfs (CI runs as root)") }
         for room in [1_000, 4_000, 9_000] {
-            let path = folder + "/store.sqlite", fill = folder + "/fill"
-            try? FileManager.default.removeItem(atPath: fill)
+            let path = disk.folder + "/store.sqlite"
+            disk.empty()
             for suffix in ["", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             let queue = try DatabaseQueue(path: path)
             try queue.write { db in
@@ -235,8 +260,7 @@ final class EditHardeningTests: XCTestCase {
                 for i in 1...3000 { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [i, String(repeating: "x", count: 900)]) }
             }
             try queue.close()
-            let free = try XCTUnwrap((try FileManager.default.attributesOfFileSystem(forPath: folder)[.systemFreeSize] as? NSNumber)?.intValue)
-            XCTAssertTrue(FileManager.default.createFile(atPath: fill, contents: Data(count: max(0, free - room * 1024))))
+            disk.fill(leaving: room * 1024)
             let before = try Data(contentsOf: URL(fileURLWithPath: path))
             let session = try open(path)
             ok(session, "update t set s = \"\(String(repeating: "z", count: 3000))\"")
@@ -246,10 +270,54 @@ final class EditHardeningTests: XCTestCase {
             XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "room \(room) KiB: the file is byte for byte as it was")
             XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-journal"), "no journal is left beside the file")
             XCTAssertEqual(session.pending.changes.counts.changed, 3000, "the edits stay pending")
-            try FileManager.default.removeItem(atPath: fill)
+            disk.empty()
             XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, 3000 changed"), "room \(room) KiB: the retry commits")
             let written = try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t WHERE length(s) = 3000") }
             XCTAssertEqual(written, 3000)
         }
+    }
+}
+
+/// The hardening issue's reading classes: statements whose cost must grow with the data, not
+/// with their nesting, and answers that must not depend on how a member's kinds mix.
+final class ReadHardeningTests: XCTestCase {
+    /// Nested SUBQUERYs over objects that share their neighbours: each inner SUBQUERY is
+    /// answered once per distinct input, and `.@count > 0` stops at the first match. Depth 6 with
+    /// 8 neighbours each is 8⁶ ≈ 262,000 paths per object for a naive evaluation (minutes); the
+    /// answer is checked against the adjacency.
+    func testNestedSubqueriesAreAnsweredOncePerInput() throws {
+        let (path, next) = try HostileGraphs.sharedNeighbours(nodes: 400, fanOut: 8)
+        let graph = try LoadedStore.open(path).graph
+        for (depth, threshold) in [(1, 390), (3, 399), (6, 399)] {
+            let statement = HostileGraphs.nestedSubquery(depth: depth, threshold: threshold)
+            let rows = try JSONSerialization.jsonObject(with: Data(try QueryEngine(graph: graph).run(statement).render(.json, graph: graph).utf8)) as? [[String: Any]]
+            XCTAssertEqual(rows?.compactMap { $0["v"] as? Int }.sorted(), HostileGraphs.reachingAbove(next, depth: depth, threshold: threshold), statement)
+        }
+        // The count itself (no early stop) agrees with the adjacency too.
+        let counted = try QueryEngine(graph: graph).run("Node where v == 1 select SUBQUERY(next, $a, SUBQUERY($a.next, $b, $b.v > 200).@count >= 2).@count")
+        XCTAssertTrue(counted.render(.json, graph: graph).contains("\(next[1]!.filter { a in next[a]!.filter { $0 > 200 }.count >= 2 }.count)"))
+    }
+
+    /// Smaller reading traps: a key past 64 bits says so; a type whose name differs from the one
+    /// typed only by control characters is suggested; completion offers names that need
+    /// backticks in backticks.
+    func testSmallerReadingTraps() throws {
+        let path = try HostileFiles.hostileNames()
+        let graph = try LoadedStore.open(path).graph
+        let engine = QueryEngine(graph: graph)
+        XCTAssertThrowsError(try engine.run("`plain` where id == #123456789012345678901234567890")) { error in
+            XCTAssertTrue("\(error)".contains("out of range"), "\(error)")
+        }
+        for (typed, meant) in [("`title]0;pwned`", "title\u{1B}]0;pwned\u{7}"), ("`title\\u{1B}]0;pwned\\u{7}`", "title\u{1B}]0;pwned\u{7}"), ("`zerowidth`", "zero\u{200B}width")] {
+            XCTAssertThrowsError(try engine.run(typed)) { error in
+                let message = (error as? QueryError)?.render(source: typed) ?? "\(error)"
+                XCTAssertTrue(message.contains("did you mean"), "\(typed): \(message)")
+                XCTAssertTrue((error as? QueryError)?.hint?.contains(meant) ?? false, "\(typed): \(message)")
+            }
+        }
+        let offered = Completion.complete("two", cursor: 3, graph: graph, currentType: nil).candidates
+        XCTAssertTrue(offered.contains("`two words`"), "\(offered)")
+        let columns = Completion.complete("plain where two", cursor: 15, graph: graph, currentType: nil).candidates
+        XCTAssertTrue(columns.contains("`two words`"), "\(columns)")
     }
 }

@@ -14,17 +14,8 @@ final class EditingTests: XCTestCase {
     // MARK: Helpers
 
     /// A session over the store at `path`, with a host that previews and commits.
-    func open(_ path: String) throws -> ReplSession {
-        let host = StoreHost()
-        let graph = try host.load(path: path, progress: nil)
-        let session = ReplSession(graph: graph)
-        session.host = host
-        session.storePath = path
-        hosts.append(host)
-        return session
-    }
-    /// The session only holds its host weakly (the executable owns it); the test keeps it alive.
-    private var hosts: [StoreHost] = []
+    func open(_ path: String) throws -> ReplSession { try sessions.open(path) }
+    private let sessions = EditingSessions()
 
     @discardableResult
     func ok(_ session: ReplSession, _ line: String, file: StaticString = #filePath, line number: UInt = #line) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeQuery
 import LoupeStore
 
 /// Makes the hostile cases of editing (the hardening issue's "data loss" classes): values a write
@@ -23,20 +24,7 @@ public enum HostileEdits {
     }
 
     /// `s` as a string literal of Loupe's statement language (every escape it reads spelled out).
-    public static func literal(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\u{0}": out += "\\0"
-            case "\n": out += "\\n"
-            default:
-                if u.value < 0x20 || (0x7F...0x9F).contains(u.value) { out += "\\u{" + String(u.value, radix: 16) + "}" } else { out.unicodeScalars.append(u) }
-            }
-        }
-        return out + "\""
-    }
+    public static func literal(_ s: String) -> String { SourceSpelling.string(s) }
 
     /// A plain file with one row per text of ``texts(seed:count:)`` in a `TEXT` column and in an
     /// untyped one (`t(id INTEGER PRIMARY KEY, s TEXT, u)`), each holding `'-'` to start with.
@@ -91,6 +79,21 @@ public enum HostileEdits {
                 try db.execute(sql: "INSERT INTO box VALUES (?, ?, ?)", arguments: [i, Double(i), Double(i) + 0.5])
                 try db.execute(sql: "INSERT INTO docs5_notes VALUES (?, ?)", arguments: [i, "note \(i)"])
             }
+        }
+    }
+
+    /// A plain file in UTF-16 (`UTF-16le`, or `UTF-16be`): tables and columns named with accents,
+    /// CJK and emoji, a declared foreign key between them, text values beyond the BMP, a view.
+    public static func utf16(bigEndian: Bool = false) throws -> String {
+        try HostileFiles.make(bigEndian ? "utf16be.sqlite" : "utf16le.sqlite") { db in
+            try db.execute(sql: "PRAGMA encoding = '\(bigEndian ? "UTF-16be" : "UTF-16le")'")
+            try db.execute(sql: """
+                CREATE TABLE "Café" (id INTEGER PRIMARY KEY, "名前" TEXT, note TEXT);
+                CREATE TABLE "Börse🚀" (id INTEGER PRIMARY KEY, "café_id" INTEGER REFERENCES "Café"(id), price REAL, label TEXT);
+                CREATE VIEW "Übersicht" AS SELECT b.id, c."名前" FROM "Börse🚀" b JOIN "Café" c ON c.id = b."café_id";
+                INSERT INTO "Café" VALUES (1, '東京', 'ñandú 🐦'), (2, 'Zoë', NULL), (3, 'plain', 'x');
+                INSERT INTO "Börse🚀" VALUES (1, 1, 2.5, '𝄞 clef'), (2, 1, 3, 'b'), (3, 2, NULL, 'c');
+                """)
         }
     }
 }

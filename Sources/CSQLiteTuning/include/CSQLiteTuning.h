@@ -20,8 +20,10 @@ struct sqlite3;
 /// bytes do not read back as a string (not UTF-8 — SQLite hands such bytes over repaired — or
 /// holding a NUL, at which the text is cut short), then 0. In C rather than as a GRDB function
 /// because a check of a table's key runs once per row over millions of rows: at C speed it
-/// costs about what SQLite's `length()` does. Returns SQLite's result code.
-int loupe_sqlite_add_reads_back(struct sqlite3 *db);
+/// costs about what SQLite's `length()` does. `encoding` is the database's (SQLITE_UTF8, 2 for
+/// SQLITE_UTF16LE, 3 for SQLITE_UTF16BE): a text's stored bytes are checked in it (UTF-16 with
+/// every surrogate paired and no NUL). Returns SQLite's result code.
+int loupe_sqlite_add_reads_back(struct sqlite3 *db, int encoding);
 
 struct sqlite3_stmt;
 
