@@ -120,6 +120,18 @@ final class Compiler {
                 }
             }
         }
+        // No quantifier over a member that holds an array in some objects: an array is ANY of its
+        // elements, and a single value (null, a number) is itself, as in a member that never
+        // holds an array. Mixed kinds in one member never change what `nil` means.
+        if q == nil {
+            return { v, e in
+                switch eval(v, e) {
+                case .one(.array(let items)): return items.contains { test($0, v, e) }
+                case .one(let x): return test(x, v, e)
+                case .many(let xs): return xs.contains { test($0, v, e) }
+                }
+            }
+        }
         switch q ?? .any {
         case .any: return { v, e in eval(v, e).elements.contains { test($0, v, e) } }
         case .all: return { v, e in eval(v, e).elements.allSatisfy { test($0, v, e) } }

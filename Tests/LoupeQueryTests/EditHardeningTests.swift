@@ -320,4 +320,29 @@ final class ReadHardeningTests: XCTestCase {
         let columns = Completion.complete("plain where two", cursor: 15, graph: graph, currentType: nil).candidates
         XCTAssertTrue(columns.contains("`two words`"), "\(columns)")
     }
+
+    /// `== nil` and `!= nil` mean the same in a member whatever else it holds in other objects
+    /// (an array, an object, text): null and missing are nil, everything else is not.
+    func testNilMeansTheSameWhateverKindsAMemberMixes() throws {
+        for seed in 1...4 as ClosedRange<UInt64> {
+            let (path, picks) = try HostileGraphs.mixedMember(objects: 60, seed: seed)
+            let graph = try LoadedStore.open(path).graph
+            func keys(_ statement: String) throws -> [Int] {
+                let rows = try JSONSerialization.jsonObject(with: Data(try QueryEngine(graph: graph).run(statement).render(.json, graph: graph).utf8)) as? [[String: Any]]
+                return (rows ?? []).compactMap { $0["k"] as? Int }.sorted()
+            }
+            // The engine's rule: an array is ANY of its elements; anything else is itself, null
+            // and missing alike (what this test is for: a member that is an array elsewhere).
+            func values(_ pick: String?) -> [String] {
+                guard let pick else { return ["null"] }
+                guard pick.hasPrefix("[") else { return [pick] }
+                return pick.dropFirst().dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            func matching(_ test: (String) -> Bool) -> [Int] { picks.filter { values($0.value).contains(where: test) }.keys.sorted() }
+            XCTAssertEqual(try keys("A where m == nil select k"), matching { $0 == "null" }, "seed \(seed)")
+            XCTAssertEqual(try keys("A where m != nil select k"), matching { $0 != "null" }, "seed \(seed)")
+            XCTAssertEqual(try keys("A where m == 5 select k"), matching { $0 == "5" }, "seed \(seed)")
+            XCTAssertTrue(Set(picks.filter { $0.value == nil || $0.value == "null" }.keys).isSubset(of: Set(try keys("A where m == nil select k"))))
+        }
+    }
 }

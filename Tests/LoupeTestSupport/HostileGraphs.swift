@@ -40,4 +40,24 @@ public enum HostileGraphs {
         for _ in 0..<depth { good = Set(next.keys.filter { n in next[n]!.contains { good.contains($0) } }) }
         return good.sorted()
     }
+
+    /// The JSON a member of ``mixedMember(objects:seed:)`` holds, or nil where it is missing.
+    public static let mixedValues: [String?] = [nil, "null", "5", "[1, 2]", "[]", "[null]", "{\"x\": 1}", "\"text\"", "2.5", "true", "[5, \"a\"]"]
+
+    /// A Persist store of `objects` `A` objects (`k` = id) whose member `m` holds, object by
+    /// object, a seeded pick of ``mixedValues``: null, missing, numbers, arrays, objects and text
+    /// in one member. Returns the store and each object's pick.
+    public static func mixedMember(objects: Int, seed: UInt64 = 1) throws -> (path: String, picks: [Int: String?]) {
+        var random = SampleGenerator.Random(state: seed)
+        var picks: [Int: String?] = [:]
+        let path = try HostileFiles.make("mixed-member.sqlite") { db in
+            try HostileFiles.persistSchema(db)
+            for k in 1...objects {
+                let pick = mixedValues[random.int(mixedValues.count)]
+                picks[k] = pick
+                try db.execute(sql: "INSERT INTO by_type VALUES (?, 'A', ?)", arguments: [k, "{" + (pick.map { "\"m\": \($0), " } ?? "") + "\"k\": \(k)}"])
+            }
+        }
+        return (path, picks)
+    }
 }
