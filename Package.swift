@@ -24,7 +24,8 @@ let package = Package(
         // The one escaping and width rule for text on a terminal (depends on nothing).
         .target(name: "DisplayText"),
         .target(name: "LoupeModel", dependencies: ["DisplayText"]),
-        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", "CZlib", "CMemory", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "LoupeStore", dependencies: ["LoupeModel", "CSQLiteTuning", "CSignalSafety", "CZlib", "CMemory", .product(name: "GRDB", package: "GRDB.swift"),
+                                                  .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // zlib, to inflate a Core Data store's compressed model cache.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Process-wide SQLite settings that GRDB does not expose (see its header).

@@ -75,10 +75,12 @@ public enum SQLPushdown {
     /// `loupe_test(k, …)` and `loupe_aggregate(k, v)` on this connection, for this translation.
     static func register(_ translation: PredicateTranslation, in db: Database) {
         nonisolated(unsafe) let t = translation
-        db.add(function: DatabaseFunction("loupe_test", argumentCount: nil, pure: true) { values in
-            guard let k = values.first.flatMap(Int.fromDatabaseValue), t.tests.indices.contains(k) else { return false }
-            return t.tests[k](Array(values.dropFirst()))
-        })
+        // Its arguments read whole (``Database/addExactFunction(_:_:)``): a text holding a NUL is
+        // compared as the engine compares it, not cut short at the NUL.
+        db.addExactFunction("loupe_test") { values in
+            guard let k = values.first.flatMap(Int.fromDatabaseValue), t.tests.indices.contains(k) else { return false.databaseValue }
+            return t.tests[k](Array(values.dropFirst())).databaseValue
+        }
         // A text as the integer key it spells for the engine (`Int64(text)`), else NULL.
         db.add(function: DatabaseFunction("loupe_int_key", argumentCount: 1, pure: true) { values in
             String.fromDatabaseValue(values[0]).flatMap { Int64($0) }

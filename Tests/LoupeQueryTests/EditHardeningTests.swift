@@ -60,6 +60,15 @@ final class EditHardeningTests: XCTestCase {
             let ref = try XCTUnwrap(graph.ref(type: t, id: .int(Int64(i + 1))))
             XCTAssertEqual(t.value(row: Int(ref.row), named: "s"), .string(text), "row \(i + 1)")
         }
+        // And SQL over the file finds each by its whole value, as the loaded engine does.
+        let file = try StoreFile.openForReading(path)
+        for (i, text) in texts.prefix(12).enumerated() {
+            for test in ["s == \(HostileEdits.literal(text))", "u == \(HostileEdits.literal(text))", "s BEGINSWITH \(HostileEdits.literal(String(text.prefix(2))))"] {
+                let statement = "t where \(test) select id"
+                let sql = try XCTUnwrap(try SQLPushdown.run(try Parser.parse(statement), file: file), statement)
+                XCTAssertEqual(sql.result.render(.json, graph: sql.graph), try QueryEngine(graph: graph).run(statement).render(.json, graph: graph), "row \(i + 1): \(test)")
+            }
+        }
     }
 
     func testTextHoldingNULIsCommittedWholeToPersistFiles() throws {
