@@ -38,7 +38,7 @@ let package = Package(
         // libpq, PostgreSQL's C client (Debian's libpq-dev).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // PostgreSQL databases read as object graphs, through libpq.
-        .target(name: "LoupePostgres", dependencies: ["CLibPQ", "LoupeStore", "LoupeQuery", "LoupeModel"]),
+        .target(name: "LoupePostgres", dependencies: ["CLibPQ", "CSignalSafety", "LoupeStore", "LoupeQuery", "LoupeModel"]),
         // The query language answered by SQLite over the file, without loading it.
         .target(name: "LoupeSQL", dependencies: ["LoupeStore", "LoupeQuery", "LoupeModel", .product(name: "GRDB", package: "GRDB.swift")]),
         // The store under a REPL session: loads, previews and commits through the storage core.

@@ -22,7 +22,17 @@ static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS
 static struct sigaction previous[HANDLED];
 static int installed = 0;
 
+#define CANCELS 32
+static int (*volatile cancels[CANCELS])(void *, char *, int);
+static void *volatile cancelContexts[CANCELS];
+
 static void runCleanup(void) {
+    for (int i = 0; i < CANCELS; i++) {
+        int (*cancel)(void *, char *, int) = cancels[i];
+        if (!cancel) continue;
+        char buffer[256];
+        cancel(cancelContexts[i], buffer, (int)sizeof buffer);
+    }
     if (terminalSaved) {
         terminalSaved = 0;
         if (resetLength > 0) { ssize_t ignored = write(terminalFD, resetText, resetLength); (void)ignored; }
@@ -104,6 +114,21 @@ int loupe_cleanup_add(const char *path, int isFolder) {
 
 void loupe_cleanup_remove(int slot) {
     if (slot >= 0 && slot < SLOTS) kinds[slot] = 0;
+}
+
+int loupe_cancel_add(int (*cancel)(void *context, char *buffer, int size), void *context) {
+    for (int i = 0; i < CANCELS; i++) {
+        if (cancels[i] == 0) {
+            cancelContexts[i] = context;
+            cancels[i] = cancel;
+            return i;
+        }
+    }
+    return -1;
+}
+
+void loupe_cancel_remove(int slot) {
+    if (slot >= 0 && slot < CANCELS) { cancels[slot] = 0; cancelContexts[slot] = 0; }
 }
 
 void loupe_terminal_save(int fd, const char *reset) {

@@ -1,5 +1,6 @@
 import Foundation
 import CLibPQ
+import CSignalSafety
 import LoupeQuery
 import Synchronization
 
@@ -57,13 +58,28 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
         // (Once `connection` is set, a throw runs `deinit`, which finishes it.)
         guard PQstatus(c) == CONNECTION_OK else { throw PostgresError(server: server, reason: PostgresConnection.message(PQerrorMessage(c))) }
         PQsetClientEncoding(c, "UTF8")
+        // Killed (SIGTERM, SIGHUP, Ctrl-C outside a REPL) or exiting mid-statement, Loupe asks the
+        // server to cancel what this connection runs, as PQcancel may from a signal handler.
+        loupe_signals_install()
+        cancelHandle = PQgetCancel(c)
+        if let cancelHandle {
+            cancelSlot = loupe_cancel_add({ context, buffer, size in PQcancel(OpaquePointer(context), buffer, size) }, UnsafeMutableRawPointer(cancelHandle))
+        }
         _ = try query("SET default_transaction_read_only = on")
         // Floats as text that reads back as the same double (the server's default since
         // PostgreSQL 12; a server configured with fewer digits would round what a load reads).
         _ = try query("SET extra_float_digits = 3")
     }
 
-    deinit { PQfinish(connection) }
+    /// libpq's cancel request for this connection, and its slot in the signal handler's table.
+    private var cancelHandle: OpaquePointer?
+    private var cancelSlot: Int32 = -1
+
+    deinit {
+        loupe_cancel_remove(cancelSlot)
+        if let cancelHandle { PQfreeCancel(cancelHandle) }
+        PQfinish(connection)
+    }
 
     /// The rows of one statement, every value as text (`nil` for NULL) with its column's type.
     public struct Rows {

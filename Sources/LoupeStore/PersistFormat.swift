@@ -268,10 +268,14 @@ public enum PersistFormat: StoreFormat {
         let builder = GraphBuilder(formatName: name)
         var invalid = 0, notObjects = 0
         var simpleKeys = true
+        // Persist's ids are `by_type`'s rowids: SQLite's rule, above every id its sequence gave
+        // when the table is declared AUTOINCREMENT (a new object's id is above every type's floor).
+        let idFloor = (try? file.read { db in try SQLiteSequence.value(db, table: "by_type") }) ?? 0
         for (t, info) in types.enumerated() {
             guard var result = documents[t] else { continue }
             documents[t] = nil
             let type = builder.type(info.name, keyPolicy: .globalInteger)
+            builder.setKeyFloor(idFloor, type: type)
             let firstRow = builder.count(of: type)   // two stored names may show as one type
             if firstRow != 0 || !result.ids.allSatisfy({ if case .int = $0 { return true } else { return false } }) { simpleKeys = false }
             builder.addObjects(type: type, ids: result.ids)

@@ -166,6 +166,22 @@ final class EditHardeningTests: XCTestCase {
         }
     }
 
+    /// Persist's ids are `by_type`'s rowids: declared AUTOINCREMENT, a deleted largest id is
+    /// never given again (SQLite's sequence, as Persist's own inserts would follow it).
+    func testPersistIdsFollowTheSequenceOfAnAutoincrementTable() throws {
+        let path = try HostileFiles.make("persist-seq.sqlite") { db in
+            try db.execute(sql: #"CREATE TABLE "by_type" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "type_name" TEXT NOT NULL, "json" TEXT NOT NULL)"#)
+            try db.execute(sql: #"CREATE TABLE "relations" ("from_id" INTEGER NOT NULL, "to_id" INTEGER NOT NULL, "relation" TEXT NOT NULL)"#)
+            for i in 1...6 { try db.execute(sql: "INSERT INTO by_type(type_name, json) VALUES ('Note', ?)", arguments: [#"{"n":\#(i)}"#]) }
+            try db.execute(sql: "DELETE FROM by_type WHERE id > 4")
+        }
+        let session = try open(path)
+        ok(session, "insert Note { n: 99 }")
+        ok(session, ".commit")
+        let id = try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT id FROM by_type WHERE json LIKE '%99%'") }
+        XCTAssertEqual(id, 7)
+    }
+
     // MARK: Dates
 
     func testDateShapedLiteralsOutsideTheYearsAreErrorsNeverArithmetic() throws {

@@ -18,6 +18,14 @@ int loupe_cleanup_add(const char *path, int isFolder);
 // Forgets a slot (the owner removed the path itself).
 void loupe_cleanup_remove(int slot);
 
+// Remembers a statement to cancel if the process dies or exits: `cancel(context, buffer, size)`
+// is called from the handler (and at exit), and must be async-signal-safe, as libpq's PQcancel
+// is. Returns a slot, or -1 when the table is full. A PostgreSQL server would otherwise go on
+// running a statement for a client that is gone.
+int loupe_cancel_add(int (*cancel)(void *context, char *buffer, int size), void *context);
+// Forgets a slot (the connection was closed).
+void loupe_cancel_remove(int slot);
+
 // Saves the terminal state of `fd` (tcgetattr) and the text that resets a full-screen program's
 // modes, to be restored if the process dies while the browser owns the terminal.
 void loupe_terminal_save(int fd, const char *reset);

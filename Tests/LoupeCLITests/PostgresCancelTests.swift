@@ -1,0 +1,56 @@
+import Foundation
+import LoupeTestSupport
+import XCTest
+
+/// A `loupe` killed (SIGTERM, SIGHUP) while the server runs its statement leaves nothing running
+/// on the server: the signal handler asks the server to cancel (libpq's PQcancel) before the
+/// process ends. The statement here waits on a lock another session holds, which a server goes on
+/// waiting for however long the client has been gone.
+final class PostgresCancelTests: XCTestCase {
+    /// Runs `psql` on `url` with `arguments`, returning its output (trimmed).
+    private func psql(_ url: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        process.arguments = ["-X", "-q", "-t", "-A", url] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Statements of `loupe` still running on the server.
+    private func running(_ url: String) throws -> Int {
+        Int(try psql(url, ["-c", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'loupe' AND state = 'active'"])) ?? -1
+    }
+
+    func testAKilledLoupeLeavesNoStatementRunningOnTheServer() throws {
+        let url = try PostgresServer.freshDatabase("cancel")
+        XCTAssertEqual(try PostgresServer.psql(url, "CREATE TABLE t (id integer PRIMARY KEY, name text); INSERT INTO t SELECT g, 'n' || g FROM generate_series(1, 100) g;"), 0)
+        for signal in [SIGTERM, SIGHUP] {
+            // Another session holds the table until it is told to stop.
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+            holder.arguments = ["-X", "-q", url, "-c", "BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60);"]
+            holder.standardOutput = FileHandle.nullDevice
+            holder.standardError = FileHandle.nullDevice
+            try holder.run()
+            defer { holder.terminate(); holder.waitUntilExit() }
+            var waited = 0
+            while try psql(url, ["-c", "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 't' AND l.mode = 'AccessExclusiveLock' AND l.granted"]) != "1", waited < 100 {
+                usleep(50_000); waited += 1
+            }
+            let loupe = try LoupeBinary.start(["query", url, "t where name == \"n5\""])
+            waited = 0
+            while try running(url) == 0, waited < 100 { usleep(50_000); waited += 1 }
+            XCTAssertEqual(try running(url), 1, "loupe's statement waits on the lock")
+            kill(loupe.processIdentifier, signal)
+            loupe.waitUntilExit()
+            waited = 0
+            while try running(url) > 0, waited < 60 { usleep(50_000); waited += 1 }
+            XCTAssertEqual(try running(url), 0, "signal \(signal): the server still runs the statement of a loupe that is gone")
+        }
+    }
+}
