@@ -71,6 +71,10 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
         _ = try query("SET extra_float_digits = 3")
     }
 
+    /// True when `LOUPE_SQL_TRACE` is set: every statement sent is written to standard error,
+    /// as the SQLite engines write theirs.
+    static let traces = ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil
+
     /// libpq's cancel request for this connection, and its slot in the signal handler's table.
     private var cancelHandle: OpaquePointer?
     private var cancelSlot: Int32 = -1
@@ -96,6 +100,7 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
 
     /// Runs one statement with `parameters` bound as `$1, $2, …` (text; nil is NULL).
     public func query(_ sql: String, _ parameters: [String?] = []) throws -> Rows {
+        if PostgresConnection.traces { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let result: OpaquePointer?
         if let isCancelled { result = try cancellableResult(sql, parameters, isCancelled) } else {
             result = try withCStrings(parameters) { values in

@@ -197,6 +197,7 @@ class PostgresTranslation {
         guard let (origin, steps) = origin(of: p, at: start) else { return nil }
         var current = origin
         let fromRoot = current.alias == "a0"
+        if fromRoot, let counted = try backlinkCount(p, steps, at: origin) { return counted }
         var first: String?, correlation = "", joins: [String] = []
         var toMany = 0, toOneAfterMany = 0
         var value: Operand?
@@ -246,6 +247,22 @@ class PostgresTranslation {
         }
         let from = first.map { "FROM \($0)" + joins.map { " " + $0 }.joined() + " WHERE \(correlation)" }
         return try walked(p, from: from, toMany: toMany, toOneAfterMany: toOneAfterMany, value: value, element: current)
+    }
+
+    /// `@links.Source.relation.@count` of the statement's own rows as one grouped join: each
+    /// key's count read from `SELECT fk, count(*) … GROUP BY fk` joined onto the rows (0 where
+    /// none), where a correlated `(SELECT count(*) …)` per row cost one scan of the source table
+    /// per row without an index on its foreign key (over 20 s on a million rows). Nil for any
+    /// other path.
+    private func backlinkCount(_ p: Path, _ steps: ArraySlice<LoupeQuery.Step>, at root: Scope) throws -> Translated? {
+        guard p.aggregate == .count, steps.count == 1, case .links(let typeName, let relationName) = steps.first!,
+              let source = schema.type(named: typeName.text), let r = source.relation(named: relationName.text),
+              let fk = source.relations[r].foreignKey, fk.targetType == root.type,
+              let targetColumn = fk.targetAttribute ?? key(root.type), let s = table(source.index) else { return nil }
+        let alias = newAlias()
+        let column = SQL.identifier(fk.attribute)
+        rootJoins.append("LEFT JOIN (SELECT \(column) AS k, count(*) AS n FROM \(s.relation.sqlName) WHERE \(column) IS NOT NULL GROUP BY \(column)) \(alias) ON \(alias).k = a0.\(SQL.identifier(targetColumn))")
+        return .scalar(Operand(sql: "coalesce(\(alias).n, 0)", kind: .number, column: nil, isCount: true))
     }
 
     /// A column of the row at `scope` as the engine reads it: a `real` as the double its text

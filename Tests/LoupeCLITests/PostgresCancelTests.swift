@@ -1,4 +1,5 @@
 import Foundation
+import LoupeStore
 import LoupeTestSupport
 import XCTest
 
@@ -51,6 +52,30 @@ final class PostgresCancelTests: XCTestCase {
             waited = 0
             while try running(url) > 0, waited < 60 { usleep(50_000); waited += 1 }
             XCTAssertEqual(try running(url), 0, "signal \(signal): the server still runs the statement of a loupe that is gone")
+        }
+    }
+
+    /// A backlink count compared with a number is one grouped join on the server, never a
+    /// correlated count per row (one scan of the source table per row without an index on its
+    /// foreign key, which PostgreSQL does not make), and answers as the loaded engine does.
+    func testBacklinkCountsAreOneGroupedJoin() throws {
+        var random = SampleGenerator.Random(state: 51)
+        let sqlite = try HostileFiles.make("backlinks.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE owner(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE pet(id INTEGER PRIMARY KEY, owner_id INTEGER REFERENCES owner(id), name TEXT)")
+            for i in 1...300 { try db.execute(sql: "INSERT INTO owner VALUES (?, ?)", arguments: [i, "o\(i)"]) }
+            for i in 1...2000 {
+                try db.execute(sql: "INSERT INTO pet VALUES (?, ?, ?)", arguments: [i, random.int(10) == 0 ? nil : 1 + random.int(300), "p\(i)"])
+            }
+        }
+        let url = try PostgresServer.database(copying: sqlite, named: "backlinks")
+        for statement in ["owner where @links.pet.owner_id.@count > 8 select name", "count owner where @links.pet.owner_id.@count == 0",
+                          "owner where @links.pet.owner_id.@count >= 5 AND name BEGINSWITH \"o1\" sort by name limit 5 select name"] {
+            let run = try LoupeBinary.run(["query", url, statement, "--format", "json", "--engine", "sql"], environment: ["LOUPE_SQL_TRACE": "1"])
+            XCTAssertEqual(run.status, 0, run.description)
+            let sent = run.stderr.split(separator: "\n").filter { $0.contains("\"pet\"") }
+            XCTAssertFalse(sent.isEmpty, run.stderr)
+            XCTAssertTrue(sent.allSatisfy { $0.contains("GROUP BY") && !$0.contains("(SELECT count(*)") }, "\(statement): \(sent)")
+            XCTAssertEqual(run.stdout, try LoupeBinary.run(["query", sqlite, statement, "--format", "json", "--engine", "memory"]).stdout, statement)
         }
     }
 }
