@@ -379,9 +379,9 @@ public struct Editor {
         if case .reference(let r) = value {
             throw QueryError("'\(name)' is an attribute, not a relation", at: range, hint: "\(graph.label(of: r)) is an object; give a value")
         }
-        guard let index else { return value }   // a new key of a schemaless document
+        guard let index else { return try wholeSeconds(value, name, at: range) }   // a new key of a schemaless document
         let column = type.attributes[index]
-        guard let storage = column.storage else { return try checkAgainstKinds(value, column, type: type, at: range) }
+        guard let storage = column.storage else { return try wholeSeconds(try checkAgainstKinds(value, column, type: type, at: range), name, at: range) }
         if storage.isGenerated { throw QueryError("\(name) is a generated column", at: range, hint: "SQLite computes it") }
         if !isInsert, storage.isPrimaryKey {
             throw QueryError("\(name) is \(type.name)'s key", at: range, hint: "an object's key cannot change; insert a new object instead")
@@ -427,6 +427,17 @@ public struct Editor {
             default: return value
             }
         }
+    }
+
+    /// A date for a document (Persist's), which its writer keeps to the second
+    /// (`yyyy-MM-dd HH:mm:ss ZZZZZ`, as Persist's DateFormatter reads it back): one with a
+    /// fraction of a second is refused rather than committed without it.
+    private func wholeSeconds(_ value: Value, _ name: String, at range: SourceRange) throws -> Value {
+        guard case .date(let d) = value else { return value }
+        let seconds = d.timeIntervalSince1970
+        guard seconds.rounded(.down) != seconds else { return value }
+        throw QueryError("\(DateText.iso(d)) has a fraction of a second, which \(graph.formatName) does not keep", at: range,
+                         hint: "its dates are written to the second; give \(name) a whole second, like \(DateText.iso(Date(timeIntervalSince1970: seconds.rounded(.down))))")
     }
 
     /// A document's attribute takes the kinds it holds in the file (the app decodes it into one

@@ -32,6 +32,13 @@ public struct Parser {
         self.source = source
     }
 
+    /// The source text a range covers (ranges count Unicode scalars).
+    fileprivate func text(of range: SourceRange) -> String {
+        let scalars = Array(source.unicodeScalars)
+        guard range.start >= 0, range.end <= scalars.count else { return "" }
+        return String(String.UnicodeScalarView(scalars[range.start..<range.end]))
+    }
+
     // MARK: Tokens
 
     private var current: Token { tokens[position] }
@@ -434,6 +441,9 @@ public struct Parser {
                 let inner = try p.factor()
                 switch inner {
                 case .literal(.integer(let n), let r) where n != Int64.min: return .literal(.integer(-n), SourceRange.spanning(t.range, r))
+                // -9223372036854775808 is Int64.min, whose digits alone do not fit an integer.
+                case .literal(.decimal(let d), let r) where d == 9223372036854775808.0 && p.text(of: r) == "9223372036854775808":
+                    return .literal(.integer(Int64.min), SourceRange.spanning(t.range, r))
                 case .literal(.decimal(let d), let r): return .literal(.decimal(-d), SourceRange.spanning(t.range, r))
                 default:
                     try p.checkHeight(inner.height + 1, at: inner.range)

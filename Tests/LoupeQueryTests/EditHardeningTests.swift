@@ -91,6 +91,55 @@ final class EditHardeningTests: XCTestCase {
         }
     }
 
+    // MARK: Every value kind
+
+    /// What an edit of every value kind stages is what the file holds after the commit: read
+    /// back by a new load and by SQLite itself (the storage class of each cell), on a plain
+    /// file and, through its JSON, on a Persist store.
+    func testEveryValueKindReadsBackAsStaged() throws {
+        let literals = HostileEdits.valueLiterals(seed: 3)
+        let relational = try HostileEdits.valueKindTable(rows: literals.count)
+        let persist = try HostileEdits.persistNotes(rows: literals.count)
+        for (path, type) in [(relational, "v"), (persist, "Note")] {
+            let session = try open(path)
+            // (A Persist member keeps one kind of value: each literal has a member of its own there.)
+            func member(_ k: Int) -> String { type == "v" ? literals[k].column : literals[k].column + "\(k)" }
+            for (k, item) in literals.enumerated() { ok(session, "update \(type) where id == \(k + 1) set \(member(k)) = \(item.literal)") }
+            let staged = session.pending.graph
+            XCTAssertTrue(ok(session, ".commit").hasPrefix("committed: 0 added, "), path)
+            let loaded = try LoadedStore.open(path).graph
+            let (a, b) = (try XCTUnwrap(staged.type(named: type)), try XCTUnwrap(loaded.type(named: type)))
+            for (k, item) in literals.enumerated() {
+                let refA = try XCTUnwrap(staged.ref(type: a, id: .int(Int64(k + 1)))), refB = try XCTUnwrap(loaded.ref(type: b, id: .int(Int64(k + 1))))
+                let was = a.value(row: Int(refA.row), named: member(k)), now = b.value(row: Int(refB.row), named: member(k))
+                XCTAssertTrue(was == now || (was.isNull && now.isNull), "\(type).\(item.column) = \(item.literal): staged \(was), read back \(now)")
+            }
+        }
+        // A date with a fraction of a second: kept by a plain file's text, refused by Persist
+        // (its writer keeps seconds), never committed without it.
+        let plain = try open(relational), document = try open(persist)
+        ok(plain, "update v where id == 1 set d = 2024-02-29T12:00:00.123Z")
+        XCTAssertTrue(ok(plain, ".commit").hasPrefix("committed:"))
+        XCTAssertEqual(try DatabaseQueue(path: relational).read { db in try String.fetchOne(db, sql: "SELECT d FROM v WHERE id = 1") }, "2024-02-29 12:00:00.123")
+        XCTAssertTrue(refused(document, "update Note where id == 1 set when = 2024-02-29T12:00:00.123Z").contains("fraction of a second"))
+        // SQLite's own view of the plain file: each cell in the storage class its column's value wants.
+        let classes = try DatabaseQueue(path: relational).read { db in
+            try Row.fetchAll(db, sql: "SELECT typeof(i), typeof(r), typeof(s), typeof(d), typeof(u) FROM v ORDER BY id")
+        }
+        for (k, item) in literals.enumerated() where item.literal != "nil" {
+            let expected: String
+            switch item.column {
+            case "i": expected = "integer"
+            case "r": expected = "real"
+            case "s", "d": expected = "text"
+            case "u": expected = item.literal.hasPrefix("\"") ? "text" : item.literal.contains(".") || item.literal.contains("e") ? "real" : "integer"
+            default: continue
+            }
+            let index = ["i", "r", "s", "d", "u"].firstIndex(of: item.column)!
+            XCTAssertEqual(classes[k][index] as String, expected, "\(item.column) = \(item.literal)")
+        }
+    }
+
     // MARK: Virtual tables
 
     func testVirtualTablesAreReadOnlyAndTheirShadowTablesHidden() throws {

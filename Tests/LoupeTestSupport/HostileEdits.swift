@@ -96,4 +96,27 @@ public enum HostileEdits {
                 """)
         }
     }
+
+    /// Literals of every value kind an edit writes, each with the column it goes in
+    /// (``valueKindTable(rows:)``'s `i INTEGER`, `r REAL`, `s TEXT`, `d DATE`, `b BOOLEAN`, `u`
+    /// untyped): the integers at the ends of 64 bits and past 2⁵³, doubles at the ends of their
+    /// range, texts of ``texts(seed:count:)``, dates at the ends of the years 1–9999, booleans, nil.
+    public static func valueLiterals(seed: UInt64 = 1) -> [(column: String, literal: String)] {
+        let integers = ["0", "-1", "9223372036854775807", "-9223372036854775808", "9007199254740993", "-9007199254740993"]
+        let doubles = ["0.5", "0.1", "1e308", "1.7976931348623157e308", "5e-324", "-2.5e-300", "123456789.000001"]
+        let dates = ["0001-01-01", "9999-12-31T23:59:59Z", "2024-02-29T12:00:00Z", "1970-01-01T00:00:00Z", "2000-06-15T08:30:00+05:30"]
+        var out = integers.flatMap { [("i", $0), ("u", $0)] } + doubles.flatMap { [("r", $0), ("u", $0)] } + dates.map { ("d", $0) }
+        out += texts(seed: seed, count: 12).flatMap { [("s", literal($0)), ("u", literal($0))] }
+        out += [("b", "true"), ("b", "false"), ("i", "nil"), ("s", "nil"), ("d", "nil"), ("u", "nil"), ("s", literal(""))]
+        return out
+    }
+
+    /// A plain file for ``valueLiterals(seed:)``: `v(id INTEGER PRIMARY KEY, i INTEGER, r REAL,
+    /// s TEXT, d DATE, b BOOLEAN, u)`, `rows` rows of zeros and dashes.
+    public static func valueKindTable(rows: Int) throws -> String {
+        try HostileFiles.make("value-kinds.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE v(id INTEGER PRIMARY KEY, i INTEGER, r REAL, s TEXT, d DATE, b BOOLEAN, u)")
+            for k in 1...rows { try db.execute(sql: "INSERT INTO v VALUES (?, 0, 0.0, '-', '2000-01-01', 0, '-')", arguments: [k]) }
+        }
+    }
 }
