@@ -16,7 +16,7 @@
 # Swift's hashing is made deterministic (SWIFT_DETERMINISTIC_HASHING), so that a seed and a
 # number of runs repeat a run input for input.
 # The statement corpus starts from Fuzz/corpus/statements and a dictionary of the language; the
-# file corpus from stores generated here (loupe sample, the seed-format fixtures in ../shared,
+# file corpus from stores generated here (loupe sample, the seed-format fixtures in Tests/Fixtures,
 # small SQLite files written with Python's sqlite3), never from blobs in the repository.
 # Findings (inputs that crash or hang) are written to Fuzz/findings/, and printed (message,
 # first frames, input in base64); the script exits 1 if any.
@@ -44,7 +44,7 @@ mkdir -p "$work/statements" "$work/files" "$work/file-seeds" Fuzz/findings
 
 # Seed stores: small, of every format and shape the readers know.
 .build/debug/loupe sample "$work/file-seeds/sample.sqlite" --objects 60 --seed 3 >/dev/null
-for f in ../shared/fixtures/seed-formats/*.sqlite; do [ -f "$f" ] && cp "$f" "$work/file-seeds/"; done
+for f in Tests/Fixtures/fixtures/seed-formats/*.sqlite; do [ -f "$f" ] && cp "$f" "$work/file-seeds/"; done
 python3 - "$work/file-seeds" <<'PY'
 import sqlite3, sys, os
 d = sys.argv[1]

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product loupe
 loupe=.build/debug/loupe
-chinook=../shared/realdata/chinook/Chinook_Sqlite.sqlite
+chinook=Tests/Fixtures/realdata/chinook/Chinook_Sqlite.sqlite
 sample=sample-data/library.sqlite
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cp "$chinook" "$tmp/Chinook_Sqlite.sqlite"; cp "$sample" "$tmp/library.sqlite"

@@ -6,7 +6,7 @@ import LoupeStore
 import LoupeTestSupport
 import XCTest
 
-/// ../shared/conformance/chinook.tsv, case by case, through the engine and its JSON output.
+/// Tests/Fixtures/conformance/chinook.tsv, case by case, through the engine and its JSON output.
 final class ConformanceTests: XCTestCase {
     /// Every case line of the file (comments and blank lines aside), and the ones that do not
     /// have the three tab-separated fields; none may be dropped silently.

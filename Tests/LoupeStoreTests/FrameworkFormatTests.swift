@@ -56,7 +56,7 @@ final class FrameworkFormatTests: XCTestCase {
 
     // MARK: Core Data
 
-    /// Every Core Data store in shared/ and the fixtures: one type per entity with its count per
+    /// Every Core Data store in Tests/Fixtures and the generated ones: one type per entity with its count per
     /// `Z_ENT`, no bookkeeping tables or columns.
     func testCoreDataEntitiesCountPerZENTAndHideBookkeeping() throws {
         var stores = try ["apple_recipes/Recipes.sqlite", "bnr_coredatastack/TestModel.sqlite", "plaso/Accounts3.sqlite",

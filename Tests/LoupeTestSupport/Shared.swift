@@ -1,11 +1,13 @@
 import Foundation
 import GRDB
 
-/// The shared reference folder (`../shared` beside the checkout) and fresh temp files, for every
-/// test target.
+/// The test fixtures (`Tests/Fixtures` in the checkout: real stores from other projects with
+/// their licences, seed-format stores with the scripts that made them, the conformance table)
+/// and fresh temp files, for every test target.
 public enum Shared {
+    /// `Tests/Fixtures` of the checkout.
     public static var root: URL {
-        checkout.deletingLastPathComponent().appendingPathComponent("shared")
+        checkout.appendingPathComponent("Tests/Fixtures")
     }
 
     /// The checkout itself (for `sample-data/`).
@@ -22,7 +24,7 @@ public enum Shared {
         return target
     }
 
-    /// Copies a shared file (and its -wal/-shm) into a fresh temp folder; tests never open shared/ itself.
+    /// Copies a fixture (and its -wal/-shm) into a fresh temp folder; tests never open a fixture itself.
     public static func copy(_ relative: String) throws -> String {
         let source = root.appendingPathComponent(relative)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loupe-test-\(UUID().uuidString)")
