@@ -258,9 +258,8 @@ public final class PostgresPages: PageSource, Sendable {
         case (_, _) where ranges[type] != nil: return nil
         case (.int(let i), "boolean"): return i == 0 || i == 1 ? String(i) : nil
         case (_, "boolean"): return nil
-        case (.int, _), (.double, _) where type == "real" || type == "double precision" || type.hasPrefix("numeric"):
-            return PostgresCommit.keyText(part)
-        case (_, _) where type == "real" || type == "double precision" || type.hasPrefix("numeric"): return nil
+        case (.int, _) where isFloating(type), (.double, _) where isFloating(type): return PostgresCommit.keyText(part)
+        case (_, _) where isFloating(type): return nil
         case (.data, "bytea"): return PostgresCommit.keyText(part)
         case (_, "bytea"), (.data, _): return nil
         // A uuid's text as PostgreSQL writes it (lowercase, hyphenated); any other spelling is no
@@ -271,6 +270,9 @@ public final class PostgresPages: PageSource, Sendable {
         default: return nil
         }
     }
+
+    /// True for a column type whose values a load reads as numbers with a fraction.
+    private static func isFloating(_ type: String) -> Bool { type == "real" || type == "double precision" || type.hasPrefix("numeric") }
 
     /// True when a load keys the table's rows by its key columns' values (their values become
     /// keys: not dates or JSON, which a load numbers instead).

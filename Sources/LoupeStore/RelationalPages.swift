@@ -60,7 +60,7 @@ public final class RelationalPages: PageSource, Sendable {
     func counts() throws -> [Int] {
         try counted.counts {
             try file.readOnOwnConnection { db in
-                try sources.map { (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier($0.name))")) ?? 0 }
+                sources.map { (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQL.identifier($0.name))")) ?? 0 }
             }
         }
     }

@@ -363,7 +363,7 @@ extension PersistFormat {
         let builder = GraphBuilder(formatName: PersistFormat.name)
         for type in types {
             let t = builder.type(type.name, keyPolicy: .globalInteger)
-            for a in type.attributes { builder.attribute(a, of: t) }
+            for a in type.attributes { _ = builder.attribute(a, of: t) }
         }
         for (t, type) in types.enumerated() {
             for r in type.relations { builder.relation(r.name, of: t, toMany: r.toMany, declaredTargets: r.targets) }

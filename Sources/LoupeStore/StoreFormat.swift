@@ -6,7 +6,7 @@ import LoupeModel
 
 /// A type that reads one on-disk format into an ``ObjectGraph`` (the DataSource idea of the seeds:
 /// one protocol, one adapter per format).
-public protocol StoreFormat {
+public protocol StoreFormat: Sendable {
     /// The format's name as the status line and `loupe types` show it (`Persist`, `SQLite`).
     static var name: String { get }
     /// True when the file's schema is laid out in this format.

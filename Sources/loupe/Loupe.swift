@@ -13,8 +13,12 @@ struct Loupe: ParsableCommand {
         commandName: "loupe",
         abstract: "Browse and query persisted object graphs in SQLite files and PostgreSQL databases.",
         discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
+        version: Loupe.version,
         subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Index.self, Sample.self, Bench.self],
         defaultSubcommand: Browse.self)
+
+    /// What `loupe --version` prints.
+    static let version = "0.47.0"
 
     /// Runs the command; Loupe's own failures print as one escaped line (`Error: …`, exit 1),
     /// usage mistakes and help as swift-argument-parser prints them.

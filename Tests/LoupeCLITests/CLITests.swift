@@ -1117,4 +1117,11 @@ final class CLITests: XCTestCase {
         XCTAssertNotEqual(badSize.status, 0)
         XCTAssertTrue(badSize.stderr.contains("memory-budget"), badSize.stderr)
     }
+
+    /// `loupe --version` prints the version alone and exits 0, as a Unix tool does.
+    func testVersion() throws {
+        let run = try loupe(["--version"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertNotNil(run.stdout.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression), run.stdout)
+    }
 }

@@ -47,8 +47,8 @@ final class OutputInjectionTests: XCTestCase {
         let dashed = folder + "/-dash.sqlite"
         try FileManager.default.copyItem(atPath: path, toPath: dashed)
         let cwd = FileManager.default.currentDirectoryPath
-        FileManager.default.changeCurrentDirectoryPath(folder)
-        defer { FileManager.default.changeCurrentDirectoryPath(cwd) }
+        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath(folder))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(cwd) }
         let run = try check(["types", "-dash.sqlite"])
         XCTAssertEqual(run.status, 64, run.description)
         XCTAssertTrue(run.stderr.contains("--"), run.stderr)
@@ -90,7 +90,7 @@ final class OutputInjectionTests: XCTestCase {
         let store = try Shared.temporaryPath("store.sqlite")
         XCTAssertEqual(try LoupeBinary.run(["sample", store, "--objects", "50"]).status, 0)
         let blocker = try Shared.temporaryPath("not-a-folder")
-        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
         for folder in [blocker + "/cache", "/proc/loupe-cache"] {
             let run = try LoupeBinary.run(["index", store], environment: ["LOUPE_CACHE_DIR": folder])
             XCTAssertNotEqual(run.status, 0, run.description)

@@ -160,7 +160,7 @@ final class FormatTests: XCTestCase {
         }
         XCTAssertEqual(try String(contentsOfFile: text, encoding: .utf8), "hello, not a database")
         let empty = try Shared.temporaryPath("empty.sqlite")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         XCTAssertThrowsError(try LoadedStore.open(empty)) { XCTAssertEqual(($0 as? StoreError)?.kind, .notADatabase) }
         let directory = URL(fileURLWithPath: text).deletingLastPathComponent().path
         XCTAssertThrowsError(try LoadedStore.open(directory)) { XCTAssertEqual(($0 as? StoreError)?.kind, .unreadable) }

@@ -243,7 +243,7 @@ final class SchemaCacheTests: XCTestCase {
         try queue.write { db in try db.execute(sql: "INSERT INTO relations (from_id, to_id, relation) SELECT id, id, 'self' FROM by_type WHERE type_name = 'Tag' LIMIT 1") }
         try queue.close()
         let fifth = try PersistPages.open(try StoreFile.openForReading(path))
-        XCTAssertNil(SchemaCache.relations(for: fifth.file, stamp: fifth.openedStamp))
+        XCTAssertNil(SchemaCache.relations(for: fifth.file, stamp: fifth.openedStamp) as Any?)
         let again = try XCTUnwrap(try fifth.file.read { try fifth.exactRelations(on: $0, relationTable: "relations") })
         XCTAssertEqual(again.count, read.count + 1)
         XCTAssertEqual(Set(again.map(\.name)), Set(read.map(\.name)).union(["self"]))

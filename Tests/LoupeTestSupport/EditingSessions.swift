@@ -49,7 +49,7 @@ public final class ScratchDisk {
     public func fill(leaving room: Int) -> String {
         let path = folder + "/fill"
         try? FileManager.default.removeItem(atPath: path)
-        FileManager.default.createFile(atPath: path, contents: Data(count: max(0, free - room)))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(count: max(0, free - room)))
         return path
     }
 
