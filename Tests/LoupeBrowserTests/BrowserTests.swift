@@ -64,16 +64,26 @@ final class BrowserTests: XCTestCase {
         return buffer.text + "\n--- styles ---\n" + legend.joined(separator: "\n") + "\n" + rows.joined(separator: "\n") + "\n"
     }
 
-    /// Compares a screen (text and styles) with `Golden/<name>.txt`.
+    /// Compares a screen (text and styles) with `Golden/<name>.txt`. A screen that differs, or
+    /// has no golden yet, is written beside it as `<name>.txt.new` and fails until someone reviews
+    /// it and renames it (`LOUPE_UPDATE_GOLDEN=1` writes the goldens themselves, for a reviewed
+    /// change of many screens).
     func assertGolden(_ buffer: Buffer, _ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let url = URL(fileURLWithPath: "\(#filePath)").deletingLastPathComponent().appendingPathComponent("Golden/\(name).txt")
         let text = Self.golden(buffer)
-        if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] != nil || !FileManager.default.fileExists(atPath: url.path) {
+        if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] != nil {
             try text.write(to: url, atomically: true, encoding: .utf8)
-            if ProcessInfo.processInfo.environment["LOUPE_UPDATE_GOLDEN"] == nil { XCTFail("wrote missing golden \(name); run again", file: file, line: line) }
             return
         }
-        XCTAssertEqual(text, try String(contentsOf: url, encoding: .utf8), "screen \(name) differs", file: file, line: line)
+        let candidate = url.appendingPathExtension("new")
+        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
+            try text.write(to: candidate, atomically: true, encoding: .utf8)
+            XCTFail("no golden screen \(name): wrote \(candidate.lastPathComponent) to review", file: file, line: line)
+            return
+        }
+        if text == expected { try? FileManager.default.removeItem(at: candidate); return }
+        try text.write(to: candidate, atomically: true, encoding: .utf8)
+        XCTAssertEqual(text, expected, "screen \(name) differs: the new one is \(candidate.lastPathComponent)", file: file, line: line)
     }
 
     func testFirstScreenOfChinook() throws {

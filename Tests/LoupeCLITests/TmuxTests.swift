@@ -114,7 +114,8 @@ final class TmuxTests: XCTestCase {
             if let pid = Int32(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) { return pid }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw XCTSkip("pgrep found no Loupe process")
+        XCTFail("Loupe never started: pgrep found no process for \(path) in 10 s")
+        throw CancellationError()
     }
 
     func testChinookNavigateQueryHelpResizeQuit() throws {
