@@ -864,13 +864,18 @@ struct Browse: ParsableCommand {
         }
     }
 
-    /// `sample-data/library.sqlite`, looked for beside the executable's checkout and the working folder.
+    /// The bundled sample: where `scripts/bootstrap.sh` installs it (`$XDG_DATA_HOME/loupe`, else
+    /// `~/.local/share/loupe`), else `sample-data/library.sqlite` of the checkout the executable was
+    /// built in or of the working folder. Found from any folder, the executable run by name or not.
     static func bundledSample() throws -> String {
-        let name = "sample-data/library.sqlite"
-        var candidates = [FileManager.default.currentDirectoryPath]
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<6 { candidates.append(url.path); url.deleteLastPathComponent() }
-        for c in candidates where FileManager.default.fileExists(atPath: c + "/" + name) { return c + "/" + name }
-        throw CLIError("no file given and the bundled sample (\(name)) was not found")
+        let environment = ProcessInfo.processInfo.environment
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.local/share")
+        var candidates = [data + "/loupe/library.sqlite"]
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
+        var url = executable.resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 { candidates.append(url.path + "/sample-data/library.sqlite"); url.deleteLastPathComponent() }
+        candidates.append(FileManager.default.currentDirectoryPath + "/sample-data/library.sqlite")
+        for c in candidates where FileManager.default.fileExists(atPath: c) { return c }
+        throw CLIError("no file given and the bundled sample was not found (scripts/bootstrap.sh installs it in \(data)/loupe)")
     }
 }
