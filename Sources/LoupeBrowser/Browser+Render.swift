@@ -124,7 +124,7 @@ extension Browser {
             }
             return DisplayText.fit(text + (o.members.count > 3 ? ", …}" : "}"), width: width)
         case .data(let d): return "<\(d.count) bytes>"
-        case .string(let s): return DisplayText.fit(s, width: width)
+        case .string(let s): return DisplayText.fit(ValueFormatter.shownPrefix(s, width: width), width: width)
         default: return DisplayText.fit(ValueFormatter.plain(v), width: width)
         }
     }

@@ -67,7 +67,8 @@ extension Browser {
             for line in s.split(separator: "\n", omittingEmptySubsequences: false) {
                 let room = valueViewLineLimit + 1 - lines.count
                 guard room > 0 else { return }
-                let rows = line.isEmpty ? [""] : DisplayText.wrap(String(line), width: max(8, width - indent.count), maxRows: room)
+                let columns = max(8, width - indent.count)
+                let rows = line.isEmpty ? [""] : DisplayText.wrap(ValueFormatter.shownPrefix(String(line), width: room * columns), width: columns, maxRows: room)
                 lines.append(contentsOf: rows.map { indent + $0 })
             }
         case .data(let d):
@@ -84,7 +85,7 @@ extension Browser {
             for (i, item) in items.enumerated() {
                 if case .array = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", width: width, into: &lines) }
                 else if case .object = item { lines.append(indent + "[\(i)]"); valueLines(item, indent: indent + "  ", width: width, into: &lines) }
-                else { lines.append(indent + "[\(i)] " + ValueFormatter.plain(item)) }
+                else { lines.append(indent + "[\(i)] " + ValueFormatter.shown(item)) }
                 if lines.count > valueViewLineLimit { return }
             }
         case .object(let o):
@@ -95,12 +96,12 @@ extension Browser {
                     lines.append(indent + m.key + ":")
                     valueLines(m.value, indent: indent + "  ", width: width, into: &lines)
                 default:
-                    lines.append(indent + m.key + ": " + ValueFormatter.plain(m.value))
+                    lines.append(indent + m.key + ": " + ValueFormatter.shown(m.value))
                 }
                 if lines.count > valueViewLineLimit { return }
             }
         default:
-            lines.append(indent + ValueFormatter.plain(value))
+            lines.append(indent + ValueFormatter.shown(value))
         }
     }
 }

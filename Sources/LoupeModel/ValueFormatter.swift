@@ -19,6 +19,26 @@ public enum ValueFormatter {
         }
     }
 
+    /// A value as shown to people on a terminal, before ``DisplayText`` escapes it: as ``plain(_:)``,
+    /// but a text's backslashes doubled, so that a stored `\u{1B}` (six characters, shown
+    /// `\\u{1B}`) is never mistaken for an escape character (shown `\u{1B}`). JSON, nested
+    /// values and scripts' output keep their own escaping.
+    public static func shown(_ value: Value) -> String {
+        guard case .string(let s) = value else { return plain(value) }
+        return shown(s)
+    }
+
+    /// A text as ``shown(_:)`` shows it: its backslashes doubled.
+    public static func shown(_ text: String) -> String {
+        text.utf8.contains(UInt8(ascii: "\\")) ? text.replacingOccurrences(of: "\\", with: "\\\\") : text
+    }
+
+    /// The first `width` cells or so of a text as ``shown(_:)`` shows it, reading no more of it
+    /// than that (a 50 MB value costs what its first cells cost).
+    public static func shownPrefix(_ text: String, width: Int) -> String {
+        shown(String(text.prefix(width + 2)))
+    }
+
     /// The shortest text of a double that reads back to it; integral values keep a `.0`.
     public static func number(_ d: Double) -> String {
         if d.isNaN { return "NaN" }

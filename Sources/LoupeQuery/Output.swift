@@ -93,12 +93,12 @@ public struct ResultTable: Equatable {
                     for c in 0..<width {
                         if c > 0 { out += "," }
                         let v = cell(r, c)
-                        if !v.isNull { let s = ValueFormatter.plain(v); out += ResultTable.csvField(toTerminal ? DisplayText.escaped(s) : s) }
+                        if !v.isNull { out += ResultTable.csvField(toTerminal ? DisplayText.escaped(ValueFormatter.shown(v)) : ValueFormatter.plain(v)) }
                     }
                     out += "\r\n"
                 }
             case .markdown:
-                for r in 0..<rowCount { sink.write("| " + (0..<width).map { Self.markdownCell(ValueFormatter.plain(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
+                for r in 0..<rowCount { sink.write("| " + (0..<width).map { Self.markdownCell(ValueFormatter.shown(cell(r, $0))) }.joined(separator: " | ") + " |\n") }
             case .line:
                 let names = columns.map(DisplayText.escaped)
                 let nameWidth = names.map { DisplayText.width(of: $0) }.max() ?? 0
@@ -108,12 +108,12 @@ public struct ResultTable: Equatable {
                         sink.spaces(nameWidth - DisplayText.width(of: name))
                         sink.write(name)
                         sink.write(" = ")
-                        sink.write(DisplayText.escaped(ValueFormatter.plain(cell(r, c))))
+                        sink.write(DisplayText.escaped(ValueFormatter.shown(cell(r, c))))
                         sink.write("\n")
                     }
                 }
             case .table:
-                widths = TextTable.write(columns: columns, rowCount: rowCount, cell: { r, c in ValueFormatter.plain(cell(r, c)) }, to: sink, widths: widths)
+                widths = TextTable.write(columns: columns, rowCount: rowCount, cell: { r, c in ValueFormatter.shown(cell(r, c)) }, to: sink, widths: widths)
                 started = true
             }
             written += rowCount

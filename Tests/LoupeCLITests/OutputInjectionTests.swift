@@ -99,4 +99,22 @@ final class OutputInjectionTests: XCTestCase {
             XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
         }
     }
+
+    /// A stored backslash escape (`\u{1B}`, six characters) and the character it names are shown
+    /// apart wherever escapes are shown (table, line and markdown output, CSV to a terminal's
+    /// modes): the text's backslashes are doubled, and JSON keeps its own escaping.
+    func testStoredEscapesAreToldApartFromEscapedCharacters() throws {
+        let path = try HostileFiles.make("backslashes.sqlite") { db in
+            try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT)")
+            try db.execute(sql: "INSERT INTO t VALUES (1, ?), (2, ?), (3, ?), (4, ?)", arguments: ["\\u{1B}", "\u{1B}", "\\n", "\n"])
+        }
+        for format in ["table", "line", "markdown"] {
+            let run = try check(["query", path, "t", "--format", format])
+            XCTAssertTrue(run.stdout.contains("\\\\u{1B}") && run.stdout.contains("\\u{1B}"), "\(format): \(run.stdout)")
+            XCTAssertEqual(run.stdout.components(separatedBy: "\\\\u{1B}").count - 1, 1, "\(format): the stored escape, doubled, once")
+            XCTAssertEqual(run.stdout.components(separatedBy: "\\\\n").count - 1, 1, "\(format): \(run.stdout)")
+        }
+        let json = try check(["query", path, "t", "--format", "json"])
+        XCTAssertTrue(json.stdout.contains(#""s": "\\u{1B}""#) && json.stdout.contains(#""s": "\u001b""#), json.stdout)
+    }
 }
