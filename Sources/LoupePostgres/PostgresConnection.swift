@@ -66,10 +66,17 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
             cancelSlot = loupe_cancel_add({ context, buffer, size in PQcancel(OpaquePointer(context), buffer, size) }, UnsafeMutableRawPointer(cancelHandle))
         }
         _ = try query("SET default_transaction_read_only = on")
+        // A statement waiting on another session's lock gives up after a while, with a message
+        // that says so, rather than waiting as long as that session holds it (a REPL fed by a
+        // script never reached the end of its input). A commit sets its own, shorter wait.
+        _ = try query("SET lock_timeout = '\(PostgresConnection.lockWait)s'")
         // Floats as text that reads back as the same double (the server's default since
         // PostgreSQL 12; a server configured with fewer digits would round what a load reads).
         _ = try query("SET extra_float_digits = 3")
     }
+
+    /// How many seconds a statement waits for a lock another session holds (`lock_timeout`).
+    static let lockWait = 5
 
     /// True when `LOUPE_SQL_TRACE` is set: every statement sent is written to standard error,
     /// as the SQLite engines write theirs.
@@ -112,8 +119,11 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
         let status = PQresultStatus(result)
         guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
             let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
-            throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason),
-                                code: PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) })   // PG_DIAG_SQLSTATE
+            let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }   // PG_DIAG_SQLSTATE
+            if code == "55P03" {
+                throw PostgresError(server: server, reason: "another session holds a lock on what this statement reads, and it waited \(PostgresConnection.lockWait) s for it; nothing was read: try again once that session ends", code: code)
+            }
+            throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason), code: code)
         }
         let width = Int(PQnfields(result)), height = Int(PQntuples(result))
         var columns: [String] = [], types: [UInt32] = []

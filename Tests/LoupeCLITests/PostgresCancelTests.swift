@@ -27,24 +27,46 @@ final class PostgresCancelTests: XCTestCase {
         Int(try psql(url, ["-c", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'loupe' AND state = 'active'"])) ?? -1
     }
 
+    /// Another session holding `t`'s lock, in a transaction, until the returned process ends.
+    private func holdLock(_ url: String) throws -> Process {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        holder.arguments = ["-X", "-q", url, "-c", "BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60);"]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        var waited = 0
+        while try psql(url, ["-c", "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 't' AND l.mode = 'AccessExclusiveLock' AND l.granted"]) != "1", waited < 100 {
+            usleep(50_000); waited += 1
+        }
+        return holder
+    }
+
+    /// A statement waiting on another session's lock gives up after a bounded wait with a
+    /// message that says so: `loupe repl` fed by a script reaches the end of its input, and
+    /// `loupe query` exits, instead of waiting as long as the other session holds the lock.
+    func testAStatementWaitingOnALockGivesUpAndSaysWhy() throws {
+        let url = try PostgresServer.freshDatabase("lockwait")
+        XCTAssertEqual(try PostgresServer.psql(url, "CREATE TABLE t (id integer PRIMARY KEY, name text); INSERT INTO t VALUES (1, 'a');"), 0)
+        let holder = try holdLock(url)
+        defer { holder.terminate(); holder.waitUntilExit() }
+        for (arguments, stdin) in [(["repl", url], "count t\n"), (["query", url, "count t"], nil)] as [([String], String?)] {
+            let run = try LoupeBinary.run(arguments, stdin: stdin, timeout: 40)
+            XCTAssertFalse(run.timedOut, "\(arguments): still waiting on the lock after 40 s")
+            XCTAssertNotEqual(run.status, 0)
+            XCTAssertTrue(run.stderr.contains("holds a lock"), run.stderr)
+        }
+    }
+
     func testAKilledLoupeLeavesNoStatementRunningOnTheServer() throws {
         let url = try PostgresServer.freshDatabase("cancel")
         XCTAssertEqual(try PostgresServer.psql(url, "CREATE TABLE t (id integer PRIMARY KEY, name text); INSERT INTO t SELECT g, 'n' || g FROM generate_series(1, 100) g;"), 0)
         for signal in [SIGTERM, SIGHUP] {
             // Another session holds the table until it is told to stop.
-            let holder = Process()
-            holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-            holder.arguments = ["-X", "-q", url, "-c", "BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60);"]
-            holder.standardOutput = FileHandle.nullDevice
-            holder.standardError = FileHandle.nullDevice
-            try holder.run()
+            let holder = try holdLock(url)
             defer { holder.terminate(); holder.waitUntilExit() }
-            var waited = 0
-            while try psql(url, ["-c", "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 't' AND l.mode = 'AccessExclusiveLock' AND l.granted"]) != "1", waited < 100 {
-                usleep(50_000); waited += 1
-            }
             let loupe = try LoupeBinary.start(["query", url, "t where name == \"n5\""])
-            waited = 0
+            var waited = 0
             while try running(url) == 0, waited < 100 { usleep(50_000); waited += 1 }
             XCTAssertEqual(try running(url), 1, "loupe's statement waits on the lock")
             kill(loupe.processIdentifier, signal)
