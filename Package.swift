@@ -19,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     ],
     targets: [
         // The one escaping and width rule for text on a terminal (depends on nothing).
@@ -50,6 +51,7 @@ let package = Package(
         .executableTarget(name: "loupe", dependencies: [
             "DisplayText", "LoupeModel", "LoupeStore", "LoupeQuery", "LoupeSQL", "LoupePostgres", "LoupeHost", "LoupeBrowser", "NcursesBackend", "CSignalSafety", "TerminalKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Helpers every test target shares (hostile inputs, temp files, editing sessions, a small disk).
         .target(name: "LoupeTestSupport", dependencies: ["LoupeStore", "LoupeQuery", "LoupeHost", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/LoupeTestSupport"),

@@ -464,7 +464,7 @@ extension Browser {
         } else {
             parts.append(("no pending changes", 4))
         }
-        let right = message.isEmpty ? "? help  q quit " : DisplayText.escaped(message) + " "
+        let right = message.isEmpty ? "\(KeyMap.name(of: .showHelp)) help  \(KeyMap.name(of: .quitView)) quit " : DisplayText.escaped(message) + " "
         // The message gets at least half the line; the hint only what is left.
         let rightRoom = message.isEmpty ? min(DisplayText.width(of: right), 16) : min(DisplayText.width(of: right), width / 2)
         func text() -> String {

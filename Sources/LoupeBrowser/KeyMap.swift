@@ -1,4 +1,6 @@
 import DisplayText
+import LoupeModel
+import Synchronization
 import TerminalKit
 
 /// Everything the browser can be asked to do, by verb-noun name (VisiData's design). Keys are
@@ -64,10 +66,22 @@ public enum Command: String, CaseIterable, Sendable {
     }
 }
 
-/// The key bindings, one table.
+/// The key bindings, one table: Loupe's own (``standard``), with a user's config file's changes
+/// when it has any (``use(_:)``).
 public enum KeyMap {
-    /// Every binding, in help order.
-    public static let bindings: [(key: Key, name: String, command: Command)] = [
+    /// One key bound to a command, with the name help shows for the key.
+    public typealias Binding = (key: Key, name: String, command: Command)
+
+    /// The bindings in force, in help order.
+    public static var bindings: [Binding] { active.withLock { $0 } }
+
+    /// Puts `bindings` in force (a config file's, from ``rebinding(_:)``).
+    public static func use(_ bindings: [Binding]) { active.withLock { $0 = bindings } }
+
+    private static let active = Mutex(standard)
+
+    /// Loupe's own bindings, in help order.
+    public static let standard: [Binding] = [
         (.character("j"), "j", .moveDown), (.down, "Down", .moveDown),
         (.character("k"), "k", .moveUp), (.up, "Up", .moveUp),
         (.character("h"), "h", .columnLeft), (.left, "Left", .columnLeft),
@@ -92,6 +106,67 @@ public enum KeyMap {
         (.character("?"), "?", .showHelp),
         (.control("l"), "Ctrl-L", .redraw),
     ]
+
+    /// A change a config file asks for: `command` (by its verb-noun name) bound to `keys` (as
+    /// help names them: `j`, `Down`, `Ctrl-F`, `Shift-Tab`, any single character), on `line`.
+    public struct Rebinding: Sendable {
+        public let command: String
+        public let keys: [String]
+        public let line: Int
+        public init(command: String, keys: [String], line: Int) {
+            self.command = command
+            self.keys = keys
+            self.line = line
+        }
+    }
+
+    /// A rebinding that cannot be made, with the line of the config file it is on.
+    public struct RebindingError: Error, CustomStringConvertible {
+        public let line: Int
+        public let reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// The standard bindings with each command of `changes` bound to its keys instead of its own;
+    /// an unknown command or key name, or a key two commands would share, is an error.
+    public static func rebinding(_ changes: [Rebinding]) throws -> [Binding] {
+        var result = standard
+        var claimed: [Key: (command: String, line: Int)] = [:]
+        for change in changes.sorted(by: { $0.line < $1.line }) {
+            guard let command = Command(rawValue: change.command) else {
+                let near = NameSuggestion.closest(to: change.command, in: Command.allCases.map(\.rawValue))
+                throw RebindingError(line: change.line, reason: "no command is named '\(change.command)'" + (near.map { "; did you mean '\($0)'?" } ?? ""))
+            }
+            let keys = try change.keys.map { name -> Binding in
+                guard let key = key(named: name) else {
+                    throw RebindingError(line: change.line, reason: "'\(name)' names no key (like j, Down, PgDn, Ctrl-F, Shift-Tab)")
+                }
+                return (key, name, command)
+            }
+            for binding in keys {
+                if let other = claimed[binding.key], other.command != change.command {
+                    throw RebindingError(line: change.line, reason: "\(binding.name) is given to both \(other.command) (line \(other.line)) and \(change.command)")
+                }
+                claimed[binding.key] = (change.command, change.line)
+            }
+            // A key given to a command is taken from the command that had it.
+            result.removeAll { $0.command == command || keys.map(\.key).contains($0.key) }
+            result += keys
+        }
+        return result.sorted { Command.allCases.firstIndex(of: $0.command)! < Command.allCases.firstIndex(of: $1.command)! }
+    }
+
+    /// The key help calls `name`: a name of the standard table (`Down`, `PgDn`, `Ctrl-F`), `Ctrl-`
+    /// and a letter, or one character.
+    public static func key(named name: String) -> Key? {
+        if let known = standard.first(where: { $0.name == name }) { return known.key }
+        if name.hasPrefix("Ctrl-"), name.count == 6, let c = name.last, c.isLetter { return .control(Character(c.lowercased())) }
+        if name.count == 1, let c = name.first, !c.isWhitespace { return .character(c) }
+        return nil
+    }
+
+    /// The first key bound to `command`, as help names it (`?` for show-help unless rebound).
+    public static func name(of command: Command) -> String { bindings.first { $0.command == command }?.name ?? "-" }
 
     /// The command bound to a key, if any.
     public static func command(for key: Key) -> Command? { bindings.first { $0.key == key }?.command }

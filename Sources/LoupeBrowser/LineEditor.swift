@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LoupeQuery
 import TerminalKit
 
@@ -130,8 +131,12 @@ public enum HistoryFile {
         return base.appendingPathComponent("loupe/history")
     }
 
-    /// The last `limit` lines.
-    public static func load(limit: Int = 1000) -> [String] {
+    /// How many lines ``load(limit:)`` gives back: 1,000, or what the config file says.
+    public static let kept = Mutex(1000)
+
+    /// The last `limit` lines (``kept`` when not given).
+    public static func load(limit: Int? = nil) -> [String] {
+        let limit = limit ?? kept.withLock { $0 }
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
         return Array(text.split(separator: "\n").map(String.init).suffix(limit))
     }

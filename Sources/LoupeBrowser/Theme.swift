@@ -1,3 +1,4 @@
+import Synchronization
 import TerminalKit
 
 /// The browser's colours, or none at all when `NO_COLOR` is set (attributes only).
@@ -43,9 +44,12 @@ public struct Theme: Sendable {
         relation: Style(underline: true), pending: Style(bold: true),
         pendingChanged: Style(bold: true, underline: true), pendingAdded: Style(bold: true), pendingDeleted: Style(dim: true))
 
-    /// The theme the environment asks for.
+    /// False when the config file asks for no colour (`colour = false`); `NO_COLOR` wins either way.
+    public static let coloured = Mutex(true)
+
+    /// The theme the environment (and the config file) ask for.
     public static func fromEnvironment(_ environment: [String: String]) -> Theme {
         if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .monochrome }
-        return .color
+        return coloured.withLock { $0 } ? .color : .monochrome
     }
 }

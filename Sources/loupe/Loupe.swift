@@ -34,6 +34,10 @@ struct Loupe: ParsableCommand {
         }
         // What a whole load of a Persist store finds is kept for `schema` and `show` (SchemaCache).
         SchemaCache.directory.withLock { $0 = SchemaCache.defaultDirectory() }
+        do { try Config.load() } catch {
+            printErrorLine("Error: config file \(error)")
+            Foundation.exit(78)   // EX_CONFIG
+        }
         if let dashed = fileNamedLikeAnOption(arguments) {
             printErrorLine("Error: '\(dashed)' would be read as options; a file name that starts with '-' goes after `--` (loupe types -- \(dashed))")
             Foundation.exit(64)

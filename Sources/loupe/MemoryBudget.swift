@@ -17,9 +17,9 @@ struct MemoryBudget: ExpressibleByArgument, CustomStringConvertible {
         bytes = Int64(number * factor)
     }
 
-    /// A quarter of the machine's memory, at most 2 GB.
+    /// The config file's `memory-budget`, else a quarter of the machine's memory, at most 2 GB.
     static var standard: MemoryBudget {
-        MemoryBudget(bytes: min(Int64(ProcessInfo.processInfo.physicalMemory / 4), 2 << 30))
+        Config.current.withLock { $0.memoryBudget } ?? MemoryBudget(bytes: min(Int64(ProcessInfo.processInfo.physicalMemory / 4), 2 << 30))
     }
 
     var description: String {
