@@ -61,6 +61,7 @@ let package = Package(
                                                             .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "LoupeBrowserTests", dependencies: ["LoupeBrowser", "LoupeHost", "TerminalKit", "DisplayText", "LoupeStore", "LoupeModel", "LoupeQuery", "LoupeSQL", "LoupePostgres", "LoupeTestSupport"],
                     exclude: ["Golden"]),
+        .testTarget(name: "TerminalKitTests", dependencies: ["TerminalKit", "NcursesBackend", "CNcurses", "DisplayText"]),
         .testTarget(name: "LoupeCLITests", dependencies: ["LoupeTestSupport", "DisplayText", "LoupeStore", "LoupeQuery", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]

@@ -59,10 +59,17 @@ public enum DisplayText {
         if !needs { while let u = scalars.next() { if needsEscape(u) { needs = true; break } } }
         guard needs else { return s }
         var out = String.UnicodeScalarView()
-        var atStart = true
+        // A combining mark with nothing of its own to sit on (at the start, or after an escape,
+        // whose last character it would join) is shown as an escape too.
+        var needsBase = true
         for u in s.unicodeScalars {
-            if needsEscape(u) || (atStart && isCombining(u)) { out.append(contentsOf: escape(u).unicodeScalars) } else { out.append(u) }
-            atStart = false
+            if needsEscape(u) || (needsBase && isCombining(u)) {
+                out.append(contentsOf: escape(u).unicodeScalars)
+                needsBase = true
+            } else {
+                out.append(u)
+                needsBase = false
+            }
         }
         return String(out)
     }
@@ -138,20 +145,23 @@ public enum DisplayText {
     /// This is the one walk every other function here is built on.
     public static func forEachCell(_ s: String, limit: Int, _ body: (Character, Int) -> Bool) {
         var read = 0
-        var atStart = true
+        // True where a combining mark would have nothing to sit on in the shown text: at the
+        // start, and after an escape (it would join the escape's last character). Such a mark
+        // is shown escaped, as ``escaped(_:)`` shows it.
+        var needsBase = true
         for ch in s {
             if read >= limit { return }
             read += 1
             let scalars = ch.unicodeScalars
             let first = scalars.first!
             // Fast path: a plain character.
-            if scalars.count == 1 && !needsEscape(first) && !(atStart && isCombining(first)) {
-                atStart = false
+            if scalars.count == 1 && !needsEscape(first) && !(needsBase && isCombining(first)) {
+                needsBase = false
                 if !body(ch, first.value < 0x1100 ? 1 : (isWide(first) ? 2 : 1)) { return }
                 continue
             }
-            if !scalars.contains(where: needsEscape) && !(atStart && isCombining(first)) {
-                atStart = false
+            if !scalars.contains(where: needsEscape) && !(needsBase && isCombining(first)) {
+                needsBase = false
                 if !body(ch, width(of: ch)) { return }
                 continue
             }
@@ -164,13 +174,14 @@ public enum DisplayText {
                 return true
             }
             for u in scalars {
-                if needsEscape(u) || (atStart && pending.isEmpty && isCombining(u)) {
+                if needsEscape(u) || (needsBase && pending.isEmpty && isCombining(u)) {
                     if !flush() { return }
                     for e in escape(u) { if !body(e, 1) { return } }
+                    needsBase = true
                 } else {
                     pending.append(u)
+                    needsBase = false
                 }
-                atStart = false
             }
             if !flush() { return }
         }

@@ -1,6 +1,10 @@
 import DisplayText
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LoupeModel
 
 /// How results print: sqlite3's `.mode` names.
@@ -346,7 +350,7 @@ public final class OutputSink {
         buffer.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                let n = Platform.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
                     failed = true

@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GRDB
 import LoupeModel
 import Synchronization
@@ -324,7 +328,7 @@ public enum SchemaCache {
     static let build: String = {
         var s = stat()
         guard stat("/proc/self/exe", &s) == 0 else { return "unknown" }
-        return "\(s.st_size)-\(s.st_mtim.tv_sec).\(s.st_mtim.tv_nsec)"
+        return "\(s.st_size)-\(Platform.modifiedNanoseconds(s) / 1_000_000_000).\(Platform.modifiedNanoseconds(s) % 1_000_000_000)"
     }()
 
     /// The path with symbolic links resolved, or nil when it does not exist.

@@ -1,7 +1,11 @@
 import CSignalSafety
 import CSQLiteTuning
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GRDB
 import LoupeModel
 import Synchronization
@@ -214,14 +218,14 @@ public final class StoreFile: Sendable {
         }
         if let kind = nonRegularKind(info.st_mode) { throw StoreError(.unreadable, path: path, reason: kind) }
         // O_NONBLOCK: if the path was swapped for a FIFO since the check, opening still returns.
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let fd = Platform.openForReading(path)
         guard fd >= 0 else {
             throw StoreError(.unreadable, path: path, reason: errno == EACCES ? "permission denied" : String(cString: strerror(errno)))
         }
         defer { close(fd) }
         if fstat(fd, &info) == 0, let kind = nonRegularKind(info.st_mode) { throw StoreError(.unreadable, path: path, reason: kind) }
         var bytes = [UInt8](repeating: 0, count: 100)
-        let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 100) }
+        let n = bytes.withUnsafeMutableBytes { Platform.read(fd, $0.baseAddress, 100) }
         guard n >= 0 else { throw StoreError(.unreadable, path: path, reason: "cannot read the file (\(String(cString: strerror(errno))))") }
         if n == 0 { throw StoreError(.notADatabase, path: path, reason: "empty file, not a SQLite database") }
         guard n == 100, Array(bytes.prefix(16)) == header else {
@@ -382,15 +386,15 @@ public struct FileStamp: Equatable, Sendable, Codable {
         var db = stat()
         let hasDB = watch.databaseFD >= 0 ? fstat(watch.databaseFD, &db) == 0 : stat(path, &db) == 0
         size = hasDB ? Int64(db.st_size) : -1
-        modified = hasDB ? Int64(db.st_mtim.tv_sec) * 1_000_000_000 + Int64(db.st_mtim.tv_nsec) : -1
+        modified = hasDB ? Platform.modifiedNanoseconds(db) : -1
         inode = hasDB ? UInt64(db.st_ino) : 0
         changeCounter = watch.read(watch.databaseFD, 24..<28)
         var wal = stat()
         if stat(path + "-wal", &wal) == 0 {
             walSize = Int64(wal.st_size)
-            walModified = Int64(wal.st_mtim.tv_sec) * 1_000_000_000 + Int64(wal.st_mtim.tv_nsec)
+            walModified = Platform.modifiedNanoseconds(wal)
             // SQLite holds no lock on the -wal file: a descriptor of our own may come and go.
-            let fd = Glibc.open(path + "-wal", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            let fd = Platform.openForReading(path + "-wal")
             walHeader = fd >= 0 ? watch.read(fd, 0..<32) : []
             if fd >= 0 { close(fd) }
         } else {
@@ -414,8 +418,8 @@ final class FileWatch: Sendable {
     let sharedMemoryFD: Int32
 
     init(path: String) {
-        databaseFD = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        sharedMemoryFD = Glibc.open(path + "-shm", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        databaseFD = Platform.openForReading(path)
+        sharedMemoryFD = Platform.openForReading(path + "-shm")
     }
 
     deinit {

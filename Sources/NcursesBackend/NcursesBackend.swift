@@ -112,19 +112,8 @@ public final class NcursesBackend: Backend {
         let result = wget_wch(loupe_stdscr(), &ch)
         if result == ERR { return nil }
         if result == KEY_CODE_YES {
+            if let key = Self.key(code: Int32(ch)) { return .key(key) }
             switch Int32(ch) {
-            case KEY_UP: return .key(.up)
-            case KEY_DOWN: return .key(.down)
-            case KEY_LEFT: return .key(.left)
-            case KEY_RIGHT: return .key(.right)
-            case KEY_NPAGE: return .key(.pageDown)
-            case KEY_PPAGE: return .key(.pageUp)
-            case KEY_HOME: return .key(.home)
-            case KEY_END: return .key(.end)
-            case KEY_BACKSPACE: return .key(.backspace)
-            case KEY_DC: return .key(.delete)
-            case KEY_BTAB: return .key(.backTab)
-            case KEY_ENTER: return .key(.enter)
             case KEY_RESIZE: return .resize(width: size.width, height: size.height)
             case KEY_MOUSE:
                 var event = MEVENT()
@@ -135,19 +124,46 @@ public final class NcursesBackend: Backend {
                 if loupe_mouse_is_press(event.bstate) != 0 { return .mouse(MouseEvent(kind: .press, x: x, y: y)) }
                 return nil
             default:
-                for n in 1...12 where Int32(ch) == loupe_key_f(Int32(n)) { return .key(.function(n)) }
                 return nil
             }
         }
-        switch ch {
-        case 10, 13: return .key(.enter)
-        case 9: return .key(.tab)
-        case 127, 8: return .key(.backspace)
-        case 27: return .key(.escape)
-        case 1...26: return .key(.control(Character(Unicode.Scalar(UInt8(ch) + 96))))
+        return Self.key(character: UInt32(ch)).map(Event.key)
+    }
+
+    /// The key of one of curses' key codes (`KEY_UP`, `KEY_NPAGE`, `KEY_F(5)`…), or nil.
+    public static func key(code: Int32) -> Key? {
+        switch code {
+        case KEY_UP: return .up
+        case KEY_DOWN: return .down
+        case KEY_LEFT: return .left
+        case KEY_RIGHT: return .right
+        case KEY_NPAGE: return .pageDown
+        case KEY_PPAGE: return .pageUp
+        case KEY_HOME: return .home
+        case KEY_END: return .end
+        case KEY_BACKSPACE: return .backspace
+        case KEY_DC: return .delete
+        case KEY_BTAB: return .backTab
+        case KEY_ENTER: return .enter
         default:
-            guard let scalar = Unicode.Scalar(UInt32(ch)) else { return nil }
-            return .key(.character(Character(scalar)))
+            for n in 1...12 where code == loupe_key_f(Int32(n)) { return .function(n) }
+            return nil
+        }
+    }
+
+    /// The key of a character `wget_wch` read (not a key code): Enter for CR and LF, Tab,
+    /// Backspace for DEL and BS, Escape, Ctrl-A…Ctrl-Z, else the character; nil for a value that is
+    /// no Unicode scalar.
+    public static func key(character ch: UInt32) -> Key? {
+        switch ch {
+        case 10, 13: return .enter
+        case 9: return .tab
+        case 127, 8: return .backspace
+        case 27: return .escape
+        case 1...26: return .control(Character(Unicode.Scalar(UInt8(ch) + 96)))
+        default:
+            guard let scalar = Unicode.Scalar(ch) else { return nil }
+            return .character(Character(scalar))
         }
     }
 }

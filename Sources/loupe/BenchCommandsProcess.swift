@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LoupeModel
 import LoupeStore
 

@@ -135,6 +135,6 @@ final class LineReader {
         var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
         guard poll(&fds, 1, milliseconds) > 0 else { return nil }
         var byte: UInt8 = 0
-        return Glibc.read(0, &byte, 1) == 1 ? byte : nil
+        return Platform.read(0, &byte, 1) == 1 ? byte : nil
     }
 }

@@ -201,7 +201,7 @@ struct Query: ParsableCommand {
                 result.write(format, graph: graph, toTerminal: toTerminal, to: sink)
                 sink.flush()
                 // Nothing is left to write: leave without tearing the graph down object by object.
-                Glibc.exit(0)
+                Platform.exit(0)
             case .success(let staged):
                 let reply = session.finish(evaluation, .success(staged), seconds: 0)
                 try showAndCommit(session, staged: reply.output)
