@@ -37,7 +37,8 @@ struct Config {
     /// Where the file is looked for.
     static func path(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let named = environment["LOUPE_CONFIG"], !named.isEmpty { return named }
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (home + "/.config")
         return base + "/loupe/config.toml"
     }
 

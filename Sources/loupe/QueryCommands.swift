@@ -869,7 +869,8 @@ struct Browse: ParsableCommand {
     /// built in or of the working folder. Found from any folder, the executable run by name or not.
     static func bundledSample() throws -> String {
         let environment = ProcessInfo.processInfo.environment
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.local/share")
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (home + "/.local/share")
         var candidates = [data + "/loupe/library.sqlite"]
         let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
         var url = executable.resolvingSymlinksInPath().deletingLastPathComponent()

@@ -82,7 +82,7 @@ extension BrowserTests {
         // Track's Milliseconds is an INTEGER column.
         let s = b.play(try PlayScript.parse("<S-Tab> G <Tab>\nl l l l l l e <C-u>\nlong\n<Enter>"), width: 120, height: 30)
         XCTAssertTrue(s.text.contains("no pending changes"), s.text)
-        XCTAssertTrue(s.text.contains("refused"), s.text)
+        XCTAssertTrue(s.text.contains("refused: the text \"long\" cannot go into Track.Milliseconds (INTEGER)"), s.text)
         let escaped = b.play(try PlayScript.parse("<Esc>"), width: 120, height: 30)
         XCTAssertFalse(escaped.text.contains("Edit (Enter stages"), "Esc closes the editor: \(escaped.text)")
     }

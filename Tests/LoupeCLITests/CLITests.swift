@@ -1124,4 +1124,38 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertNotNil(run.stdout.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression), run.stdout)
     }
+
+    /// `loupe` alone opens the sample from any folder, the binary installed away from the
+    /// checkout (as scripts/bootstrap.sh installs it), from the data folder beside it.
+    func testTheSampleIsFoundFromAnyFolder() throws {
+        let home = (try Shared.temporaryPath("home") as NSString).deletingLastPathComponent
+        let installed = home + "/bin/loupe"
+        try FileManager.default.createDirectory(atPath: home + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/.local/share/loupe", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: LoupeBinary.url.path, toPath: installed)
+        let script = home + "/keys.play"
+        try "j\n".write(toFile: script, atomically: true, encoding: .utf8)
+        func run(_ environment: [String: String]) throws -> (status: Int32, out: String, err: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: installed)
+            process.arguments = ["--play", script, "--size", "80x24"]
+            process.currentDirectoryURL = URL(fileURLWithPath: "/")
+            process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        }
+        let missing = try run([:])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.err.contains("bootstrap.sh installs it in \(home)/.local/share/loupe"), missing.err)
+        try FileManager.default.copyItem(atPath: Shared.checkout.appendingPathComponent("sample-data/library.sqlite").path,
+                                         toPath: home + "/.local/share/loupe/library.sqlite")
+        let found = try run([:])
+        XCTAssertEqual(found.status, 0, found.err)
+        XCTAssertTrue(found.out.contains("Publisher") && found.out.contains("Book"), found.out)
+    }
 }
