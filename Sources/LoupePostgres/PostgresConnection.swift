@@ -121,7 +121,7 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
             let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
             let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }   // PG_DIAG_SQLSTATE
             if code == "55P03" {
-                throw PostgresError(server: server, reason: "another session holds a lock on what this statement reads, and it waited \(PostgresConnection.lockWait) s for it; nothing was read: try again once that session ends", code: code)
+                throw PostgresError(server: server, reason: "another session holds a lock this statement needs; it waited \(PostgresConnection.lockWait) s, gave up, and did nothing: try again once that session ends", code: code)
             }
             throw PostgresError(server: server, reason: PostgresConnection.message(reason.isEmpty ? PQerrorMessage(connection) : nil, fallback: reason), code: code)
         }

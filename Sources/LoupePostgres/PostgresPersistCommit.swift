@@ -176,7 +176,7 @@ enum PostgresPersistCommit {
             _ = try connection.query("SET LOCAL lock_timeout = '3s'")
             do {
                 _ = try connection.query(#"LOCK TABLE "public"."by_type", "public"."relations" IN SHARE ROW EXCLUSIVE MODE"#)
-            } catch let error as PostgresError where error.reason.contains("lock timeout") {
+            } catch let error as PostgresError where error.code == "55P03" {
                 throw PostgresError(server: error.server, reason: "another session is writing to by_type or relations; nothing was written, your edits stay pending: commit again in a moment")
             }
             let layout = try Layout.read(connection)
