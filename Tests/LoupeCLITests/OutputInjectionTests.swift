@@ -51,7 +51,7 @@ final class OutputInjectionTests: XCTestCase {
         defer { _ = FileManager.default.changeCurrentDirectoryPath(cwd) }
         let run = try check(["types", "-dash.sqlite"])
         XCTAssertEqual(run.status, 64, run.description)
-        XCTAssertTrue(run.stderr.contains("--"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("goes after `--` (loupe types -- -dash.sqlite)"), run.stderr)
         let after = try check(["types", "--", "-dash.sqlite"])
         XCTAssertEqual(after.status, 0, after.description)
     }
