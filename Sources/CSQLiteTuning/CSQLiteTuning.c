@@ -66,12 +66,3 @@ int loupe_sqlite_add_reads_back(struct sqlite3 *db, int encoding) {
                                    reads_back_function, 0, 0);
 }
 
-int loupe_bind_text_bytes(struct sqlite3_stmt *statement, int index, const char *bytes, int length) {
-    return sqlite3_bind_text(statement, index, bytes, length, SQLITE_TRANSIENT);
-}
-
-const unsigned char *loupe_column_text_bytes(struct sqlite3_stmt *statement, int index, int *length) {
-    const unsigned char *z = sqlite3_column_text(statement, index);
-    *length = sqlite3_column_bytes(statement, index);
-    return z;
-}

@@ -132,7 +132,7 @@ final class Compiler {
                 }
             }
         }
-        switch q ?? .any {
+        switch q! {
         case .any: return { v, e in eval(v, e).elements.contains { test($0, v, e) } }
         case .all: return { v, e in eval(v, e).elements.allSatisfy { test($0, v, e) } }
         case .noneOf: return { v, e in !eval(v, e).elements.contains { test($0, v, e) } }

@@ -29,9 +29,6 @@ private final class ExactFunction: @unchecked Sendable {
 }
 
 extension ExactText {
-    /// SQLite's destructor value that makes it copy what it is given.
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
     /// An argument of an SQL function as a database value, text read whole.
     static func value(_ value: OpaquePointer?) -> DatabaseValue {
         switch sqlite3_value_type(value) {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import LoupeModel
 import Synchronization
 
@@ -691,16 +692,14 @@ public struct ColumnReader {
 
     /// The column as text, nil for NULL.
     @inline(__always) public func string(_ index: Int32) -> String? {
-        guard let text = String?.fromStatement(statement, atUncheckedIndex: index) ?? nil else { return nil }
-        return ExactText.column(statement, index, known: text) ?? text
+        sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : ExactText.column(statement, index)
     }
     /// The column as an integer, nil for NULL.
     @inline(__always) public func int64(_ index: Int32) -> Int64? { Int64?.fromStatement(statement, atUncheckedIndex: index) ?? nil }
     /// The column as a database value (for atoms of any kind).
     @inline(__always) public func value(_ index: Int32) -> DatabaseValue {
-        let value = DatabaseValue(sqliteStatement: statement, index: index)
-        if case .string(let text) = value.storage, let whole = ExactText.column(statement, index, known: text) { return whole.databaseValue }
-        return value
+        sqlite3_column_type(statement, index) == SQLITE_TEXT ? ExactText.column(statement, index).databaseValue
+            : DatabaseValue(sqliteStatement: statement, index: index)
     }
 }
 

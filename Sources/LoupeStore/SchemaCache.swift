@@ -127,9 +127,7 @@ public enum SchemaCache {
 
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let set = environment["LOUPE_CACHE_DIR"] { return set.isEmpty || set == "off" ? nil : set }
-        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/loupe" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/loupe" }
-        return nil
+        return UserFolders.base("XDG_CACHE_HOME", default: ".cache", accountHome: false, environment: environment).map { $0 + "/loupe" }
     }
 
     /// Keeps what a whole load of a Persist store found, when caching is on and the load is one

@@ -1,13 +1,14 @@
-import CSQLiteTuning
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Text in and out of SQLite by its byte length, so that a NUL inside a text value survives.
 ///
 /// GRDB binds a string as a C string and reads a text column with `String(cString:)`: both stop
 /// at the first U+0000, so `"x\u{0}y"` would be written (and read) as `"x"` while the preview
 /// showed it whole. Every write Loupe makes to a SQLite file runs through ``executeExactly(_:)``,
-/// and every cell a load or a window reads goes through ``ColumnReader``, which reads the same way.
+/// every cell a load or a window reads goes through ``ColumnReader``, which reads the same way,
+/// and the SQL engines' functions read their arguments so (``Database/addExactFunction(_:_:)``).
 extension Statement {
     /// Runs the statement with `arguments` bound, each text by its bytes (a NUL inside kept).
     func executeExactly(_ arguments: [DatabaseValue]) throws {
@@ -17,10 +18,10 @@ extension Statement {
             var bytes = Array(text.utf8)
             let code = bytes.withUnsafeMutableBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in
-                    loupe_bind_text_bytes(sqliteStatement, Int32(index + 1), chars.baseAddress, Int32(chars.count))
+                    sqlite3_bind_text(sqliteStatement, Int32(index + 1), chars.baseAddress, Int32(chars.count), ExactText.transient)
                 }
             }
-            guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind text value \(index + 1)", sql: sql) }
+            guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind text value \(index + 1)", sql: sql) }
         }
         // Without arguments, GRDB resets the statement and keeps the bindings made above.
         try execute()
@@ -29,11 +30,14 @@ extension Statement {
 
 /// Whole text values as SQLite holds them (``Statement/executeExactly(_:)`` writes them so).
 enum ExactText {
-    /// The text of column `index` of `statement`'s current row, read by its byte length; nil when
-    /// `known` (what GRDB read) is already whole.
-    static func column(_ statement: SQLiteStatement, _ index: Int32, known: String) -> String? {
-        var length: Int32 = 0
-        guard let bytes = loupe_column_text_bytes(statement, index, &length), Int(length) != known.utf8.count else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(length)), as: UTF8.self)
+    /// SQLite's destructor value that makes it copy what it is given.
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Column `index` of `statement`'s current row as text, read by its byte length (a number
+    /// as SQLite spells it; "" for an empty blob).
+    static func column(_ statement: SQLiteStatement, _ index: Int32) -> String {
+        let bytes = sqlite3_column_text(statement, index)
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""
     }
 }

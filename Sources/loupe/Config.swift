@@ -1,6 +1,7 @@
 import DisplayText
 import Foundation
 import LoupeBrowser
+import LoupeModel
 import Synchronization
 import TOMLKit
 
@@ -37,9 +38,7 @@ struct Config {
     /// Where the file is looked for.
     static func path(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let named = environment["LOUPE_CONFIG"], !named.isEmpty { return named }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (home + "/.config")
-        return base + "/loupe/config.toml"
+        return UserFolders.base("XDG_CONFIG_HOME", default: ".config", environment: environment)! + "/loupe/config.toml"
     }
 
     /// Reads the file when there is one and puts it in force: bindings, colour, history, budget.

@@ -868,9 +868,7 @@ struct Browse: ParsableCommand {
     /// `~/.local/share/loupe`), else `sample-data/library.sqlite` of the checkout the executable was
     /// built in or of the working folder. Found from any folder, the executable run by name or not.
     static func bundledSample() throws -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (home + "/.local/share")
+        let data = UserFolders.base("XDG_DATA_HOME", default: ".local/share")!
         var candidates = [data + "/loupe/library.sqlite"]
         let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
         var url = executable.resolvingSymlinksInPath().deletingLastPathComponent()

@@ -25,16 +25,4 @@ struct sqlite3;
 /// every surrogate paired and no NUL). Returns SQLite's result code.
 int loupe_sqlite_add_reads_back(struct sqlite3 *db, int encoding);
 
-struct sqlite3_stmt;
-
-/// Binds the `length` bytes at `bytes` as text to parameter `index` of `statement`, copied
-/// (SQLITE_TRANSIENT): text is bound by its byte length, so a NUL inside it is kept. GRDB binds a
-/// string as a C string, which SQLite cuts short at the first NUL. Returns SQLite's result code.
-int loupe_bind_text_bytes(struct sqlite3_stmt *statement, int index, const char *bytes, int length);
-
-/// The bytes of column `index` of the current row of `statement` as UTF-8 text, their count in
-/// `length`: the whole text, a NUL inside it included (GRDB reads a column as a C string, which
-/// ends at the first NUL). NULL for a NULL column.
-const unsigned char *loupe_column_text_bytes(struct sqlite3_stmt *statement, int index, int *length);
-
 #endif
