@@ -42,9 +42,9 @@ public final class Browser {
     var countingTypes = false
     /// Why the store is paged, for the status line (nil: asked for).
     var pagedReason: String?
-    /// In paged mode, what the store's SQL leaves to the whole graph, as a refused statement
-    /// names it (`arithmetic, MATCHES…`).
-    public var pagedUnanswered = "paths into nested values, arithmetic, relations to several types and keys that match only by SQLite's affinity"
+    /// The store's kind: the planner plans paged mode's statements by it, a refused statement
+    /// says what its SQL leaves to the whole graph, and `.explain` names it.
+    public var storeKind: StoreKind = .persist
     /// Said on the status line of a store loaded whole although it is over the memory budget
     /// (paged mode reads Persist stores only).
     public var loadNote: String?
@@ -166,6 +166,7 @@ public final class Browser {
             let session = ReplSession(graph: graph, mode: .table)
             session.host = host
             session.storePath = storePath
+            session.storeKind = storeKind
             self.session = session
         }
         progress = nil

@@ -181,6 +181,7 @@ extension Browser {
         guard let pages else { return }
         let sql = querySource
         let schema = graph
+        let kind = storeKind
         let revision = changes.pending.revision
         nonisolated(unsafe) let source = pages
         let task = RunningTask(line: line, isLoad: true, verb: "staging")
@@ -188,8 +189,9 @@ extension Browser {
             let result = Result { () throws -> (PagedChanges, EditStep) in
                 var work = changes
                 let step = try work.stage(mutation, source: line, storeKeys: { selection in
-                    try ChunkedAnswer.selectedKeys(selection, pages: source, schema: schema, sql: sql, progress: { task.report($0, $1) },
-                                                   isCancelled: { task.cancellation.isCancelled })
+                    let steps = StoreSteps(source: sql, pages: source, schema: schema, kind: kind, progress: { task.report($0, $1) },
+                                           isCancelled: { task.cancellation.isCancelled })
+                    return try Planner.plan(selection, PlanSituation(kind: kind, paged: true)).selectedKeys(steps)
                 }, cancellation: task.cancellation)
                 return (work, step)
             }

@@ -497,7 +497,7 @@ extension Browser {
 
     /// The dot-commands paged mode runs (the pending changes' only while editing is on).
     var pagedCommands: Set<String> {
-        Set(["help", "types", "schema", "mode", "timer", "quit"]).union(pagedChanges != nil ? ["changes", "commit", "undo", "redo", "rollback", "reload"] : [])
+        Set(["help", "types", "schema", "mode", "timer", "explain", "quit"]).union(pagedChanges != nil ? ["changes", "commit", "undo", "redo", "rollback", "reload"] : [])
     }
 
     /// Runs a dot-command of paged mode that needs no graph (`.help`, listing what paged mode
@@ -505,8 +505,10 @@ extension Browser {
     /// objects (`.schema`, ``PageSource/schemaText(type:schema:sampleSize:)``) off the UI thread.
     /// False for any other line.
     func runPagedDotCommand(_ line: String) -> Bool {
-        guard let session, let pages, case .dotCommand(let name, let arguments, _)? = try? Parser.parse(line),
+        guard let pages, case .dotCommand(let name, let arguments, _)? = try? Parser.parse(line),
               case .success(let command) = ReplSession.command(named: name) else { return false }
+        if command.name == "explain" { return explainPaged(line, pages: pages) }
+        guard let session else { return false }
         switch command.name {
         case "help" where arguments.isEmpty:
             replOutput.append(contentsOf: ReplSession.helpText(only: pagedCommands).split(separator: "\n").map(String.init))
@@ -535,6 +537,23 @@ extension Browser {
         return true
     }
 
+    /// `.explain STATEMENT` in paged mode: the statement planned and run off the UI thread as
+    /// paged mode runs it, its plan (``PlanReport``) shown in the REPL's output.
+    func explainPaged(_ line: String, pages: PageSource) -> Bool {
+        guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
+        let text = ReplSession.explained(line), json = session?.mode == .json
+        guard !text.isEmpty else { replOutput.append("Usage: .explain STATEMENT"); trimOutput(); return true }
+        let task = RunningTask(line: line, isLoad: true, verb: "explaining")
+        nonisolated(unsafe) let steps = StoreSteps(source: querySource, pages: pages, schema: graph, kind: storeKind, isCancelled: { task.cancellation.isCancelled })
+        start(task) {
+            task.finish(.described(Result {
+                let report = try PlanReport.paged(text, steps: steps)
+                return json ? report.json : report.text
+            }))
+        }
+        return true
+    }
+
     /// A statement typed in paged mode, answered over the store off the UI thread (Ctrl-C
     /// cancels): by the ``querySource`` (SQL over the file: paths through relations and backlinks,
     /// aggregates, sorts, projections, groups), else, for counts, queries and groups whose paths
@@ -555,44 +574,38 @@ extension Browser {
 
     /// Answers a parsed statement over the store (see ``runPaged(_:)``); `line` labels its view.
     func runPaged(_ statement: Statement, line: String) -> Bool {
-        guard let pages else { return false }
-        let chunked = chunkedStatement(statement, pages)
+        guard pages != nil else { return false }
         // A statement over a type runs (neither SQL nor the chunks answering it: refused as such).
         guard statement.pushdownRoot != nil else { return false }
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
         let task = RunningTask(line: line, isLoad: true, verb: "querying")
-        let answering = pagedAnswering(statement, chunked: chunked)
+        let answering = pagedAnswering(statement)
         start(task) { task.finish(.answered(Result { try answering(task) })) }
         return true
     }
 
-    /// How a task answers `statement` over the store, read off the UI thread: by the
-    /// ``querySource``, else (`chunked`) the engine a chunk of objects at a time; with changes
-    /// pending, the staged state's answer (and the note to show after it, if any).
-    func pagedAnswering(_ statement: Statement, chunked: ChunkedAnswer?) -> @Sendable (RunningTask) throws -> (PagedAnswer, String?) {
+    /// How a task answers `statement` over the store, read off the UI thread, as the planner
+    /// plans it: by the ``querySource``, else the engine a chunk of objects at a time; with
+    /// changes pending, the staged state's answer (and the note to show after it, if any).
+    func pagedAnswering(_ statement: Statement) -> @Sendable (RunningTask) throws -> (PagedAnswer, String?) {
         nonisolated(unsafe) let source = pages
         let sql = querySource
         let changes = pagedChanges
-        let unanswered = pagedUnanswered
+        let kind = storeKind
         let schema = graph
         return { task in
-            let answer: PagedAnswer
             let asked = changes?.fileStatement(for: statement) ?? statement
-            if let sql, let found = try sql.answer(asked, declaring: changes?.declaredAttributes ?? [:], isCancelled: { task.cancellation.isCancelled }) {
+            // The chunks answer what the store is asked (without the clauses the staged
+            // answer applies itself).
+            let steps = StoreSteps(source: sql, pages: source, schema: schema, kind: kind, declaring: changes?.declaredAttributes ?? [:],
+                                   progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled })
+            let plan = Planner.plan(asked, PlanSituation(kind: kind, paged: true))
+            let answer: PagedAnswer
+            do {
+                guard case .answered(let found, _, _) = try plan.run(steps) else { throw PagedRefusal("paged mode cannot load the store") }
                 answer = PagedAnswer(found)
-            } else {
-                // The chunks answer what the store is asked (without the clauses the staged
-                // answer applies itself).
-                let plan = asked == statement ? chunked : source.flatMap { source in schema.flatMap { ChunkedAnswer(asked, source: source, schema: $0) } }
-                guard let plan, let source, !task.cancellation.isCancelled else {
-                    throw PagedRefusal("paged mode answers what SQL can say over the store; \(unanswered) need the whole graph (reopen with a larger --memory-budget)")
-                }
-                do {
-                    answer = PagedAnswer(try plan.answer(asked, over: source, sql: sql, declaring: changes?.declaredAttributes ?? [:],
-                                                         progress: { task.report($0, $1) }, isCancelled: { task.cancellation.isCancelled }))
-                } catch let error as RelationPartUnanswered {
-                    throw PagedRefusal("paged mode answers what SQL can say over the store; \(error) (\(unanswered) need the whole graph: reopen with a larger --memory-budget)")
-                }
+            } catch let refusal as PlanRefusal {
+                throw PagedRefusal("paged mode answers what SQL can say over the store; this one needs the whole graph: \(refusal.description) (reopen with a larger --memory-budget)")
             }
             // The store answered over the file: with changes pending, the staged state's answer.
             guard var changes else { return (answer, nil) }
@@ -611,7 +624,7 @@ extension Browser {
     /// sorted here before is sorted by the new column, then by the earlier ones. Relations'
     /// objects and other statements' lists are refused (their order is not a statement's).
     func sortPaged(ascending: Bool) {
-        guard let pages, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
+        guard pages != nil, let graph, let sheet = current, case .paged(let rows) = sheet.content, let typeName = rows.typeName else {
             refusePaged("sorting this view"); return
         }
         let columns = sheet.columns(graph: graph)
@@ -638,7 +651,7 @@ extension Browser {
         query.clauses = [.sort(keys)]
         let statement = Statement.query(query)
         let task = RunningTask(line: "sort by \(name)", isLoad: true, verb: "sorting")
-        let answering = pagedAnswering(statement, chunked: chunkedStatement(statement, pages))
+        let answering = pagedAnswering(statement)
         let depth = stack.count
         start(task) {
             task.finish(.pagedSorted(depth, name, sort, Result { try answering(task) }))
@@ -674,12 +687,6 @@ extension Browser {
         case .failure(let error as PagedRefusal): message = "cannot sort by \(column): \(error)"
         case .failure: message = "cannot sort by \(column)"
         }
-    }
-
-    /// The chunked engine's plan for `statement` over `pages` (``ChunkedAnswer``), nil when it
-    /// does not apply.
-    func chunkedStatement(_ statement: Statement, _ pages: PageSource) -> ChunkedAnswer? {
-        graph.flatMap { ChunkedAnswer(statement, source: pages, schema: $0) }
     }
 
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.

@@ -2,6 +2,7 @@ import Foundation
 import CLibPQ
 import CSignalSafety
 import LoupeQuery
+import LoupeModel
 import Synchronization
 
 /// A failure talking to PostgreSQL, with the server or address it concerns (never the password).
@@ -78,9 +79,12 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
     /// How many seconds a statement waits for a lock another session holds (`lock_timeout`).
     static let lockWait = 5
 
-    /// True when `LOUPE_SQL_TRACE` is set: every statement sent is written to standard error,
-    /// as the SQLite engines write theirs.
-    static let traces = ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil
+    /// `sql` with its parameters after it, as `explain` shows what was sent (`… -- $1 = '500'`).
+    static func traced(_ sql: String, _ parameters: [String?]) -> String {
+        guard !parameters.isEmpty else { return sql }
+        return sql + " -- " + parameters.enumerated().map { "$\($0.offset + 1) = " + ($0.element.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL") }
+            .joined(separator: ", ")
+    }
 
     /// libpq's cancel request for this connection, and its slot in the signal handler's table.
     private var cancelHandle: OpaquePointer?
@@ -107,7 +111,7 @@ public final class PostgresConnection: @unchecked Sendable {   // used by one th
 
     /// Runs one statement with `parameters` bound as `$1, $2, …` (text; nil is NULL).
     public func query(_ sql: String, _ parameters: [String?] = []) throws -> Rows {
-        if PostgresConnection.traces { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
+        SQLTrace.record(PostgresConnection.traced(sql, parameters))
         let result: OpaquePointer?
         if let isCancelled { result = try cancellableResult(sql, parameters, isCancelled) } else {
             result = try withCStrings(parameters) { values in

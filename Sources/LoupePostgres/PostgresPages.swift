@@ -22,9 +22,6 @@ import Synchronization
 /// one read-only snapshot on a connection of a small pool (one per thread at work), every value a
 /// bound parameter; the pool's connections are closed with the object.
 public final class PostgresPages: PageSource, Sendable {
-    /// What PostgreSQL's answers (``PostgresPushdown``), and the engine reading a table a chunk
-    /// of rows at a time, leave to a whole load.
-    public static let unanswered = "arithmetic not compared with a number or past the server's range, MATCHES, comparisons of two paths, objects compared otherwise than with keys, integers compared with a real past 2^53, and text PostgreSQL and Loupe would compare differently (substring tests on non-ASCII text)"
 
     /// The database's URL (with its password, to connect; never shown) and its address without it.
     public let url: String

@@ -67,10 +67,6 @@ public final class PostgresPersistPages: PageSource, Sendable {
     /// What the status line and `.types` call this format.
     public static let formatName = PostgresPersist.formatName
 
-    /// What PostgreSQL's answers over Persist's layout (``PostgresPersistPushdown``), and the
-    /// engine reading a type a chunk of documents at a time, leave to a whole load.
-    public static let unanswered = "documents other than jsonb, members of mixed kinds, nested values, arithmetic on members holding integers beside fractions, dates in another zone"
-
     /// How the refusal of a store whose keys are not integers begins.
     public static let unkeyedRefusal = "paged mode reads Persist's layout keyed by integers"
 

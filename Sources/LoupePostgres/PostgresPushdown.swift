@@ -436,7 +436,7 @@ class PostgresTranslation {
             guard let lo = ValueTest.constant(low), let hi = ValueTest.constant(high) else { return nil }
             return try quantified(q, e, scope) { v in
                 guard let a = try self.literal(lo, for: v), let b = try self.literal(hi, for: v) else { return nil }
-                return "coalesce(\(v.sql) >= \(a) AND \(v.sql) <= \(b), false)"
+                return "coalesce(\(v.sql) >= \(a) AND \(v.sql) <= \(b)\(self.readsAsDate(v)), false)"
             }
         case .comparison(let c):
             guard let constant = ValueTest.constant(c.rhs), ValueTest.constant(c.lhs) == nil else { return nil }
@@ -512,6 +512,18 @@ class PostgresTranslation {
         }
     }
 
+    /// ` AND …` keeping a date or timestamp column's test to the values a load reads as dates:
+    /// `infinity`, `-infinity` and years outside 1–9999 are read as text (``DateText/parse(_:)``),
+    /// which no date equals or orders with; empty for other kinds.
+    private func readsAsDate(_ v: Operand) -> String {
+        switch v.kind {
+        case .timestampWithZone: return " AND \(v.sql) >= '0001-01-01 00:00:00+00'::timestamptz AND \(v.sql) < '10000-01-01 00:00:00+00'::timestamptz"
+        case .timestamp: return " AND \(v.sql) >= '0001-01-01'::timestamp AND \(v.sql) < '10000-01-01'::timestamp"
+        case .date: return " AND \(v.sql) >= '0001-01-01'::date AND \(v.sql) < '10000-01-01'::date"
+        default: return ""
+        }
+    }
+
     /// A known answer that still names the operand, so the parameters its SQL binds stay in
     /// the statement (PostgreSQL refuses a parameter the text does not use).
     private func known(_ answer: Bool, _ v: Operand) -> String {
@@ -555,7 +567,7 @@ class PostgresTranslation {
             let collate = v.kind == .text || v.kind == .persistDate ? " COLLATE \"C\"" : ""
             // NaN is above every number to PostgreSQL, and neither above nor below to the engine.
             let notNaN = (c.op == .greater || c.op == .greaterOrEqual) && mayHoldNaN(v) ? " AND \(lhs) <> 'NaN'" : ""
-            let test = "coalesce(\(lhs)\(collate) \(op) \(lit)\(notNaN), false)"
+            let test = "coalesce(\(lhs)\(collate) \(op) \(lit)\(notNaN)\(readsAsDate(v)), false)"
             return c.op == .notEqual ? "NOT \(test)" : test
         case .beginsWith, .endsWith, .contains:
             guard try asciiText(), case .string(let s) = constant else { return nil }
@@ -587,7 +599,7 @@ class PostgresTranslation {
                 literals.append(l)
             }
             if literals.isEmpty { return "false" }
-            return "coalesce(\(v.sql) IN (\(literals.joined(separator: ", "))), false)"
+            return "coalesce(\(v.sql) IN (\(literals.joined(separator: ", ")))\(readsAsDate(v)), false)"
         case .matches:
             return nil
         }

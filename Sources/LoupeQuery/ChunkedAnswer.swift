@@ -409,26 +409,6 @@ public struct ChunkedAnswer: Sendable {
                    progress: progress, isCancelled: isCancelled)
     }
 
-    /// The keys of the objects `selection` (the query of a mutation's `where`, over the store)
-    /// selects, found by the store: `sql`'s answer, else the chunks' (the filter's parts through
-    /// relations asked of `sql`); nil when neither answers it. `schema` is the store's schema
-    /// graph when the caller holds it (else it is read). Editing in paged mode stages over these
-    /// keys, from the browser, `loupe repl` and `loupe query` alike.
-    public static func selectedKeys(_ selection: Statement, pages: PageSource, schema: ObjectGraph?, sql: (any QuerySource)?,
-                                    progress: (Int, Int) -> Void = { _, _ in }, isCancelled: @escaping @Sendable () -> Bool) throws -> [ObjectID]? {
-        if let sql, let found = try sql.answer(selection, isCancelled: isCancelled) {
-            guard case .objects(_, let keys) = found else { throw QueryError("the store did not list objects for this where", at: SourceRange(0, 0)) }
-            return keys
-        }
-        guard let plan = try schema.map({ ChunkedAnswer(selection, source: pages, schema: $0) }) ?? ChunkedAnswer.plan(selection, over: pages),
-              !isCancelled() else { return nil }
-        do {
-            let answer = try plan.answer(selection, over: pages, sql: sql, progress: progress, isCancelled: isCancelled)
-            guard case .objects(_, let keys) = answer else { return nil }
-            return keys
-        } catch is RelationPartUnanswered { return nil }
-    }
-
     /// The keys of the type's objects that pass `part` (one of ``relationParts``, or a part of
     /// one SQL could not say whole), said by `sql` over the whole type, as the engine's
     /// decisions: a part SQL cannot say is split as ``relationParts(of:)`` splits a filter (its

@@ -222,15 +222,19 @@ public struct PagedChanges: @unchecked Sendable {
     }
 
     /// Stages a mutation statement whose `where` the store answers: `storeKeys` gives the keys
-    /// the store's answer to a selection lists (nil when it cannot answer it), then
+    /// the store's answer to a selection lists (its plan's refusal, or nil, when it cannot), then
     /// ``selected(_:storeKeys:)`` and ``stage(_:source:selected:cancellation:)``.
     @discardableResult
     public mutating func stage(_ mutation: Mutation, source: String, storeKeys: (Statement) throws -> [ObjectID]?,
                                cancellation: Cancellation? = nil) throws -> EditStep {
         var chosen: [ObjectID]?
         if let selection = mutation.selection {
-            guard let keys = try storeKeys(selection) else {
-                throw PagedEditError("paged mode changes the objects SQL can find over the store; paths into nested values, arithmetic and relations to several types need the whole graph (reopen with a larger --memory-budget)")
+            let found: [ObjectID]?
+            do { found = try storeKeys(selection) } catch let refusal as PlanRefusal {
+                throw PagedEditError("paged mode changes the objects SQL can find over the store; \(refusal) (reopen with a larger --memory-budget)")
+            }
+            guard let keys = found else {
+                throw PagedEditError("paged mode changes the objects SQL can find over the store; this where needs the whole graph (reopen with a larger --memory-budget)")
             }
             chosen = try selected(mutation, storeKeys: keys)
         }

@@ -54,6 +54,8 @@ public final class ReplSession {
     /// `-journal` companions, however the path names them (symlinks, `..`, hard links);
     /// `.reload` reads it again.
     public var storePath: String?
+    /// The kind of store the session's graph was loaded from (what `.explain` names).
+    public var storeKind: StoreKind = .document
 
     public init(graph: ObjectGraph, mode: OutputMode = .table) {
         self.engine = QueryEngine(graph: graph)
@@ -407,6 +409,7 @@ public final class ReplSession {
         DotCommand(name: "output", arguments: "[FILE]", summary: "send results to FILE (no FILE: back to the screen)"),
         DotCommand(name: "once", arguments: "FILE", summary: "send the next result to FILE"),
         DotCommand(name: "timer", arguments: "on|off", summary: "print each statement's time"),
+        DotCommand(name: "explain", arguments: "STATEMENT", summary: "run STATEMENT and show its plan: the engines asked, the SQL sent, why one declined"),
         DotCommand(name: "changes", arguments: "", summary: "the staged changes and the writes they will make"),
         DotCommand(name: "commit", arguments: "", summary: "write the staged changes in one transaction"),
         DotCommand(name: "rollback", arguments: "", summary: "drop the staged changes"),
@@ -549,6 +552,8 @@ public final class ReplSession {
             }
             replacePending(changes)
             return Reply(output: "\(command.name == "undo" ? "undone" : "redone"): \(step.label) (\(pendingSummary))\n")
+        case "explain":
+            return try explain(ReplSession.explained(source), mode: mode)
         case "quit":
             // Leaving with pending changes asks first: a second .quit leaves without writing.
             if !pending.isEmpty && !quitWarned {
@@ -560,6 +565,42 @@ public final class ReplSession {
         default:
             return usage(command)
         }
+    }
+}
+
+extension ReplSession {
+    /// The statement of an `.explain` line: what follows the command's name.
+    public static func explained(_ line: String) -> String {
+        let trimmed = line.drop { $0 == " " || $0 == "\t" }
+        return String(trimmed.drop { $0 != " " && $0 != "\t" }).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// `.explain` over the loaded graph: the statement run by the in-memory engine, its plan
+    /// printed (as JSON in json mode).
+    func explain(_ text: String, mode: OutputMode) throws -> Reply {
+        guard !text.isEmpty else { return Reply(output: "", error: "Usage: .explain STATEMENT") }
+        let statement: Statement
+        do { statement = try Parser.parse(text) } catch let error as QueryError { return Reply(output: "", error: error.render(source: text)) }
+        if case .dotCommand = statement { return Reply(output: "", error: "error: .explain explains statements, not dot-commands") }
+        let counts = Dictionary(engine.graph.types.map { ($0.name.rawValue, $0.count) }, uniquingKeysWith: { a, _ in a })
+        let plan = Planner.plan(statement, PlanSituation(kind: storeKind, loaded: true, counts: counts))
+        let started = DispatchTime.now().uptimeNanoseconds
+        var rows: Int?
+        var detail = "over the graph loaded in this session"
+        if case .mutation = statement {
+            detail = "an edit is staged over the loaded graph; .explain stages nothing"
+        } else {
+            switch try engine.run(statement) {
+            case .objects(_, let refs): rows = refs.count
+            case .projection(_, let r, _): rows = r.count
+            case .groups(_, let r, _): rows = r.count
+            case .count: rows = 1
+            case .message: rows = nil
+            }
+        }
+        let report = PlanReport(plan, source: text, answeredBy: .memory, declines: [], detail: detail, sql: [], rows: rows,
+                                milliseconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+        return Reply(output: (mode == .json ? report.json : report.text) + "\n")
     }
 }
 

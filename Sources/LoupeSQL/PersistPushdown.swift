@@ -449,7 +449,6 @@ struct PersistPlan {
             only = " AND a0.id IN (SELECT value FROM json_each(?\(bound.count)))"
         }
         let sql = "SELECT \((["a0.id"] + columns.sql).joined(separator: ", ")) \(from)\(only) ORDER BY \(order)"
-        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let selected = try db.makeStatement(sql: sql)
         columns.reader = ColumnReader(selected)
         // Values bound by operands left out are past the statement's last placeholder: unbound.
@@ -463,7 +462,6 @@ struct PersistPlan {
     func rows(_ db: Database, skippingSortKeys: Bool = false, sortKeysOnly: Bool = false, isCancelled: () -> Bool) throws -> Rows {
         var rows = Rows(operands: operands.count)
         if case .count = statement {
-            if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data(("SELECT count(*) \(from)\n").utf8)) }
             rows.count = try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: arguments) ?? 0
             return rows
         }

@@ -160,7 +160,7 @@ final class PersistTranslation: PredicateTranslation {
                     if plain[current.type]?.contains(column.name) == true, !column.kinds.contains(.bool) {
                         // SQLite reads the member as the load does: its numbers compare in SQL, and
                         // numbers and text (no dates) are read as they are, without Loupe's reader.
-                        let sql = "json_extract(\(json), \(SQL.literal(AttributeFilter.path(column.name))))"
+                        let sql = "json_extract(\(json), \(SQL.literal(SQL.jsonPath(column.name))))"
                         let onlyNumbers = column.kinds.isSubset(of: [.integer, .double, .null])
                         if column.kinds.isSubset(of: [.integer, .double, .string, .null]) {
                             value = Operand(sql: sql, conversion: .json)

@@ -367,7 +367,6 @@ extension Plan {
         var rowids: [Int64] = []
         var values: [[Value]] = Array(repeating: [], count: operands.count)
         let sql = "SELECT \(columns.joined(separator: ", ")) \(from) \(sqlOrder ?? "ORDER BY \(table.order)") \(sqlLimit ?? sqlLimitFirst ?? "")"
-        if ProcessInfo.processInfo.environment["LOUPE_SQL_TRACE"] != nil { FileHandle.standardError.write(Data((sql + "\n").utf8)) }
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try cursor.next() {
             rowids.append(row[0])

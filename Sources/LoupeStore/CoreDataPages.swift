@@ -21,7 +21,7 @@ import LoupeModel
 /// (`CoreDataQuerySource`, in LoupeSQL), else by the engine a chunk of objects at a time over an
 /// entity's own attributes (``forEachChunk``: its own objects, so not for an entity with
 /// subentities, whose objects a fetch reads too); what neither answers needs the whole graph
-/// (``unanswered``). An answer on an entity with subentities lists theirs by its name: reading
+/// (`StoreKind.coreData.leaves` names it). An answer on an entity with subentities lists theirs by its name: reading
 /// its keys (``objects(type:keys:)``, ``window(keys:of:)``) reads each as its own entity's. Tables beside the entities, which a load reads
 /// as plain tables, are left out (``notes`` says so). Everything is read-only, as a load's types are.
 public final class CoreDataPages: PageSource, Sendable {
@@ -123,9 +123,6 @@ public final class CoreDataPages: PageSource, Sendable {
             return CoreDataPages(file: file, schema: schema, counts: nil, indexed: indexed, edgesPerObject: edgesPerObject, stamp: stamp)
         }
     }
-
-    /// What the engine, reading an entity's objects a chunk at a time, leaves to a whole load.
-    public static let unanswered = "paths through relationships SQL cannot say exactly (objects compared otherwise than with keys, in arithmetic, through a relationship stored in two places), names two entities of one table store in different columns, and such statements on an entity with subentities"
 
     // MARK: Keys
 

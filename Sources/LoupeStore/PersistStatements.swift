@@ -363,7 +363,7 @@ extension PersistPages {
                 if case .string = (row[0] as DatabaseValue).storage {} else { documentsPlain = false }
             }
         }
-        let plain: Set<String> = documentsPlain ? names.subtracting(awkward).filter(AttributeFilter.canSpell) : []
+        let plain: Set<String> = documentsPlain ? names.subtracting(awkward).filter(SQL.spellsJSONPath) : []
         return (counts, plain)
     }
 

@@ -21,9 +21,6 @@ import LoupeModel
 /// columns) are found over the file at open (``inferred``, kept in Loupe's cache for the file as
 /// it is) and linked in each window as declared ones are. Reading never writes.
 public final class RelationalPages: PageSource, Sendable {
-    /// What SQL over the file, and the engine reading a table a chunk of rows at a time, leave
-    /// to a whole load.
-    public static let unanswered = "arithmetic not compared with a number, objects compared otherwise than with keys, keys that match only by SQLite's affinity, and relations read from a view or a table without a rowid"
 
     public let file: StoreFile
     /// The file's types, attributes and relations (declared, and inferred in a file that declares

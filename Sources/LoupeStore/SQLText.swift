@@ -10,6 +10,14 @@ import LoupeModel
 /// never uses it, nor GRDB's schema helpers that do, on names read from a file.) Values are never
 /// spliced into SQL: they are bound as arguments.
 public enum SQL {
+    /// `$."key"`: SQLite's JSON path to one top-level member.
+    public static func jsonPath(_ key: String) -> String { "$.\"" + key + "\"" }
+
+    /// True when SQLite's JSON paths spell the member exactly: no quote or backslash, and no
+    /// U+FFFD, which a key read from bytes that are no UTF-8 holds in their place (the path
+    /// would name the replacement character, the document holds the bytes).
+    public static func spellsJSONPath(_ key: String) -> Bool { !key.contains("\"") && !key.contains("\\") && !key.contains("\u{FFFD}") }
+
     /// `"name"`, with every `"` in the name doubled.
     public static func identifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -188,7 +188,16 @@ public final class StoreFile: Sendable {
         config.readonly = true
         config.busyMode = .timeout(2)
         config.label = label
+        traced(&config)
         return config
+    }
+
+    /// What runs on connections made with `config` is kept while `explain` records it
+    /// (``SQLTrace``), with its bound values.
+    static func traced(_ config: inout Configuration) {
+        config.prepareDatabase { db in
+            db.trace(options: .statement) { event in SQLTrace.record(event.expandedDescription) }
+        }
     }
 
     /// The 16-byte header every SQLite 3 file starts with.
@@ -277,6 +286,7 @@ public final class StoreFile: Sendable {
                 let copy = try PrivateCopy(of: absolute, displayPath: path)
                 var config = Configuration()
                 config.label = "loupe.read-copy"
+                traced(&config)
                 let queue = try DatabaseQueue(path: copy.database, configuration: config)
                 let file = StoreFile(path: path, queue: queue, access: .privateCopy, location: copy.database, privateCopy: copy,
                                      watch: FileWatch(path: absolute))

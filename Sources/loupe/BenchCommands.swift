@@ -166,9 +166,13 @@ struct BenchQuery: ParsableCommand {
                 let parsed = try Parser.parse(statement)
                 let (result, t) = try timed { () throws -> (QueryResult, String, ObjectGraph) in
                     let file = try StoreFile.openForReading(loaded.path)
-                    let projection = OneShotGraph.projection(file, for: parsed)
-                    if projection == nil, let n = try CountPushdown.count(parsed, file: file) { return (.count(n), "SQLite count", loaded.graph) }
-                    let opened = try projection ?? OneShotGraph.open(file, for: parsed, writing: false)
+                    // As `loupe query` plans it: SQL first where the planner asks it, else the load.
+                    let plan = Planner.plan(parsed, try StoreDriver.detect(loaded.path, budget: .standard).situation(only: nil))
+                    if plan.steps.first == .sql, let pages = try PersistPages.openIfPersist(file, path: loaded.path),
+                       case .count(let n)? = try PersistQuerySource(pages: pages).answer(parsed, isCancelled: { false }) {
+                        return (.count(n), "SQLite count", loaded.graph)
+                    }
+                    let opened = try OneShotGraph.projection(file, for: parsed) ?? OneShotGraph.open(file, for: parsed, writing: false)
                     return (try QueryEngine(graph: opened.graph).run(parsed), opened.path, opened.graph)
                 }
                 best = min(best, t)

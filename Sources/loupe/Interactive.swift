@@ -31,6 +31,7 @@ enum Interactive {
         let host = opened.host()
         browser.host = host
         browser.storePath = opened.url ?? opened.loaded?.path   // reload reads the database again
+        browser.storeKind = opened.kind
         browser.background = ThreadRunner()
         browser.attach(opened.graph)
         let box = LoadBox()
@@ -59,6 +60,7 @@ enum Interactive {
         let host = StoreHost()
         browser.host = host
         browser.storePath = path
+        browser.storeKind = StoreKind.of(format)
         browser.loadNote = note
         browser.background = ThreadRunner()
         browser.pendingTypes = types

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LoupePostgres
+import LoupeQuery
 import LoupeStore
 
 /// A size in bytes as the command line takes it: `512M`, `2G`, `1.5G`, `800000000`.
@@ -22,9 +23,7 @@ struct MemoryBudget: ExpressibleByArgument, CustomStringConvertible {
         Config.current.withLock { $0.memoryBudget } ?? MemoryBudget(bytes: min(Int64(ProcessInfo.processInfo.physicalMemory / 4), 2 << 30))
     }
 
-    var description: String {
-        bytes >= 1 << 30 ? String(format: "%.1f GB", Double(bytes) / Double(1 << 30)) : bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(bytes >> 10) KB"
-    }
+    var description: String { ByteCount(bytes).description }
 
     /// What a whole load of the store at `path` is expected to take at its peak: for a Persist
     /// store one and a half times the file and its WAL (measured: 1.3–1.4× for generated stores

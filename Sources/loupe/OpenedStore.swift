@@ -18,6 +18,8 @@ struct OpenedStore {
     let loaded: LoadedStore?
     /// The PostgreSQL URL as given (password included, to connect again; never shown); nil for a file.
     var url: String? = nil
+    /// The store's kind (what `.explain` names).
+    var kind: StoreKind = .document
 
     /// What a session previews and commits through: the loaded file's host, or the database's.
     /// (Sessions and browsers hold their host weakly: the caller keeps it.)
@@ -35,11 +37,12 @@ struct OpenedStore {
             let loaded = try PostgresDatabase.load(url: location)
             for warning in loaded.warnings { printError("warning: \(warning)") }
             return OpenedStore(graph: loaded.graph, formatName: loaded.graph.formatName,
-                               label: PostgresConnection.withoutPassword(location), loaded: nil, url: location)
+                               label: PostgresConnection.withoutPassword(location), loaded: nil, url: location,
+                               kind: (try? PostgresDatabase.holdsPersist(url: location)) == true ? .postgresPersist : .postgres)
         }
         let store = try LoadedStore.open(location)
         for warning in store.warnings { printError("warning: \(warning)") }
-        return OpenedStore(graph: store.graph, formatName: store.format.name, label: store.path, loaded: store)
+        return OpenedStore(graph: store.graph, formatName: store.format.name, label: store.path, loaded: store, kind: StoreKind.of(store.format))
     }
 }
 
@@ -59,8 +62,8 @@ struct PagedOpening {
     let querySource: (any QuerySource)?
     /// What edits commit through.
     let host: any PagedSessionHost
-    /// What SQL leaves to the in-memory engine over this format (a refusal names it).
-    let unanswered: String
+    /// The store's kind: what its SQL leaves to the in-memory engine, for the planner.
+    let kind: StoreKind
 
     /// What the store is called on screen: the file's name, the database's address without its password.
     var label: String {
@@ -70,48 +73,22 @@ struct PagedOpening {
     /// Opens the PostgreSQL database at `url` in paged mode: its tables, or Persist's layout
     /// when it holds that (keyed by integers; other keys are refused with a line that says so).
     static func open(postgres url: String, reason: String?) throws -> PagedOpening {
-        if try PostgresDatabase.holdsPersist(url: url) {
-            let host = PostgresPersistPagedHost(pages: try PostgresPersistPages.open(url: url))
-            return PagedOpening(pages: host.pages, path: url, reason: reason, formatName: PostgresPersistPages.formatName, querySource: host.querySource, host: host,
-                                unanswered: PostgresPersistPages.unanswered)
-        }
-        let host = PostgresPagedHost(pages: try PostgresPages.open(url: url))
-        return PagedOpening(pages: host.pages, path: url, reason: reason, formatName: PostgresDatabase.formatName, querySource: host.querySource, host: host,
-                            unanswered: PostgresPages.unanswered)
+        let driver = try StoreDriver.detect(url, budget: .standard)
+        guard let opening = try driver.openPaged(reason: reason) else { throw CLIError("this database cannot be read a page at a time") }
+        return opening
     }
 
-    /// Opens `file` in paged mode when its format pages: Persist (keyed by integers), plain
-    /// relational, or Core Data; nil for other formats. Throws what the format's opening throws.
+    /// Opens `file` in paged mode when its kind pages (``StoreDriver/openPaged(reason:)``); nil
+    /// for other formats. Throws what the opening throws.
     static func open(_ file: StoreFile, reason: String?) throws -> PagedOpening? {
-        let format = try file.read { try StoreFormats.detect($0, path: file.path) }
-        if format == PersistFormat.self {
-            let pages = try PersistPages.open(file)
-            let host = PagedStoreHost(pages: pages, querySource: PersistQuerySource.following)
-            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: PersistFormat.name,
-                                querySource: host.pagedStore.querySource ?? PersistQuerySource(pages: pages), host: host,
-                                unanswered: "paths into nested values, arithmetic, relations to several types")
-        }
-        if format == RelationalFormat.self {
-            let pages = try RelationalPages.open(file)
-            let host = PagedStoreHost(pages: pages, querySource: RelationalQuerySource.following)
-            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: RelationalFormat.name,
-                                querySource: host.pagedStore.querySource ?? RelationalQuerySource(pages: pages), host: host,
-                                unanswered: RelationalPages.unanswered)
-        }
-        if format == CoreDataFormat.self {
-            let pages = try CoreDataPages.open(file)
-            let host = PagedStoreHost(pages: pages, querySource: CoreDataQuerySource.following)
-            return PagedOpening(pages: pages, path: file.path, reason: reason, formatName: CoreDataFormat.name,
-                                querySource: host.pagedStore.querySource, host: host,
-                                unanswered: CoreDataPages.unanswered)
-        }
-        return nil
+        let kind = try file.read { try StoreKind.of(StoreFormats.detect($0, path: file.path)) }
+        return try StoreDriver(kind: kind, location: file.path, file: file, estimate: nil, budget: .standard).openPaged(reason: reason)
     }
 
     /// Attaches the store to `browser` (the host first, so that editing starts where it can).
     func attach(to browser: Browser) {
         browser.host = host
-        browser.pagedUnanswered = unanswered
+        browser.storeKind = kind
         browser.attachPaged(pages, reason: reason, querySource: querySource)
     }
 }

@@ -10,377 +10,6 @@ import LoupeHost
 import LoupeSQL
 import LoupePostgres
 
-struct Query: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Run one statement of the query language and print its result.",
-        discussion: """
-            Example: loupe query library.sqlite 'Book where author.name BEGINSWITH "A" sort by title limit 5' --format json
-            An update, insert or delete prints the changes it stages and the exact writes they make; it writes
-            them only with --commit (in one transaction, checked against the file as it was read).
-            """)
-    @OptionGroup var store: StoreArgument
-    @Argument(help: "The statement, e.g. 'Book where pages > 300 sort by title'.") var statement: String
-    @Option(help: "table, json, ndjson, csv, markdown or line (default: table).") var format: OutputFormat = .table
-    @Flag(help: "Write the changes an update, insert or delete stages (without it they are only shown).") var commit = false
-    @Option(help: "Which engine answers: auto (SQLite over a relational file, or PostgreSQL itself, when the statement translates exactly; SQLite over a Persist file or a Core Data store whose whole load is over the memory budget; else memory), memory (load the graph), sql (the database only, over any of these: an error when the statement does not translate).")
-    var engine: QueryEngineChoice = .auto
-    @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is answered by SQLite over the file or by PostgreSQL, or by the engine a chunk of objects at a time on one type's own attributes (what cannot be answered so is refused, not loaded): 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
-    var memoryBudget: MemoryBudget?
-
-    func run() throws {
-        // Loaded no more than the statement needs (the session parses it again, and reports errors).
-        let parsed: LoupeQuery.Statement?
-        do { parsed = try Parser.parse(statement) } catch let error as QueryError {
-            printError(error.render(source: statement))
-            throw ExitCode(2)
-        }
-        if engine == .sql && commit { throw ValidationError("--engine sql answers queries; --commit needs the loaded graph (--engine memory or auto)") }
-        // A file is opened once for every attempt below (a WAL file without its `-shm` is copied).
-        let file = store.isPostgres ? nil : try StoreFile.openForReading(store.file)
-        // An edit of a file too large to load: staged over the objects it names, read by key,
-        // shown, and written with --commit, as over the loaded graph.
-        if case .mutation(let mutation)? = parsed, engine == .auto, let file, let host = try overBudgetHost(file) {
-            try stageOverBudget(mutation, host)
-            return
-        }
-        // An edit of a database too large to load: its rows (or Persist's objects) read by key,
-        // as for a file.
-        if case .mutation(let mutation)? = parsed, engine != .memory, file == nil, try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) != nil {
-            try stageOverBudget(mutation, try PagedOpening.open(postgres: store.file, reason: nil).host)
-            return
-        }
-        // A Persist file too large to load (or --engine sql): SQLite answers over the file.
-        if !commit, engine != .memory, let file, let parsed, let (pages, overBudget) = try persistPages(file) {
-            do {
-                let source = PersistQuerySource(pages: pages)
-                let started = DispatchTime.now().uptimeNanoseconds
-                if let answer = try source.answer(parsed, isCancelled: { false }) {
-                    try write(answer, pages)
-                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                    if seconds > 2, let hint = Self.orderHint(parsed, source: source, file: store.file) { printError(String(format: "(%.1f s: %@)", seconds, hint)) }
-                    return
-                }
-            } catch let error as QueryError {
-                printError(error.render(source: statement))
-                throw ExitCode(2)
-            }
-            if engine == .auto, overBudget != nil, try answeredInChunks(parsed, { (pages, PersistQuerySource(pages: pages)) }) { return }
-            let why = "paths into nested values, arithmetic, relations to several types and stores whose rows SQL cannot join as a load does are left to the in-memory engine"
-            if engine == .sql { throw CLIError("SQL cannot answer this statement exactly over this Persist store (\(why)); run it with --engine auto or memory") }
-            if let overBudget { throw CLIError("\(overBudget), and SQL cannot answer this statement exactly over the file (\(why)); raise --memory-budget to load it") }
-        }
-        // A relational file or a PostgreSQL database: the database answers, with the engine's
-        // semantics, no load.
-        // What the file's schema warns of, once printed (a load after a failed answer says the rest).
-        var warned = Set<String>()
-        if !commit, engine != .memory, let parsed {
-            let sink = OutputSink(fd: 1)
-            do {
-                let written: Bool
-                if let file {
-                    // Written as read: a table of millions of rows a part at a time.
-                    written = try SQLPushdown.write(parsed, file: file, mode: format, toTerminal: isatty(1) == 1, to: sink) { warnings in
-                        for warning in warnings { printError("warning: \(warning)") }
-                        warned.formUnion(warnings)
-                    }
-                } else if engine == .auto, let (opening, estimate) = try overBudgetPersist(url: store.file) {
-                    // Persist's layout too large to load: read no more than the statement needs.
-                    guard let paged = try opening.querySource?.answer(parsed, isCancelled: { false }) else {
-                        if try writeInChunks(parsed, opening.pages, sql: opening.querySource) { return }
-                        throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly over Persist's layout (it leaves \(opening.unanswered) to the in-memory engine); raise --memory-budget to load it")
-                    }
-                    try write(paged, opening.pages)
-                    return
-                } else {
-                    written = try PostgresPushdown.write(parsed, url: store.file, mode: format, toTerminal: isatty(1) == 1, to: sink)
-                }
-                if written {
-                    sink.flush()
-                    return
-                }
-            } catch let error as QueryError {
-                printError(error.render(source: statement))
-                throw ExitCode(2)
-            } catch let error as StoreError where engine == .auto && error.kind != .fileNotFound && !sink.hasFlushed {
-                // A damaged file: the load reads what it can, with warnings (what the sink holds
-                // is dropped: nothing is printed twice).
-            }
-            // A database too large to load: a count or filter on one type's own attributes is
-            // answered a chunk of objects at a time; anything else it cannot answer is refused,
-            // not loaded.
-            if engine == .auto, file == nil, let estimate = try MemoryBudget.overBudget(postgres: store.file, budget: memoryBudget ?? .standard) {
-                if try PostgresDatabase.holdsPersist(url: store.file) {
-                    throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and \(Repl.unkeyedPersist); raise --memory-budget to load it")
-                }
-                if try answeredInChunks(parsed, {
-                    let opening = try PagedOpening.open(postgres: store.file, reason: nil)
-                    return (opening.pages, opening.querySource)
-                }) { return }
-                throw CLIError("a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget, and PostgreSQL cannot answer this statement exactly (it leaves \(PostgresPages.unanswered) to the in-memory engine); raise --memory-budget to load it")
-            }
-            // A plain SQLite file or a Core Data store too large to load: the same.
-            if engine == .auto, let file, !isMutation(parsed), let (estimate, _) = try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) {
-                let over = "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(memoryBudget ?? .standard) memory budget"
-                let format = try file.read { try StoreFormats.detect($0, path: store.file) }
-                if format == RelationalFormat.self {
-                    if try answeredInChunks(parsed, {
-                        let pages = try RelationalPages.open(file)
-                        return (pages, RelationalQuerySource(pages: pages))
-                    }) { return }
-                    throw CLIError("\(over), and SQL cannot answer this statement exactly over the file (it leaves \(RelationalPages.unanswered) to the in-memory engine); raise --memory-budget to load it")
-                }
-                if format == CoreDataFormat.self {
-                    // SQL over the store answers the whole statement when it can (nothing
-                    // asked it yet), else the chunks, asking SQL the filter's parts through relations.
-                    if try answeredInChunks(parsed, sqlFirst: true, {
-                        let pages = try CoreDataPages.open(file)
-                        return (pages, try? CoreDataQuerySource(pages: pages))
-                    }) { return }
-                    throw CLIError("\(over), and over a Core Data store SQL answers paths through relationships and the engine an entity's own attributes a chunk of objects at a time (\(CoreDataPages.unanswered) need the whole graph); raise --memory-budget to load it")
-                }
-            }
-            // A Core Data store asked of SQL alone: its tables answer, or the statement is refused.
-            if engine == .sql, let file, try file.read({ try StoreFormats.detect($0, path: store.file) }) == CoreDataFormat.self {
-                if try answeredBySQL(parsed, {
-                    let pages = try CoreDataPages.open(file)
-                    return (pages, try CoreDataQuerySource(pages: pages))
-                }) { return }
-                throw CLIError("SQL cannot answer this statement exactly over this Core Data store (\(CoreDataPages.unanswered) are left to the in-memory engine); run it with --engine auto or memory")
-            }
-            if engine == .sql {
-                throw CLIError(store.isPostgres
-                    ? "PostgreSQL cannot answer this statement exactly (it leaves \(PostgresPages.unanswered) to the in-memory engine); run it with --engine auto or memory"
-                    : "SQL cannot answer this statement exactly here (the SQL engine reads plain relational SQLite files, Core Data stores and Persist stores, and leaves arithmetic (over a relational file, arithmetic not compared with a number), objects compared otherwise than with keys and collections it cannot count exactly to the in-memory engine); run it with --engine auto or memory")
-            }
-        } else if engine == .sql, parsed == nil {
-            throw CLIError("the statement does not parse; run it with --engine auto to see where")
-        }
-        // On a Persist store with a fresh schema cache entry, only what the statement's names reach.
-        let projection = !commit ? file.flatMap { file in parsed.flatMap { OneShotGraph.projection(file, for: $0) } } : nil
-        // `count T where <numeric comparisons>` on a Persist file: SQLite answers without a load.
-        if projection == nil, !commit, let file, let parsed, let n = try? CountPushdown.count(parsed, file: file) {
-            let sink = OutputSink(fd: 1)
-            QueryResult.count(n).write(format, graph: GraphBuilder(formatName: "").finish(), toTerminal: isatty(1) == 1, to: sink)
-            sink.flush()
-            return
-        }
-        let host: SessionHost
-        let graph: ObjectGraph
-        do {
-            if let file {
-                // Read no more than the statement needs (see OneShotGraph).
-                let opened = try projection ?? OneShotGraph.open(file, for: parsed, writing: commit)
-                for warning in opened.warnings where !warned.contains(warning) { printError("warning: \(warning)") }
-                let fileHost = StoreHost()
-                if let loaded = opened.loaded { fileHost.adopt(loaded) }
-                host = fileHost
-                graph = opened.graph
-            } else {
-                let opened = try store.open()
-                host = opened.host()
-                graph = opened.graph
-            }
-        }
-        let session = ReplSession(graph: graph, mode: format)
-        session.storePath = store.file   // a file's path, or the database's URL (`.reload`)
-        session.host = host
-        let isMutation: Bool = { if case .mutation? = parsed { return true }; return false }()
-        if commit && !isMutation { throw ValidationError("--commit goes with update, insert or delete") }
-        let toTerminal = isatty(1) == 1
-        switch session.begin(statement) {
-        case .reply(let reply):
-            if let error = reply.error { printError(error); throw ExitCode(2) }
-            writeReply(reply)
-        case .evaluate(let evaluation):
-            switch evaluation.run() {
-            case .failure(let error):
-                printError(error.render(source: statement))
-                throw ExitCode(2)
-            case .success(.result(let result)):
-                let sink = OutputSink(fd: 1)
-                result.write(format, graph: graph, toTerminal: toTerminal, to: sink)
-                sink.flush()
-                // Nothing is left to write: leave without tearing the graph down object by object.
-                Platform.exit(0)
-            case .success(let staged):
-                let reply = session.finish(evaluation, .success(staged), seconds: 0)
-                try showAndCommit(session, staged: reply.output)
-            }
-        case .load, .commit:
-            throw ValidationError("dot-commands run in `loupe repl`")
-        }
-    }
-}
-
-extension Query {
-    /// True for an update, insert or delete.
-    func isMutation(_ statement: LoupeQuery.Statement) -> Bool {
-        if case .mutation = statement { return true }
-        return false
-    }
-
-    /// For a statement that sorts a Persist store's type by attributes whose order Loupe does
-    /// not keep: the `loupe index` command that keeps them (nil otherwise).
-    static func orderHint(_ statement: LoupeQuery.Statement, source: PersistQuerySource, file: String) -> String? {
-        guard case .query(let q) = statement, case .sort(let keys)? = q.clauses.first, let typeName = q.type?.text,
-              let type = source.pages.catalog.first(where: { $0.name.caseInsensitiveCompare(typeName) == .orderedSame })?.name,
-              let kept = source.sortIndexes(typeName: type) else { return nil }
-        let names = keys.compactMap { key -> String? in
-            guard key.path.steps.count == 1, key.path.aggregate == nil, case .name(let name) = key.path.steps[0] else { return nil }
-            return name.text
-        }
-        let missing = names.filter { !kept.contains($0) }
-        guard !missing.isEmpty else { return nil }
-        let quoted = file.contains(where: { " '\"$\\".contains($0) }) ? "'" + file.replacingOccurrences(of: "'", with: "'\\''") + "'" : file
-        return "`loupe index \(quoted) \(missing.map { "\(type).\($0)" }.joined(separator: " "))` keeps the order of what it sorts by in Loupe's cache, and sorts by it read that"
-    }
-
-    /// Persist's layout in the PostgreSQL database at `url` opened as paged mode opens it, when a
-    /// whole load would go over the memory budget and its keys are integers (paged mode's
-    /// statements then read no more of it than they need: a one-shot answer over the whole
-    /// schema reads every document first), with the whole load's estimate; nil otherwise.
-    func overBudgetPersist(url: String) throws -> (opening: PagedOpening, estimate: Int64)? {
-        guard let estimate = try MemoryBudget.overBudget(postgres: url, budget: memoryBudget ?? .standard), try PostgresDatabase.holdsPersist(url: url) else { return nil }
-        do { return (try PagedOpening.open(postgres: url, reason: nil), estimate) } catch where PostgresPersistPages.refusesUnkeyed(error) {
-            return nil
-        }
-    }
-
-    /// The Persist store `file` read by SQL, when `--engine sql` asks for it or a whole load
-    /// would go over the memory budget (then with the reason); nil for other formats and stores not
-    /// keyed by integers, which load.
-    func persistPages(_ file: StoreFile) throws -> (pages: PersistPages, overBudget: String?)? {
-        let budget = memoryBudget ?? .standard
-        let estimate = MemoryBudget.wholeLoadEstimate(path: store.file)
-        guard engine == .sql || estimate > budget.bytes else { return nil }
-        let reason = estimate > budget.bytes ? "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget" : nil
-        do { return try PersistPages.openIfPersist(file, path: store.file).map { ($0, reason) } } catch let error as StoreError {
-            // Keys that are not integers: loaded whole (as the browser does), unless SQL was asked for.
-            if engine != .sql { return nil }
-            throw CLIError("SQL cannot read this Persist store by key (\(error.reason)); run it with --engine auto or memory")
-        }
-    }
-
-    /// What an edit of `file` commits through when a whole load is over the memory budget: a
-    /// Persist store (``persistPages(_:)``) or a plain SQLite file read a page at a time, or a
-    /// Core Data store (whose types refuse edits, as a load's do); nil when the file loads
-    /// (under the budget, or a format paged mode does not read).
-    func overBudgetHost(_ file: StoreFile) throws -> (any PagedSessionHost)? {
-        if let (pages, _) = try persistPages(file) { return PagedStoreHost(pages: pages, querySource: PersistQuerySource.following) }
-        guard try MemoryBudget.overBudget(store.file, budget: memoryBudget ?? .standard, opened: file) != nil else { return nil }
-        let format = try file.read { try StoreFormats.detect($0, path: store.file) }
-        // A Core Data store: its types are read-only, and the edit is refused as over a load.
-        if format == CoreDataFormat.self { return PagedStoreHost(pages: try CoreDataPages.open(file), querySource: CoreDataQuerySource.following) }
-        guard format == RelationalFormat.self else { return nil }
-        return PagedStoreHost(pages: try RelationalPages.open(file), querySource: RelationalQuerySource.following)
-    }
-
-    /// An `update`, `insert` or `delete` over a file whose whole load is over the budget: its
-    /// `where` answered by SQLite, the objects it names read by key (``PagedChanges``), the
-    /// writes shown and, with `--commit`, written in one transaction — the same output and the
-    /// same rows as over the loaded graph.
-    func stageOverBudget(_ mutation: Mutation, _ host: any PagedSessionHost) throws {
-        var changes = try PagedChanges(pages: host.pagedStore.pages)
-        let session = ReplSession(graph: changes.pending.graph, mode: format)
-        session.host = host
-        session.storePath = store.file
-        let step: EditStep
-        do {
-            let schema = changes.base.graph
-            step = try changes.stage(mutation, source: statement, storeKeys: { selection in
-                try ChunkedAnswer.selectedKeys(selection, pages: host.pagedStore.pages, schema: schema, sql: host.pagedStore.querySource, isCancelled: { false })
-            })
-        } catch let error as QueryError {
-            printError(error.render(source: statement))
-            throw ExitCode(2)
-        } catch let error as PagedEditError {
-            throw CLIError("\(error)")
-        }
-        session.replacePending(changes.pending)
-        try showAndCommit(session, staged: session.stagedText(step))
-    }
-
-    /// After an edit is staged (`staged` says so): the writes it makes, and with `--commit` the
-    /// commit, whose failure exits 1 with nothing written.
-    func showAndCommit(_ session: ReplSession, staged: String) throws {
-        writeReply(ReplSession.Reply(output: staged))
-        writeReply(ReplSession.Reply(output: try session.changesText()))
-        guard commit else {
-            print("nothing written: run again with --commit to write these changes")
-            return
-        }
-        let done = session.execute(".commit")
-        if let error = done.error { printError(error); throw ExitCode(1) }
-        writeReply(done)
-    }
-
-    /// Prints what SQL answered over a file read a page at a time; objects are read by key to be printed.
-    func write(_ answer: SourceAnswer, _ pages: PageSource) throws { try Query.write(answer, pages, format: format) }
-
-    /// What SQL did not answer over a store too large to load, answered by the engine a chunk
-    /// of objects at a time (``ChunkedAnswer``: a count, query or group on one type's own
-    /// attributes, its filter's parts through relations asked of `sql`) and printed; false when
-    /// the statement is not one it answers. With `sqlFirst`, `sql` is asked the whole statement
-    /// first (when nothing has asked it yet).
-    func writeInChunks(_ statement: LoupeQuery.Statement, _ pages: PageSource, sql: (any QuerySource)?, sqlFirst: Bool = false) throws -> Bool {
-        if sqlFirst, let answer = try sql?.answer(statement, isCancelled: { false }) {
-            try write(answer, pages)
-            return true
-        }
-        guard let plan = try ChunkedAnswer.plan(statement, over: pages) else { return false }
-        let answer: SourceAnswer
-        do {
-            answer = try plan.answer(statement, over: pages, sql: sql, isCancelled: { false })
-        } catch is RelationPartUnanswered { return false }
-        try write(answer, pages)
-        return true
-    }
-
-    /// ``writeInChunks(_:_:sql:)`` over the pages and SQL `open` opens, its errors in the
-    /// statement printed as the engine's (exit status 2).
-    func answeredInChunks(_ statement: LoupeQuery.Statement, sqlFirst: Bool = false, _ open: () throws -> (PageSource, (any QuerySource)?)) throws -> Bool {
-        do {
-            let (pages, sql) = try open()
-            return try writeInChunks(statement, pages, sql: sql, sqlFirst: sqlFirst)
-        } catch let error as QueryError {
-            printError(error.render(source: self.statement))
-            throw ExitCode(2)
-        }
-    }
-
-    /// The statement answered by `open`'s SQL alone and printed; false when it does not
-    /// translate. Its errors in the statement are printed as the engine's (exit status 2).
-    func answeredBySQL(_ statement: LoupeQuery.Statement, _ open: () throws -> (PageSource, any QuerySource)) throws -> Bool {
-        do {
-            let (pages, sql) = try open()
-            guard let answer = try sql.answer(statement, isCancelled: { false }) else { return false }
-            try write(answer, pages)
-            return true
-        } catch let error as QueryError {
-            printError(error.render(source: self.statement))
-            throw ExitCode(2)
-        }
-    }
-
-    /// With `staged` changes, objects are printed as they leave them (new ones too); many objects
-    /// are read and printed a part at a time (``SourceAnswer/write(_:pages:staged:toTerminal:to:partSize:)``).
-    static func write(_ answer: SourceAnswer, _ pages: PageSource, format: OutputFormat) throws {
-        let sink = OutputSink(fd: 1)
-        try answer.write(format, pages: pages, toTerminal: isatty(1) == 1, to: sink)
-        sink.flush()
-    }
-}
-
-extension PersistPages {
-    /// `file` (at `path`) read a page at a time when it is a Persist store; nil for other
-    /// formats. Throws ``StoreError`` for a Persist store paged mode cannot read by key (keys
-    /// that are not integers: it loads whole).
-    static func openIfPersist(_ file: StoreFile, path: String) throws -> PersistPages? {
-        guard try file.read({ try StoreFormats.detect($0, path: path) }) == PersistFormat.self else { return nil }
-        return try PersistPages.open(file)
-    }
-}
-
 /// `loupe query --engine`: who answers a statement.
 enum QueryEngineChoice: String, ExpressibleByArgument, CaseIterable {
     case auto, memory, sql
@@ -415,15 +44,16 @@ struct Repl: ParsableCommand {
             }
         }
         let host: SessionHost
-        let graph: ObjectGraph, banner: String
+        let graph: ObjectGraph, banner: String, kind: StoreKind
         do {
             // The loaded store's file is not kept open: a commit writes through its own connection.
             let opened = try store.open()
             host = opened.host()
             graph = opened.graph
+            kind = opened.kind
             banner = "Loupe \(DisplayText.escaped(opened.label)) — \(opened.formatName), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
         }
-        try Repl.loop(graph: graph, path: store.file, host: host, banner: banner, mode: format)
+        try Repl.loop(graph: graph, path: store.file, kind: kind, host: host, banner: banner, mode: format)
     }
 
     /// The REPL over a store too large to load (a Persist store, a plain SQLite file or a Core Data store): each
@@ -458,7 +88,8 @@ struct Repl: ParsableCommand {
             do { statement = try Parser.parse(text) } catch let error as QueryError { fail(error.render(source: text)); continue }
             // The dot-commands that need no graph, and the catalog and schema read from the store.
             if case .dotCommand(let name, let arguments, _) = statement, case .success(let command) = ReplSession.command(named: name),
-               let reply = pagedDotCommand(command, arguments, text: text, session: session, pages: current) {
+               let reply = limitedDotCommand(command, arguments, text: text, session: session, available: pagedCommands,
+                                             catalog: { current.catalog }, schema: { try current.schemaText(typeNamed: $0) + "\n" }) {
                 writeReply(reply)
                 if let error = reply.error { fail(error) }
                 continue
@@ -490,28 +121,33 @@ struct Repl: ParsableCommand {
                              : "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")))
                     continue
                 }
+                let steps = StoreSteps(source: source, pages: current, schema: changes.base.graph, kind: opening.kind,
+                                       declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
                 if case .mutation(let mutation) = statement {
                     var work = changes
-                    let schema = changes.base.graph
                     let step = try work.stage(mutation, source: text, storeKeys: { selection in
-                        try ChunkedAnswer.selectedKeys(selection, pages: current, schema: schema, sql: source, isCancelled: { cancellation.isCancelled })
+                        try Planner.plan(selection, PlanSituation(kind: opening.kind, paged: true)).selectedKeys(steps)
                     }, cancellation: cancellation)
                     changes = work
                     session.replacePending(changes.pending)
                     writeReply(ReplSession.Reply(output: session.stagedText(step)))
                     continue
                 }
+                if case .dotCommand(let name, _, _) = statement, case .success(let command) = ReplSession.command(named: name), command.name == "explain" {
+                    let reply = explainPaged(ReplSession.explained(text), steps: steps, mode: session.mode)
+                    writeReply(reply)
+                    if let error = reply.error { fail(error) }
+                    continue
+                }
                 let started = DispatchTime.now().uptimeNanoseconds
                 let asked = changes.fileStatement(for: statement)
-                // SQL over the store, else the engine a chunk of objects at a time.
-                var found = try source?.answer(asked, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
-                if found == nil, let plan = ChunkedAnswer(asked, source: current, schema: changes.base.graph) {
-                    do {
-                        found = try plan.answer(asked, over: current, sql: source, declaring: changes.declaredAttributes, isCancelled: { cancellation.isCancelled })
-                    } catch is RelationPartUnanswered {}
-                }
-                guard let fileAnswer = found else {
-                    fail("error: over the memory budget, statements are answered by SQL over the store (or, on one type's own attributes, a chunk of objects at a time); this one needs the whole graph (\(opening.unanswered)); reopen with a larger --memory-budget")
+                // As the planner plans it: SQL over the store, else the engine a chunk of objects at a time.
+                let fileAnswer: SourceAnswer
+                do {
+                    guard case .answered(let found, _, _) = try Planner.plan(asked, PlanSituation(kind: opening.kind, paged: true)).run(steps) else { continue }
+                    fileAnswer = found
+                } catch let refusal as PlanRefusal {
+                    fail("error: over the memory budget, statements are answered by SQL over the store (or, on one type's own attributes, a chunk of objects at a time); this one needs the whole graph: \(refusal); reopen with a larger --memory-budget")
                     continue
                 }
                 // Over the file: with changes pending, the staged state's answer (or a note).
@@ -535,28 +171,30 @@ struct Repl: ParsableCommand {
 
     /// The dot-commands a REPL over the memory budget has beside the pending changes' (which
     /// ``pagedLoop(_:label:budget:format:)`` runs as the loaded REPL does).
-    static let pagedCommands: Set<String> = ["help", "types", "schema", "mode", "output", "once", "timer",
+    static let pagedCommands: Set<String> = ["help", "types", "schema", "mode", "output", "once", "timer", "explain",
                                              "changes", "commit", "rollback", "undo", "redo", "reload", "quit"]
 
-    /// A dot-command in a REPL over the memory budget that needs no graph (`.help`, `.mode`,
-    /// `.output`, `.once`, `.timer`: the session's own), or reads the store's catalog (`.types`)
-    /// or a sample of it (`.schema`, ``PageSource/schemaText(type:schema:sampleSize:)``), or
-    /// `.open`, which is refused; nil for the others (the pending changes', `.reload`, `.quit`).
-    static func pagedDotCommand(_ command: ReplSession.DotCommand, _ arguments: [String], text: String, session: ReplSession, pages: PageSource) -> ReplSession.Reply? {
+    /// A dot-command in a REPL over the memory budget, from the one command table
+    /// (``ReplSession/commands``): the session's own that need no graph (`.help`, `.mode`,
+    /// `.output`, `.once`, `.timer`), the store's catalog (`.types`) or a sample of it
+    /// (`.schema`, when `schema` reads one); `.open`, and any command not `available`, refused
+    /// with one line; nil for those the loop runs itself (the pending changes', `.reload`,
+    /// `.explain`, `.quit`).
+    static func limitedDotCommand(_ command: ReplSession.DotCommand, _ arguments: [String], text: String, session: ReplSession, available: Set<String>,
+                                  catalog: () -> [(name: String, count: Int)], schema: ((String?) throws -> String)?) -> ReplSession.Reply? {
         switch command.name {
         case "help" where arguments.isEmpty:
-            return ReplSession.Reply(output: ReplSession.helpText(only: pagedCommands)
-                                     + "Over the memory budget: .types and .schema read the store's catalog and each type's first objects; .open is left to `loupe repl FILE`.\n")
+            return ReplSession.Reply(output: ReplSession.helpText(only: available) + (schema == nil ? ""
+                : "Over the memory budget: .types and .schema read the store's catalog and each type's first objects; .open is left to `loupe repl FILE`.\n"))
+        case "open":
+            return ReplSession.Reply(output: "", error: "error: .open is not available over the memory budget; leave (.quit) and run `loupe repl FILE`")
+        case _ where !available.contains(command.name):
+            return ReplSession.Reply(output: "", error: "error: over the memory budget, this REPL answers statements and \(available.sorted().map { "." + $0 }.joined(separator: ", ")); reopen with a larger --memory-budget for .\(command.name)")
         case "help", "mode", "output", "once", "timer":
             return session.execute(text)
         case "types" where arguments.isEmpty, "schema" where arguments.count <= 1:
             do {
-                let text: String
-                if command.name == "types" {
-                    text = ResultTable.typeCounts(pages.catalog, mode: session.mode)
-                } else {
-                    text = try pages.schemaText(typeNamed: arguments.first) + "\n"
-                }
+                let text = command.name == "types" ? ResultTable.typeCounts(catalog(), mode: session.mode) : try schema?(arguments.first) ?? ""
                 try session.writeResult(started: nil) { sink, _ in sink.write(text) }
                 return ReplSession.Reply(output: "")
             } catch {
@@ -564,10 +202,20 @@ struct Repl: ParsableCommand {
             }
         case "types", "schema":
             return session.execute(text)   // its usage line
-        case "open":
-            return ReplSession.Reply(output: "", error: "error: .open is not available over the memory budget; leave (.quit) and run `loupe repl FILE`")
         default:
             return nil
+        }
+    }
+
+    /// `.explain STATEMENT` in the paged REPL: the statement planned as paged mode plans it,
+    /// run with the SQL it sends recorded, its plan printed (JSON in json mode).
+    static func explainPaged(_ text: String, steps: StoreSteps, mode: OutputFormat) -> ReplSession.Reply {
+        guard !text.isEmpty else { return ReplSession.Reply(output: "", error: "Usage: .explain STATEMENT") }
+        do {
+            let report = try PlanReport.paged(text, steps: steps)
+            return ReplSession.Reply(output: (mode == .json ? report.json : report.text) + "\n")
+        } catch {
+            return ReplSession.Reply(output: "", error: failureLine(error, source: text, cancelled: false))
         }
     }
 
@@ -596,30 +244,18 @@ struct Repl: ParsableCommand {
             switch statement {
             case .dotCommand(let name, let arguments, _):
                 guard case .success(let command) = ReplSession.command(named: name) else { fail(session.execute(text).error ?? "error: no such command .\(name)"); continue }
-                switch command.name {
-                case "quit": break lines
-                case "help" where arguments.isEmpty:
-                    print(ReplSession.helpText(only: postgresCommands), terminator: "")
-                case "help", "mode", "output", "once", "timer":
-                    let reply = session.execute(text)
-                    writeReply(reply)
-                    if let error = reply.error { fail(error) }
-                case "types" where arguments.isEmpty:
-                    do {
-                        try session.writeResult(started: nil) { sink, _ in
-                            sink.write(ResultTable.typeCounts(catalog, mode: session.mode))
-                        }
-                    } catch { fail("error: \(error)") }
-                default:
-                    fail("error: over the memory budget, this REPL answers statements and \(postgresCommands.sorted().map { "." + $0 }.joined(separator: ", ")); reopen with a larger --memory-budget for .\(command.name)")
-                }
+                if command.name == "quit" { break lines }
+                guard let reply = limitedDotCommand(command, arguments, text: text, session: session, available: postgresCommands,
+                                                    catalog: { catalog }, schema: nil) else { continue }
+                writeReply(reply)
+                if let error = reply.error { fail(error) }
             case .mutation:
                 fail("error: over the memory budget, Persist's layout in PostgreSQL keyed otherwise than by integers is edited in a loaded session (its documents are checked against what was loaded); reopen with a larger --memory-budget")
             default:
                 do {
                     let started = DispatchTime.now().uptimeNanoseconds
                     guard let (result, graph) = try PostgresPushdown.run(statement, url: url) else {
-                        fail("error: over the memory budget, \(unkeyedPersist); reopen with a larger --memory-budget")
+                        fail("error: over the memory budget, \(Decline(.sql, .unkeyed, over: .postgresPersist).why); reopen with a larger --memory-budget")
                         continue
                     }
                     try session.writeResult(started: started) { sink, toTerminal in result.write(session.mode, graph: graph, toTerminal: toTerminal, to: sink) }
@@ -632,9 +268,6 @@ struct Repl: ParsableCommand {
         }
         if !interactive && failures > 0 { throw ExitCode(1) }
     }
-
-    /// Why PostgreSQL answers no statement over Persist's layout keyed otherwise than by integers.
-    static let unkeyedPersist = "PostgreSQL answers statements over Persist's layout when its keys are integers and its documents jsonb (by_type.id here is not an integer)"
 
     /// The dot-commands of the REPL over Persist's layout in PostgreSQL keyed otherwise than by integers.
     static let postgresCommands: Set<String> = ["help", "types", "mode", "output", "once", "timer", "quit"]
@@ -652,9 +285,10 @@ struct Repl: ParsableCommand {
             + "statements are answered by \(engine). .quit to leave."
     }
 
-    static func loop(graph: ObjectGraph, path: String?, host: SessionHost, banner: String, mode: OutputFormat) throws {
+    static func loop(graph: ObjectGraph, path: String?, kind: StoreKind, host: SessionHost, banner: String, mode: OutputFormat) throws {
         let session = ReplSession(graph: graph, mode: mode)
         session.storePath = path
+        session.storeKind = kind
         session.host = host
         let interactive = isatty(0) == 1
         if interactive { print(banner) }

@@ -282,7 +282,7 @@ final class BrowserTests: XCTestCase {
         b.render(into: &buffer)
         XCTAssertTrue(buffer.text.contains("row 2/347"), buffer.text)
         b.run("count Genre")
-        XCTAssertTrue(b.message.contains("running"), b.message)
+        XCTAssertEqual(b.message, "queued: 1 statement after the running one (Ctrl-C cancels)")
         b.handle(.key(.control("c")))
         runner.release()
         XCTAssertTrue(b.collect())

@@ -421,8 +421,9 @@ extension XCTestCase {
                                               clauses: [.sort([SortKey(path: .column(name), ascending: false)])]))
         if try querySource.answer(statement, isCancelled: { false }) == nil, try ChunkedAnswer.plan(statement, over: pages) == nil {
             paged.handle(.key(.character("S")))
-            XCTAssertEqual(paged.message, "cannot sort by \(name): paged mode answers what SQL can say over the store; \(paged.pagedUnanswered) need the whole graph (reopen with a larger --memory-budget)",
-                           label, file: file, line: line)
+            let message = paged.message
+            XCTAssertTrue(message.hasPrefix("cannot sort by \(name): paged mode answers what SQL can say over the store; this one needs the whole graph: SQL cannot answer this statement exactly over")
+                          && message.hasSuffix(" (reopen with a larger --memory-budget)"), "\(label): \(message)", file: file, line: line)
             return
         }
         guard assertSameScreens(whole, paged, keys: [.character("S"), .character("j"), .character("s"), .end], label, file: file, line: line) else { return }

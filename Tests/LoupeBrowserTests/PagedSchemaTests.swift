@@ -78,7 +78,7 @@ final class PagedSchemaTests: XCTestCase {
         paged.run(".help")
         XCTAssertTrue(paged.replOutput.contains { $0.hasPrefix(".schema [Type]") } && !paged.replOutput.contains { $0.hasPrefix(".open") }, paged.replOutput.joined(separator: "\n"))
         paged.run(".output x.txt")
-        XCTAssertTrue(paged.replOutput.last?.hasPrefix("error: paged mode answers counts, queries, groups, edits and .changes, .commit, .help, .mode") == true, paged.replOutput.last ?? "")
+        XCTAssertTrue(paged.replOutput.last?.hasPrefix("error: paged mode answers counts, queries, groups, edits and .changes, .commit, .explain, .help, .mode") == true, paged.replOutput.last ?? "")
         paged.run(".schema Track")
         while paged.isBusy { _ = paged.collect() }
         XCTAssertTrue(paged.replOutput.contains("Track — 3503 objects (attributes as its first 1000 have them)"), paged.replOutput.joined(separator: "\n"))

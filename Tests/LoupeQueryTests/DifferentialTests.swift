@@ -41,11 +41,11 @@ final class DifferentialTests: XCTestCase {
     }
 
     /// The same over the plain SQLite file at `path`.
-    func compareRelational(path: String, seed: UInt64, count: Int, sqlAnswers: Bool = true, first: [String] = [],
+    func compareRelational(path: String, seed: UInt64, count: Int, sqlAnswers: Bool = true, first: [String] = [], large: Bool = false,
                            file: StaticString = #filePath, line: UInt = #line) throws {
         let pages = try RelationalPages.open(try StoreFile.openForReading(path))
         try compare(graph: try LoadedStore.open(path).graph, pages: pages, sql: RelationalQuerySource(pages: pages), seed: seed, count: count,
-                    sqlAnswers: sqlAnswers, first: first, file: file, line: line)
+                    sqlAnswers: sqlAnswers, first: first, large: large, file: file, line: line)
     }
 
     /// Chinook without its foreign keys declared: the relations a load infers from the `XId`
@@ -142,6 +142,43 @@ final class DifferentialTests: XCTestCase {
         try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresPersistQuerySource(pages: pages), seed: Self.seed ?? 404, count: Self.count ?? 300)
     }
 
+    /// The kind of store `pages` reads (what the planner plans by).
+    static func kind(of pages: PageSource) -> StoreKind {
+        switch pages {
+        case is PersistPages: return .persist
+        case is RelationalPages: return .relational
+        case is CoreDataPages: return .coreData
+        case is PostgresPersistPages: return .postgresPersist
+        case is PostgresPages: return .postgres
+        default: return .document
+        }
+    }
+
+    /// The fuzzer, for a bounded time (`LOUPE_FUZZ_SECONDS`, 15 by default; CI runs it): stores
+    /// made from new seeds each day — loosely typed relational files (mixed kinds in one
+    /// column, huge integers, ±infinity, text and composite keys, `WITHOUT ROWID`, dangling
+    /// references) and Persist files with awkward rows — and statements that now and then pass
+    /// a dialect's limits, answered by every engine and by the plan. A failure names the seed
+    /// and the statement: add the statement to a `first:` list above, where it stays.
+    func testRandomStoresForABoundedTime() throws {
+        let seconds = ProcessInfo.processInfo.environment["LOUPE_FUZZ_SECONDS"].flatMap(Double.init) ?? 15
+        let day = UInt64(Date().timeIntervalSince1970 / 86_400)
+        let start = Date()
+        var seed = Self.seed ?? day * 1_000
+        while Date().timeIntervalSince(start) < seconds {
+            if seed % 2 == 0 {
+                try compareRelational(path: try HostileFiles.untypedRelational(seed: seed), seed: seed, count: 60, sqlAnswers: false, large: true)
+            } else {
+                let path = try Shared.temporaryPath()
+                try SampleGenerator.generate(path: path, objects: 400, seed: seed)
+                try HostileFiles.addAwkwardPersistRows(path)
+                let pages = try PersistPages.open(try StoreFile.openForReading(path))
+                try compare(graph: try LoadedStore.open(path).graph, pages: pages, sql: PersistQuerySource(pages: pages), seed: seed, count: 60, sqlAnswers: false, large: true)
+            }
+            seed += 1
+        }
+    }
+
     /// Another seed and count to explore with (`LOUPE_DIFF_SEED`, `LOUPE_DIFF_COUNT`); CI runs the fixed ones.
     static let seed = ProcessInfo.processInfo.environment["LOUPE_DIFF_SEED"].flatMap(UInt64.init)
     static let count = ProcessInfo.processInfo.environment["LOUPE_DIFF_COUNT"].flatMap(Int.init)
@@ -156,9 +193,11 @@ final class DifferentialTests: XCTestCase {
     /// The same with the store's loaded `graph` as the reference; `first`: statements to run
     /// before the made ones (cases found by earlier runs).
     func compare(graph: ObjectGraph, pages: PageSource, sql: QuerySource, seed: UInt64, count: Int, sqlAnswers: Bool = true,
-                 first: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+                 first: [String] = [], large: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
         var maker = StatementMaker(graph: graph, seed: seed)
-        var failures = 0, bySQL = 0, inChunks = 0, errors = 0
+        maker.large = large
+        let kind = Self.kind(of: pages)
+        var failures = 0, bySQL = 0, inChunks = 0, errors = 0, planned = 0
         for i in 0..<(first.count + count) where failures < 5 {
             let text = i < first.count ? first[i] : maker.statement()
             let statement: LoupeQuery.Statement
@@ -172,6 +211,27 @@ final class DifferentialTests: XCTestCase {
                 expected = "error: \(error.message)"
                 errors += 1
             }
+            // The plan, as paged mode runs it: the engine's answer, or declines with reasons.
+            do {
+                let steps = StoreSteps(source: sql, pages: pages, schema: nil, kind: kind, isCancelled: { false })
+                if case .answered(let found, _, _) = try Planner.plan(statement, PlanSituation(kind: kind, paged: true)).run(steps) {
+                    planned += 1
+                    let got = PersistPushdownTests.describe(found)
+                    if got != expected {
+                        failures += 1
+                        XCTFail("the plan differs on: \(text.prefix(2000))\n memory: \(expected.prefix(600))\n plan:   \(got.prefix(600))", file: file, line: line)
+                    }
+                }
+            } catch let error as QueryError {
+                if "error: \(error.message)" != expected {
+                    failures += 1
+                    XCTFail("the plan fails otherwise on: \(text.prefix(2000))\n memory: \(expected.prefix(600))\n plan:   \(error.message)", file: file, line: line)
+                }
+            } catch let refusal as PlanRefusal {
+                XCTAssertFalse(refusal.declines.isEmpty || refusal.declines.contains { $0.why.isEmpty }, "\(refusal)", file: file, line: line)
+            }
+            // Each engine alone, within the dialect's limits (past them only the plan asks).
+            if let dialect = kind.dialect, StatementSize(statement).beyond(.of(dialect)) != nil { continue }
             // SQL over the file, where it translates the statement.
             var got: String?
             do { got = try sql.answer(statement, isCancelled: { false }).map(PersistPushdownTests.describe) } catch let error as QueryError {
@@ -201,7 +261,7 @@ final class DifferentialTests: XCTestCase {
                 }
             }
         }
-        if Self.seed != nil { print("seed \(seed): \(count) statements (\(errors) errors), \(bySQL) answered by SQL, \(inChunks) in chunks") }
+        if Self.seed != nil || large { print("seed \(seed): \(count) statements (\(errors) errors), \(bySQL) answered by SQL, \(inChunks) in chunks, \(planned) by the plan") }
         // Most statements reach each engine (the comparison is not vacuous).
         if sqlAnswers { XCTAssertGreaterThan(bySQL, count / 3, "SQL answered \(bySQL) of \(count)", file: file, line: line) }
         XCTAssertGreaterThan(inChunks, count / 5, "the chunks answered \(inChunks) of \(count)", file: file, line: line)
@@ -215,6 +275,9 @@ struct StatementMaker {
     var random: SampleGenerator.Random
     /// Values seen per type and attribute (a sample of each column).
     var samples: [String: [Value]] = [:]
+    /// True to make, now and then, statements larger than a dialect takes (``largePredicate(_:)``);
+    /// off, the fixed seeds make the statements they always made.
+    var large = false
 
     init(graph: ObjectGraph, seed: UInt64) {
         self.graph = graph
@@ -254,6 +317,7 @@ struct StatementMaker {
     }
 
     mutating func predicate(_ type: TypeTable, depth: Int) -> String {
+        if large, depth == 0, chance(10) { return largePredicate(type) }
         if depth < 2, chance(3) {
             let a = predicate(type, depth: depth + 1), b = predicate(type, depth: depth + 1)
             switch int(3) {
@@ -280,6 +344,22 @@ struct StatementMaker {
             default: return attributeTest(type, prefix: "")
             }
         }
+    }
+
+    /// A predicate near or past a dialect's limits: a chain of 300–900 tests under one OR or
+    /// AND, or a path through 5–9 to-one relations (where the schema has them, a cycle).
+    mutating func largePredicate(_ type: TypeTable) -> String {
+        if chance(2) {
+            var prefix = "", here = type, hops = 0
+            while hops < 5 + int(5), let relation = here.relations.filter({ !$0.isToMany && $0.targetTypes.count == 1 }).randomElement(using: &random) {
+                prefix += quoted(relation.name) + "."
+                here = graph.types[relation.targetTypes[0]]
+                hops += 1
+            }
+            if hops >= 3 { return attributeTest(here, prefix: prefix) }
+        }
+        let tests = (0..<(300 + int(600))).map { _ in attributeTest(type, prefix: "") }
+        return "(" + tests.joined(separator: chance(2) ? " OR " : " AND ") + ")"
     }
 
     /// A test of one of `type`'s attributes (`prefix` is the path to it).
