@@ -307,7 +307,7 @@ final class BrowserTests: XCTestCase {
         b.run(".open \(sample)")
         var buffer = Buffer(width: 100, height: 30)
         b.render(into: &buffer)
-        XCTAssertTrue(buffer.lines[29].contains("loading"), buffer.lines[29])
+        XCTAssertTrue(buffer.lines[29].contains(" · loading … (Ctrl-C cancels) · "), buffer.lines[29])
         XCTAssertTrue(buffer.lines.contains { $0.contains("│Album") && $0.contains("347│") }, "the old store stays on screen while the new one loads: \(buffer.text)")
         runner.release()
         b.collect()

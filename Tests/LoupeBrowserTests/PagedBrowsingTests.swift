@@ -340,7 +340,7 @@ final class PagedBrowsingTests: XCTestCase {
         XCTAssertTrue(assertSameScreens(whole, paged, keys: keys, "Shelf › holds"))
         var buffer = Buffer(width: 120, height: 30)
         paged.render(into: &buffer)
-        XCTAssertTrue(buffer.text.contains("holds"), buffer.text)
+        XCTAssertTrue(buffer.text.contains("Shelf › Shelf #900003 › holds › Tag #10"), buffer.text)
     }
 
     /// A store listed through its type index is drawn before its types are counted (see

@@ -76,7 +76,7 @@ final class CLITests: XCTestCase {
         try "j l l <Enter>".write(toFile: script, atomically: true, encoding: .utf8)
         let browsed = try loupe(["browse", path, "--play", script, "--memory-budget", "1K", "--size", "120x24"])
         let whole = try loupe(["browse", path, "--play", script, "--size", "120x24"])
-        XCTAssertTrue(browsed.stdout.split(separator: "\n").last?.contains("paged") == true, browsed.stdout)
+        XCTAssertTrue(browsed.stdout.split(separator: "\n").last?.contains("paged · a whole load") == true, browsed.stdout)
         XCTAssertEqual(browsed.stdout.split(separator: "\n").dropLast(), whole.stdout.split(separator: "\n").dropLast())
     }
 
@@ -1081,7 +1081,7 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(paged.status, 0, paged.stderr)
             XCTAssertEqual(paged.stdout.split(separator: "\n").dropLast(), chinookWhole.stdout.split(separator: "\n").dropLast(), "\(options)")
             let status = String(paged.stdout.split(separator: "\n").last ?? "")
-            XCTAssertTrue(status.contains("paged") && !status.contains("read-only"), status)
+            XCTAssertTrue(status.contains("paged · ") && !status.contains("read-only"), status)
             if options[0] == "--memory-budget" { XCTAssertTrue(status.contains("over the 1 KB memory budget"), status) }
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: chinook)), chinookBefore, "browsing never writes")

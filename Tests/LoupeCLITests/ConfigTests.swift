@@ -51,7 +51,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertFalse(question.stdout.contains("quit-view"), "? no longer shows help")
         let moved = try play("j\n", config: path)
         XCTAssertTrue(moved.stdout.contains("W help"), "the status line names the key that shows help: \(moved.stdout)")
-        XCTAssertTrue(moved.stdout.contains("paged"), "the config's memory budget (1K) puts the sample in paged mode")
+        XCTAssertTrue(moved.stdout.contains("paged · a whole load"), "the config's memory budget (1K) puts the sample in paged mode")
         let explicit = try play("j\n", config: path, ["--memory-budget", "2G"])
         XCTAssertFalse(explicit.stdout.contains("paged"), "--memory-budget wins over the config file")
         let none = try play("?\n", config: "/nonexistent/config.toml")
