@@ -123,6 +123,22 @@ final class PlannerTests: XCTestCase {
         }
     }
 
+    /// Should SQL still meet a database's limit, the plan takes the error as SQL declining: the
+    /// next engine is asked, and the reason kept; other errors stay errors.
+    func testADatabaseLimitErrorIsADeclineNotAnAnswer() throws {
+        struct Limited: Error, CustomStringConvertible { let description: String }
+        struct Steps: PlanSteps {
+            let error: Limited
+            func sql(_ statement: LoupeQuery.Statement) throws -> Int? { throw error }
+            func chunks(_ statement: LoupeQuery.Statement) throws -> Int? { nil }
+        }
+        let plan = Planner.plan(try Parser.parse("count Track where Milliseconds > 3"), PlanSituation(kind: .relational))
+        let limited = Steps(error: Limited(description: "SQLite error in 'x.sqlite': parser stack overflow"))
+        guard case .load(let declines) = try plan.run(limited) else { return XCTFail("the load is next") }
+        XCTAssertEqual(declines.map(\.why), ["the store failed under SQL (parser stack overflow)"])
+        XCTAssertThrowsError(try plan.run(Steps(error: Limited(description: "disk I/O error"))))
+    }
+
     /// What a refusal says is made from the store kind's data, never from prose kept elsewhere.
     func testDeclinesNameWhatTheStatementUses() throws {
         let arithmetic = Decline(.sql, .untranslated(uses: SQLConstructTestSupport.used("count Book where pages * 2 > 3", .persist)), over: .persist)

@@ -55,7 +55,7 @@ public struct StoreSteps: PlanSteps {
         // beyond them is split, or refused, as one SQL cannot say).
         let parts = source.map { sql in { (part: Statement) throws -> SourceAnswer? in
             guard Planner.sqlDeclines(part, kind) == nil else { return nil }
-            return try sql.answer(part, declaring: declaring, isCancelled: isCancelled)
+            do { return try sql.answer(part, declaring: declaring, isCancelled: isCancelled) } catch where DialectLimitError.limit(in: error) != nil { return nil }
         } }
         return try plan.answer(statement, over: pages, relationParts: parts, progress: progress, isCancelled: isCancelled)
     }
@@ -110,6 +110,8 @@ extension QueryPlan {
                     declines.append(Decline(.sql, .untranslated(uses: SQLConstruct.used(by: statement, among: kind.leaves)), over: kind))
                 } catch let decline as Decline {
                     declines.append(decline)
+                } catch let error where DialectLimitError.limit(in: error) != nil {
+                    declines.append(Decline(.sql, .failed(DialectLimitError.limit(in: error)!), over: kind))
                 }
             case .chunks:
                 do {

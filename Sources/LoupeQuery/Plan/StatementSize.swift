@@ -120,3 +120,18 @@ public struct DialectLimits: Sendable, Equatable {
         }
     }
 }
+
+/// The errors a database gives for SQL past one of its limits. ``DialectLimits`` keeps Loupe's
+/// SQL within them; should a layout still nest deeper than measured, the plan takes such an
+/// error as SQL declining (the next engine answers) rather than show it.
+public enum DialectLimitError {
+    static let messages = ["Expression tree is too large", "parser stack overflow", "too many SQL variables",
+                           "too many terms in compound SELECT", "stack depth limit exceeded", "too many arguments",
+                           "number of parameters must be between"]
+
+    /// The limit `error` names, nil for any other error.
+    public static func limit(in error: any Error) -> String? {
+        let text = String(describing: error)
+        return messages.first { text.localizedCaseInsensitiveContains($0) }
+    }
+}
