@@ -590,13 +590,7 @@ extension ReplSession {
         if case .mutation = statement {
             detail = "an edit is staged over the loaded graph; .explain stages nothing"
         } else {
-            switch try engine.run(statement) {
-            case .objects(_, let refs): rows = refs.count
-            case .projection(_, let r, _): rows = r.count
-            case .groups(_, let r, _): rows = r.count
-            case .count: rows = 1
-            case .message: rows = nil
-            }
+            rows = try engine.run(statement).rowCount
         }
         let report = PlanReport(plan, source: text, answeredBy: .memory, declines: [], detail: detail, sql: [], rows: rows,
                                 milliseconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)

@@ -38,7 +38,7 @@ struct OpenedStore {
             for warning in loaded.warnings { printError("warning: \(warning)") }
             return OpenedStore(graph: loaded.graph, formatName: loaded.graph.formatName,
                                label: PostgresConnection.withoutPassword(location), loaded: nil, url: location,
-                               kind: (try? PostgresDatabase.holdsPersist(url: location)) == true ? .postgresPersist : .postgres)
+                               kind: (try? StoreKind.ofDatabase(location)) ?? .postgres)
         }
         let store = try LoadedStore.open(location)
         for warning in store.warnings { printError("warning: \(warning)") }
@@ -73,8 +73,10 @@ struct PagedOpening {
     /// Opens the PostgreSQL database at `url` in paged mode: its tables, or Persist's layout
     /// when it holds that (keyed by integers; other keys are refused with a line that says so).
     static func open(postgres url: String, reason: String?) throws -> PagedOpening {
-        let driver = try StoreDriver.detect(url, budget: .standard)
-        guard let opening = try driver.openPaged(reason: reason) else { throw CLIError("this database cannot be read a page at a time") }
+        // Its kind only: paged mode is asked for, so its size against the budget is not read.
+        guard let opening = try StoreDriver(kind: try StoreKind.ofDatabase(url), location: url, file: nil, estimate: nil, budget: .standard).openPaged(reason: reason) else {
+            throw CLIError("this database cannot be read a page at a time")
+        }
         return opening
     }
 

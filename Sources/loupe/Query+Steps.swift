@@ -22,7 +22,7 @@ final class CommandSteps: PlanSteps {
     private(set) var warned = Set<String>()
     private var opened: PagedOpening??
 
-    init(query: Query, driver: StoreDriver) throws {
+    init(query: Query, driver: StoreDriver) {
         self.query = query
         self.driver = driver
     }
@@ -118,13 +118,13 @@ extension Query {
     /// The load's answer, as the plan's last step: the graph read no further than the statement
     /// needs (``OneShotGraph``), the statement run by the in-memory engine, the answer printed
     /// (an edit staged, shown, and committed with --commit). `warned`: warnings already printed.
-    func answerLoaded(_ parsed: LoupeQuery.Statement?, _ driver: StoreDriver, plan: QueryPlan? = nil, declines: [Decline], warned: Set<String>) throws {
+    func answerLoaded(_ parsed: LoupeQuery.Statement, _ driver: StoreDriver, plan: QueryPlan? = nil, declines: [Decline], warned: Set<String>) throws {
         let started = DispatchTime.now().uptimeNanoseconds
         let host: SessionHost
         let graph: ObjectGraph
         var detail = "whole graph loaded"
         if let file = driver.file {
-            let opened = try (commit ? nil : parsed.flatMap { OneShotGraph.projection(file, for: $0) }) ?? OneShotGraph.open(file, for: parsed, writing: commit)
+            let opened = try (commit ? nil : OneShotGraph.projection(file, for: parsed)) ?? OneShotGraph.open(file, for: parsed, writing: commit)
             for warning in opened.warnings where !warned.contains(warning) { printError("warning: \(warning)") }
             let fileHost = StoreHost()
             if let loaded = opened.loaded { fileHost.adopt(loaded) }
@@ -238,18 +238,5 @@ extension PersistPages {
     static func openIfPersist(_ file: StoreFile, path: String) throws -> PersistPages? {
         guard try file.read({ try StoreKind.of(StoreFormats.detect($0, path: path)) }) == .persist else { return nil }
         return try PersistPages.open(file)
-    }
-}
-
-extension QueryResult {
-    /// How many rows the result prints (a count is one).
-    var rowCount: Int? {
-        switch self {
-        case .objects(_, let refs): return refs.count
-        case .projection(_, let rows, _): return rows.count
-        case .count: return 1
-        case .groups(_, let rows, _): return rows.count
-        case .message: return nil
-        }
     }
 }

@@ -29,20 +29,19 @@ struct Query: ParsableCommand {
     var memoryBudget: MemoryBudget?
 
     func run() throws {
-        let parsed: LoupeQuery.Statement?
+        let parsed: LoupeQuery.Statement
         do { parsed = try Parser.parse(statement) } catch let error as QueryError {
             printError(error.render(source: statement))
             throw ExitCode(2)
         }
-        let isMutation: Bool = { if case .mutation? = parsed { return true }; return false }()
+        let isMutation: Bool = { if case .mutation = parsed { return true }; return false }()
         if commit && !isMutation { throw ValidationError("--commit goes with update, insert or delete") }
         if engine == .sql && isMutation {
             throw ValidationError("--engine sql answers queries; an update, insert or delete is staged over the loaded graph or the objects it names (--engine memory or auto)")
         }
-        if engine == .sql, parsed == nil { throw CLIError("the statement does not parse; run it with --engine auto to see where") }
         // The store, detected once: its kind, the file opened once, its load against the budget.
         let driver = try StoreDriver.detect(store.file, budget: memoryBudget ?? .standard)
-        guard let parsed, !isDotCommand(parsed) else { return try answerLoaded(parsed, driver, declines: [], warned: []) }
+        guard !isDotCommand(parsed) else { return try answerLoaded(parsed, driver, declines: [], warned: []) }
         // An edit of a store too large to load: staged over the objects it names, read by key,
         // shown, and written with --commit, as over the loaded graph.
         if case .mutation(let mutation) = parsed, engine != .memory, driver.overBudget != nil,
@@ -53,7 +52,7 @@ struct Query: ParsableCommand {
             let plan = Planner.plan(parsed, driver.situation(only: .memory))
             return try answerLoaded(parsed, driver, plan: plan, declines: plan.declined, warned: [])
         }
-        let steps = try CommandSteps(query: self, driver: driver)
+        let steps = CommandSteps(query: self, driver: driver)
         let plan = Planner.plan(parsed, driver.situation(only: engine.only, paged: try steps.pagedForChunks()))
         if explain { SQLTrace.start() }
         let started = DispatchTime.now().uptimeNanoseconds

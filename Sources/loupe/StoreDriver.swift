@@ -25,8 +25,7 @@ struct StoreDriver {
     /// Detects the store at `location` (the file opened for reading once, or the server asked).
     static func detect(_ location: String, budget: MemoryBudget) throws -> StoreDriver {
         if PostgresConnection.isURL(location) {
-            let kind: StoreKind = try PostgresDatabase.holdsPersist(url: location) ? .postgresPersist : .postgres
-            return StoreDriver(kind: kind, location: location, file: nil, estimate: try MemoryBudget.overBudget(postgres: location, budget: budget), budget: budget)
+            return StoreDriver(kind: try StoreKind.ofDatabase(location), location: location, file: nil, estimate: try MemoryBudget.overBudget(postgres: location, budget: budget), budget: budget)
         }
         let file = try StoreFile.openForReading(location)
         let kind = try file.read { try StoreKind.of(StoreFormats.detect($0, path: location)) }
@@ -37,9 +36,7 @@ struct StoreDriver {
     /// Where the planner plans over this store: `only` as `--engine` asks, `paged` when it is
     /// read a page at a time; object counts when the pages know them.
     func situation(only: PlanEngine?, paged: PageSource? = nil) -> PlanSituation {
-        var counts: [String: Int] = [:]
-        for entry in paged?.listedTypes ?? [] { if let count = entry.count { counts[entry.name] = count } }
-        var situation = PlanSituation(kind: kind, only: only, overBudget: overBudget, paged: paged != nil, counts: counts)
+        var situation = PlanSituation(kind: kind, only: only, overBudget: overBudget, paged: paged != nil, counts: PlanSituation.counts(paged))
         situation.partialLoad = kind == .persist && file.map { LoadedStore.cachedSchema($0) != nil } == true
         return situation
     }
@@ -86,6 +83,11 @@ extension StoreDriver {
 }
 
 extension StoreKind {
+    /// The kind of the PostgreSQL database at `url`: Persist's layout, or tables.
+    static func ofDatabase(_ url: String) throws -> StoreKind {
+        try PostgresDatabase.holdsPersist(url: url) ? .postgresPersist : .postgres
+    }
+
     /// The kind of a file of `format`.
     static func of(_ format: any StoreFormat.Type) -> StoreKind {
         switch ObjectIdentifier(format) {

@@ -91,9 +91,7 @@ extension PlanReport {
     /// answer is dropped), and reported; the statement's own errors are thrown.
     public static func paged(_ text: String, steps: StoreSteps) throws -> PlanReport {
         let statement = try Parser.parse(text)
-        var counts: [String: Int] = [:]
-        for entry in steps.pages?.listedTypes ?? [] { if let count = entry.count { counts[entry.name] = count } }
-        let plan = Planner.plan(statement, PlanSituation(kind: steps.kind, paged: true, counts: counts))
+        let plan = Planner.plan(statement, PlanSituation(kind: steps.kind, paged: true, counts: PlanSituation.counts(steps.pages)))
         let started = DispatchTime.now().uptimeNanoseconds
         SQLTrace.start()
         var answered: PlanEngine?, declines = plan.declined, rows: Int?
@@ -107,6 +105,19 @@ extension PlanReport {
         }
         return PlanReport(plan, source: text, answeredBy: answered, declines: declines, sql: SQLTrace.stop(), rows: rows,
                           milliseconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+    }
+}
+
+extension QueryResult {
+    /// How many rows the result prints (a count is one); nil for a dot-command's text.
+    public var rowCount: Int? {
+        switch self {
+        case .objects(_, let refs): return refs.count
+        case .projection(_, let rows, _): return rows.count
+        case .count: return 1
+        case .groups(_, let rows, _): return rows.count
+        case .message: return nil
+        }
     }
 }
 

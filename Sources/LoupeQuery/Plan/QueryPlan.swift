@@ -48,6 +48,15 @@ public struct PlanSituation: Sendable {
     }
 }
 
+extension PlanSituation {
+    /// The object counts `pages` has read (explain's estimates), by type name.
+    public static func counts(_ pages: PageSource?) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entry in pages?.listedTypes ?? [] { if let count = entry.count { counts[entry.name] = count } }
+        return counts
+    }
+}
+
 /// The one planner: which engines answer a statement, from the statement and the situation.
 public enum Planner {
     /// The plan of `statement` in `situation`. SQL is asked first where the store's own
