@@ -1,5 +1,6 @@
 #include "CSQLiteTuning.h"
 #include <sqlite3.h>
+#include <string.h>
 
 int loupe_sqlite_configure(void) {
     int rc = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -66,3 +67,50 @@ int loupe_sqlite_add_reads_back(struct sqlite3 *db, int encoding) {
                                    reads_back_function, 0, 0);
 }
 
+
+/* 1 when collation `name` (not SQLite's own) reads as a case-insensitive one: its name says so
+   (NOCASE, CASE_INSENSITIVE, LOCALIZED, UNICODE, as Android's and other apps' are named). */
+int loupe_sqlite_collation_folds_case(const char *name) {
+    static const char *const words[] = { "NOCASE", "CASE", "LOCALIZED", "UNICODE", "ICU" };
+    char upper[128];
+    size_t n = 0;
+    for (; name[n] && n < sizeof upper - 1; n++) upper[n] = (name[n] >= 'a' && name[n] <= 'z') ? name[n] - 32 : name[n];
+    upper[n] = 0;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) if (strstr(upper, words[i])) return 1;
+    return 0;
+}
+
+/* Bytes in order, ASCII letters folded to lower case first when folds is set (SQLite's NOCASE). */
+static int compare_bytes(const unsigned char *a, int na, const unsigned char *b, int nb, int folds) {
+    int n = na < nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        unsigned char x = a[i], y = b[i];
+        if (folds) { if (x >= 'A' && x <= 'Z') x += 32; if (y >= 'A' && y <= 'Z') y += 32; }
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return na == nb ? 0 : (na < nb ? -1 : 1);
+}
+
+static int emulated_binary(void *unused, int na, const void *a, int nb, const void *b) {
+    (void)unused;
+    return compare_bytes(a, na, b, nb, 0);
+}
+
+static int emulated_nocase(void *unused, int na, const void *a, int nb, const void *b) {
+    (void)unused;
+    return compare_bytes(a, na, b, nb, 1);
+}
+
+static void collation_needed(void *unused, sqlite3 *db, int encoding, const char *name) {
+    (void)unused; (void)encoding;
+    sqlite3_create_collation_v2(db, name, SQLITE_UTF8, 0,
+                                loupe_sqlite_collation_folds_case(name) ? emulated_nocase : emulated_binary, 0);
+}
+
+int loupe_sqlite_read_as_written(struct sqlite3 *db) {
+    /* Both: a view's body is resolved as part of the statement that reads it (DML). */
+    int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 1, (int *)0);
+    if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 1, (int *)0);
+    if (rc != SQLITE_OK) return rc;
+    return sqlite3_collation_needed(db, 0, collation_needed);
+}

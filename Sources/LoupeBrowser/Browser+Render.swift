@@ -16,8 +16,7 @@ extension Browser {
         // Room for a caret error (five lines) when the screen allows.
         var replHeight = h >= 30 ? 9 : h >= 24 ? 7 : 4
         // The types pane as wide as its longest name and count (within a sixth to a third of the screen).
-        let typeRows = pages != nil ? pagedTypeRows : graph?.types.map { ($0.name.rawValue, $0.count) } ?? []
-        let typesNatural = typeRows.map { DisplayText.width(of: DisplayText.fit($0.0, width: 40)) + String($0.1).count + 3 }.max() ?? 16
+        let typesNatural = typeCountRows.map { DisplayText.width(of: DisplayText.fit($0.name, width: 40)) + $0.shown.count + 3 }.max() ?? 16
         var typesWidth = w >= 100 ? min(28, max(16, w / 6, min(typesNatural, w / 4))) : w >= 60 ? min(max(16, typesNatural), w / 3) : 0
         var detailWidth = w >= 100 ? max(30, w * 3 / 10) : w >= 60 ? max(26, w * 2 / 5) : 0
         if w < 100, w >= 60 {
@@ -73,6 +72,13 @@ extension Browser {
                   titleStyle: focus == pane ? theme.header : Style(bold: true))
     }
 
+    /// The types pane's rows: each type's count as `count` answers it, a parent entity's own
+    /// share beside it (``TypeCount``); the catalog's while previewing or paged.
+    var typeCountRows: [TypeCount] {
+        let own = isPreview ? pendingTypes : pages != nil ? pagedTypeRows : graph.map { $0.types.map { ($0.name.rawValue, $0.liveCount) } } ?? pendingTypes
+        return TypeCount.folded(own, supertype: graph?.supertypeNames ?? [:])
+    }
+
     private func renderTypes(_ buffer: inout Buffer, _ area: Rect) {
         let inner = paneBlock(&buffer, area, "Types", .types)
         layout.typesBody = inner
@@ -80,15 +86,13 @@ extension Browser {
         let allReadOnly = graph?.types.allSatisfy(\.isReadOnly) ?? false
         func marked(_ type: TypeTable) -> String { type.name.rawValue + (type.isReadOnly && !allReadOnly ? " (read-only)" : "") }
         // Paged: the catalog's counts, marked by the window's schema (every type is in it).
-        let rows: [(String, Int)] = isPreview ? pendingTypes
-            : pages != nil ? pagedTypeRows.map { row in (graph?.type(named: row.0).map(marked) ?? row.0, row.1) }
-            : graph.map { $0.types.map { (marked($0), $0.liveCount) } } ?? pendingTypes
+        let rows = typeCountRows.map { row in (graph?.type(named: row.name).map(marked) ?? row.name, row.shown) }
         guard inner.height > 0 else { return }
         if typeSelection < typeTop { typeTop = typeSelection }
         if typeSelection >= typeTop + inner.height { typeTop = typeSelection - inner.height + 1 }
         for (i, row) in rows.enumerated().dropFirst(typeTop).prefix(inner.height) {
             let y = inner.y + i - typeTop
-            let count = row.1 < 0 ? "…" : String(row.1)
+            let count = row.1
             let name = DisplayText.pad(row.0, to: max(1, inner.width - count.count - 1))
             let selected = i == typeSelection && graph != nil
             let style = selected ? (focus == .types ? theme.selection : theme.selectionUnfocused) : Style.plain
@@ -308,7 +312,9 @@ extension Browser {
             let arrow = i < relationCount ? (link.toMany ? "⇉ " : "→ ") : "← "
             var text: String
             if !link.toMany {
-                text = arrow + link.label + "  " + (link.targets.first.map { objectLabel($0) } ?? "∅")
+                let broken = i < relationCount ? table.brokenLink(row: Int(ref.row), relation: i) : nil
+                text = arrow + link.label + "  " + (link.targets.first.map { objectLabel($0) }
+                    ?? broken.map { "✗ " + cellText($0) + " (broken link: no such object)" } ?? "∅")
             } else if i < relationCount {
                 // The count first, so that cutting a long name never hides it.
                 let types = targetTypes(of: link, origin: ref, in: graph).sorted().joined(separator: "|")

@@ -402,6 +402,20 @@ extension ObjectGraph {
                                                            from: from, to: to, declaredTargets: relation.targetTypes, declaredToMany: relation.isToMany,
                                     isInferred: relation.isInferred)
                     relationChanged.insert([t, r])
+                } else if let key = relation.compositeKey {
+                    let target = key.targetType
+                    let changed = key.columns.contains { changes.cells[t]?[$0] != nil } || key.targetColumns.contains { changes.cells[target]?[$0] != nil }
+                    guard changed || rowCountChanged.contains(target) || typesWithRemovals.contains(target) || rowCountChanged.contains(t) || typesWithRemovals.contains(t) else { continue }
+                    func columns(_ names: [String], of type: Int) -> [[Value]]? {
+                        let found = names.compactMap { name in attributes[type].first { $0.name == name }.map { Array($0.values) } }
+                        return found.count == names.count ? found : nil
+                    }
+                    guard let source = columns(key.columns, of: t), let targetValues = columns(key.targetColumns, of: target) else { continue }
+                    let (from, to) = CompositeKey.edges(source: source, sourceRemoved: removed[t], target: targetValues, targetRemoved: removed[target], targetType: target)
+                    relations[t][r] = RelationColumn.build(name: relation.name, aliases: relation.aliases, foreignKey: nil, rowCount: ids[t].count,
+                                                           from: from, to: to, declaredTargets: relation.targetTypes, declaredToMany: relation.isToMany,
+                                                           compositeKey: key)
+                    relationChanged.insert([t, r])
                 } else {
                     let edits = changes.links[t]?[relation.name]
                     let touchesRemoved = !typesWithRemovals.isDisjoint(with: relation.targetTypes) || typesWithRemovals.contains(t)

@@ -32,6 +32,7 @@ public final class GraphBuilder {
         var declaredToMany: Bool
         var declaredTargets: [Int]
         var isInferred = false
+        var compositeKey: CompositeKey?
         var from: [Int32] = []
         var to: [ObjectRef] = []
     }
@@ -65,6 +66,9 @@ public final class GraphBuilder {
     /// Marks a relation as found from names and values rather than declared by the store.
     public func markInferred(relation: Int, of type: Int) { drafts[type].relations[relation].isInferred = true }
 
+    /// Marks a relation as coming from a composite foreign key (``CompositeKey``).
+    public func setCompositeKey(_ key: CompositeKey, relation: Int, of type: Int) { drafts[type].relations[relation].compositeKey = key }
+
     /// The number of types so far.
     public var typeCount: Int { drafts.count }
 
@@ -82,6 +86,9 @@ public final class GraphBuilder {
 
     /// The number of objects added to `type` so far.
     public func count(of type: Int) -> Int { drafts[type].ids.count }
+
+    /// The names of the relations of `type` so far.
+    public func relationNames(of type: Int) -> Set<String> { Set(drafts[type].relations.map(\.name)) }
 
     /// Reserves room for `n` more objects of `type`.
     public func reserve(_ n: Int, of type: Int) {
@@ -210,7 +217,7 @@ public final class GraphBuilder {
             relationsByType.append(draft.relations.map { r in
                 RelationColumn.build(name: r.name, aliases: r.aliases, foreignKey: r.foreignKey, rowCount: n,
                                      from: r.from, to: r.to, declaredTargets: r.declaredTargets, declaredToMany: r.declaredToMany,
-                                     isInferred: r.isInferred)
+                                     isInferred: r.isInferred, compositeKey: r.compositeKey)
             })
         }
         drafts = drafts.map { var d = $0; d.relations = []; return d }   // the edges are in the columns now

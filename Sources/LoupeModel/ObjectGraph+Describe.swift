@@ -4,10 +4,11 @@ import Foundation
 extension ObjectGraph {
     /// The inferred schema of one type as text, as `.schema` and `loupe schema` print it:
     /// attributes with the kinds seen and how many objects have them, relations with their target
-    /// types and cardinality, and the relations of other types that point here. Names are escaped
-    /// (``DisplayText``): a name is data from the file.
+    /// types, cardinality and broken links (``TypeTable/brokenLinkCount(relation:)``), and the
+    /// relations of other types that point here. Names are escaped (``DisplayText``): a name is
+    /// data from the file.
     public func schemaText(of table: TypeTable) -> String {
-        schemaText(of: table, count: table.count, attributesFrom: table)
+        schemaText(of: table, count: table.count, attributesFrom: table, countsBrokenLinks: true)
     }
 
     /// The schema of a type of a store read a page at a time, as ``schemaText(of:)`` prints it
@@ -15,12 +16,13 @@ extension ObjectGraph {
     /// (the store's schema) has them, and its attributes as `sample` found them (the same type in
     /// a graph holding its first objects): the kinds seen and how many of those objects have each.
     /// When the sample holds every object of the type, the text is a whole load's; else its first
-    /// line and each attribute's say how many objects the sample holds.
+    /// line and each attribute's say how many objects the sample holds. Broken links are not
+    /// counted (that takes every object and every target).
     public func schemaText(of table: TypeTable, count: Int, sample: TypeTable) -> String {
-        schemaText(of: table, count: count, attributesFrom: sample)
+        schemaText(of: table, count: count, attributesFrom: sample, countsBrokenLinks: false)
     }
 
-    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable) -> String {
+    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable, countsBrokenLinks: Bool) -> String {
         let e = DisplayText.escaped
         let readOnly = table.isView ? " (read-only view)" : !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only, rows numbered)" : " (read-only)"
         let sampled = sample.count < count
@@ -43,11 +45,13 @@ extension ObjectGraph {
         }
         lines.append("  relations:")
         if table.relations.isEmpty { lines.append("    (none)") }
-        for r in table.relations {
+        for (index, r) in table.relations.enumerated() {
             let targets = r.targetTypes.map { e(types[$0].name.rawValue) }.joined(separator: "|")
             var line = "    \(pad(e(r.name)))  → \(targets.isEmpty ? "?" : targets)  \(r.isToMany ? "to-many" : "to-one")"
             if !r.aliases.isEmpty { line += "  (also \(r.aliases.map(e).joined(separator: ", ")))" }
             if r.isInferred { line += "  (inferred)" }
+            let broken = countsBrokenLinks ? table.brokenLinkCount(relation: index) : 0
+            if broken > 0 { line += "  (\(broken) broken link\(broken == 1 ? "" : "s"): keys naming no \(targets))" }
             lines.append(line)
         }
         lines.append("  backlinks:")
@@ -75,10 +79,11 @@ extension ObjectGraph {
         }
         lines.append("  relations:")
         if table.relations.isEmpty { lines.append("    (none)") }
-        for r in table.relations {
+        for (index, r) in table.relations.enumerated() {
             let targets = r.targets(of: row)
             if !r.isToMany {
-                lines.append("    \(pad(e(r.name)))  → \(targets.first.map { e(label(of: $0)) } ?? "null")")
+                let broken = table.brokenLink(row: row, relation: index).map { "✗ \(e(ValueFormatter.plain($0))) (broken link: no such \(e(types[r.targetTypes.first ?? 0].name.rawValue)))" }
+                lines.append("    \(pad(e(r.name)))  → \(targets.first.map { e(label(of: $0)) } ?? broken ?? "null")")
             } else {
                 let shown = targets.prefix(listLimit).map { "#\(e(id(of: $0).description))" }.joined(separator: ", ")
                 lines.append("    \(pad(e(r.name)))  → [\(targets.count)] \(shown)\(targets.count > listLimit ? ", …" : "")")

@@ -399,6 +399,9 @@ public struct RelationColumn: Sendable {
     /// True when the store does not declare the relation: Loupe found it from names and values
     /// (a column named `CustomerId` whose values are all `Customer` keys).
     public var isInferred: Bool = false
+    /// The foreign key of several columns this relation comes from, for relational files (then
+    /// ``foreignKey`` is nil): edited through its columns, never as a relation.
+    public var compositeKey: CompositeKey? = nil
 
     /// The attribute holding the foreign key this relation comes from, for relational files.
     public var foreignKeyAttribute: String? { foreignKey?.attribute }
@@ -414,7 +417,8 @@ public struct RelationColumn: Sendable {
     /// A relation over `rowCount` source rows from edges given as (source row, target) pairs; each
     /// row's targets keep the order given (a counting sort by source row).
     static func build(name: String, aliases: [String], foreignKey: ForeignKey?, rowCount n: Int,
-                      from: [Int32], to: [ObjectRef], declaredTargets: [Int], declaredToMany: Bool, isInferred: Bool = false) -> RelationColumn {
+                      from: [Int32], to: [ObjectRef], declaredTargets: [Int], declaredToMany: Bool, isInferred: Bool = false,
+                      compositeKey: CompositeKey? = nil) -> RelationColumn {
         var offsets = [Int32](repeating: 0, count: n + 1)
         for f in from { offsets[Int(f) + 1] += 1 }
         var maxPerRow: Int32 = 0
@@ -431,7 +435,8 @@ public struct RelationColumn: Sendable {
             targetTypes.insert(Int(target.type))
         }
         return RelationColumn(name: name, aliases: aliases, foreignKey: foreignKey, offsets: offsets, targets: targets,
-                              targetTypes: targetTypes.sorted(), isToMany: declaredToMany || maxPerRow > 1, isInferred: isInferred)
+                              targetTypes: targetTypes.sorted(), isToMany: declaredToMany || maxPerRow > 1, isInferred: isInferred,
+                              compositeKey: compositeKey)
     }
 }
 

@@ -153,6 +153,7 @@ public struct Editor {
         // Relations held by foreign-key columns are values of those columns.
         var links: [(RelationColumn, [ObjectIdentity])] = []
         for (relation, operand, range) in relations {
+            try refuseComposite(relation, at: range)
             let targets = try targetRefs(operand, relation, at: range)
             if let fk = relation.foreignKey {
                 guard targets.count <= 1 else { throw QueryError("'\(relation.name)' is to-one", at: range, hint: "give one object") }
@@ -171,10 +172,20 @@ public struct Editor {
 
     // MARK: Relations
 
+    /// A relation over a composite foreign key is edited through its columns, which say which
+    /// target each part names.
+    private func refuseComposite(_ relation: RelationColumn, at range: SourceRange) throws {
+        guard let key = relation.compositeKey else { return }
+        let columns = key.columns.joined(separator: ", ")
+        throw QueryError("'\(relation.name)' follows a foreign key of several columns (\(columns))", at: range,
+                         hint: "set the columns themselves: " + key.columns.map { "\($0) = …" }.joined(separator: ", "))
+    }
+
     /// The edits that change one object's relation: `=` sets (a to-one's target, a to-many's
     /// list), `+=` adds one target, `-=` removes one.
     private func relationEdits(_ identity: ObjectIdentity, ref: ObjectRef, _ relation: RelationColumn, kind: Assignment.Kind,
                                _ operand: Operand, in type: TypeTable, at range: SourceRange) throws -> [Edit] {
+        try refuseComposite(relation, at: range)
         let targets = try targetRefs(operand, relation, at: range)
         if let fk = relation.foreignKey {
             guard kind == .set else { throw QueryError("'\(relation.name)' is to-one", at: range, hint: "write \(relation.name) = #key (or nil)") }

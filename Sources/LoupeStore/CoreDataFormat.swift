@@ -46,6 +46,13 @@ public enum CoreDataFormat: StoreFormat {
         return out
     }
 
+    public static func supertypes(_ db: Database) throws -> [String: String] {
+        let schema = try CoreDataSchema.read(db, evidence: false)
+        var out: [String: String] = [:]
+        for e in schema.entities { if let s = e.superNumber, let parent = schema.entity(s) { out[e.name] = parent.name } }
+        return out
+    }
+
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
         let (results, stamp) = try file.readOnSnapshot(workers: 1) { _, db in try load(db, progress: progress) }
         var loaded = results[0]

@@ -62,7 +62,8 @@ public enum PersistDBFormat: StoreFormat {
             progress?(i + 1, sources.count)
         }
         let models = loaded.map(\.0.name)
-        RelationalFormat.inferRelations(builder, loaded: loaded, relationName: { column, _ in column }) { column, source in
+        // (PersistDB writes every reference itself: one naming nothing is no id, so no tolerance.)
+        RelationalFormat.inferRelations(builder, loaded: loaded, relationName: { column, _ in column }, strayShare: 0) { column, source in
             guard column.name != "id", column.storage.declaredType.uppercased() != "REAL" else { return [] }
             // The model named like the column first, then every other model (the first that holds
             // all values wins only when it is the only one: checked by `uniqueOnly`).

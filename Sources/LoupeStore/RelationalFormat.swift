@@ -11,14 +11,26 @@ public struct KeyedTable: Sendable {
     public let columns: [String]
     public let keyColumns: [String]
     public let foreignKeys: [DeclaredForeignKey]
+    /// Foreign keys of several columns (SQLite files; none read from PostgreSQL yet).
+    public let compositeForeignKeys: [DeclaredCompositeKey]
 
-    public init(name: String, type: Int, columns: [String], keyColumns: [String], foreignKeys: [DeclaredForeignKey]) {
+    public init(name: String, type: Int, columns: [String], keyColumns: [String], foreignKeys: [DeclaredForeignKey],
+                compositeForeignKeys: [DeclaredCompositeKey] = []) {
         self.name = name
         self.type = type
         self.columns = columns
         self.keyColumns = keyColumns
         self.foreignKeys = foreignKeys
+        self.compositeForeignKeys = compositeForeignKeys
     }
+}
+
+/// A foreign key of several columns as a schema declares it: the columns, the table they
+/// reference and its columns they name (nil each: that table's primary key, in its order).
+public struct DeclaredCompositeKey: Sendable {
+    public let columns: [String]
+    public let table: String
+    public let targets: [String?]
 }
 
 /// A single-column foreign key as a schema declares it: the column, the table it references and
@@ -145,11 +157,17 @@ public enum RelationalFormat: StoreFormat {
         /// Why the table is never written although it is a table: a virtual table, or perhaps
         /// the shadow table of one (``VirtualTables/refusal(_:name:)``).
         var writeRefusal: String? = nil
+        /// The app's collations (not SQLite's) the table orders text by, read through an
+        /// emulation (``Collations``).
+        var foreignCollations: [String] = []
+        /// Foreign keys of several columns (``DeclaredCompositeKey``).
+        var compositeForeignKeys: [DeclaredCompositeKey] = []
 
         /// The table as its foreign keys see it, read into type `t`.
         func keyed(as t: Int) -> KeyedTable {
             KeyedTable(name: name, type: t, columns: columns.map(\.name), keyColumns: keyColumns,
-                       foreignKeys: foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) })
+                       foreignKeys: foreignKeys.map { DeclaredForeignKey(column: $0.column, table: $0.table, target: $0.target, onDelete: $0.onDelete) },
+                       compositeForeignKeys: compositeForeignKeys)
         }
     }
 
@@ -189,13 +207,22 @@ public enum RelationalFormat: StoreFormat {
                 defaultSQL: (row[3] as DatabaseValue).lenientText)))
         }
         var fks: [(String, String, String?, DeleteAction)] = []
+        var composites: [DeclaredCompositeKey] = []
         var withoutRowID = false
         if !isView {
             let list = try Row.fetchAll(db, sql: #"""
                 SELECT id, "table", "from", "to", on_delete, CAST("table" AS BLOB), CAST("from" AS BLOB), CAST("to" AS BLOB)
-                FROM pragma_foreign_key_list(?)
+                FROM pragma_foreign_key_list(?) ORDER BY id, seq
                 """#, arguments: [name])
             let byID = Dictionary(grouping: list, by: { ($0[0] as DatabaseValue).lenientInt ?? -1 })
+            for id in byID.keys.sorted() where byID[id]!.count > 1 {
+                let parts = byID[id]!
+                guard parts.allSatisfy({ readsBack($0[5], encoding) && readsBack($0[6], encoding) && readsBack($0[7], encoding) }),
+                      let table = (parts[0][1] as DatabaseValue).lenientText else { continue }
+                let columns = parts.compactMap { ($0[2] as DatabaseValue).lenientText }
+                guard columns.count == parts.count else { continue }
+                composites.append(DeclaredCompositeKey(columns: columns, table: table, targets: parts.map { ($0[3] as DatabaseValue).lenientText }))
+            }
             for id in byID.keys.sorted() where byID[id]!.count == 1 {
                 let fk = byID[id]![0]
                 guard readsBack(fk[5], encoding), readsBack(fk[6], encoding), readsBack(fk[7], encoding) else { continue }
@@ -206,9 +233,13 @@ public enum RelationalFormat: StoreFormat {
             withoutRowID = try Row.fetchOne(db, sql: "SELECT wr FROM pragma_table_list(?) WHERE schema = 'main'", arguments: [name])
                 .map { ($0[0] as DatabaseValue).lenientBool } ?? false
         }
+        let collations = try Collations.foreign(db, table: name)
+        // A write checks a foreign key through the key of the table it references.
+        let referenced = try fks.compactMap { fk in try Collations.foreign(db, table: fk.1).first.map { (fk.1, $0) } }
         return Source(name: name, isView: isView, columns: columns, keyColumns: keyUnnamed ? [] : keys.sorted { $0.0 < $1.0 }.map(\.1),
                       hasRowID: !isView && !withoutRowID, foreignKeys: fks, unnamedColumns: unnamed,
-                      writeRefusal: try VirtualTables.refusal(db, name: name))
+                      writeRefusal: try VirtualTables.refusal(db, name: name) ?? Collations.refusal(name, collations, referenced: referenced),
+                      foreignCollations: collations, compositeForeignKeys: composites)
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
@@ -230,6 +261,7 @@ public enum RelationalFormat: StoreFormat {
                 names.insert(column.name)
                 names.insert(relationName(for: column.name, otherColumns: columns))
             }
+            for key in source.compositeForeignKeys { names.formUnion(compositeRelationNames(key)) }
         }
         return names
     }
@@ -343,6 +375,45 @@ public enum RelationalFormat: StoreFormat {
                 }
                 if unresolved > 0 { warnings.append("\(source.name).\(fk.column): \(unresolved) values match no \(target.name)") }
             }
+            for key in source.compositeForeignKeys {
+                guard let target = typeByName[key.table] ?? typeByLowerName[key.table.lowercased()] else {
+                    warnings.append("\(source.name).(\(key.columns.joined(separator: ", "))): refers to missing table \(key.table)")
+                    continue
+                }
+                linkComposite(builder, source, key, target, warnings: &warnings)
+            }
+        }
+    }
+
+    /// The names a composite foreign key's relation takes, the first free one: its table's, its
+    /// columns' joined by `_`, its table's with `_ref`.
+    static func compositeRelationNames(_ key: DeclaredCompositeKey) -> [String] {
+        [key.table, key.columns.joined(separator: "_"), key.table + "_ref"]
+    }
+
+    /// Makes composite foreign key `key` of `source` a to-one relation into `target`
+    /// (``CompositeKey``), named after the target table (else after its columns joined by `_`),
+    /// with an edge for every row whose parts name a target row; rows naming none are counted
+    /// in a warning (broken links, which `schema` counts too).
+    static func linkComposite(_ builder: GraphBuilder, _ source: KeyedTable, _ key: DeclaredCompositeKey, _ target: KeyedTable, warnings: inout [String]) {
+        let targetColumns = key.targets.allSatisfy({ $0 == nil }) && target.keyColumns.count == key.columns.count
+            ? target.keyColumns : key.targets.compactMap { $0 }
+        let t = source.type, tt = target.type
+        guard targetColumns.count == key.columns.count,
+              let sourceAttributes = Optional(key.columns.compactMap { builder.existingAttribute($0, of: t) }), sourceAttributes.count == key.columns.count,
+              let targetAttributes = Optional(targetColumns.compactMap { builder.existingAttribute($0, of: tt) }), targetAttributes.count == targetColumns.count
+        else { return }
+        let taken = Set(source.columns).union(builder.relationNames(of: t))
+        let name = compositeRelationNames(key).first { !taken.contains($0) } ?? target.name + "_ref"
+        let r = builder.relation(name, of: t, declaredTargets: [tt])
+        let composite = CompositeKey(columns: key.columns, targetType: tt, targetColumns: targetColumns)
+        builder.setCompositeKey(composite, relation: r, of: t)
+        let sourceValues = sourceAttributes.map { builder.column(type: t, attribute: $0) }
+        let (from, to) = CompositeKey.edges(source: sourceValues, target: targetAttributes.map { builder.column(type: tt, attribute: $0) }, targetType: tt)
+        builder.addEdges(type: t, relation: r, fromRows: from, to: to)
+        let named = (0..<builder.count(of: t)).filter { row in CompositeKey.key(sourceValues.map { $0[row] }) != nil }.count
+        if named > from.count {
+            warnings.append("\(source.name).(\(key.columns.joined(separator: ", "))): \(named - from.count) values match no \(target.name)")
         }
     }
 
@@ -366,11 +437,13 @@ public enum RelationalFormat: StoreFormat {
 
     /// Adds the relations a file does not declare: for each column `candidates` names target
     /// tables for (in order of preference), the first such table (matched case-insensitively)
-    /// whose key holds every non-null value of the column becomes a to-one relation, marked
+    /// whose key holds nearly every non-null value of the column (``InferenceTolerance``: the
+    /// others are broken links, which `schema` counts) becomes a to-one relation, marked
     /// inferred, named by `relationName`. When `uniqueOnly` says so for a column, it must be the
     /// only candidate that holds them all. A column with no values is left alone.
     static func inferRelations(_ builder: GraphBuilder, loaded: [(Source, Int)],
                                relationName: (_ column: String, _ otherColumns: Set<String>) -> String = relationName(for:otherColumns:),
+                               strayShare: Double = InferenceTolerance.strayShare,
                                candidates: (_ column: ColumnInfo, _ source: Source) -> [String],
                                uniqueOnly: (_ column: ColumnInfo, _ source: Source) -> Bool = { _, _ in false }) {
         let typeByLowerName = Dictionary(loaded.map { ($0.0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
@@ -382,17 +455,22 @@ public enum RelationalFormat: StoreFormat {
                 guard !names.isEmpty, let a = builder.existingAttribute(column.name, of: t) else { continue }
                 let values = builder.column(type: t, attribute: a)
                 guard values.contains(where: { !$0.isNull }) else { continue }
-                var holding: [(Int, KeyIndex)] = []
+                // Each candidate within the tolerance with its stray values; the fewest win (the
+                // first of equals), one holding every value at once.
+                var holding: [(type: Int, index: KeyIndex, stray: Int)] = []
                 for name in names {
                     guard let (target, tt) = typeByLowerName[name.lowercased()], !target.isView,
                           builder.keyPolicy(of: tt) != .rowNumber, target.keyColumns.count <= 1 else { continue }
                     let index = keyIndexes[tt] ?? builder.keyIndex(type: tt, attribute: nil)
                     keyIndexes[tt] = index
-                    guard values.allSatisfy({ $0.isNull || index.row(for: $0) != nil }) else { continue }
-                    holding.append((tt, index))
-                    if !uniqueOnly(column, source) || holding.count > 1 { break }
+                    var resolved = 0, stray = 0
+                    for v in values where !v.isNull { if index.row(for: v) != nil { resolved += 1 } else { stray += 1 } }
+                    guard InferenceTolerance.allows(stray: stray, of: resolved + stray, share: strayShare) else { continue }
+                    holding.append((tt, index, stray))
+                    if stray == 0 && (!uniqueOnly(column, source) || holding.count > 1) { break }
                 }
-                guard let (tt, index) = holding.first, holding.count == 1 || !uniqueOnly(column, source) else { continue }
+                if uniqueOnly(column, source), holding.count != 1 { continue }
+                guard let (tt, index, _) = holding.min(by: { $0.stray < $1.stray }) else { continue }
                 addInferredRelation(builder, type: t, attribute: a, column: column.name, name: relationName(column.name, columnNames), target: tt, index: index)
             }
         }
@@ -497,6 +575,7 @@ public enum RelationalFormat: StoreFormat {
             readOnly = readOnly ?? "\(source.name)'s primary key holds text that is not UTF-8 (or holds a NUL), which no write could name; its rows cannot be told apart for a write"
         }
         let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
+        if window == nil { for note in Collations.notes(source.foreignCollations) { builder.note(note, type: t) } }
         switch policy {
         case .rowid, .column(_, autoIncrements: true): builder.setKeyFloor(try SQLiteSequence.value(db, table: source.name), type: t)
         default: break

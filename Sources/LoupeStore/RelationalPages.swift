@@ -75,6 +75,10 @@ public final class RelationalPages: PageSource, Sendable {
             let names = unindexed.map { "\(sources[$0.source].name).\($0.column)" }
             notes.append("no index on \(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? "…" : ""): their backlinks scan the table")
         }
+        let composite = sources.filter { !$0.compositeForeignKeys.isEmpty }.map(\.name)
+        if !composite.isEmpty {
+            notes.append("foreign keys of several columns (in \(composite.prefix(3).joined(separator: ", "))\(composite.count > 3 ? "…" : "")) are followed once the store is loaded, not in paged mode")
+        }
         if file.stamp() != openedStamp { notes.append("the file changed since it was opened: reopen it to see it as it is") }
         return notes
     }

@@ -83,6 +83,10 @@ public struct StoreError: Error, CustomStringConvertible, Equatable, Sendable {
             case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH, .SQLITE_IOERR: return StoreError(.unreadable, path: path, reason: e.message ?? "cannot read the file")
             case .SQLITE_READONLY: return StoreError(.readOnly, path: path, reason: e.message ?? "the database is read-only")
             case .SQLITE_CORRUPT: return StoreError(.notADatabase, path: path, reason: "the database is corrupt (\(e.message ?? ""))")
+            case .SQLITE_ERROR where e.message?.hasPrefix("no such collation sequence: ") == true:
+                // Only a connection that writes meets it: those that read emulate the app's collations.
+                let name = e.message!.dropFirst("no such collation sequence: ".count)
+                return StoreError(.readOnly, path: path, reason: "the write reaches text ordered by collation \(name), which only the app that wrote the file has (Loupe emulates it only to read)")
             default: return StoreError(.sqlite, path: path, reason: e.message ?? "\(e)")
             }
         }

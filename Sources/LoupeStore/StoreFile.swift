@@ -188,14 +188,17 @@ public final class StoreFile: Sendable {
         config.readonly = true
         config.busyMode = .timeout(2)
         config.label = label
-        traced(&config)
+        reading(&config)
         return config
     }
 
-    /// What runs on connections made with `config` is kept while `explain` records it
-    /// (``SQLTrace``), with its bound values.
-    static func traced(_ config: inout Configuration) {
+    /// Connections made with `config` read a store's schema as SQLite's shell would (its legacy
+    /// double-quoted strings, its app's collations emulated: `loupe_sqlite_read_as_written`), and
+    /// what runs on them is kept while `explain` records it (``SQLTrace``), with its bound values.
+    /// For connections that read only.
+    static func reading(_ config: inout Configuration) {
         config.prepareDatabase { db in
+            _ = loupe_sqlite_read_as_written(db.sqliteConnection)
             db.trace(options: .statement) { event in SQLTrace.record(event.expandedDescription) }
         }
     }
@@ -286,7 +289,7 @@ public final class StoreFile: Sendable {
                 let copy = try PrivateCopy(of: absolute, displayPath: path)
                 var config = Configuration()
                 config.label = "loupe.read-copy"
-                traced(&config)
+                reading(&config)
                 let queue = try DatabaseQueue(path: copy.database, configuration: config)
                 let file = StoreFile(path: path, queue: queue, access: .privateCopy, location: copy.database, privateCopy: copy,
                                      watch: FileWatch(path: absolute))

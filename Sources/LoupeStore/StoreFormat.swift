@@ -15,6 +15,9 @@ public protocol StoreFormat: Sendable {
     static func catalog(_ db: Database) throws -> [(name: String, count: Int)]
     /// The catalog with every count, even when that costs a scan (`loupe types`).
     static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)]
+    /// Each type's supertype by name, for a format whose types inherit (Core Data's entities):
+    /// what folds the catalog's own counts into what `count` answers (``TypeCount``).
+    static func supertypes(_ db: Database) throws -> [String: String]
     /// Reads every object and relation of the file (an adapter may open more readers on it).
     static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph
     /// The names of every relation of every type (and the other names that reach one, such as a
@@ -31,6 +34,7 @@ public protocol StoreFormat: Sendable {
 extension StoreFormat {
     public static func countedCatalog(_ db: Database) throws -> [(name: String, count: Int)] { try catalog(db) }
     public static func relationNames(_ db: Database) throws -> Set<String>? { nil }
+    public static func supertypes(_ db: Database) throws -> [String: String] { [:] }
     public static func firstPage(_ file: StoreFile, type: String, limit: Int) throws -> ObjectGraph? { nil }
     public static func load(_ file: StoreFile, progress: LoadProgress?, onlyTypes: Set<String>) throws -> LoadedGraph {
         try load(file, progress: progress)
@@ -162,6 +166,11 @@ public final class LoadedStore: Sendable {
             }
             return (format, merged)
         }
+    }
+
+    /// Each type's supertype by name (``StoreFormat/supertypes(_:)``), read without a load.
+    public static func supertypes(_ file: StoreFile) throws -> [String: String] {
+        try file.read { db in try StoreFormats.detect(db, path: file.path).supertypes(db) }
     }
 
     /// What a load of `file` would warn of its catalog (tables left out for their names, in a

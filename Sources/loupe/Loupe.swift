@@ -172,6 +172,7 @@ struct Types: ParsableCommand {
         // parsed, or the schema cache; `count(*)` per table on PostgreSQL); a store whose
         // catalog cannot count its types is loaded.
         var types: [(name: String, count: Int)]
+        var supertypes: [String: String] = [:]
         if store.isPostgres {
             types = try PostgresDatabase.catalog(url: store.file)
         } else {
@@ -191,11 +192,17 @@ struct Types: ParsableCommand {
                 // What a load would say of the catalog: tables it leaves out.
                 for warning in try LoadedStore.catalogWarnings(file) { printError("warning: \(warning)") }
             }
+            supertypes = try LoadedStore.supertypes(file)
         }
-        let rows: [[Value]] = types.map { [.string($0.name), .int(Int64($0.count))] }
+        // A count is what `count Type` answers; a parent entity's own share beside it.
+        let counts = TypeCount.folded(types, supertype: supertypes)
+        let withOwn = counts.contains { $0.own != nil }
+        let rows: [[Value]] = counts.map { c in
+            [.string(c.name), .int(Int64(c.count))] + (withOwn ? [c.own.map { .int(Int64($0)) } ?? .int(Int64(c.count))] : [])
+        }
         // JSON objects are `{"name": …, "count": …}`; tables head the first column `type`.
         let json = format == .json || format == .ndjson
-        print(ResultTable(columns: [json ? "name" : "type", "count"], rows: rows).render(format), terminator: "")
+        print(ResultTable(columns: [json ? "name" : "type", "count"] + (withOwn ? ["own"] : []), rows: rows).render(format), terminator: "")
     }
 }
 

@@ -18,7 +18,9 @@ final class PagedSchemaTests: XCTestCase {
         let schema = try pages.window(keys: [], of: nil).graph
         XCTAssertEqual(pages.catalog.map(\.name), graph.types.map(\.name.rawValue), label, file: file, line: line)
         for type in graph.types {
-            XCTAssertEqual(try pages.schemaText(type: type.index, schema: schema, sampleSize: 1_000_000), graph.schemaText(of: type),
+            // (Paged mode does not count broken links: that takes every object and target.)
+            let loaded = graph.schemaText(of: type).replacingOccurrences(of: #"  \(\d+ broken links?: keys naming no [^)]*\)"#, with: "", options: .regularExpression)
+            XCTAssertEqual(try pages.schemaText(type: type.index, schema: schema, sampleSize: 1_000_000), loaded,
                            "\(label): \(type.name)", file: file, line: line)
         }
     }

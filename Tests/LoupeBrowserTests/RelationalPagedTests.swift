@@ -123,7 +123,8 @@ final class RelationalPagedTests: XCTestCase {
         let kept = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasPrefix("inferred-") }
         XCTAssertEqual(kept.count, 1, "\(kept)")
         XCTAssertEqual(try RelationalPages.open(try StoreFile.openForReading(path)).inferred, first.inferred)
-        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE Pet SET CodeId = 99 WHERE Id = 7") }
+        // (More than one value in ten naming nothing: a few are tolerated as broken links.)
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE Pet SET CodeId = 99 WHERE Id % 3 = 0") }
         let after = try RelationalPages.open(try StoreFile.openForReading(path))
         XCTAssertFalse(after.inferred.contains(InferredKey(table: "Pet", column: "CodeId", target: "Code")))
         XCTAssertEqual(relationShapes(after.layout.graph), relationShapes(try LoadedStore.open(path).graph))

@@ -25,4 +25,24 @@ struct sqlite3;
 /// every surrogate paired and no NUL). Returns SQLite's result code.
 int loupe_sqlite_add_reads_back(struct sqlite3 *db, int encoding);
 
+/// Makes connection `db` read a store's own schema as SQLite's shell does, for reading only:
+///
+/// - double-quoted string literals accepted (`SQLITE_DBCONFIG_DQS_DDL` and `_DML`, as the shell
+///   does): apps ship views written for SQLite's legacy `"|"`-as-a-string, which GRDB's default
+///   refuses, and SQLite resolves a view's body within the statement that reads it. (Loupe's own
+///   SQL names only columns it read from the schema, and spells strings with single quotes;
+///   connections that write keep GRDB's strict rule.)
+/// - a collation the file names but only its app registers (`COLLATE LOCALIZED`) emulated when
+///   SQLite first needs it (`sqlite3_collation_needed`): as SQLite's NOCASE when its name says
+///   it folds case (``loupe_sqlite_collation_folds_case``), else as BINARY. Without it every read
+///   of a table whose key or index uses it fails ("no such collation sequence").
+///
+/// Never for a connection that writes: an index kept in another collation's order would be
+/// corrupted by a write through an emulation. Returns SQLite's result code.
+int loupe_sqlite_read_as_written(struct sqlite3 *db);
+
+/// 1 when an app's collation `name` is emulated as NOCASE (its name says it folds case:
+/// NOCASE, CASE…, LOCALIZED, UNICODE, ICU), 0 when as BINARY.
+int loupe_sqlite_collation_folds_case(const char *name);
+
 #endif
