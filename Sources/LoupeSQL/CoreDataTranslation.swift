@@ -23,19 +23,12 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
     private var aliasTypes: [String: [Int]] = [:]
     /// The table under an alias.
     private var aliasTables: [String: String] = [:]
-    /// Per table, whether every row is an object of one of its entities (see ``objects(_:_:)``),
-    /// kept by the caller across statements over one state of the store.
-    private let wholeTables: WholeTables
 
-    /// Per table, whether every row is an object of one of its entities.
-    final class WholeTables: Sendable {
-        let known = Mutex<[String: Bool]>([:])
-    }
-
-    init(layout: CoreDataLayout, db: Database, wholeTables: WholeTables) {
+    /// `facts`: what the checks of the store's values found (``FileFacts``), kept by the caller
+    /// across statements over one state of the store.
+    init(layout: CoreDataLayout, db: Database, facts: FileFacts) {
         self.layout = layout
-        self.wholeTables = wholeTables
-        super.init(graph: layout.graph, db: db)
+        super.init(graph: layout.graph, db: db, facts: facts)
     }
 
     /// The condition under which a row of an entity table (`alias`: `x1.`) is an object of one of
@@ -45,13 +38,9 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
     func objects(_ alias: String, _ types: [Int]) -> String {
         let condition = layout.objectCondition(alias, types: types)
         guard let table = types.first.flatMap({ layout.types[$0]?.table }), let all = layout.types(inTable: table), Set(all) == Set(types) else { return condition }
-        let whole = wholeTables.known.withLock { $0[table] } ?? {
-            let entities = all.compactMap { layout.types[$0]?.entity }.map(String.init).joined(separator: ", ")
-            let found = (try? Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE NOT (typeof(Z_ENT) = 'integer' AND Z_ENT IN (\(entities))))")) ?? false
-            wholeTables.known.withLock { $0[table] = found }
-            return found
-        }()
-        return whole ? "1" : condition
+        let entities = all.compactMap { layout.types[$0]?.entity }.map(String.init).joined(separator: ", ")
+        let stray = (try? facts.exists(db, table: table, where: "NOT (typeof(Z_ENT) = 'integer' AND Z_ENT IN (\(entities)))")) ?? true
+        return stray ? condition : "1"
     }
 
     override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
@@ -106,8 +95,9 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
         for t in types {
             guard let a = graph.types[t].attribute(named: name.text), let rows = layout.types[t], let column = rows.columns[a] else { continue }
             if column.kind != .plain && column.kind != .uuid { return true }
-            let kinds = try String.fetchAll(db, sql: "SELECT DISTINCT typeof(\(SQL.identifier(column.name))) FROM \(SQL.identifier(rows.table)) WHERE \(layout.objectCondition("", types: [t]))")
-            if Set(kinds).isSubset(of: ["integer", "real", "null"]) && kinds.contains(where: { $0 != "null" }) { return true }
+            let list = try facts.scalar(db, sql: "SELECT group_concat(DISTINCT typeof(\(SQL.identifier(column.name)))) FROM \(SQL.identifier(rows.table)) WHERE \(layout.objectCondition("", types: [t]))")
+            let kinds = Set((String.fromDatabaseValue(list) ?? "").split(separator: ",").map(String.init))
+            if kinds.isSubset(of: ["integer", "real", "null"]) && kinds.contains(where: { $0 != "null" }) { return true }
         }
         return false
     }
@@ -293,12 +283,14 @@ final class CoreDataTranslation: PredicateTranslation, RowTranslation {
 public final class CoreDataQuerySource: QuerySource, Sendable {
     public let file: StoreFile
     public let layout: CoreDataLayout
-    /// Which tables hold objects only (``CoreDataTranslation/objects(_:_:)``), found once each.
-    private let wholeTables = CoreDataTranslation.WholeTables()
+    /// What the checks of the store's values found (which tables hold objects only, the kinds
+    /// a column holds), once per state of the file (``FileFacts``).
+    private let facts: FileFacts
 
     public init(file: StoreFile, layout: CoreDataLayout) {
         self.file = file
         self.layout = layout
+        facts = FileFacts(file: file)
     }
 
     /// SQL over the store `pages` reads, with the layout of the schema it read at open.
@@ -316,7 +308,8 @@ public final class CoreDataQuerySource: QuerySource, Sendable {
         let layout = self.layout
         do {
             return try file.readInterruptibly(isCancelled: isCancelled) { db -> SourceAnswer? in
-                try Plan.run(statement, CoreDataTranslation(layout: layout, db: db, wholeTables: wholeTables)) { try $0.answer(db) }
+                defer { facts.save() }
+                return try Plan.run(statement, CoreDataTranslation(layout: layout, db: db, facts: facts)) { try $0.answer(db) }
             }
         } catch let error as StoreError where error.path == nil {
             throw error.located(at: file.path)

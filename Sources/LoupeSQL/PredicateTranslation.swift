@@ -27,12 +27,15 @@ class PredicateTranslation {
     var aggregated: [Value] = []
     /// The file, for the checks that read values (the kinds a column holds).
     let db: Database
+    /// Those checks' answers, computed once per state of the file (``FileFacts``).
+    let facts: FileFacts
     var aliasCount = 0
     var variables: [String: Scope] = [:]
 
-    init(graph: ObjectGraph, db: Database) {
+    init(graph: ObjectGraph, db: Database, facts: FileFacts = FileFacts()) {
         self.graph = graph
         self.db = db
+        self.facts = facts
     }
 
     /// An object at hand: its table's alias in the SQL and its type.
@@ -129,9 +132,15 @@ class PredicateTranslation {
         case .truthy(let e):
             return try quantified(nil, e, scope, test: try ValueTest(truthAt: e.range), elementTest: try ValueTest(truthAt: e.range), right: nil)
         case .between(let q, let e, let low, let high, let range):
-            guard ValueTest.constant(low) != nil, ValueTest.constant(high) != nil else { return nil }
+            guard let lo = ValueTest.constant(low), let hi = ValueTest.constant(high) else { return nil }
             let test = try ValueTest(between: low, high, at: range)
-            return try quantified(q, e, scope, test: test, elementTest: test, right: nil)
+            // Between two numbers: two plain comparisons, when each can be one.
+            let numbers = [lo, hi].allSatisfy(Self.comparesPlainly)
+            return try quantified(q, e, scope, test: test, elementTest: test, right: nil, plain: !numbers ? nil : { value in
+                // (Both or neither: the value and the bounds are what each decides on.)
+                guard let a = self.numericComparison(value, .greaterOrEqual, lo), let b = self.numericComparison(value, .lessOrEqual, hi) else { return nil }
+                return "(\(a)) AND (\(b))"
+            })
         case .comparison(let c):
             return try comparison(c, scope)
         case .constant, .and, .or, .not:
@@ -258,8 +267,8 @@ class PredicateTranslation {
     func numericComparison(_ value: Operand, _ op: ComparisonOperator, _ constant: Value) -> String? {
         let number: DatabaseValue
         switch constant {
-        case .int(let i) where i.magnitude < 1 << 53: number = i.databaseValue
-        case .double(let d) where d.isFinite && d.magnitude < 9_007_199_254_740_992: number = d.databaseValue
+        case .int(let i) where Self.comparesPlainly(constant): number = i.databaseValue
+        case .double(let d) where Self.comparesPlainly(constant): number = d.databaseValue
         default: return nil
         }
         let sqlOperator: String
@@ -278,16 +287,42 @@ class PredicateTranslation {
         default:
             guard let plain = plainNumber(value) else { return nil }
             // A value that is a number or NULL: SQL's comparison, NULL read as false.
-            comparison = plain.onlyNumbers ? "coalesce(\(plain.sql) \(sqlOperator) \(bind(number)), 0)"
+            // A value never NULL (an integer key): the bare comparison, so that a rowid range serves.
+            comparison = plain.onlyNumbers ? (isNeverNull(value) ? "\(plain.sql) \(sqlOperator) \(bind(number))" : "coalesce(\(plain.sql) \(sqlOperator) \(bind(number)), 0)")
                 : "typeof(\(plain.sql)) IN ('integer', 'real') AND \(plain.sql) \(sqlOperator) \(bind(number))"
         }
         return op == .notEqual ? "NOT (\(comparison))" : comparison
+    }
+
+    /// True for a number SQL compares as the engine does: below 2^53 in size (where integer and
+    /// double comparisons agree), finite.
+    static func comparesPlainly(_ constant: Value) -> Bool {
+        switch constant {
+        case .int(let i): return i.magnitude < 1 << 53
+        case .double(let d): return d.isFinite && d.magnitude < 9_007_199_254_740_992
+        default: return false
+        }
     }
 
     /// The SQL whose value is the cell's as a plain number when it holds one (an integer or a real
     /// there is the number the engine holds; anything else is no number to the engine either), and
     /// whether it only ever holds numbers or NULL; nil when the layout cannot say so in SQL.
     func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? { nil }
+
+    /// True when the value is never NULL in SQL (a rowid, an integer primary key).
+    func isNeverNull(_ value: Operand) -> Bool { false }
+
+    /// The storage classes column `column` of `table` holds (`integer`, `text`, `null`…), a fact.
+    func kinds(of column: String, in table: String) throws -> Set<String> {
+        let list = try facts.scalar(db, sql: "SELECT group_concat(DISTINCT typeof(\(SQL.identifier(column)))) FROM \(SQL.identifier(table))")
+        return Set((String.fromDatabaseValue(list) ?? "").split(separator: ",").map(String.init))
+    }
+
+    /// True when column `column` of `table` holds a blob or text outside printable ASCII, a fact.
+    func holdsBlobsOrNonASCII(_ column: String, in table: String) throws -> Bool {
+        let c = SQL.identifier(column)
+        return try facts.exists(db, table: table, where: "typeof(\(c)) = 'blob' OR (typeof(\(c)) = 'text' AND \(c) GLOB '*[^ -~]*')")
+    }
 
     /// Registers a test and returns the head of its call, `loupe_test(k, ` (the caller appends the
     /// arguments and the closing parenthesis).

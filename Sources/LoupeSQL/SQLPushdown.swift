@@ -60,7 +60,9 @@ public enum SQLPushdown {
                 do {
                     // Every name, kind and quantifier error, exactly as the engine reports them.
                     _ = try QueryEngine(graph: layout.graph).run(statement)
-                    return .success(try Plan.run(statement, SQLTranslation(layout: layout, db: db)) { try body($0, db) })
+                    let facts = FileFacts(file: file)
+                    defer { facts.save() }
+                    return .success(try Plan.run(statement, SQLTranslation(layout: layout, db: db, facts: facts)) { try body($0, db) })
                 } catch let error as QueryError {
                     return .failure(error)
                 }
@@ -211,10 +213,7 @@ struct Plan<Translation: RowTranslation> {
                 switch operand.conversion {
                 case .cell(let t, _) where t == root:
                     guard let (_, name) = translation.plainColumn(operand.conversion), operand.sql == "a0.\(SQL.identifier(name))" else { break }
-                    let column = SQL.identifier(name)
-                    let awkward = try Bool.fetchOne(translation.db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table.name)) WHERE typeof(\(column)) = 'blob'"
-                                                    + " OR (typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*'))") ?? true
-                    if !awkward { terms.append(operand.sql + " COLLATE BINARY" + (k.ascending ? "" : " DESC")) }
+                    if try !translation.holdsBlobsOrNonASCII(name, in: table.name) { terms.append(operand.sql + " COLLATE BINARY" + (k.ascending ? "" : " DESC")) }
                 case .key where translation.integerKeyed(root):
                     terms.append(operand.sql + (k.ascending ? "" : " DESC"))
                 default:
@@ -244,11 +243,8 @@ struct Plan<Translation: RowTranslation> {
     /// equivalence, SQL does neither.
     private func groupsExactly(_ key: PredicateTranslation.Operand, _ db: Database) throws -> Bool {
         guard let (keyTable, name) = translation.plainColumn(key.conversion) else { return false }
-        let column = SQL.identifier(name)
-        guard let row = try Row.fetchOne(db, sql: "SELECT group_concat(DISTINCT typeof(\(column))), max(typeof(\(column)) = 'text' AND \(column) GLOB '*[^ -~]*') FROM \(SQL.identifier(keyTable))") else { return false }
-        let kinds = Set(((row[0] as String?) ?? "").split(separator: ",").map(String.init)).subtracting(["null"])
-        let nonASCII = (row[1] as Int?) ?? 0
-        return kinds.count <= 1 && kinds.isSubset(of: ["integer", "real", "text"]) && nonASCII == 0
+        let kinds = try translation.kinds(of: name, in: keyTable).subtracting(["null"])
+        return try kinds.count <= 1 && kinds.isSubset(of: ["integer", "real", "text"]) && !translation.holdsBlobsOrNonASCII(name, in: keyTable)
     }
 
     /// What the plan found: a count, groups with how many objects they counted, or rows (by

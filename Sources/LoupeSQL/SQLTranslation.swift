@@ -13,9 +13,9 @@ import LoupeStore
 final class SQLTranslation: PredicateTranslation {
     let layout: RelationalLayout
 
-    init(layout: RelationalLayout, db: Database) {
+    init(layout: RelationalLayout, db: Database, facts: FileFacts = FileFacts()) {
         self.layout = layout
-        super.init(graph: layout.graph, db: db)
+        super.init(graph: layout.graph, db: db, facts: facts)
     }
 
     override func convert(_ cell: DatabaseValue, _ conversion: Conversion) -> Value {
@@ -77,9 +77,7 @@ final class SQLTranslation: PredicateTranslation {
               let fkColumn = sourceTable.columns.first(where: { $0.name == fk.attribute }), !fkColumn.isDate else { return false }
         let id = "\(source)/\(fk.attribute)"
         if let known = relationChecks[id] { return known }
-        func exists(_ table: String, _ condition: String) throws -> Bool {
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SQL.identifier(table)) WHERE \(condition))") ?? true
-        }
+        func exists(_ table: String, _ condition: String) throws -> Bool { try facts.exists(db, table: table, where: condition) }
         let f = SQL.identifier(fk.attribute)
         guard let k = key(fk.targetType, alias: SQL.identifier(targetTable.name)) else { return false }
         let keysAreNumbers = try exists(targetTable.name, "typeof(\(k)) IN ('integer', 'real')")
@@ -92,12 +90,33 @@ final class SQLTranslation: PredicateTranslation {
         relationChecks[id] = ok
         return ok
     }
-    /// `pages > "abc"` on a column holding only numbers is an error in the engine (it reads the
-    /// values' kinds); true when that could be the case here, so the caller leaves it to the engine.
-    /// A column that is not a date column (whose numbers are dates) holds the engine's numbers as SQL's.
+    /// A column that is not a date column (whose numbers are dates) holds the engine's numbers as
+    /// SQL's; one that holds nothing but numbers (and NULL), as its facts say, is compared without
+    /// a `typeof` test.
     override func plainNumber(_ value: Operand) -> (sql: String, onlyNumbers: Bool)? {
+        if isNeverNull(value) { return (value.sql, true) }
         guard case .cell(let type, let attribute) = value.conversion, !(layout.joined(type)?.columns[attribute].isDate ?? true) else { return nil }
-        return (value.sql, false)
+        return (value.sql, cellKinds(value)?.isSubset(of: ["integer", "real", "null"]) ?? false)
+    }
+
+    /// The storage classes a plain (not date) column under `value` holds, a fact; nil for
+    /// anything else.
+    private func cellKinds(_ value: Operand) -> Set<String>? {
+        guard case .cell(let type, let attribute) = value.conversion, value.sql.hasSuffix("." + SQL.identifier(graph.types[type].attributes[attribute].name)),
+              let table = layout.joined(type), !table.columns[attribute].isDate else { return nil }
+        return try? kinds(of: table.columns[attribute].name, in: table.name)
+    }
+
+    /// The keys of rows that are always integers (a rowid, an `INTEGER PRIMARY KEY`), as SQL
+    /// names them in this statement.
+    private var integerKeys: Set<String> = []
+
+    override func isNeverNull(_ value: Operand) -> Bool {
+        switch value.conversion {
+        case .key: return integerKeys.contains(value.sql)
+        case .cell: return cellKinds(value).map { !$0.isEmpty && $0.isSubset(of: ["integer", "real"]) } ?? false
+        default: return false
+        }
     }
 
     override func numberAgainstText(_ c: Comparison, _ scope: Scope) throws -> Bool {
@@ -107,8 +126,8 @@ final class SQLTranslation: PredicateTranslation {
         let type = graph.types[scope.type]
         guard let a = type.attribute(named: name.text), let table = layout.joined(scope.type) else { return false }
         if table.columns[a].isDate { return true }
-        let kinds = try String.fetchAll(db, sql: "SELECT DISTINCT typeof(\(SQL.identifier(table.columns[a].name))) FROM \(SQL.identifier(table.name))")
-        return Set(kinds).isSubset(of: ["integer", "real", "null"]) && kinds.contains { $0 != "null" }
+        let kinds = try kinds(of: table.columns[a].name, in: table.name)
+        return kinds.isSubset(of: ["integer", "real", "null"]) && kinds.contains { $0 != "null" }
     }
     /// A path from `scope`'s row: a scalar (attributes through to-one relations, or an aggregate
     /// of a collection) or a collection (through backlinks).
@@ -170,6 +189,7 @@ final class SQLTranslation: PredicateTranslation {
                 }
             case .id:
                 guard isLast, let k = key(current.type, alias: current.alias) else { return nil }
+                if integerKeyed(current.type) { integerKeys.insert(k) }
                 value = Operand(sql: k, conversion: .key)
             case .variable, .type:
                 return nil

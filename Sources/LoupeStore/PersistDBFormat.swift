@@ -18,10 +18,11 @@ public enum PersistDBFormat: StoreFormat {
     public static let name = "PersistDB"
 
     public static func matches(_ db: Database) throws -> Bool {
-        let tables = try RelationalFormat.sourceNames(db)
-        guard !tables.isEmpty, !tables.contains(where: \.isView) else { return false }
+        // (The index count first: it settles most files without listing their tables.)
         let indexes = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") ?? 0
         guard indexes == 0 else { return false }
+        let tables = try RelationalFormat.sourceNames(db)
+        guard !tables.isEmpty, !tables.contains(where: \.isView) else { return false }
         for table in tables {
             let sql = table.sql.uppercased()
             guard sql.hasPrefix("CREATE TABLE \""), !sql.contains("REFERENCES"), !sql.contains("WITHOUT ROWID") else { return false }

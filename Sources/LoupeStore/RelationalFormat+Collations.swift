@@ -16,8 +16,8 @@ extension RelationalFormat {
 
         /// The collations `sql` names (`COLLATE name`, the name bare or quoted) that SQLite lacks.
         static func foreign(in sql: String) -> [String] {
-            let pattern = #"\bCOLLATE\s+(?:"((?:[^"]|"")+)"|'((?:[^']|'')+)'|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][A-Za-z0-9_$]*))"#
-            guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return [] }
+            // (Most definitions name no collation: a word looked for before any pattern runs.)
+            guard sql.range(of: "COLLATE", options: .caseInsensitive) != nil, let regex = collatePattern else { return [] }
             var names: [String] = []
             for match in regex.matches(in: sql, range: NSRange(sql.startIndex..., in: sql)) {
                 let name = (1...5).lazy.compactMap { Range(match.range(at: $0), in: sql).map { String(sql[$0]) } }.first ?? ""
@@ -25,6 +25,10 @@ extension RelationalFormat {
             }
             return names
         }
+
+        /// `COLLATE name`, the name bare or quoted each way SQLite allows.
+        private static let collatePattern = try? NSRegularExpression(
+            pattern: #"\bCOLLATE\s+(?:"((?:[^"]|"")+)"|'((?:[^']|'')+)'|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][A-Za-z0-9_$]*))"#, options: [.caseInsensitive])
 
         /// How collation `name` is emulated, in words.
         static func emulation(_ name: String) -> String {

@@ -14,7 +14,10 @@ extension RelationalFormat {
     enum VirtualTables {
         /// The module a `CREATE VIRTUAL TABLE … USING module(…)` statement names, else nil.
         static func module(_ sql: String) -> String? {
-            guard sql.range(of: #"^\s*CREATE\s+VIRTUAL\s+TABLE\b"#, options: [.regularExpression, .caseInsensitive]) != nil else { return nil }
+            // (Most tables are not virtual: a word compared before any pattern runs.)
+            guard sql.utf8.count > 14, sql.drop(while: \.isWhitespace).prefix(6).uppercased() == "CREATE",
+                  sql.range(of: "VIRTUAL", options: [.caseInsensitive]) != nil,
+                  sql.range(of: #"^\s*CREATE\s+VIRTUAL\s+TABLE\b"#, options: [.regularExpression, .caseInsensitive]) != nil else { return nil }
             guard let using = sql.range(of: #"\bUSING\s+[A-Za-z0-9_]+"#, options: [.regularExpression, .caseInsensitive]) else { return "?" }
             return String(sql[using].dropFirst(5)).trimmingCharacters(in: .whitespaces).lowercased()
         }

@@ -313,7 +313,7 @@ public enum SchemaCache {
     }
 
     /// Writes an entry file whole (to a temporary name, then renamed) and prunes the oldest.
-    private static func write(_ data: Data, to target: String, in directory: String) {
+    static func write(_ data: Data, to target: String, in directory: String) {
         let manager = FileManager.default
         guard (try? manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil else { return }
         let temporary = target + ".\(getpid()).tmp"

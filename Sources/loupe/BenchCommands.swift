@@ -11,7 +11,7 @@ import TerminalKit
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Measure load and query speed against SQLite on the same file.",
-                                                    subcommands: [BenchLoad.self, BenchQuery.self, BenchCommands.self, BenchRender.self, BenchEdit.self, BenchPaged.self])
+                                                    subcommands: [BenchLoad.self, BenchQuery.self, BenchCommands.self, BenchSQL.self, BenchRender.self, BenchEdit.self, BenchPaged.self])
 }
 
 /// Peak resident memory of this process, in megabytes (from /proc/self/status).

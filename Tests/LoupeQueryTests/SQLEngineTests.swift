@@ -139,6 +139,54 @@ final class SQLEngineTests: XCTestCase {
         print("SQL engine: \(translated) of \(total) generated statements translated, \(errors) errors equal to the engine's")
     }
 
+    /// A key that is always an integer compared with a number is SQL's own comparison (a rowid
+    /// range, no engine test per row), with the engine's answers.
+    func testIntegerKeyRangesArePlainSQL() throws {
+        let path = try Self.makeFile()
+        let graph = try LoadedStore.open(path).graph
+        let file = try StoreFile.openForReading(path)
+        for statement in ["count book where id <= 3", "book where id > 2 sort by title", "count book where id != 2", "book where id >= 2.5 AND id < 5",
+                          "count book where NOT (id > 4)", "count author where id BETWEEN {2, 5}"] {
+            SQLTrace.start()
+            let answer = try XCTUnwrap(try SQLPushdown.run(try Parser.parse(statement), file: file), statement)
+            let sent = SQLTrace.stop().joined(separator: "\n")
+            XCTAssertEqual(answer.0.render(.json, graph: answer.1), Self.memory(statement, graph), statement)
+            XCTAssertFalse(sent.contains("loupe_test"), "\(statement): \(sent)")
+            XCTAssertTrue(sent.contains(#"a0."id" "#), "\(statement): \(sent)")
+        }
+        // A column of numbers and NULLs (its kinds a fact) is compared without a typeof test;
+        // one that also holds text keeps it.
+        for (statement, form) in [("count author where born > 1900", #"coalesce(a0."born" > "#), ("count author where NOT (born < 1950)", #"coalesce(a0."born" < "#),
+                                  ("count book where pages > 100", #"typeof(a0."pages") IN"#)] {
+            SQLTrace.start()
+            let answer = try XCTUnwrap(try SQLPushdown.run(try Parser.parse(statement), file: file), statement)
+            let sent = SQLTrace.stop().joined(separator: "\n")
+            XCTAssertEqual(answer.0.render(.json, graph: answer.1), Self.memory(statement, graph), statement)
+            XCTAssertTrue(sent.contains(form), "\(statement): \(sent)")
+        }
+    }
+
+    /// What a plan needs to know of a column (here: whether `title` holds text outside ASCII,
+    /// for a sort) is computed once per state of the file and kept in Loupe's cache: the next
+    /// process reads it back; a change to the file makes it computed again.
+    func testColumnFactsAreKeptUntilTheFileChanges() throws {
+        let cache = ScratchCache()
+        defer { cache.restore() }
+        let path = try Self.makeFile()
+        let first = FileFacts(file: try StoreFile.openForReading(path))
+        let sql = "SELECT random()"
+        let value = try StoreFile.openForReading(path).read { try first.scalar($0, sql: sql) }
+        first.save()
+        let again = FileFacts(file: try StoreFile.openForReading(path))
+        XCTAssertEqual(try StoreFile.openForReading(path).read { try again.scalar($0, sql: sql) }, value, "read back, not computed again")
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE book SET title = 'x' WHERE id = 1") }
+        let changed = FileFacts(file: try StoreFile.openForReading(path))
+        XCTAssertNotEqual(try StoreFile.openForReading(path).read { try changed.scalar($0, sql: sql) }, value, "the file changed: computed again")
+        // A statement's facts are kept by the plan itself.
+        _ = try SQLPushdown.run(try Parser.parse("book sort by title limit 2"), file: try StoreFile.openForReading(path))
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: cache.path).contains { $0.hasPrefix("sqlfacts-") })
+    }
+
     /// Arithmetic compared with a number is answered in SQL as the engine computes it: integers
     /// until they overflow, then doubles; `/` as doubles, null for a zero divisor; values that
     /// are no number to the engine (text that spells one, blobs, dates) null; infinities and the
