@@ -302,7 +302,7 @@ public final class Browser {
         let type = types.count == 1 ? graph.table(link.targets[0]) : nil
         let crumb = graph.label(of: origin) + " › " + link.crumb
         push(Sheet(content: .objects(type: type, refs: link.targets), crumb: crumb))
-        if !link.toMany { focus = .detail }
+        focus = link.toMany ? .records : .detail   // a list opens on its rows, one object on its detail
     }
 
     // MARK: Events
@@ -357,10 +357,12 @@ public final class Browser {
         case .nextPane: cycleFocus(1)
         case .previousPane: cycleFocus(-1)
         case .openRow: open()
+        // Back one level, as Enter went one deeper: the graph closed, the object's detail left
+        // for its list, the sheet popped; `q` at the root quits (asking when edits would be lost).
         case .goBack:
-            if showsGraph { showsGraph = false } else { pop() }
+            if showsGraph { showsGraph = false } else if focus == .detail { focus = .records } else { pop() }
         case .quitView:
-            if showsGraph { showsGraph = false } else if stack.count > 1 { pop() } else { requestQuit() }
+            if showsGraph { showsGraph = false } else if focus == .detail { focus = .records } else if stack.count > 1 { pop() } else { requestQuit() }
         case .editValue: if isBusy { message = "wait for the running statement (Ctrl-C cancels it)" } else { previousFocus = focus; editSelected() }
         case .addObject: if isBusy { message = "wait for the running statement" } else { addObject() }
         case .deleteObject: if isBusy { message = "wait for the running statement" } else { deleteSelected() }

@@ -38,8 +38,8 @@ public enum Command: String, CaseIterable, Sendable {
         case .nextPane: return "focus the next pane (types, records, detail, REPL)"
         case .previousPane: return "focus the previous pane"
         case .openRow: return "open: a type, an object's detail, a relation or backlink, a value's rows"
-        case .goBack: return "back to the previous view"
-        case .quitView: return "close the current view; quit at the root"
+        case .goBack: return "back one level: the graph closed, the detail left for its list, the previous view"
+        case .quitView: return "back one level as Backspace does; quit at the root (asking when edits are pending)"
         case .searchForward: return "search the current view"
         case .searchNext: return "next match"
         case .searchPrevious: return "previous match"
@@ -92,7 +92,7 @@ public enum KeyMap {
         (.character("G"), "G", .goBottom), (.end, "End", .goBottom),
         (.tab, "Tab", .nextPane), (.backTab, "Shift-Tab", .previousPane),
         (.enter, "Enter", .openRow),
-        (.backspace, "Backspace", .goBack),
+        (.backspace, "Backspace", .goBack), (.escape, "Esc", .goBack),
         (.character("q"), "q", .quitView),
         (.character("/"), "/", .searchForward), (.character("n"), "n", .searchNext), (.character("N"), "N", .searchPrevious),
         (.character("s"), "s", .sortAscending), (.character("S"), "S", .sortDescending),

@@ -163,7 +163,7 @@ extension Browser {
         }
         ensurePagedWindow(span: max(1, layout.recordsBody.height))
         detailSelection = initialDetailSelection()
-        if !link.toMany { focus = .detail }
+        focus = link.toMany ? .records : .detail   // a list opens on its rows, one object on its detail
     }
 
     /// The links of a cut object with their totals (read from the store once per object).

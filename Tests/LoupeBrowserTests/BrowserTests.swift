@@ -390,3 +390,34 @@ final class BrowserTests: XCTestCase {
         XCTAssertTrue(dot.text.contains("loupe> .schema"), dot.text)
     }
 }
+
+extension BrowserTests {
+    /// Enter goes one level deeper and q, Backspace and Esc come back one: Enter then q on a
+    /// record returns to the list, never quits; q at the root quits; a followed list opens on
+    /// its rows.
+    func testEnterThenQGoesBackOneLevelAndNeverQuits() throws {
+        let graph = try Self.chinook
+        for back in [Key.character("q"), .backspace, .escape] {
+            let browser = Browser(fileLabel: "Chinook.sqlite", formatName: "SQLite", theme: .monochrome)
+            browser.attach(graph)
+            if browser.focus == .types { browser.handle(.key(.tab)) }
+            XCTAssertTrue(browser.handle(.key(.enter)))
+            XCTAssertEqual(browser.focus, .detail)
+            XCTAssertTrue(browser.handle(.key(back)), "\(back) on a record's detail goes back, never quits")
+            XCTAssertEqual(browser.focus, .records)
+            XCTAssertEqual(browser.stack.count, 1)
+            if back == .character("q") { XCTAssertFalse(browser.handle(.key(back)), "q at the root quits") }
+        }
+        let browser = Browser(fileLabel: "Chinook.sqlite", formatName: "SQLite", theme: .monochrome)
+        browser.attach(graph)
+        if browser.focus == .types { browser.handle(.key(.tab)) }
+        for key: Key in [.enter, .enter] { browser.handle(.key(key)) }   // Album #1's detail, then its Artist
+        XCTAssertEqual(browser.stack.count, 2)
+        XCTAssertEqual(browser.focus, .detail, "one object opens on its detail")
+        for key: Key in [.down, .enter] { browser.handle(.key(key)) }   // the artist's albums
+        XCTAssertEqual(browser.stack.count, 3)
+        XCTAssertEqual(browser.focus, .records, "a list opens on its rows")
+        for _ in 0..<2 { XCTAssertTrue(browser.handle(.key(.character("q")))) }
+        XCTAssertEqual(browser.stack.count, 1)
+    }
+}
