@@ -225,12 +225,15 @@ extension Browser {
     func filterPicker(_ picker: inout Picker) {
         guard let graph else { return }
         let needle = picker.filter.lowercased()
-        var visible: [ObjectRef?] = picker.toMany ? [] : [nil]
+        var visible: [ObjectRef?] = []
         // The current targets first, then the others.
         let ordered = picker.candidates.filter { picker.current.contains($0) } + picker.candidates.filter { !picker.current.contains($0) }
         for ref in ordered where needle.isEmpty || objectLabel(ref).lowercased().contains(needle) || "\(graph.id(of: ref))" == needle {
             visible.append(ref)
         }
+        // "(none)" clears a to-one: first while nothing is typed, after the matches once a
+        // filter is (so that typing a name and Enter picks the first match, as fzf does).
+        if !picker.toMany { if needle.isEmpty { visible.insert(nil, at: 0) } else { visible.append(nil) } }
         picker.visible = visible
         picker.selection = min(picker.selection, max(0, visible.count - 1))
     }

@@ -435,16 +435,16 @@ extension Browser {
         var parts: [(text: String, keep: Int)] = [(fileLabel, 3), (formatName, 0)]
         if let pages {
             // While the store counts its types (the first screen), the counts are not waited for.
-            parts.append(("\(pendingTypes.count) types", 1))
-            parts.append((countingTypes ? "counting objects…" : "\(pendingTypes.reduce(0) { $0 + $1.count }) objects", countingTypes ? 8 : 2))
+            parts.append(("\(pendingTypes.count.counting("type"))", 1))
+            parts.append((countingTypes ? "counting objects…" : "\((pendingTypes.reduce(0) { $0 + $1.count }).counting("object"))", countingTypes ? 8 : 2))
             parts.append(("paged" + (pagedReason.map { " · " + $0 } ?? ""), 7))
             // What paged mode leaves out of this store: said while there is room (the row and
             // the pending counts stay).
             parts += pages.notes.map { (DisplayText.escaped($0), 5) }
             if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.isCounted ? String(sheet.count) : "…")", 6)) }
         } else if let graph {
-            parts.append(("\(graph.types.count) types", 1))
-            parts.append(("\(graph.objectCount) objects", 2))
+            parts.append(("\(graph.types.count.counting("type"))", 1))
+            parts.append(("\(graph.objectCount.counting("object"))", 2))
             if let loadNote { parts.append((DisplayText.escaped(loadNote), 5)) }
             if let sheet = current { parts.append(("row \(sheet.count == 0 ? 0 : sheet.selection + 1)/\(sheet.count)", 6)) }
         } else if let progress {

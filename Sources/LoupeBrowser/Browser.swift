@@ -873,10 +873,10 @@ public final class Browser {
         switch session?.lastResult {
         case .objects(let type, let refs)?:
             push(Sheet(content: .objects(type: type, refs: refs), crumb: line))
-            replOutput.append("\(refs.count) objects")
+            replOutput.append("\(refs.count.counting("object"))")
         case .projection(let columns, let rows, let refs)?:
             push(Sheet(content: .projection(columns: columns, rows: rows, refs: refs), crumb: line))
-            replOutput.append("\(rows.count) rows")
+            replOutput.append("\(rows.count.counting("row"))")
         case .groups(let key, let rows, let objects)?:
             push(Sheet(content: .frequency(column: key, rows: rows, source: objects), crumb: line))
             replOutput.append("\(rows.count) groups")

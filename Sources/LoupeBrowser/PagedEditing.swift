@@ -264,7 +264,7 @@ extension Browser {
             if !dropped.isEmpty {
                 note = "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
             }
-            replOutput.append("reloaded: \(changes.pages.catalog.count) types, \(counts) objects" + note)
+            replOutput.append("reloaded: \(changes.pages.catalog.count.counting("type")), \(counts.counting("object"))" + note)
         }
         trimOutput()
     }

@@ -711,13 +711,13 @@ extension Browser {
             push(Sheet(content: .paged(PagedRows(source: .keys(keys), count: keys.count, typeName: typeName)), crumb: line))
             ensurePagedWindow(span: max(1, layout.recordsBody.height))
             detailSelection = initialDetailSelection()
-            replOutput.append("\(keys.count) objects")
+            replOutput.append("\(keys.count.counting("object"))")
         case .success(.projection(let columns, let rows, let keys)):
             // Values only; each row keeps its object's key (Enter opens the object).
             var sheet = Sheet(content: .projection(columns: columns, rows: rows, refs: []), crumb: line)
             sheet.rowKeys = keys
             push(sheet)
-            replOutput.append("\(rows.count) rows")
+            replOutput.append("\(rows.count.counting("row"))")
         case .success(.groups(let key, let rows, let total)):
             var sheet = Sheet(content: .frequency(column: key, rows: rows, source: []), crumb: line)
             sheet.countedTotal = total

@@ -26,7 +26,7 @@ extension ObjectGraph {
         let e = DisplayText.escaped
         let readOnly = table.isView ? " (read-only view)" : !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only, rows numbered)" : " (read-only)"
         let sampled = sample.count < count
-        var lines = ["\(e(table.name.rawValue))\(readOnly) — \(count) objects" + (sampled ? " (attributes as its first \(sample.count) have them)" : "")]
+        var lines = ["\(e(table.name.rawValue))\(readOnly) — \(count.counting("object"))" + (sampled ? " (attributes as its first \(sample.count) have them)" : "")]
         if let s = table.lineage.supertype { lines.append("  inherits from \(e(types[s].name.rawValue)) (a query on \(e(types[s].name.rawValue)) includes this type's objects)") }
         if !table.lineage.descendants.isEmpty {
             lines.append("  subtypes: \(table.lineage.descendants.map { e(types[$0].name.rawValue) }.joined(separator: ", ")) (a query on \(e(table.name.rawValue)) includes their objects)")

@@ -250,7 +250,7 @@ public final class ReplSession {
             engine = QueryEngine(graph: pending.graph)
             storePath = path
             currentType = reloading ? currentType.flatMap { pending.graph.type(named: $0.name.rawValue) } : nil
-            return Reply(output: (reloading ? "reloaded" : "opened \(ReplSession.withoutPassword(path))") + ": \(graph.types.count) types, \(graph.objectCount) objects\(note)\n")
+            return Reply(output: (reloading ? "reloaded" : "opened \(ReplSession.withoutPassword(path))") + ": \(graph.types.count.counting("type")), \(graph.objectCount.counting("object"))\(note)\n")
         }
     }
 

@@ -72,7 +72,7 @@ public enum CoreDataFormat: StoreFormat {
         var done = 0
         for table in schema.tables {
             let (map, strays) = try schema.readRows(db, table: table, typeOf: typeOf, builder: builder)
-            if strays > 0 { warnings.append("\(table): \(strays) rows name no entity of Z_PRIMARYKEY; left out") }
+            if strays > 0 { warnings.append("\(table): \(strays.counting("row")) \(strays == 1 ? "names" : "name") no entity of Z_PRIMARYKEY; left out") }
             rowOf[table] = map
             done += schema.entities.filter { $0.table == table }.count
             progress?(done, total)

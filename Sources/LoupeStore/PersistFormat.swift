@@ -302,7 +302,7 @@ public enum PersistFormat: StoreFormat {
         }
         documents.removeAll()
         if notObjects > 0 { warnings.append("\(notObjects) documents are not JSON objects; they show no attributes") }
-        if invalid > 0 { warnings.append("\(invalid) objects have JSON that does not parse; they show no attributes") }
+        if invalid > 0 { warnings.append("\(invalid.counting("object")) \(invalid == 1 ? "has JSON that does not parse; it shows" : "have JSON that does not parse; they show") no attributes") }
         clock.lap("columns into the graph")
 
         // Relations, in rowid order, under the kinds Loupe recorded.

@@ -225,7 +225,7 @@ struct Schema: ParsableCommand {
                     return
                 }
             } else {
-                print("\(DisplayText.escaped(file.path)): \(PersistFormat.name) store, \(cached.types.count) types, \(cached.objectCount) objects\n")
+                print("\(DisplayText.escaped(file.path)): \(PersistFormat.name) store, \(cached.types.count.counting("type")), \(cached.objectCount.counting("object"))\n")
                 print(cached.types.map(\.schema).joined(separator: "\n\n"))
                 return
             }
@@ -242,7 +242,7 @@ struct Schema: ParsableCommand {
             }
             print(graph.schemaText(of: table))
         } else {
-            print("\(DisplayText.escaped(opened.label)): \(opened.formatName) store, \(graph.types.count) types, \(graph.objectCount) objects\n")
+            print("\(DisplayText.escaped(opened.label)): \(opened.formatName) store, \(graph.types.count.counting("type")), \(graph.objectCount.counting("object"))\n")
             print(graph.types.map { graph.schemaText(of: $0) }.joined(separator: "\n\n"))
         }
     }
@@ -270,7 +270,7 @@ extension Schema {
         let pages = opening.pages
         if type == nil {
             let catalog = pages.catalog
-            print("\(DisplayText.escaped(opening.label)): \(opening.formatName) store, \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects "
+            print("\(DisplayText.escaped(opening.label)): \(opening.formatName) store, \(catalog.count.counting("type")), \((catalog.reduce(0) { $0 + $1.count }).counting("object")) "
                   + "(over the \(memoryBudget ?? .standard) memory budget: read a page at a time)\n")
         }
         do { print(try pages.schemaText(typeNamed: type)) } catch let error as UnknownTypeName { throw CLIError(error.description) }

@@ -51,7 +51,7 @@ struct Repl: ParsableCommand {
             host = opened.host()
             graph = opened.graph
             kind = opened.kind
-            banner = "Loupe \(DisplayText.escaped(opened.label)) — \(opened.formatName), \(graph.types.count) types, \(graph.objectCount) objects. .help for help, .quit to leave."
+            banner = "Loupe \(DisplayText.escaped(opened.label)) — \(opened.formatName), \(graph.types.count.counting("type")), \(graph.objectCount.counting("object")). .help for help, .quit to leave."
         }
         try Repl.loop(graph: graph, path: store.file, kind: kind, host: host, banner: banner, mode: format)
     }
@@ -116,7 +116,7 @@ struct Repl: ParsableCommand {
                     changes = next
                     session.replacePending(next.pending)
                     let catalog = next.pages.catalog
-                    print("reloaded: \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects"
+                    print("reloaded: \(catalog.count.counting("type")), \((catalog.reduce(0) { $0 + $1.count }).counting("object"))"
                           + (dropped.isEmpty ? (next.isEmpty ? "" : "; the pending changes are staged again")
                              : "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")))
                     continue
@@ -230,7 +230,7 @@ struct Repl: ParsableCommand {
         let session = ReplSession(graph: GraphBuilder(formatName: "PostgreSQL").finish(), mode: format)
         let interactive = isatty(0) == 1
         if interactive {
-            print("Loupe \(DisplayText.escaped(PostgresConnection.withoutPassword(url))) — PostgreSQL, \(catalog.count) types, \(catalog.reduce(0) { $0 + $1.count }) objects; "
+            print("Loupe \(DisplayText.escaped(PostgresConnection.withoutPassword(url))) — PostgreSQL, \(catalog.count.counting("type")), \((catalog.reduce(0) { $0 + $1.count }).counting("object")); "
                   + "a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget: statements are answered by PostgreSQL. .quit to leave.")
         }
         var failures = 0
@@ -281,7 +281,7 @@ struct Repl: ParsableCommand {
 
     /// The first line a REPL over the memory budget prints on a terminal.
     static func overBudgetBanner(_ label: String, format: String, _ pages: PageSource, budget: MemoryBudget, engine: String = "SQLite over the file") -> String {
-        "Loupe \(DisplayText.escaped(label)) — \(format), \(pages.catalog.count) types, \(pages.catalog.reduce(0) { $0 + $1.count }) objects, over the \(budget) memory budget: "
+        "Loupe \(DisplayText.escaped(label)) — \(format), \(pages.catalog.count.counting("type")), \((pages.catalog.reduce(0) { $0 + $1.count }).counting("object")), over the \(budget) memory budget: "
             + "statements are answered by \(engine). .quit to leave."
     }
 
@@ -387,7 +387,7 @@ struct Sample: ParsableCommand {
         let start = Date()
         try SampleGenerator.generate(path: file, objects: objects, seed: seed)
         let loaded = try LoadedStore.open(file)
-        print("wrote \(DisplayText.escaped(file)): \(loaded.graph.objectCount) objects in \(loaded.graph.types.count) types (\(String(format: "%.1f", Date().timeIntervalSince(start))) s)")
+        print("wrote \(DisplayText.escaped(file)): \(loaded.graph.objectCount.counting("object")) in \(loaded.graph.types.count.counting("type")) (\(String(format: "%.1f", Date().timeIntervalSince(start))) s)")
     }
 }
 

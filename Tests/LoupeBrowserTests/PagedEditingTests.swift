@@ -109,7 +109,7 @@ final class PagedEditingTests: XCTestCase {
             _ = paged.play(try PlayScript.parse("<BS>"), width: 160, height: 30)
         }
         paged.run("Author where name == \"Zoë Test\"")
-        XCTAssertEqual(paged.replOutput.last, "1 objects")
+        XCTAssertEqual(paged.replOutput.last, "1 object")
         let new = paged.play([], width: 160, height: 30)
         XCTAssertTrue(new.lines.contains { $0.contains("+") && $0.contains("Zoë Test") }, "a new object in the answer's view: \(new.text)")
         _ = paged.play(try PlayScript.parse("<BS> <BS> <BS>"), width: 160, height: 30)
