@@ -344,6 +344,9 @@ extension Browser {
         }
     }
 
+    /// The most rows one line of REPL output wraps to.
+    static let replLineRows = 8
+
     private func renderRepl(_ buffer: inout Buffer, _ area: Rect) -> (x: Int, y: Int)? {
         var title = inputMode == .search && focus == .repl ? "Search" : "REPL (: to type, .help)"
         if case .editValue = inputMode { title = "Edit (Enter stages, Esc cancels; nil for null)" }
@@ -351,14 +354,26 @@ extension Browser {
         guard inner.height >= 1 else { return nil }
         let outputHeight = inner.height - 1
         let scroll = min(replScroll, max(0, replOutput.count - outputHeight))
-        let shownOutput = replOutput.dropLast(scroll).suffix(outputHeight)
+        // The last lines, each wrapped to the pane (a long refusal or conflict message is read
+        // whole; a line past `replLineRows` rows ends in `…`, and `z` gives the pane the screen).
+        var rows: [(text: String, isError: Bool)] = []
+        var linesShown = 0
+        let shown = replOutput.dropLast(scroll)
+        // Scrolled back all the way, the pane shows the first lines from the top.
+        let fromTop = scroll > 0 && scroll >= replOutput.count - outputHeight
+        for line in fromTop ? Array(shown) : shown.reversed() where rows.count < outputHeight {
+            let isError = line.hasPrefix("error:") || line.contains("^")
+            let wrapped = DisplayText.wrap(line, width: inner.width, maxRows: Self.replLineRows).map { (text: $0, isError: isError) }
+            if fromTop { rows += wrapped } else { rows.insert(contentsOf: wrapped, at: 0) }
+            linesShown += 1
+        }
+        rows = fromTop ? Array(rows.prefix(outputHeight)) : Array(rows.suffix(outputHeight))
         if scroll > 0 {
-            buffer.put(" ↑ \(replOutput.count - shownOutput.count - scroll) more · ↓ \(scroll) more (PgUp/PgDn) ", x: area.x + 2, y: area.maxY - 1,
+            buffer.put(" ↑ \(fromTop ? 0 : replOutput.count - linesShown - scroll) more · ↓ \(scroll) more (PgUp/PgDn) ", x: area.x + 2, y: area.maxY - 1,
                        style: theme.header, maxWidth: max(0, area.width - 4))
         }
-        for (i, line) in shownOutput.enumerated() {
-            let isError = line.hasPrefix("error:") || line.contains("^")
-            buffer.put(DisplayText.fit(line, width: inner.width), x: inner.x, y: inner.y + i, style: isError ? theme.error : .plain, maxWidth: inner.width)
+        for (i, row) in rows.enumerated() {
+            buffer.put(row.text, x: inner.x, y: inner.y + i, style: row.isError ? theme.error : .plain, maxWidth: inner.width)
         }
         var prompt = inputMode == .search && focus == .repl ? "/" : "loupe> "
         if case .editValue(let ref, let attribute) = inputMode, let graph {

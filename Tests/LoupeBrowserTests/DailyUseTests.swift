@@ -88,6 +88,18 @@ extension BrowserTests {
         XCTAssertTrue(buffer.text.contains(".changes"), "the whole of .help fits: \(buffer.text)")
     }
 
+    /// A line of REPL output longer than the pane wraps, so a long refusal or message is read
+    /// whole, never cut at the pane's edge with `…`.
+    func testLongReplLinesWrapInsteadOfBeingCut() throws {
+        let b = browser(try Self.chinook)
+        let needle = String(repeating: "abcdefghij", count: 12) + "THE-TAIL"
+        let s = b.play(try PlayScript.parse(":count Track where Name == \"\(needle)\""), width: 80, height: 24)
+        let rows = s.lines.filter { $0.contains("abcdefghij") }
+        XCTAssertGreaterThan(rows.count, 1, "the echoed statement wraps: \(s.text)")
+        let joined = s.lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "│")) }.joined()
+        XCTAssertTrue(joined.contains(needle + "\""), "all of it is on screen, in order: \(s.text)")
+    }
+
     func testBreadcrumbsKeepTheCurrentPlace() throws {
         let s = try screen(try Self.chinook, ":Track where Album.Artist.Name == \"AC/DC\" AND Milliseconds > 100000 AND Name CONTAINS \"a\"\n<Esc>\nj j <Enter>", width: 80, height: 24)
         let crumb = s.lines[0]
