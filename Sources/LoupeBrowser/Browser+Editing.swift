@@ -346,7 +346,7 @@ extension Browser {
     /// Opens the commit dialog on the steps and, when a host previewed them, their writes.
     func showPreviewDialog(_ summary: [String], writes: String? = nil) {
         guard let session else { return }
-        let lines = summary + (writes.map(ReplSession.writesLines) ?? [])
+        let lines = summary + (writes.map { ReplSession.writesLines($0, committedBy: "Enter") } ?? [])
         dialog = Dialog(purpose: .commit, title: "Commit — \(session.pendingSummary)", lines: lines,
                         choices: "Enter commits · Esc returns · PgUp/PgDn scroll")
     }

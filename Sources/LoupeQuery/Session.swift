@@ -311,11 +311,12 @@ public final class ReplSession {
         return lines
     }
 
-    /// The second part of `.changes`: the writes a host previewed, indented under their heading.
-    public static func writesLines(_ preview: String) -> [String] {
+    /// The second part of `.changes`: the writes a host previewed, indented under their heading,
+    /// which names what commits them (`.commit` in the REPL, a key in the browser).
+    public static func writesLines(_ preview: String, committedBy action: String = ".commit") -> [String] {
         // Steps that cancel out (an object inserted, then deleted) leave nothing to write.
-        guard !preview.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return ["", ".commit writes nothing: the pending steps cancel out"] }
-        return ["", ".commit writes, in one transaction:"] + preview.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+        guard !preview.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return ["", "\(action) writes nothing: the pending steps cancel out"] }
+        return ["", "\(action) writes, in one transaction:"] + preview.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
     }
 
     /// Runs one line to the end on this thread: `loupe repl`, scripts and tests.

@@ -109,6 +109,7 @@ extension BrowserTests {
         _ = b.play(try PlayScript.parse(Self.playlistEdits), width: 100, height: 30)
         let preview = b.play(try PlayScript.parse("<C-s>"), width: 100, height: 30)
         XCTAssertTrue(preview.text.contains("Commit — pending: 0 added, 1 changed, 1 deleted"), preview.text)
+        XCTAssertTrue(preview.text.contains("Enter writes, in one transaction:"), "the preview names the key that commits: \(preview.text)")
         XCTAssertTrue(preview.text.contains(#"UPDATE "Playlist" SET "Name" = 'Renamed' WHERE "PlaylistId" = 3;"#), preview.text)
         XCTAssertTrue(preview.text.contains(#"DELETE FROM "Playlist" WHERE "PlaylistId" = 2;"#), preview.text)
         let committed = b.play(try PlayScript.parse("<Enter>"), width: 100, height: 30)
