@@ -208,25 +208,34 @@ public enum DisplayText {
     }
 
     /// The text as shown in rows of at most `width` cells, at most `maxRows` of them (the last
-    /// ending in `…` when the text goes on). Reads no more of `s` than the rows need.
-    public static func wrap(_ s: String, width: Int, maxRows: Int) -> [String] {
+    /// ending in `…` when the text goes on). Reads no more of `s` than the rows need. With
+    /// `atWords`, a row ends after its last space when that space is in the row's second half
+    /// (a word is not cut where it can be kept whole); no character is dropped either way.
+    public static func wrap(_ s: String, width: Int, maxRows: Int, atWords: Bool = false) -> [String] {
         guard width > 1, maxRows > 0 else { return [] }
         if s.utf8.count <= width, isPlainASCII(s) { return [s] }
         var rows: [String] = []
-        var row = "", used = 0, cut = false
+        var row: [(ch: Character, w: Int)] = [], used = 0, cut = false
         forEachCell(s, limit: Int.max) { ch, w in
             if used + w > width {
                 if rows.count == maxRows - 1 { cut = true; return false }
-                rows.append(row)
-                row = ""
-                used = 0
+                if atWords, let space = row.lastIndex(where: { $0.ch == " " }), space >= row.count / 2, space < row.count - 1 {
+                    rows.append(String(row[...space].map(\.ch)))
+                    row = Array(row[(space + 1)...])
+                    used = row.reduce(0) { $0 + $1.w }
+                } else {
+                    rows.append(String(row.map(\.ch)))
+                    row = []
+                    used = 0
+                }
             }
-            row.append(ch)
+            row.append((ch, w))
             used += w
             return true
         }
-        if cut { row = fit(row, width: width - 1) + "…" }
-        rows.append(row)
+        var last = String(row.map(\.ch))
+        if cut { last = fit(last, width: width - 1) + "…" }
+        rows.append(last)
         return rows
     }
 

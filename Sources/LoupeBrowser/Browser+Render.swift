@@ -363,7 +363,7 @@ extension Browser {
         let fromTop = scroll > 0 && scroll >= replOutput.count - outputHeight
         for line in fromTop ? Array(shown) : shown.reversed() where rows.count < outputHeight {
             let isError = line.hasPrefix("error:") || line.contains("^")
-            let wrapped = DisplayText.wrap(line, width: inner.width, maxRows: Self.replLineRows).map { (text: $0, isError: isError) }
+            let wrapped = DisplayText.wrap(line, width: inner.width, maxRows: Self.replLineRows, atWords: true).map { (text: $0, isError: isError) }
             if fromTop { rows += wrapped } else { rows.insert(contentsOf: wrapped, at: 0) }
             linesShown += 1
         }

@@ -64,11 +64,12 @@ extension Browser {
         guard lines.count <= valueViewLineLimit else { return }
         switch value {
         case .string(let s):
-            for line in s.split(separator: "\n", omittingEmptySubsequences: false) {
+            // Every line break ends a line: LF, CRLF, CR, U+2028, U+2029, NEL (never shown escaped).
+            for line in s.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
                 let room = valueViewLineLimit + 1 - lines.count
                 guard room > 0 else { return }
                 let columns = max(8, width - indent.count)
-                let rows = line.isEmpty ? [""] : DisplayText.wrap(ValueFormatter.shownPrefix(String(line), width: room * columns), width: columns, maxRows: room)
+                let rows = line.isEmpty ? [""] : DisplayText.wrap(ValueFormatter.shownPrefix(String(line), width: room * columns), width: columns, maxRows: room, atWords: true)
                 lines.append(contentsOf: rows.map { indent + $0 })
             }
         case .data(let d):

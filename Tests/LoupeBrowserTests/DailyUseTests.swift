@@ -1,6 +1,6 @@
 import DisplayText
 import Foundation
-import LoupeBrowser
+@testable import LoupeBrowser
 import LoupeModel
 import LoupeStore
 import LoupeTestSupport
@@ -86,6 +86,14 @@ extension BrowserTests {
         b.render(into: &buffer)
         XCTAssertFalse(buffer.text.contains("Types"), "the REPL alone: \(buffer.text)")
         XCTAssertTrue(buffer.text.contains(".changes"), "the whole of .help fits: \(buffer.text)")
+    }
+
+    /// `V` on text ends a line at every line break (U+2028 too, never shown as `\u{2028}`) and
+    /// wraps at words.
+    func testTheValueViewBreaksLinesAndWrapsAtWords() {
+        var lines: [String] = []
+        Browser.valueLines(.string("first line\u{2028}second line\r\nthird " + String(repeating: "word ", count: 12)), indent: "", width: 24, into: &lines)
+        XCTAssertEqual(lines, ["first line", "second line", "third word word word ", "word word word word ", "word word word word ", "word "])
     }
 
     /// A line of REPL output longer than the pane wraps, so a long refusal or message is read

@@ -32,7 +32,12 @@ final class TerminalKitTests: XCTestCase {
                 XCTAssertEqual(DisplayText.width(of: DisplayText.padLeft(text, to: width)), width)
             }
             for row in DisplayText.wrap(text, width: 6, maxRows: 50) { XCTAssertLessThanOrEqual(DisplayText.width(of: row), 6) }
+            let words = DisplayText.wrap(text, width: 6, maxRows: 50, atWords: true)
+            for row in words { XCTAssertLessThanOrEqual(DisplayText.width(of: row), 6) }
+            XCTAssertEqual(words.joined(), DisplayText.wrap(text, width: 6, maxRows: 50).joined(), "wrapping at words drops nothing: \(text.debugDescription)")
         }
+        XCTAssertEqual(DisplayText.wrap("the quick brown fox jumps", width: 12, maxRows: 5, atWords: true), ["the quick ", "brown fox ", "jumps"])
+        XCTAssertEqual(DisplayText.wrap("abcdefghijklmnop", width: 6, maxRows: 5, atWords: true), ["abcdef", "ghijkl", "mnop"], "a word longer than a row is cut")
         XCTAssertEqual(DisplayText.width(of: "漢字🚀"), 6)
         XCTAssertEqual(DisplayText.escaped("\u{0}\u{7F}\u{9B}"), "\\u{0}\\u{7F}\\u{9B}")
     }
