@@ -106,6 +106,11 @@ public struct Parser {
     /// `statement = query | count | group | mutation | dot-command`
     private mutating func statement() throws -> Statement {
         guard current.kind != .end else { throw QueryError("empty statement", at: SourceRange(0, 1), hint: "try a type name, like `.types` lists") }
+        // SQL out of habit: say what the same question is here.
+        if current.isKeyword("select"), peek().isSymbol("*") || (peek(2).isKeyword("from") && !peek().isKeyword("where")) {
+            throw QueryError("this looks like SQL; a statement here names the type first", at: current.range,
+                             hint: "`SELECT * FROM Book WHERE pages > 300` is `Book where pages > 300`; `.help query` shows the language")
+        }
         let result: Statement
         if current.isKeyword("count"), isName(peek()), isStatementBoundary(peek(2)) {
             _ = advance()
@@ -123,7 +128,7 @@ public struct Parser {
             // A clause after `select` (or a second `where`): say where it belongs.
             if let clause = ["where", "sort", "distinct", "limit", "group", "SORT", "DISTINCT", "LIMIT"].first(where: { current.isKeyword($0) }) {
                 throw QueryError("unexpected '\(clause)'", at: current.range,
-                                 hint: "clauses go in this order, each once: Type [where …] [sort by …] [distinct …] [limit N] [select …]")
+                                 hint: "clauses go in this order, each once: " + QueryHelp.clauseOrder)
             }
             throw unexpected(expected: "the end of the statement")
         }

@@ -403,7 +403,7 @@ public final class ReplSession {
 
     /// Every dot-command, in help order (sqlite3's conventions).
     public static let commands: [DotCommand] = [
-        DotCommand(name: "help", arguments: "[command]", summary: "the table of commands, or one command's help"),
+        DotCommand(name: "help", arguments: "[command|query]", summary: "the table of commands, one command's help, or the query language (query)"),
         DotCommand(name: "types", arguments: "", summary: "every type with its object count"),
         DotCommand(name: "schema", arguments: "[Type]", summary: "attributes (with the kinds of value seen), relations, backlinks"),
         DotCommand(name: "mode", arguments: "table|line|json|ndjson|csv|markdown", summary: "how results print"),
@@ -489,6 +489,7 @@ public final class ReplSession {
             if let topic = args.first {
                 // `.help .commit` and `.help commit` alike.
                 let name = topic.hasPrefix(".") ? String(topic.dropFirst()) : topic
+                if ["query", "language", "statements"].contains(name.lowercased()) { return Reply(output: QueryHelp.text) }
                 guard case .success(let c) = ReplSession.command(named: name) else { return usage(command, bad: topic) }
                 return Reply(output: ".\(c.name)\(c.arguments.isEmpty ? "" : " " + c.arguments)\n    \(c.summary)\n")
             }

@@ -23,7 +23,7 @@ final class ErrorTests: XCTestCase {
              --> 1:19
               |
             1 | Genre select Name limit 3
-              |                   ^^^^^ clauses go in this order, each once: Type [where …] [sort by …] [distinct …] [limit N] [select …]
+              |                   ^^^^^ clauses go in this order, each once: Type [where …] [sort by …] [distinct …] [limit N] [select …], or Type [where …] group by … [limit N]
             """)
         XCTAssertTrue(render("Genre sort by nope").contains("did you mean 'Name'?"))
     }
