@@ -532,11 +532,13 @@ extension Browser {
         guard let dialog else { return }
         let maxHeight = buffer.height - 2
         let visible = dialog.lines.dropFirst(dialog.top).prefix(max(1, maxHeight))
-        let widest = visible.map { DisplayText.width(of: DisplayText.fit($0, width: 200)) }.max() ?? 40
+        // As wide as its widest line or its title (the quit guard's title is the pending summary).
+        let widest = max(visible.map { DisplayText.width(of: DisplayText.fit($0, width: 200)) }.max() ?? 40,
+                         DisplayText.width(of: DisplayText.fit(dialog.title, width: 200)) + 4)
         let w = min(buffer.width - 2, max(50, min(116, widest + 2)))
         var rows: [String] = []
         for line in visible {
-            rows += DisplayText.wrap(line, width: w - 2, maxRows: 8)
+            rows += DisplayText.wrap(line, width: w - 2, maxRows: 8, atWords: true)
             if rows.count >= maxHeight { break }
         }
         let h = min(maxHeight, max(dialog.lines.count, rows.count) + 3)

@@ -131,6 +131,8 @@ extension BrowserTests {
         _ = b.play(try PlayScript.parse(Self.playlistEdits), width: 100, height: 30)
         let asked = b.play(try PlayScript.parse("q"), width: 100, height: 30)
         XCTAssertTrue(asked.text.contains("Quit with changes that are not written?"), asked.text)
+        let summary = try XCTUnwrap(b.session?.pendingSummary)
+        XCTAssertTrue(asked.text.contains(" \(summary) "), "the quit guard's title, the pending summary, is whole: \(asked.text)")
         XCTAssertFalse(b.wantsQuit)
         let stayed = b.play(try PlayScript.parse("<Esc>"), width: 100, height: 30)
         XCTAssertFalse(stayed.text.contains("Quit with changes"), stayed.text)
