@@ -152,17 +152,17 @@ extension RelationalFormat {
             """
         let rest = try DatabaseValue.fetchCursor(db, sql: "SELECT \(c) FROM \(SQL.identifier(source.name)) s WHERE \(c) IS NOT NULL AND NOT (\(exact))")
         // The others, each as the load holds it, decided once (a stray counted each time).
-        var decided = Set<Value>(), strays: [Value: Int] = [:], stray = 0
+        var decided = Set<Value>(), strays = Set<Value>(), stray = 0
         var total: Int?
         func tolerated() throws -> Bool {
             if total == nil { total = try Int.fetchOne(db, sql: "SELECT count(\(c)) FROM \(SQL.identifier(source.name)) s") ?? 0 }
-            return Double(stray) <= Double(total!) * InferenceTolerance.strayShare && stray < bound ?? Int.max
+            return InferenceTolerance.allows(stray: stray, of: total!) && stray < bound ?? Int.max
         }
         let lookup = try db.makeStatement(sql: "SELECT \(key) FROM \(t) WHERE \(key) = ?")
         while let cell = try rest.next() {
             let value = RelationalFormat.value(cell, isDate: column.isDate, epoch: epoch)
             if decided.contains(value) { continue }
-            if strays[value] != nil {
+            if strays.contains(value) {
                 stray += 1
                 guard try tolerated() else { return nil }
                 continue
@@ -178,11 +178,11 @@ extension RelationalFormat {
                 if decided.count < 100_000 { decided.insert(value) }
             } else {
                 stray += 1
-                if strays.count < 100_000 { strays[value] = 1 }
+                if strays.count < 100_000 { strays.insert(value) }
                 guard try tolerated() else { return nil }
             }
         }
-        return stray == 0 || total! > stray ? stray : nil
+        return stray   // (each stray was checked against the tolerance as it was counted)
     }
 
     /// Adds the relations `keys` to `tables` as a load infers them (``inferRelations``), linking

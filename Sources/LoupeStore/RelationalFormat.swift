@@ -399,10 +399,13 @@ public enum RelationalFormat: StoreFormat {
         let targetColumns = key.targets.allSatisfy({ $0 == nil }) && target.keyColumns.count == key.columns.count
             ? target.keyColumns : key.targets.compactMap { $0 }
         let t = source.type, tt = target.type
-        guard targetColumns.count == key.columns.count,
-              let sourceAttributes = Optional(key.columns.compactMap { builder.existingAttribute($0, of: t) }), sourceAttributes.count == key.columns.count,
-              let targetAttributes = Optional(targetColumns.compactMap { builder.existingAttribute($0, of: tt) }), targetAttributes.count == targetColumns.count
-        else { return }
+        /// The attributes of `type` named `names`, when it has every one.
+        func attributes(_ names: [String], of type: Int) -> [Int]? {
+            let found = names.compactMap { builder.existingAttribute($0, of: type) }
+            return found.count == names.count ? found : nil
+        }
+        guard targetColumns.count == key.columns.count, let sourceAttributes = attributes(key.columns, of: t),
+              let targetAttributes = attributes(targetColumns, of: tt) else { return }
         let taken = Set(source.columns).union(builder.relationNames(of: t))
         let name = compositeRelationNames(key).first { !taken.contains($0) } ?? target.name + "_ref"
         let r = builder.relation(name, of: t, declaredTargets: [tt])
