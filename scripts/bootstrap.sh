@@ -11,6 +11,7 @@ dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 dpkg -s libpq-dev >/dev/null 2>&1 || need+=(libpq-dev)
 dpkg -s postgresql >/dev/null 2>&1 || need+=(postgresql)   # a server for the PostgreSQL tests
+command -v dot >/dev/null 2>&1 || need+=(graphviz)   # to draw `loupe schema --format dot`
 if ((${#need[@]})); then
   $sudo apt-get update
   $sudo apt-get install -y "${need[@]}"

@@ -207,13 +207,22 @@ struct Types: ParsableCommand {
 }
 
 struct Schema: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the inferred schema of every type, or of one.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the inferred schema of every type, or of one; or draw it as a diagram.",
+        discussion: """
+            --format mermaid prints an entity-relationship diagram for a ```mermaid block (GitHub renders it);
+            --format dot a Graphviz graph (loupe schema FILE --format dot | dot -Tsvg > schema.svg). Both draw
+            every type with its attributes, relations with their cardinalities (dashed when inferred),
+            join tables as many-to-many lines and Core Data subentities as inheriting from their parents.
+            """)
     @OptionGroup var store: StoreArgument
     @Argument(help: "A type name.") var type: String?
+    @Option(help: "text, mermaid or dot.") var format: SchemaFormat = .text
     @Option(help: "A Persist store, a plain SQLite file, a Core Data store or a PostgreSQL database whose whole load would take more than this is described without a load: each type's count and relations from the store, its attributes as its first 1,000 objects have them: 512M, 2G… (default: a quarter of the machine's memory, at most 2 GB).")
     var memoryBudget: MemoryBudget?
 
     func run() throws {
+        if format != .text { return try draw() }
         // A Persist store unchanged since a load: what that load found, without another.
         if !store.isPostgres, let file = try? StoreFile.openForReading(store.file), let cached = LoadedStore.cachedSchema(file) {
             for warning in cached.warnings { printError("warning: \(warning)") }
