@@ -111,6 +111,11 @@ public protocol PageSource: AnyObject {
     /// and that some stored row refers to it by, as `Type.relation`: what a deletion of it made
     /// over a window would not see.
     func unfollowedReferences(to object: ObjectIdentity) throws -> [String]
+    /// Every relation row from each of `keys` (objects of type `type`), by relation name, the
+    /// targets in row order with their types: what a diff compares of an object's relations,
+    /// read in a few statements rather than a window per object; nil where the store reads them
+    /// only through windows (see the default in the extension below).
+    func outgoingLinks(type: Int, keys: [ObjectID]) throws -> [ObjectID: [String: [ObjectIdentity]]]?
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }
@@ -121,6 +126,9 @@ public protocol PageSource: AnyObject {
 }
 
 extension PageSource {
+    /// A source whose relation rows are read through windows.
+    public func outgoingLinks(type: Int, keys: [ObjectID]) throws -> [ObjectID: [String: [ObjectIdentity]]]? { nil }
+
     /// A source that reads a type in one go: no splits, and only the whole type.
     public func chunkSplits(type: Int, parts: Int) throws -> [ObjectID] { [] }
     public func forEachChunk(type: Int, size: Int, kinds: [String: ValueKind], names: Set<String>?, from: ObjectID?, below: ObjectID?,

@@ -538,6 +538,27 @@ public final class PersistPages: PageSource, Sendable {
         }
     }
 
+    /// The relation rows from `keys` to stored objects (a row naming no object is left out, as
+    /// windows and loads leave it), with their targets' types, by `from_id` through the store's
+    /// index (chunks of 500 keys); nil without that index (a scan per chunk).
+    public func outgoingLinks(type: Int, keys: [ObjectID]) throws -> [ObjectID: [String: [ObjectIdentity]]]? {
+        guard hasRelationIndexes else { return nil }
+        return try file.read { db in
+            var links: [ObjectID: [String: [ObjectIdentity]]] = [:]
+            for chunk in keys.compactMap(\.integerKey).chunked(500) {
+                let sql = "SELECT r.from_id, r.to_id, r.relation, t.type_name FROM relations r JOIN by_type t ON t.id = r.to_id "
+                    + "WHERE r.from_id IN (\(chunk.map { _ in "?" }.joined(separator: ","))) ORDER BY r.rowid"
+                let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(chunk))
+                while let row = try cursor.next() {
+                    guard let from = row[0] as Int64?, let to = row[1] as Int64? else { continue }
+                    let relation = (row[2] as DatabaseValue).lenientText ?? ""
+                    links[.int(from), default: [:]][relation, default: []].append(ObjectIdentity(type: TypeName(PersistFormat.typeName(of: row[3])), id: .int(to)))
+                }
+            }
+            return links
+        }
+    }
+
     /// The schema as ``PersistRows`` builds windows over it.
     var schemaTypes: [PersistRows.TypeSchema] {
         types.map { PersistRows.TypeSchema(name: $0.name, attributes: $0.attributes, kinds: [:], relations: $0.relations.map { ($0.name, $0.toMany, $0.targets) }) }

@@ -14,7 +14,7 @@ struct Loupe: ParsableCommand {
         abstract: "Browse and query persisted object graphs in SQLite files and PostgreSQL databases.",
         discussion: "Run `loupe FILE` to browse a store, or `loupe` alone to browse the bundled sample.",
         version: Loupe.version,
-        subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Index.self, Sample.self, Bench.self],
+        subcommands: [Browse.self, Types.self, Schema.self, Show.self, Query.self, Repl.self, Diff.self, Watch.self, Index.self, Sample.self, Bench.self],
         defaultSubcommand: Browse.self)
 
     /// What `loupe --version` prints.
@@ -61,11 +61,13 @@ struct Loupe: ParsableCommand {
     }
 
     /// Prints what swift-argument-parser says of a usage mistake (or the help asked for) and
-    /// exits with its code. The message quotes the arguments it did not take; it is made again
+    /// exits with its code (2 for `loupe diff`). The message quotes the arguments it did not take; it is made again
     /// from the arguments escaped, so that no byte of an argument acts on the terminal and an
     /// argument holding a newline cannot forge a second `Error:` line.
     static func exitForUsage(_ error: Error, _ arguments: [String]) -> Never {
-        let code = exitCode(for: error)
+        var code = exitCode(for: error)
+        // `loupe diff` exits as diff does: 1 for stores that differ, 2 for any trouble.
+        if arguments.first == "diff", code != .success, code.rawValue != 1 { code = ExitCode(2) }
         var message = fullMessage(for: error)
         let escaped = arguments.map(DisplayText.escaped)
         if code != .success, escaped != arguments {
