@@ -47,7 +47,11 @@ struct Watch: ParsableCommand {
         var stamp = watched.stamp()
         var warned: [String] = []
         var graph = try read(warned: &warned)
-        if let predicate { _ = try matching(predicate, in: graph) }   // a mistake is reported before any wait
+        // A mistake is reported before any wait.
+        for type in types where graph.type(named: type) == nil {
+            throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
+        }
+        if let predicate { _ = try matching(predicate, in: graph) }
         printError("watching \(file): \(graph.types.count.counting("type")), \(graph.objectCount.counting("object")) (Ctrl-C stops)")
         let out = OutputSink(fd: 1)
         var seen = 0

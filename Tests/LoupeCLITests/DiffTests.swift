@@ -86,6 +86,22 @@ final class DiffTests: XCTestCase {
         XCTAssertEqual(try diff([a, b, "--format", "csv"]).status, 2)
     }
 
+    /// Hostile names and values (control sequences, line breaks, bidi overrides) are shown escaped.
+    func testHostileNamesAndValuesPrintEscaped() throws {
+        let a = try HostileFiles.hostileNames()
+        let b = try Shared.temporaryPath("names-b.sqlite")
+        try FileManager.default.copyItem(atPath: a, toPath: b)
+        try Self.queue(b).write { db in
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+                try db.execute(sql: "UPDATE \(HostileFiles.q(table)) SET id = id + 100")
+            }
+        }
+        for format in ["table", "json", "ndjson"] {
+            let run = try diff([a, b, "--format", format])   // checked free of terminal controls
+            XCTAssertEqual(run.status, 1, run.stderr)
+        }
+    }
+
     /// Random inserts, updates and deletes on a relational file; the changes `loupe diff` lists
     /// are those SQL finds comparing the two files' rows.
     func testRandomPairsAgreeWithSQL() throws {

@@ -24,7 +24,7 @@ final class OutputInjectionTests: XCTestCase {
     func testUsageMistakesQuoteTheirArgumentsEscaped() throws {
         let path = try HostileFiles.hostileNames()
         for (i, text) in Self.hostile.enumerated() {
-            let command = ["types", "schema", "show", "query", "repl", "index"][i % 6]
+            let command = ["types", "schema", "show", "query", "repl", "index", "diff", "watch"][i % 8]
             for arguments in [[command, path, "--format", text], [command, path, "--as", text], [command, path, "--bogus" + text],
                               ["query", path, "t", "--engine", text], ["query", path, "t", "--memory-budget", text],
                               [command, path, "extra" + text, "more" + text], [text + "types", path]] {
