@@ -255,6 +255,9 @@ extension Browser {
                     buffer.put(String(rowState), x: inner.x, y: y, style: selected ? theme.selection : style)
                 }
             }
+            // What another process's last commit added or changed (live mode), for a few seconds.
+            let commitMark = rowState == " " ? ref.flatMap { liveMark($0) } : nil
+            if let commitMark { buffer.put(String(commitMark), x: inner.x, y: y, style: selected ? theme.selection : theme.live) }
             x = inner.x + markerWidth
             for (c, cw) in shown {
                 let v = sheet.value(row: row, column: c, graph: graph)
@@ -266,6 +269,7 @@ extension Browser {
                     if rowState == "-" { style = theme.pendingDeleted }
                     else if rowState == "+" { style = theme.pendingAdded }
                     else if let changes, let ref, c < columns.count, (changes.isChanged(ref, attribute: columns[c]) || changes.isRelinked(ref, relation: columns[c])) { style = theme.pendingChanged }
+                    else if let commitMark, let ref, c < columns.count, commitMark == "+" || isLiveChanged(ref, column: columns[c]) { style = theme.live }
                 }
                 if selected && c == sheet.column { style.bold = true }
                 buffer.put(padded, x: x, y: y, style: style, maxWidth: cw)
@@ -473,6 +477,7 @@ extension Browser {
                 parts.append((String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed), 9))
             }
         }
+        if let live { parts.append(("live · \(live.commits.counting("commit"))" + (live.heldBack > 0 ? " (\(live.heldBack) not shown: edits pending)" : ""), 7)) }
         var pendingHint: String?
         if let changes = pendingChanges {
             let c = changes.changes.counts

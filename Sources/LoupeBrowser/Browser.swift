@@ -98,6 +98,10 @@ public final class Browser {
     public var background: BackgroundRunner?
     /// The statement or load running now, if any.
     var running: RunningTask?
+    /// What live mode has seen of other processes' commits (nil until the first).
+    public internal(set) var live: LiveState?
+    /// A commit seen while something ran: the views are read again when it is done.
+    var liveRefreshWaiting = false
     /// The pane a search (`/`, `n`, `N`) looks in: the one focused when it began.
     var searchPane: Pane = .records
     /// Stacks left by choosing another type, most recent last (Backspace at the root returns).
@@ -779,7 +783,14 @@ public final class Browser {
         }
         guard let session else { return false }
         running = nil
-        defer { if running == nil, !queued.isEmpty, !wantsQuit, dialog == nil { run(queued.removeFirst()) } }
+        defer {
+            if running == nil, !queued.isEmpty, !wantsQuit, dialog == nil { run(queued.removeFirst()) }
+            if running == nil, liveRefreshWaiting { liveRefreshWaiting = false; storeChangedOnDisk() }
+        }
+        if task.isLive, case .loaded(let path, let result) = outcome {
+            finishLiveReload(result, session: session, path: path)
+            return true
+        }
         switch outcome {
         case .evaluated(let evaluation, let result, let seconds):
             let reply = session.finish(evaluation, result, seconds: seconds, render: false)
@@ -987,10 +998,14 @@ final class RunningTask: Sendable {
     let started = DispatchTime.now()
     private let state = Mutex<(outcome: Outcome?, progress: (Int, Int)?, progressChanged: Bool)>((nil, nil, false))
 
-    init(line: String, isLoad: Bool, verb: String = "loading") {
+    /// True for live mode's reload (another process committed), applied without a reply.
+    let isLive: Bool
+
+    init(line: String, isLoad: Bool, verb: String = "loading", isLive: Bool = false) {
         self.line = line
         self.isLoad = isLoad
         self.verb = verb
+        self.isLive = isLive
     }
 
     func finish(_ outcome: Outcome) { state.withLock { $0.outcome = outcome } }

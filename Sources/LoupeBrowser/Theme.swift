@@ -24,6 +24,8 @@ public struct Theme: Sendable {
     public var pendingAdded: Style
     /// A row marked for deletion.
     public var pendingDeleted: Style
+    /// A row or cell another process's last commit added or changed (live mode).
+    public var live: Style = Style(foreground: .black, background: .green)
 
     /// Colours that read well on 8- and 256-colour terminals (only the 8 ANSI colours are used).
     public static let color = Theme(
@@ -42,7 +44,7 @@ public struct Theme: Sendable {
         border: Style(), focusedBorder: Style(bold: true), dim: Style(dim: true), null: Style(dim: true), number: Style(),
         string: Style(), date: Style(), keyword: Style(bold: true), error: Style(bold: true), status: Style(reverse: true),
         relation: Style(underline: true), pending: Style(bold: true),
-        pendingChanged: Style(bold: true, underline: true), pendingAdded: Style(bold: true), pendingDeleted: Style(dim: true))
+        pendingChanged: Style(bold: true, underline: true), pendingAdded: Style(bold: true), pendingDeleted: Style(dim: true), live: Style(reverse: true))
 
     /// False when the config file asks for no colour (`colour = false`); `NO_COLOR` wins either way.
     public static let coloured = Mutex(true)

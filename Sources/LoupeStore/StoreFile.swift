@@ -419,6 +419,31 @@ public struct FileStamp: Equatable, Sendable, Codable {
     }
 }
 
+/// Whether a store's file moved since last asked: another process committed (or checkpointed),
+/// told by the file's ``FileStamp`` read through descriptors held open (no connection, no lock:
+/// a look is a few `fstat`s and `pread`s). What live mode and `loupe watch` look at.
+public final class FileMoves: Sendable {
+    private let path: String
+    private let watch: FileWatch
+    private let last: Mutex<FileStamp>
+
+    public init(path: String) {
+        self.path = path
+        watch = FileWatch(path: path)
+        last = Mutex(FileStamp(path: path, watch: watch))
+    }
+
+    /// True when the stamp differs from the last look (or from the first, at the first call).
+    public func moved() -> Bool {
+        let now = FileStamp(path: path, watch: watch)
+        return last.withLock { stamp in
+            guard stamp != now else { return false }
+            stamp = now
+            return true
+        }
+    }
+}
+
 /// Descriptors on a store's database file and `-shm`, opened once and kept until the store's
 /// connections are closed, from which ``FileStamp``s are read with `pread`.
 ///

@@ -35,7 +35,7 @@ enum Interactive {
         browser.background = ThreadRunner()
         browser.attach(opened.graph)
         let box = LoadBox()
-        try loop(browser, box: box, host: nil, isLoaded: true)
+        try loop(browser, box: box, host: nil, isLoaded: true, moves: opened.loaded.map { FileMoves(path: $0.path) })
         withExtendedLifetime(host) {}   // the browser holds it weakly
     }
 
@@ -75,18 +75,21 @@ enum Interactive {
         // The first rows of the first type, read on their own while the graph loads.
         if let page = try? LoadedStore.firstPage(file) { browser.attachPreview(page) }
 
-        try loop(browser, box: box, host: host, isLoaded: false)
+        try loop(browser, box: box, host: host, isLoaded: false, moves: FileMoves(path: path))
     }
 
     /// Draws and handles keys until the user leaves; adopts the graph from `box` when it arrives.
     /// `host`: the file's host, which adopts the load when it arrives (nil when loaded at start).
-    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool) throws {
+    /// `moves`: the loaded file's stamp, looked at twice a second (live mode: another process's
+    /// commits are read again and shown).
+    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool, moves: FileMoves? = nil) throws {
         let backend: NcursesBackend
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }
         defer { backend.restore() }
         let terminal = Terminal(backend: backend)
         var isLoaded = loadedAtStart
         var needsDraw = true
+        var nextLook = DispatchTime.now() + 0.5
         while true {
             if !isLoaded {
                 switch box.take() {
@@ -104,13 +107,18 @@ enum Interactive {
                 }
             }
             if browser.collect() { needsDraw = true }
+            if let moves, isLoaded, DispatchTime.now() >= nextLook {
+                nextLook = DispatchTime.now() + 0.5
+                if moves.moved() { browser.storeChangedOnDisk(); needsDraw = true }
+            }
+            if browser.liveMarksFaded() { needsDraw = true }
             // A commit chosen at the quit guard ends the program when it succeeds.
             if browser.wantsQuit { return }
             if browser.isBusy { needsDraw = true }   // the elapsed time on the status line
             // A frame only when something changed: an idle browser does no work.
             if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }
             needsDraw = false
-            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy || browser.isCountingTypes ? 100 : 1000) else { continue }
+            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy || browser.isCountingTypes ? 100 : moves != nil ? 500 : 1000) else { continue }
             // Everything already waiting (a paste) is handled before the next frame.
             var events = [first]
             while events.count < 65_536, let more = backend.nextEvent(timeout: 0) { events.append(more) }

@@ -43,8 +43,8 @@ struct Watch: ParsableCommand {
         if let (estimate, _) = try MemoryBudget.overBudget(file, budget: budget) {
             throw CLIError("watch holds the store in memory to compare each commit with, and a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget; raise --memory-budget")
         }
-        let watched = try StoreFile.openForReading(file)
-        var stamp = watched.stamp()
+        _ = try StoreFile.openForReading(file)   // a file that is not a store is one line, now
+        let moves = FileMoves(path: file)
         var warned: [String] = []
         var graph = try read(warned: &warned)
         // A mistake is reported before any wait.
@@ -57,9 +57,7 @@ struct Watch: ParsableCommand {
         var seen = 0
         while commits.map({ seen < $0 }) ?? true {
             Thread.sleep(forTimeInterval: interval)
-            let now = watched.stamp()
-            guard now != stamp else { continue }
-            stamp = now
+            guard moves.moved() else { continue }
             let next = try read(warned: &warned)
             let changes = try self.changes(from: graph, to: next)
             graph = next

@@ -40,6 +40,26 @@ final class TmuxTests: XCTestCase {
 
     /// Waits until one screen shows every one of `texts` (or fails after `seconds`): a redraw
     /// caught halfway can show one and not yet another.
+    /// Live mode on a terminal: a writer's commit (rollback journal, then WAL) is on screen
+    /// within about a second, without a key, and the file is written only by the writer.
+    func testAWritersCommitsAppearWithoutAKey() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try start(path)
+        try waitFor("Album (347)")
+        for (round, mode) in ["DELETE", "WAL"].enumerated() {
+            let queue = try DatabaseQueue(path: path)
+            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = \(mode)") }
+            try queue.write { try $0.execute(sql: "UPDATE Album SET Title = 'Live \(mode)' WHERE AlbumId = 1") }
+            try queue.close()
+            let committed = Date()
+            let screen = try waitFor("Live \(mode)", "live · \(round + 1) commit", seconds: 5)
+            XCTAssertLessThan(Date().timeIntervalSince(committed), 2.0, "shown within about a second: \(screen)")
+        }
+        try keys("q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+    }
+
     @discardableResult
     private func waitFor(_ texts: String..., seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
