@@ -23,6 +23,29 @@ public struct LiveState: Sendable {
     var isMarking: Bool { Date().timeIntervalSince(markedAt) < Self.markSeconds && (!added.isEmpty || !changed.isEmpty) }
 }
 
+/// What one live reload found between the graph shown and the store read again.
+struct LiveChanges: Sendable {
+    var added: Set<ObjectIdentity> = []
+    /// The attributes and relations changed, by object.
+    var changed: [ObjectIdentity: Set<String>] = [:]
+    var removed = 0
+
+    /// The objects added, changed (and what of them) and removed between `old` and `new`.
+    init(from old: ObjectGraph, to new: ObjectGraph) throws {
+        try StoreDiff(GraphDiffSide(old), GraphDiffSide(new)).run { event in
+            guard case .change(let change) = event else { return }
+            let identity = ObjectIdentity(type: TypeName(change.type), id: change.key)
+            switch change.kind {
+            case .added: added.insert(identity)
+            case .removed: removed += 1
+            case .changed: changed[identity] = Set(change.attributes.map(\.name) + change.relations.map(\.name))
+            }
+        }
+    }
+
+    var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed == 0 }
+}
+
 extension Browser {
     /// Tells the browser its store's file moved (another process committed: the executable
     /// watches the file's stamp). A loaded store with no pending edits is read again off the UI
@@ -38,38 +61,32 @@ extension Browser {
             message = "the store changed on disk (\(live!.heldBack.counting("commit"))): your pending edits are kept and checked against it when committed"
             return
         }
-        guard running == nil else { liveRefreshWaiting = true; return }
-        let task = RunningTask(line: ".reload", isLoad: true, verb: "refreshing", isLive: true)
+        guard running == nil, let old = graph else { liveRefreshWaiting = true; return }
+        let task = RunningTask(line: ".reload", isLoad: true, verb: "refreshing")
         start(task) {
-            task.finish(.loaded(path, Result { try host.load(path: path, progress: { done, total in task.report(done, total) }) }))
+            // Read and compared off the UI thread: a large store's diff takes a while.
+            task.finish(.refreshed(path, Result {
+                let new = try host.load(path: path, progress: { done, total in task.report(done, total) })
+                return (new, try LiveChanges(from: old, to: new))
+            }))
         }
     }
 
-    /// Applies a live reload: the new graph adopted in every view, the changes since the last
-    /// read marked, the commit counted.
-    func finishLiveReload(_ result: Result<ObjectGraph, any Error>, session: ReplSession, path: String) {
-        guard case .success(let new) = result, let old = graph else {
+    /// Applies a live reload: the new graph adopted in every view, what the commit changed
+    /// marked, the commit counted.
+    func finishLiveReload(_ result: Result<(graph: ObjectGraph, changes: LiveChanges), any Error>, session: ReplSession, path: String) {
+        guard case .success(let (_, changes)) = result else {
             if case .failure(let error) = result { message = "cannot read the store again: \(error)" }
             return
         }
-        _ = session.finishLoad(path: path, result)
-        var added: Set<ObjectIdentity> = [], changed: [ObjectIdentity: Set<String>] = [:], removed = 0
-        _ = try? StoreDiff(GraphDiffSide(old), GraphDiffSide(new)).run { event in
-            guard case .change(let change) = event else { return }
-            let identity = ObjectIdentity(type: TypeName(change.type), id: change.key)
-            switch change.kind {
-            case .added: added.insert(identity)
-            case .removed: removed += 1
-            case .changed: changed[identity] = Set(change.attributes.map(\.name) + change.relations.map(\.name))
-            }
-        }
+        _ = session.finishLoad(path: path, result.map(\.graph))
         adopt(session.engine.graph, remap: true)
-        guard !added.isEmpty || !changed.isEmpty || removed > 0 else { return }
+        guard !changes.isEmpty else { return }
         live?.commits += 1
-        live?.added = added
-        live?.changed = changed
+        live?.added = changes.added
+        live?.changed = changes.changed
         live?.markedAt = Date()
-        message = "commit \(live?.commits ?? 0) from another process: +\(added.count) ~\(changed.count) −\(removed)"
+        message = "commit \(live?.commits ?? 0) from another process: +\(changes.added.count) ~\(changes.changed.count) −\(changes.removed)"
     }
 
     /// True when the last commit's marks just faded (the screen is drawn again without them).

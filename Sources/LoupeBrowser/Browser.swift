@@ -787,10 +787,6 @@ public final class Browser {
             if running == nil, !queued.isEmpty, !wantsQuit, dialog == nil { run(queued.removeFirst()) }
             if running == nil, liveRefreshWaiting { liveRefreshWaiting = false; storeChangedOnDisk() }
         }
-        if task.isLive, case .loaded(let path, let result) = outcome {
-            finishLiveReload(result, session: session, path: path)
-            return true
-        }
         switch outcome {
         case .evaluated(let evaluation, let result, let seconds):
             let reply = session.finish(evaluation, result, seconds: seconds, render: false)
@@ -815,6 +811,8 @@ public final class Browser {
                     attach(session.engine.graph)
                 }
             }
+        case .refreshed(let path, let result):
+            finishLiveReload(result, session: session, path: path)
         case .previewed(let summary, let result):
             if task.cancellation.isCancelled { message = "preview cancelled"; break }
             switch result {
@@ -965,6 +963,8 @@ final class RunningTask: Sendable {
     enum Outcome: Sendable {
         case evaluated(ReplSession.Evaluation, Result<ReplSession.Evaluation.Outcome, QueryError>, Double)
         case loaded(String, Result<ObjectGraph, any Error>)
+        /// Live mode: the store read again after another process's commit, and what it changed.
+        case refreshed(String, Result<(graph: ObjectGraph, changes: LiveChanges), any Error>)
         case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
         case previewed([String], Result<String, any Error>)
         case indexed(Result<Void, any Error>)
@@ -998,14 +998,10 @@ final class RunningTask: Sendable {
     let started = DispatchTime.now()
     private let state = Mutex<(outcome: Outcome?, progress: (Int, Int)?, progressChanged: Bool)>((nil, nil, false))
 
-    /// True for live mode's reload (another process committed), applied without a reply.
-    let isLive: Bool
-
-    init(line: String, isLoad: Bool, verb: String = "loading", isLive: Bool = false) {
+    init(line: String, isLoad: Bool, verb: String = "loading") {
         self.line = line
         self.isLoad = isLoad
         self.verb = verb
-        self.isLive = isLive
     }
 
     func finish(_ outcome: Outcome) { state.withLock { $0.outcome = outcome } }
