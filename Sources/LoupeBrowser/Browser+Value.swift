@@ -53,6 +53,7 @@ extension Browser {
         case .bool: return "bool"
         case .int: return "integer"
         case .double: return "double"
+        case .decimal(let d): return "decimal, \(d.significantDigits) digits"
         case .date: return "date"
         case .reference: return "reference"
         }

@@ -277,7 +277,10 @@ public struct ColumnValues: RandomAccessCollection, Sendable, Equatable {
         if hasNulls { for (row, v) in a.enumerated() where v.isNull { nulls.insert(row, count: a.count) } }
         switch kind {
         case .integer: storage = .ints(a.map { if case .int(let i) = $0 { return i } else { return 0 } }, nulls)
-        case .double: storage = .doubles(a.map { if case .double(let d) = $0 { return d } else { return 0 } }, nulls)
+        case .double:
+            // Exact decimals are doubles in kind but keep their digits: such a column stays values.
+            if a.contains(where: { if case .decimal = $0 { return true } else { return false } }) { return }
+            storage = .doubles(a.map { if case .double(let d) = $0 { return d } else { return 0 } }, nulls)
         case .date: storage = .dates(a.map { if case .date(let d) = $0 { return d.timeIntervalSinceReferenceDate } else { return 0 } }, nulls)
         case .string: storage = .strings(a.map { if case .string(let s) = $0 { return s } else { return "" } }, nulls)
         case .bool: storage = .bools(a.map { if case .bool(let b) = $0 { return b } else { return false } }, nulls)

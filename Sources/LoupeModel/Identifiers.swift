@@ -57,6 +57,7 @@ public enum ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible {
         switch v {
         case .int(let i): self = .int(i)
         case .double(let d): self = ObjectID.number(d)
+        case .decimal(let d): self = Int64(d.text).map(ObjectID.int) ?? .string(d.text)   // its digits, as its store reads them back
         case .string(let s): self = .string(s)
         case .data(let d): self = .data(d)
         case .bool(let b): self = .int(b ? 1 : 0)

@@ -14,6 +14,8 @@ public enum Value: Hashable, Sendable {
     case int(Int64)
     /// A double-precision number.
     case double(Double)
+    /// A decimal with more digits than a double holds, kept exactly (see ``ExactDecimal``).
+    case decimal(ExactDecimal)
     /// A text.
     case string(String)
     /// A point in time.
@@ -33,7 +35,7 @@ public enum Value: Hashable, Sendable {
         case .null: return .null
         case .bool: return .bool
         case .int: return .integer
-        case .double: return .double
+        case .double, .decimal: return .double
         case .string: return .string
         case .date: return .date
         case .data: return .data
@@ -51,6 +53,7 @@ public enum Value: Hashable, Sendable {
         switch self {
         case .int(let i): return Double(i)
         case .double(let d): return d
+        case .decimal(let d): return d.double
         default: return nil
         }
     }
@@ -65,6 +68,7 @@ public enum Value: Hashable, Sendable {
         case let (.bool(x), .bool(y)): return x == y
         case let (.int(x), .int(y)): return x == y
         case let (.double(x), .double(y)): return x == y || (x.isNaN && y.isNaN)
+        case let (.decimal(x), .decimal(y)): return x == y
         case let (.string(x), .string(y)): return x == y
         case let (.date(x), .date(y)): return x == y
         case let (.data(x), .data(y)): return x == y
@@ -87,6 +91,7 @@ public enum Value: Hashable, Sendable {
         case .array(let a): h.combine(7); h.combine(a)
         case .object(let o): h.combine(8); h.combine(o)
         case .reference(let r): h.combine(9); h.combine(r)
+        case .decimal(let d): h.combine(10); h.combine(d)
         }
     }
 }

@@ -11,6 +11,7 @@ public enum ValueFormatter {
         case .bool(let b): return b ? "true" : "false"
         case .int(let i): return String(i)
         case .double(let d): return number(d)
+        case .decimal(let d): return d.text
         case .string(let s): return s
         case .date(let d): return DateText.iso(d)
         case .data(let d): return "<\(d.count) bytes>"
@@ -62,6 +63,7 @@ public enum ValueFormatter {
         case .int(let i): out += String(i)
         case .double(let d):
             if d.isFinite { out += (d == d.rounded() && abs(d) < 1e15) ? String(Int64(d)) + ".0" : "\(d)" } else { out += "null" }
+        case .decimal(let d): out += d.text
         case .string(let s): writeJSONString(s, to: &out)
         case .date(let d): writeJSONString(DateText.iso(d), to: &out)
         case .data(let d): writeJSONString(d.base64EncodedString(), to: &out)

@@ -249,6 +249,7 @@ public enum PostgresCommit {
         case .bool(let b): return b ? "true" : "false"
         case .int(let i): return String(i)
         case .double(let d): return number(d)
+        case .decimal(let d): return d.text
         case .string(let s): return s
         case .date(let date):
             let text = DateText.sqlite(date, dateOnly: type == "date")

@@ -316,7 +316,8 @@ public enum PostgresDatabase {
         switch type {
         case 16: return .bool(text == "t")
         case 20, 21, 23, 26: return Int64(text).map(Value.int) ?? .string(text)
-        case 700, 701, 1700: return Double(text).map(Value.double) ?? .string(text)
+        case 700, 701: return Double(text).map(Value.double) ?? .string(text)
+        case 1700: return ExactDecimal.value(text) ?? .string(text)   // numeric: every digit kept
         case 1082, 1114, 1184: return DateText.parse(text).map(Value.date) ?? .string(text)
         case 17:
             // bytea's hex form: `\x0aff…`.

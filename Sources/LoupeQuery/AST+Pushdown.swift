@@ -126,7 +126,7 @@ extension Predicate {
             func isKeyLiteral(_ e: Expression) -> Bool {
                 guard case .literal(let literal, _) = e else { return false }
                 switch literal {
-                case .null, .integer, .decimal, .string, .reference: return true
+                case .null, .integer, .decimal, .exact, .string, .reference: return true
                 case .bool, .date: return false
                 }
             }

@@ -145,6 +145,7 @@ private struct SourcePrinter {
         case .decimal(let d):
             let text = "\(d)"
             return text.contains(".") || text.contains("e") ? text : text + ".0"
+        case .exact(let d): return d.text
         case .string(let s): return SourcePrinter.quoted(s)
         case .date(let d): return DateParser.iso(d)
         case .reference(.int(let i)): return "#\(i)"

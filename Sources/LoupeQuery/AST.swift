@@ -1,4 +1,5 @@
 import Foundation
+import LoupeModel
 
 /// A parsed statement. Every node prints itself (`description`) as a canonical, fully
 /// parenthesised form, which is what tests compare.
@@ -239,6 +240,8 @@ public enum Literal: Equatable, Sendable, CustomStringConvertible {
     case bool(Bool)
     case integer(Int64)
     case decimal(Double)
+    /// A number of more than 15 significant digits, kept digit for digit.
+    case exact(ExactDecimal)
     case string(String)
     case date(Date)
     case reference(ObjectIDLiteral)
@@ -249,6 +252,7 @@ public enum Literal: Equatable, Sendable, CustomStringConvertible {
         case .bool(let b): return b ? "true" : "false"
         case .integer(let i): return String(i)
         case .decimal(let d): return "\(d)"
+        case .exact(let d): return d.text
         case .string(let s):
             return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
                 .replacingOccurrences(of: "\n", with: "\\n") + "\""

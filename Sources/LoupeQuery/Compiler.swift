@@ -390,6 +390,7 @@ final class Compiler {
         case .bool(let b): return .bool(b)
         case .integer(let i): return .int(i)
         case .decimal(let d): return .double(d)
+        case .exact(let d): return .decimal(d)
         case .string(let s): return .string(s)
         case .date(let d): return .date(d)
         case .reference(.int(let i)): return .int(i)

@@ -426,6 +426,8 @@ public struct Editor {
         case .real, .numeric:
             switch value {
             case .int, .double: return value
+            // Every digit where the column keeps them (`numeric`), else the double a REAL keeps.
+            case .decimal(let d): return storage.affinity == .numeric ? value : .double(d.double)
             case .bool(let b): return .int(b ? 1 : 0)
             default: throw refuse()
             }
@@ -545,6 +547,7 @@ extension ValueFormatter {
         case .bool(let b): return "the boolean \(b)"
         case .int(let i): return "the integer \(i)"
         case .double(let d): return "the number \(number(d))"
+        case .decimal(let d): return "the number \(d.text)"
         case .string(let s): return "the text \"\(DisplayText.fit(s, width: 40))\""
         case .date(let d): return "the date \(DateText.iso(d))"
         case .data(let d): return "\(d.count) bytes of data"

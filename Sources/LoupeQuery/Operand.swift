@@ -174,7 +174,7 @@ public enum ValueSemantics {
         switch v {
         case .null: return 0
         case .bool: return 1
-        case .int, .double: return 2
+        case .int, .double, .decimal: return 2
         case .string: return 3
         case .date: return 4
         case .data: return 5

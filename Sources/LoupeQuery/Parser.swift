@@ -1,5 +1,6 @@
 import DisplayText
 import Foundation
+import LoupeModel
 
 /// A recursive-descent parser for the language of QUERY.md. Each parse function quotes the rule it
 /// implements. Parsing never crashes or hangs: nesting deeper than ``maximumDepth`` is an error.
@@ -437,7 +438,10 @@ public struct Parser {
             let t = p.current
             switch t.kind {
             case .integer(let n): _ = p.advance(); return .literal(.integer(n), t.range)
-            case .decimal(let d): _ = p.advance(); return .literal(.decimal(d), t.range)
+            case .decimal(let d):
+                _ = p.advance()
+                if case .decimal(let exact)? = ExactDecimal.value(p.text(of: t.range)) { return .literal(.exact(exact), t.range) }
+                return .literal(.decimal(d), t.range)
             case .string(let s): _ = p.advance(); return .literal(.string(s), t.range)
             case .date(let d): _ = p.advance(); return .literal(.date(d), t.range)
             case .reference(let r): _ = p.advance(); return .literal(.reference(r), t.range)
@@ -450,6 +454,7 @@ public struct Parser {
                 case .literal(.decimal(let d), let r) where d == 9223372036854775808.0 && p.text(of: r) == "9223372036854775808":
                     return .literal(.integer(Int64.min), SourceRange.spanning(t.range, r))
                 case .literal(.decimal(let d), let r): return .literal(.decimal(-d), SourceRange.spanning(t.range, r))
+                case .literal(.exact(let d), let r): return .literal(.exact(ExactDecimal("-" + d.text) ?? d), SourceRange.spanning(t.range, r))
                 default:
                     try p.checkHeight(inner.height + 1, at: inner.range)
                     return .negate(inner, SourceRange.spanning(t.range, inner.range))

@@ -68,12 +68,15 @@ public final class ValueTest: @unchecked Sendable {
     public func check() throws { try environment.check() }
 
     /// The value of an expression without paths (a literal, a list, a negated number), as the
-    /// engine evaluates it; nil when it reads an object.
+    /// engine evaluates it (a decimal as its nearest double); nil when it reads an object.
     public static func constant(_ expression: Expression) -> Value? {
         guard !expression.readsObjects else { return nil }
         let compiler = Compiler(graph: GraphBuilder(formatName: "").finish())
         guard let compiled = try? compiler.expression(expression, on: nil) else { return nil }
-        return compiled.evaluate(.null, Environment(slots: compiler.slotCount)).value
+        let value = compiled.evaluate(.null, Environment(slots: compiler.slotCount)).value
+        // A decimal literal compares and computes as its nearest double, in every engine.
+        if case .decimal(let d) = value { return .double(d.double) }
+        return value
     }
 
     /// `@count @sum @avg @min @max` over a collection's values, as the engine aggregates them.

@@ -120,6 +120,7 @@ extension ChangeWriter {
         case .bool(let b): return (b ? 1 : 0).databaseValue
         case .int(let i): return i.databaseValue
         case .double(let d): return d.databaseValue
+        case .decimal(let d): return d.text.databaseValue   // its digits; a REAL column's affinity takes the nearest double
         case .string(let s): return s.databaseValue
         case .data(let d): return d.databaseValue
         case .date(let d):

@@ -217,6 +217,7 @@ enum PersistJSON {
         case .double(let d):
             if d.isFinite, d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }   // Swift writes 188.0 as 188
             return d.isFinite ? "\(d)" : "null"
+        case .decimal(let d): return d.text
         case .string(let s): return string(s, style)
         case .date(let d): return string(DateText.persist(d, offsetMinutes: style.dateOffsetMinutes), style)
         case .data(let d): return string(d.base64EncodedString(), style)
