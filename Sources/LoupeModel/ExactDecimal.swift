@@ -40,6 +40,12 @@ public struct ExactDecimal: Hashable, Sendable, CustomStringConvertible {
         return Double(text).map(Value.double)
     }
 
+    /// The same digits with the other sign.
+    public var negated: ExactDecimal {
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? String(text.dropFirst()) : text
+        return ExactDecimal(text.hasPrefix("-") ? digits : "-" + digits) ?? self
+    }
+
     /// How many digits from the first non-zero one to the last non-zero one.
     public var significantDigits: Int {
         let digits = normal.utf8.filter { $0 >= 48 && $0 <= 57 }

@@ -454,7 +454,7 @@ public struct Parser {
                 case .literal(.decimal(let d), let r) where d == 9223372036854775808.0 && p.text(of: r) == "9223372036854775808":
                     return .literal(.integer(Int64.min), SourceRange.spanning(t.range, r))
                 case .literal(.decimal(let d), let r): return .literal(.decimal(-d), SourceRange.spanning(t.range, r))
-                case .literal(.exact(let d), let r): return .literal(.exact(ExactDecimal("-" + d.text) ?? d), SourceRange.spanning(t.range, r))
+                case .literal(.exact(let d), let r): return .literal(.exact(d.negated), SourceRange.spanning(t.range, r))
                 default:
                     try p.checkHeight(inner.height + 1, at: inner.range)
                     return .negate(inner, SourceRange.spanning(t.range, inner.range))

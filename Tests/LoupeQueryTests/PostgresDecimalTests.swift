@@ -63,5 +63,10 @@ final class PostgresDecimalTests: XCTestCase {
         XCTAssertNil(ExactDecimal("1e5"))
         XCTAssertNil(ExactDecimal("."))
         XCTAssertEqual(ValueFormatter.json(.decimal(a)), "12345678901234567890.1234567890")
+        XCTAssertEqual(a.negated.text, "-12345678901234567890.1234567890")
+        XCTAssertEqual(a.negated.negated, a)
+        // A literal negated twice is itself, digit for digit.
+        let twice = try Parser.parse("acct where amount == - -12345678901234567890.1234567890").description
+        XCTAssertTrue(twice.contains("== 12345678901234567890.1234567890"), twice)
     }
 }
