@@ -450,11 +450,11 @@ public struct Parser {
                 let inner = try p.factor()
                 switch inner {
                 case .literal(.integer(let n), let r) where n != Int64.min: return .literal(.integer(-n), SourceRange.spanning(t.range, r))
-                // -9223372036854775808 is Int64.min, whose digits alone do not fit an integer.
-                case .literal(.decimal(let d), let r) where d == 9223372036854775808.0 && p.text(of: r) == "9223372036854775808":
-                    return .literal(.integer(Int64.min), SourceRange.spanning(t.range, r))
                 case .literal(.decimal(let d), let r): return .literal(.decimal(-d), SourceRange.spanning(t.range, r))
-                case .literal(.exact(let d), let r): return .literal(.exact(d.negated), SourceRange.spanning(t.range, r))
+                // -9223372036854775808 is Int64.min, whose digits alone do not fit an integer.
+                case .literal(.exact(let d), let r):
+                    let range = SourceRange.spanning(t.range, r)
+                    return Int64(d.negated.text).map { .literal(.integer($0), range) } ?? .literal(.exact(d.negated), range)
                 default:
                     try p.checkHeight(inner.height + 1, at: inner.range)
                     return .negate(inner, SourceRange.spanning(t.range, inner.range))
