@@ -22,9 +22,10 @@ final class PostgresCancelTests: XCTestCase {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Statements of `loupe` still running on the server.
+    /// Statements of `loupe` still running in `url`'s database (other tests' databases on the same
+    /// server run loupes of their own, in parallel).
     private func running(_ url: String) throws -> Int {
-        Int(try psql(url, ["-c", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'loupe' AND state = 'active'"])) ?? -1
+        Int(try psql(url, ["-c", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'loupe' AND state = 'active' AND datname = current_database()"])) ?? -1
     }
 
     /// Another session holding `t`'s lock, in a transaction, until the returned process ends.
@@ -36,7 +37,7 @@ final class PostgresCancelTests: XCTestCase {
         holder.standardError = FileHandle.nullDevice
         try holder.run()
         var waited = 0
-        while try psql(url, ["-c", "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 't' AND l.mode = 'AccessExclusiveLock' AND l.granted"]) != "1", waited < 100 {
+        while try psql(url, ["-c", "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 't' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND l.mode = 'AccessExclusiveLock' AND l.granted"]) != "1", waited < 100 {
             usleep(50_000); waited += 1
         }
         return holder
