@@ -23,9 +23,10 @@ extension Browser {
         var top = 0
     }
 
-    /// A question over the screen: the commit preview, the quit guard.
+    /// A question over the screen: the commit preview, the quit guard, a value, the conflicts
+    /// with another process's commit.
     struct Dialog {
-        enum Purpose { case commit, quit, value }
+        enum Purpose: Equatable { case commit, quit, value, conflicts, compare(ObjectIdentity) }
         let purpose: Purpose
         let title: String
         let lines: [String]
@@ -331,6 +332,7 @@ extension Browser {
     func showCommitPreview() {
         guard let session else { return }
         guard !session.pending.isEmpty else { message = "no pending changes"; return }
+        if live?.incoming != nil { showConflicts(); return }
         let summary = session.changesSummaryLines()
         guard let host else {
             showPreviewDialog(summary)
@@ -365,9 +367,13 @@ extension Browser {
 
     func handleDialogKey(_ key: Key) {
         guard var dialog else { return }
+        if dialog.purpose == .conflicts { handleConflictKey(key); return }
         switch (dialog.purpose, key) {
-        case (_, .escape), (_, .control("c")), (.quit, .character("s")), (.value, .enter), (.value, .character("q")), (.value, .character("V")):
+        case (_, .escape), (_, .control("c")), (.quit, .character("s")), (.value, .enter), (.value, .character("q")), (.value, .character("V")),
+             (.compare, .enter), (.compare, .character("q")):
             self.dialog = nil
+        case (.compare(let object), .character("o")):
+            openCompared(object)
         case (_, .pageDown), (_, .down), (_, .character("j")):
             dialog.top = min(max(0, dialog.lines.count - 1), dialog.top + (key == .pageDown ? 10 : 1))
             self.dialog = dialog

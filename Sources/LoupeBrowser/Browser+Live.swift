@@ -1,6 +1,7 @@
 import Foundation
 import LoupeModel
 import LoupeQuery
+import TerminalKit
 
 /// What the browser shows of commits another process makes to the loaded store (live mode): the
 /// views read the store again in place, objects added and cells changed by a commit are marked for
@@ -13,8 +14,12 @@ public struct LiveState: Sendable {
     var changed: [ObjectIdentity: Set<String>] = [:]
     /// When the marks were made; they fade after ``LiveState/markSeconds``.
     var markedAt = Date.distantPast
-    /// Commits seen while edits were pending (the views were not read again).
-    public internal(set) var heldBack = 0
+    /// A commit that touched pending edits, waiting for the user to decide each conflict; the
+    /// views show the store as it was until then, and nothing is committed.
+    var incoming: LiveIncoming?
+
+    /// How many conflicts wait for a choice.
+    public var conflictsWaiting: Int { incoming?.conflicts.count ?? 0 }
 
     /// How long a commit's marks stay.
     static let markSeconds = 4.0
@@ -28,7 +33,7 @@ struct LiveChanges: Sendable {
     var added: Set<ObjectIdentity> = []
     /// The attributes and relations changed, by object.
     var changed: [ObjectIdentity: Set<String>] = [:]
-    var removed = 0
+    var removed: Set<ObjectIdentity> = []
 
     /// The objects added, changed (and what of them) and removed between `old` and `new`.
     init(from old: ObjectGraph, to new: ObjectGraph) throws {
@@ -37,31 +42,98 @@ struct LiveChanges: Sendable {
             let identity = ObjectIdentity(type: TypeName(change.type), id: change.key)
             switch change.kind {
             case .added: added.insert(identity)
-            case .removed: removed += 1
+            case .removed: removed.insert(identity)
             case .changed: changed[identity] = Set(change.attributes.map(\.name) + change.relations.map(\.name))
             }
         }
     }
 
-    var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed == 0 }
+    var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
+
+    /// `+1 ~2 −0`.
+    var figures: String { "+\(added.count) ~\(changed.count) −\(removed.count)" }
+}
+
+/// A commit read while edits were pending, and the pending edits it touched.
+struct LiveIncoming: Sendable {
+    let path: String
+    let graph: ObjectGraph
+    let changes: LiveChanges
+    var conflicts: [LiveConflict]
+    var selection = 0
+}
+
+/// One value both the user (a pending edit) and another process (a commit) changed: the
+/// object, the attribute or relation (none: the user deletes what they changed), the value
+/// before, the user's and theirs, and the user's choice once made.
+struct LiveConflict: Sendable {
+    let object: ObjectIdentity
+    let name: String?
+    let was: String, mine: String, theirs: String
+    /// The pending edits the choice keeps or drops, as (step, edit) indices among the steps.
+    let edits: [EditAddress]
+    var keepsMine: Bool?
+
+    struct EditAddress: Hashable, Sendable { let step: Int, edit: Int }
+
+    /// The conflicts between `pending` (staged over `old`) and the commit that made `new`
+    /// (`changes`): an attribute or relation both changed, an object the user deletes that
+    /// they changed. Edits of objects they deleted are not choices: staged again, they no
+    /// longer apply, and are listed as dropped.
+    static func find(_ pending: PendingChanges, _ changes: LiveChanges, old: ObjectGraph, new: ObjectGraph) -> [LiveConflict] {
+        var order: [String] = []
+        var found: [String: (object: ObjectIdentity, name: String?, mine: String, edits: [EditAddress])] = [:]
+        for (s, step) in pending.active.enumerated() {
+            for (e, edit) in step.edits.enumerated() {
+                guard let touched = changes.changed[edit.object] else { continue }
+                let name: String?, mine: String
+                switch edit {
+                case .set(_, let attribute, let value) where touched.contains(attribute): (name, mine) = (attribute, ValueFormatter.json(value))
+                case .link(_, let relation, let targets) where touched.contains(relation): (name, mine) = (relation, targets.map(\.description).joined(separator: ", "))
+                case .remove: (name, mine) = (nil, "deleted")
+                default: continue
+                }
+                let key = "\(edit.object)\u{0}\(name ?? "")"
+                if found[key] == nil { order.append(key) }
+                found[key] = (edit.object, name, mine, (found[key]?.edits ?? []) + [EditAddress(step: s, edit: e)])
+            }
+        }
+        return order.compactMap { found[$0] }.map { f in
+            LiveConflict(object: f.object, name: f.name, was: describe(f.object, f.name, in: old), mine: f.mine,
+                         theirs: describe(f.object, f.name, in: new), edits: f.edits)
+        }
+    }
+
+    /// The object's value of `name` in `graph` as a conflict shows it (its whole change, when
+    /// `name` is nil: what a deletion would throw away).
+    static func describe(_ object: ObjectIdentity, _ name: String?, in graph: ObjectGraph) -> String {
+        guard let ref = graph.ref(object) else { return "deleted" }
+        let shown = graph.diffObject(ref)
+        guard let name else { return shown.attributes.map { "\($0.name): \(ValueFormatter.json($0.value))" }.joined(separator: ", ") }
+        if let value = shown.attributes.first(where: { $0.name == name })?.value { return ValueFormatter.json(value) }
+        return shown.relations.first { $0.name == name }.map { $0.targets.map(\.description).joined(separator: ", ") } ?? "null"
+    }
+
+    /// `Album #5 · Title: was "A" · yours "B" · theirs "C"`, or for a deletion `Album #5 · you
+    /// delete it · they changed it to Title: "C", …`.
+    var line: String {
+        guard let name else { return "\(object) · you delete it · they changed it: \(theirs)" }
+        return "\(object) · \(name): was \(was) · yours \(mine) · theirs \(theirs)"
+    }
 }
 
 extension Browser {
     /// Tells the browser its store's file moved (another process committed: the executable
-    /// watches the file's stamp). A loaded store with no pending edits is read again off the UI
-    /// thread and every view refreshed in place (the selection kept by key); with pending edits
-    /// nothing is read, the status line says how many commits wait (the commit checks its edits
-    /// against them, never overwriting them silently). Paged mode reads the store page by page
-    /// already: nothing to do.
+    /// watches the file's stamp). A loaded store is read again off the UI thread and compared
+    /// with the state its edits were made on; every view is refreshed in place (the selection
+    /// kept by key) and pending edits are staged again over it — unless the commit changed what
+    /// an edit changes, which is then a conflict the user decides (``LiveConflict``) before the
+    /// views move on or anything is committed. Paged mode reads the store page by page already.
     public func storeChangedOnDisk() {
-        guard pages == nil, graph != nil, let host, let path = storePath else { return }
+        guard pages == nil, graph != nil, let host, let path = storePath, let session else { return }
         if live == nil { live = LiveState() }
-        if let session, !session.pending.isEmpty {
-            live?.heldBack += 1
-            message = "the store changed on disk (\(live!.heldBack.counting("commit"))): your pending edits are kept and checked against it when committed"
-            return
-        }
-        guard running == nil, let old = graph else { liveRefreshWaiting = true; return }
+        guard running == nil else { liveRefreshWaiting = true; return }
+        let old = session.pending.base
         let task = RunningTask(line: ".reload", isLoad: true, verb: "refreshing")
         start(task) {
             // Read and compared off the UI thread: a large store's diff takes a while.
@@ -72,21 +144,91 @@ extension Browser {
         }
     }
 
-    /// Applies a live reload: the new graph adopted in every view, what the commit changed
-    /// marked, the commit counted.
+    /// Takes a live reload: adopted at once when no pending edit conflicts with it, else the
+    /// conflicts are offered (the views wait for the choice).
     func finishLiveReload(_ result: Result<(graph: ObjectGraph, changes: LiveChanges), any Error>, session: ReplSession, path: String) {
-        guard case .success(let (_, changes)) = result else {
+        guard case .success(let (new, changes)) = result else {
             if case .failure(let error) = result { message = "cannot read the store again: \(error)" }
             return
         }
-        _ = session.finishLoad(path: path, result.map(\.graph))
+        if !changes.isEmpty { live?.commits += 1 }
+        let conflicts = LiveConflict.find(session.pending, changes, old: session.pending.base, new: new)
+        guard conflicts.isEmpty else {
+            // Choices already made for the same values (an earlier look at this commit) stand.
+            let earlier = live?.incoming?.conflicts ?? []
+            live?.incoming = LiveIncoming(path: path, graph: new, changes: changes, conflicts: conflicts.map { c in
+                var c = c
+                c.keepsMine = earlier.first { $0.object == c.object && $0.name == c.name && $0.theirs == c.theirs }?.keepsMine
+                return c
+            })
+            showConflicts()
+            return
+        }
+        adoptIncoming(new, changes, session: session, path: path, dropping: [])
+    }
+
+    /// Stages the pending edits again over the store read again (without those `dropping`
+    /// names: where the user took the other process's value) and shows it, marked.
+    func adoptIncoming(_ new: ObjectGraph, _ changes: LiveChanges, session: ReplSession, path: String, dropping: Set<LiveConflict.EditAddress>) {
+        live?.incoming = nil
+        let hadEdits = !session.pending.isEmpty
+        if !dropping.isEmpty {
+            session.replacePending(session.pending.keeping { !dropping.contains(LiveConflict.EditAddress(step: $0, edit: $1)) })
+        }
+        let reply = session.finishLoad(path: path, .success(new))
         adopt(session.engine.graph, remap: true)
         guard !changes.isEmpty else { return }
-        live?.commits += 1
         live?.added = changes.added
         live?.changed = changes.changed
         live?.markedAt = Date()
-        message = "commit \(live?.commits ?? 0) from another process: +\(changes.added.count) ~\(changes.changed.count) −\(changes.removed)"
+        message = "commit \(live?.commits ?? 0) from another process: \(changes.figures)"
+        if hadEdits {
+            // What staging again said: kept, or which steps no longer apply.
+            let note = reply.output.split(separator: ";", maxSplits: 1).dropFirst().first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            message += session.pending.isEmpty && dropping.isEmpty ? "" : "; " + (note ?? "your pending edits are staged over it")
+            if let note, note.contains("dropped") { replOutput.append(message) }
+        }
+    }
+
+    /// Opens the dialog of the conflicts waiting (again: Ctrl-S and `.commit` come here first).
+    func showConflicts() {
+        guard let incoming = live?.incoming else { return }
+        let decided = incoming.conflicts.filter { $0.keepsMine != nil }.count
+        var lines = ["Another process committed \(incoming.changes.figures) over values your pending edits change.",
+                     "Pick for each: keep yours (m) or take theirs (t). Nothing is written until you commit.", ""]
+        for (i, c) in incoming.conflicts.enumerated() {
+            let choice = c.keepsMine.map { $0 ? "[yours ]" : "[theirs]" } ?? "[  ?   ]"
+            lines.append("\(i == incoming.selection ? "▶" : " ") \(choice) \(c.line)")
+        }
+        dialog = Dialog(purpose: .conflicts, title: "Conflicts — \(decided) of \(incoming.conflicts.count) decided", lines: lines,
+                        choices: "j/k move · m yours · t theirs · M/T all · Enter applies · Esc later",
+                        top: max(0, incoming.selection + 3 - 12))
+        message = "\(incoming.conflicts.count.counting("conflict")) with another process's commit: decide before committing (Ctrl-S)"
+    }
+
+    /// A key in the conflicts dialog.
+    func handleConflictKey(_ key: Key) {
+        guard var incoming = live?.incoming else { dialog = nil; return }
+        switch key {
+        case .escape, .control("c"): dialog = nil; return
+        case .down, .character("j"): incoming.selection = min(incoming.conflicts.count - 1, incoming.selection + 1)
+        case .up, .character("k"): incoming.selection = max(0, incoming.selection - 1)
+        case .character("m"), .character("t"):
+            incoming.conflicts[incoming.selection].keepsMine = key == .character("m")
+            incoming.selection = min(incoming.conflicts.count - 1, incoming.selection + 1)
+        case .character("M"), .character("T"):
+            for i in incoming.conflicts.indices { incoming.conflicts[i].keepsMine = key == .character("M") }
+        case .enter:
+            let undecided = incoming.conflicts.filter { $0.keepsMine == nil }.count
+            guard undecided == 0, let session else { message = "\(undecided.counting("conflict")) still to decide (m or t)"; return }
+            dialog = nil
+            let dropping = Set(incoming.conflicts.filter { $0.keepsMine == false }.flatMap(\.edits))
+            adoptIncoming(incoming.graph, incoming.changes, session: session, path: incoming.path, dropping: dropping)
+            return
+        default: return
+        }
+        live?.incoming = incoming
+        showConflicts()
     }
 
     /// True when the last commit's marks just faded (the screen is drawn again without them).

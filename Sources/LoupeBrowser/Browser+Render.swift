@@ -477,7 +477,7 @@ extension Browser {
                 parts.append((String(format: "running %.1f s (Ctrl-C cancels)", running.elapsed), 9))
             }
         }
-        if let live { parts.append(("live · \(live.commits.counting("commit"))" + (live.heldBack > 0 ? " (\(live.heldBack) not shown: edits pending)" : ""), 7)) }
+        if let live { parts.append(("live · \(live.commits.counting("commit"))" + (live.conflictsWaiting > 0 ? " · \(live.conflictsWaiting.counting("conflict")) to decide (Ctrl-S)" : ""), 7)) }
         var pendingHint: String?
         if let changes = pendingChanges {
             let c = changes.changes.counts

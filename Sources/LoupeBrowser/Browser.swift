@@ -373,6 +373,7 @@ public final class Browser {
         case .undoEdit: if !isBusy { undoOrRedo(true) }
         case .redoEdit: if !isBusy { undoOrRedo(false) }
         case .commitChanges: if !isBusy { showCommitPreview() }
+        case .changesView: if isBusy { message = "wait for the running statement" } else { run(".changes-since") }
         case .searchForward:
             searchPane = focus == .types ? .types : .records
             inputMode = .search
@@ -480,6 +481,10 @@ public final class Browser {
                 } catch { message = "\(error)" }
                 return
             }
+            if let sheet = current, let comparison = sheet.comparison {
+                showSideBySide(comparison, row: sheet.selection)
+                return
+            }
             if pages != nil, case .projection? = current?.content, let sheet = current, sheet.selection < sheet.rowKeys.count {
                 openPagedRowObject(sheet.rowKeys[sheet.selection], of: sheet)
                 return
@@ -525,6 +530,7 @@ public final class Browser {
             }
             updateCurrent {
                 $0.content = .projection(columns: cols, rows: order.map { rows[$0] }, refs: refs.isEmpty ? [] : order.map { refs[$0] })
+                if let objects = $0.comparison?.objects { $0.comparison?.objects = order.map { objects[$0] } }
                 $0.selection = 0
             }
         case .frequency(let column, let rows, let source):
@@ -683,6 +689,9 @@ public final class Browser {
         case .commit(let changes):
             replOutput.append("loupe> " + line)
             commit(changes, line: line)
+        case .changesSince(let request):
+            replOutput.append("loupe> " + line)
+            listChanges(request, line: line)
         case .load(let path):
             replOutput.append("loupe> " + line)
             guard let host else {
@@ -700,6 +709,8 @@ public final class Browser {
 
     /// Writes the pending changes through the host, off the UI thread.
     func commit(_ changes: PendingChanges, line: String) {
+        // Another process's commit changed what the edits change: the user decides first.
+        if live?.incoming != nil { quitAfterCommit = false; showConflicts(); return }
         guard let host else {
             show(ReplSession.Reply(output: "", error: "error: committing is not available here"), for: nil)
             return
@@ -804,6 +815,7 @@ public final class Browser {
             show(reply, for: nil)
             if case .success = result {
                 if reloading {
+                    live?.incoming = nil   // `.reload` stages the edits over the file as it is
                     adopt(session.engine.graph, remap: true)
                 } else {
                     fileLabel = URL(fileURLWithPath: path).lastPathComponent
@@ -813,6 +825,8 @@ public final class Browser {
             }
         case .refreshed(let path, let result):
             finishLiveReload(result, session: session, path: path)
+        case .changesListed(let request, let result):
+            finishListingChanges(request, result, session: session)
         case .previewed(let summary, let result):
             if task.cancellation.isCancelled { message = "preview cancelled"; break }
             switch result {
@@ -865,7 +879,7 @@ public final class Browser {
 
     /// Shows a reply in the REPL pane; `line` is echoed first unless the reply is a caret error
     /// (which repeats the statement itself).
-    private func show(_ reply: ReplSession.Reply, for line: String?) {
+    func show(_ reply: ReplSession.Reply, for line: String?) {
         if let line, reply.error == nil || !(reply.error!.hasPrefix("error:")) { replOutput.append("loupe> " + line) }
         if let error = reply.error {
             replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
@@ -988,6 +1002,8 @@ final class RunningTask: Sendable {
         case pagedReopened(Result<(PagedChanges, [EditStep]), any Error>)
         /// Paged mode: a dot-command's text read from the store (`.types`, `.schema`).
         case described(Result<String, any Error>)
+        /// `.changes-since`: the store read again and compared with the mark.
+        case changesListed(ReplSession.ChangesSinceRequest, Result<(now: ObjectGraph, changes: ReplSession.ChangesSince), any Error>)
     }
 
     let line: String

@@ -20,6 +20,7 @@ public enum Command: String, CaseIterable, Sendable {
     case toggleGraph = "toggle-graph", graphMoreHops = "graph-more-hops", graphFewerHops = "graph-fewer-hops"
     case editValue = "edit-value", addObject = "add-object", deleteObject = "delete-object"
     case undoEdit = "undo-edit", redoEdit = "redo-edit", commitChanges = "commit-changes"
+    case changesView = "changes-view"
     case viewValue = "view-value", toggleColumnWidth = "toggle-column-width", zoomPane = "zoom-pane"
     case buildIndex = "build-index"
     case showHelp = "show-help", redraw = "redraw"
@@ -56,6 +57,7 @@ public enum Command: String, CaseIterable, Sendable {
         case .undoEdit: return "undo the last staged change"
         case .redoEdit: return "redo the change undone last"
         case .commitChanges: return "show the pending changes and their writes; Enter commits"
+        case .changesView: return "what changed in the store since it was opened (or .changes-since mark), by type and object; Enter opens one"
         case .viewValue: return "the whole value of the cell or attribute: wrapped, nested values indented, data as hex"
         case .toggleColumnWidth: return "current column: full width or the default"
         case .zoomPane: return "the focused pane fills the screen, or back (REPL: its whole scrollback)"
@@ -101,6 +103,7 @@ public enum KeyMap {
         (.character("v"), "v", .toggleGraph), (.character("+"), "+", .graphMoreHops), (.character("-"), "-", .graphFewerHops),
         (.character("e"), "e", .editValue), (.character("a"), "a", .addObject), (.character("d"), "d", .deleteObject),
         (.character("U"), "U", .undoEdit), (.character("R"), "R", .redoEdit), (.control("s"), "Ctrl-S", .commitChanges),
+        (.character("C"), "C", .changesView),
         (.character("V"), "V", .viewValue), (.character("_"), "_", .toggleColumnWidth), (.character("z"), "z", .zoomPane),
         (.character("I"), "I", .buildIndex),
         (.character("?"), "?", .showHelp),

@@ -7,8 +7,9 @@ public struct Sheet {
     public enum Content {
         /// Objects (of one type, or of several: a polymorphic relation).
         case objects(type: TypeTable?, refs: [ObjectRef])
-        /// A `select` projection.
-        case projection(columns: [String], rows: [[Value]], refs: [ObjectRef])
+        /// A `select` projection, or a list the browser makes (the changes view): the object of
+        /// each row, when it has one that the graph holds (nil for an object a commit deleted).
+        case projection(columns: [String], rows: [[Value]], refs: [ObjectRef?])
         /// A frequency table of `column` over `source` objects.
         case frequency(column: String, rows: [(key: Value, count: Int)], source: [ObjectRef])
         /// Objects read a window at a time (paged mode): their refs are the window graph's.
@@ -33,6 +34,8 @@ public struct Sheet {
     public var isObjectOfRow = false
     /// For a paged list `s`/`S` sorted, how (the next sort keeps its order for ties).
     public var pagedSort: PagedSort?
+    /// For a changes or diff view: the two states compared, to show a row's object side by side.
+    public var comparison: Comparison?
     /// Opened from the relation graph: going back returns to the graph, at this node.
     public var openedFromGraphNode: Int?
     public var selection = 0
@@ -198,7 +201,7 @@ public struct Sheet {
     public var objects: [ObjectRef] {
         switch content {
         case .objects(_, let refs): return refs
-        case .projection(_, _, let refs): return refs
+        case .projection(_, _, let refs): return refs.compactMap { $0 }
         case .frequency(_, _, let source): return source
         case .paged(let rows): return rows.window.refs.compactMap { $0 }
         case .pagedFrequency: return []
@@ -211,6 +214,10 @@ public struct Sheet {
     mutating func adopt(_ graph: ObjectGraph, from old: ObjectGraph, remap: Bool) {
         func map(_ refs: [ObjectRef]) -> [ObjectRef] {
             remap ? refs.compactMap { graph.ref(old.identity(of: $0)) } : refs
+        }
+        /// A projection's rows keep their places: an object gone leaves its row without one.
+        func mapInPlace(_ refs: [ObjectRef?]) -> [ObjectRef?] {
+            remap ? refs.map { $0.flatMap { graph.ref(old.identity(of: $0)) } } : refs
         }
         func renew(_ type: TypeTable?) -> TypeTable? {
             type.flatMap { t in graph.types.indices.contains(t.index) && graph.types[t.index].name == t.name ? graph.types[t.index] : graph.type(named: t.name.rawValue) }
@@ -225,7 +232,7 @@ public struct Sheet {
                 content = .objects(type: renew(type), refs: map(refs))
             }
         case .projection(let columns, let rows, let refs):
-            if remap { content = .projection(columns: columns, rows: rows, refs: map(refs)) }
+            if remap { content = .projection(columns: columns, rows: rows, refs: mapInPlace(refs)) }
         case .frequency(let column, let rows, let source): content = .frequency(column: column, rows: rows, source: map(source))
         case .paged, .pagedFrequency: break   // read from the store, never staged
         }

@@ -28,6 +28,10 @@ public final class StoreHost: SessionHost {
         return store.graph
     }
 
+    public func read(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        try LoadedStore.open(path, progress: progress).graph
+    }
+
     private func current() throws -> Loaded {
         guard let store = loaded.withLock({ $0 }) else { throw StoreError(.fileNotFound, reason: "no store is open") }
         return store

@@ -124,6 +124,22 @@ public struct PendingChanges: Sendable {
         graph = base.applying(changes)
     }
 
+    /// The same steps without the edits `keep` refuses (by the index of the step among
+    /// ``steps`` and of the edit in it): a step left with no edits is dropped, and the steps
+    /// undone stay undone. What a user taking another process's value over their own keeps.
+    public func keeping(_ keep: (_ step: Int, _ edit: Int) -> Bool) -> PendingChanges {
+        var kept = PendingChanges(base: base)
+        var active = 0
+        for (i, step) in steps.enumerated() {
+            let edits = step.edits.indices.filter { keep(i, $0) }.map { step.edits[$0] }
+            guard !edits.isEmpty, (try? kept.stage(EditStep(label: step.label, edits: edits))) != nil else { continue }
+            if i < cursor { active = kept.cursor }
+        }
+        while kept.cursor > active { kept.cursor -= 1 }
+        if kept.cursor != kept.steps.count { kept.refold() }
+        return kept
+    }
+
     /// The same active steps staged over another base (the file reloaded after another process
     /// wrote; in paged mode, a base holding more objects): the steps whose objects still exist
     /// are kept; the others are returned, unstaged. Undone steps that still apply stay undone

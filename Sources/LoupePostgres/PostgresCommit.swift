@@ -315,6 +315,10 @@ public final class PostgresHost: SessionHost {
         return graph
     }
 
+    public func read(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        try PostgresDatabase.load(url: path).graph
+    }
+
     public func preview(_ pending: PendingChanges, maxLines: Int) throws -> String {
         let current = url.withLock { $0 }
         if pending.base.formatName == PostgresPersist.formatName { return try PostgresPersistCommit.preview(pending, url: current, maxLines: maxLines) }

@@ -584,3 +584,10 @@ public protocol PagedSessionHost: SessionHost {
     /// Opens the store again as the file is now (`.reload`, after another process wrote).
     func reopen() throws
 }
+
+extension PagedSessionHost {
+    /// A store over the memory budget is never held whole, so never compared whole.
+    public func read(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        throw PagedEditError("the store is over the memory budget: comparing it whole needs a larger --memory-budget (or `loupe diff`, which reads both stores a page at a time)")
+    }
+}

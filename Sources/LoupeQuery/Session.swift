@@ -9,6 +9,9 @@ public typealias ProgressReport = @Sendable (_ done: Int, _ total: Int) -> Void
 public protocol SessionHost: AnyObject, Sendable {
     /// Opens and loads the store at `path` (for `.open`, and `.reload` of the current path).
     func load(path: String, progress: ProgressReport?) throws -> ObjectGraph
+    /// Reads the store at `path` as it is now, to compare with (`.changes-since`): what a commit
+    /// writes to and checks against stays the store last loaded.
+    func read(path: String, progress: ProgressReport?) throws -> ObjectGraph
     /// The writes committing `pending` would make, as text: SQL with its values, or Persist's
     /// documents before and after (read from the file, nothing written), in about `maxLines`
     /// lines at most (then a line says how much more).
@@ -57,10 +60,14 @@ public final class ReplSession {
     /// The kind of store the session's graph was loaded from (what `.explain` names).
     public var storeKind: StoreKind = .document
 
+    /// What `.changes-since` compares the store with: the store as opened, or as last marked.
+    public internal(set) var changesMark: ChangesMark
+
     public init(graph: ObjectGraph, mode: OutputMode = .table) {
         self.engine = QueryEngine(graph: graph)
         self.pending = PendingChanges(base: graph)
         self.mode = mode
+        self.changesMark = ChangesMark(graph: graph, label: "opened")
     }
 
     /// Replaces the pending changes (a browser action staged, undid or redid an edit).
@@ -95,6 +102,9 @@ public final class ReplSession {
         case load(path: String)
         /// The pending changes to write (on any thread, through the host), then to ``finishCommit(_:)``.
         case commit(PendingChanges)
+        /// `.changes-since`: the store to read again (on any thread, through the host) and compare
+        /// with the mark (``ChangesSinceRequest/run(now:)``), then to ``finishChangesSince(_:_:)``.
+        case changesSince(ChangesSinceRequest)
     }
 
     /// One statement ready to run on the graph of the moment, on any thread.
@@ -248,6 +258,7 @@ public final class ReplSession {
                 pending = PendingChanges(base: graph)
             }
             engine = QueryEngine(graph: pending.graph)
+            if !reloading { changesMark = ChangesMark(graph: graph, label: "opened") }
             storePath = path
             currentType = reloading ? currentType.flatMap { pending.graph.type(named: $0.name.rawValue) } : nil
             return Reply(output: (reloading ? "reloaded" : "opened \(ReplSession.withoutPassword(path))") + ": \(graph.types.count.counting("type")), \(graph.objectCount.counting("object"))\(note)\n")
@@ -333,11 +344,16 @@ public final class ReplSession {
         case .commit(let changes):
             guard let host else { return Reply(output: "", error: "error: committing is not available here") }
             return finishCommit(Result { try host.commit(changes, progress: nil) })
+        case .changesSince(let request):
+            return finishChangesSince(request, Result {
+                let now = try request.readNow(host: host, storePath: storePath, base: pending.base, progress: nil)
+                return (now, try request.run(now: now))
+            })
         }
     }
 
     /// Sends a result to `.once`/`.output` files, or returns it for standard output.
-    private func deliver(_ text: String) throws -> Reply {
+    func deliver(_ text: String) throws -> Reply {
         if let path = oncePath {
             oncePath = nil
             try write(text, to: path, append: false)
@@ -412,11 +428,13 @@ public final class ReplSession {
         DotCommand(name: "timer", arguments: "on|off", summary: "print each statement's time"),
         DotCommand(name: "explain", arguments: "STATEMENT", summary: "run STATEMENT and show its plan: the engines asked, the SQL sent, why one declined"),
         DotCommand(name: "changes", arguments: "", summary: "the staged changes and the writes they will make"),
+        DotCommand(name: "changes-since", arguments: "[mark]", summary: "what changed in the store since it was opened (or marked): per type, per object; mark sets the mark"),
         DotCommand(name: "commit", arguments: "", summary: "write the staged changes in one transaction"),
         DotCommand(name: "rollback", arguments: "", summary: "drop the staged changes"),
         DotCommand(name: "undo", arguments: "", summary: "unstage the last change"),
         DotCommand(name: "redo", arguments: "", summary: "restage the last undone change"),
         DotCommand(name: "open", arguments: "FILE", summary: "open another store"),
+        DotCommand(name: "diff", arguments: "FILE", summary: "compare this store (as loaded) with FILE, a copy or another version, object by object"),
         DotCommand(name: "reload", arguments: "", summary: "reload this store from disk"),
         DotCommand(name: "quit", arguments: "", summary: "leave (asks if changes are pending)"),
     ]
@@ -466,6 +484,14 @@ public final class ReplSession {
                 if pending.isEmpty { return .reply(Reply(output: Self.nothingToCommit + "\n")) }
                 guard host != nil else { return .reply(Reply(output: "", error: "error: committing is not available here")) }
                 return .commit(pending)
+            }
+            if c.name == "changes-since" {
+                guard args.count <= 1, args.first.map({ $0.lowercased() == "mark" }) ?? true else { return .reply(usage(c, bad: args.last)) }
+                return .changesSince(ChangesSinceRequest(mark: changesMark, setsMark: !args.isEmpty))
+            }
+            if c.name == "diff" {
+                guard args.count == 1 else { return .reply(args.isEmpty ? usage(c) : usage(c, bad: args[1])) }
+                return .changesSince(ChangesSinceRequest(mark: ChangesMark(graph: pending.base, label: "loaded"), setsMark: false, other: args[0]))
             }
             if c.name == "reload" {
                 guard args.isEmpty else { return .reply(usage(c, bad: args[0])) }

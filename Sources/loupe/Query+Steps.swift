@@ -160,7 +160,7 @@ extension Query {
                 let reply = session.finish(evaluation, .success(staged), seconds: 0)
                 try showAndCommit(session, staged: reply.output)
             }
-        case .load, .commit:
+        case .load, .commit, .changesSince:
             throw ValidationError("dot-commands run in `loupe repl`")
         }
     }

@@ -49,15 +49,115 @@ final class LiveBrowserTests: XCTestCase {
         withExtendedLifetime(host) {}
     }
 
-    func testPendingEditsHoldTheViewsBack() throws {
+    /// The title of album `id` in the file, read with SQLite (not Loupe).
+    private func title(_ path: String, _ id: Int) throws -> String? {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { try String.fetchOne($0, sql: "SELECT Title FROM Album WHERE AlbumId = ?", arguments: [id]) }
+    }
+
+    func testPendingEditsACommitDoesNotTouchAreStagedAgainOverIt() throws {
         let (b, path, host) = try chinook()
         b.run("update Album where AlbumId == 3 set Title = \"Mine\"")
         try commit(path, "UPDATE Album SET Title = 'Theirs' WHERE AlbumId = 4")
         b.storeChangedOnDisk()
+        let said = b.play([], width: 140, height: 24)
+        XCTAssertTrue(said.text.contains("commit 1 from another process: +0 ~1 −0; the pending changes are staged again"), said.text)
         let screen = b.play(try PlayScript.parse("<Tab>"), width: 140, height: 24)
-        XCTAssertTrue(screen.text.contains("(1 not shown: edits pending)"), screen.text)
-        XCTAssertTrue(screen.text.contains("Mine"), "the pending edit is kept: \(screen.text)")
-        XCTAssertFalse(screen.text.contains("Theirs"), "nothing was read again under the pending edits")
+        XCTAssertTrue(screen.text.contains("Mine") && screen.text.contains("Theirs"), "both: \(screen.text)")
+        XCTAssertEqual(b.session?.pending.active.count, 1)
+        // The commit writes the edit over the file as the other process left it.
+        b.run(".commit")
+        XCTAssertEqual(try title(path, 3), "Mine")
+        XCTAssertEqual(try title(path, 4), "Theirs")
+        withExtendedLifetime(host) {}
+    }
+
+    /// Both changed Album #3's title: the browser offers the conflict with the three values,
+    /// refuses to commit until it is decided, and Esc leaves the views and the file as they were.
+    private func conflicted() throws -> (Browser, String, StoreHost) {
+        let (b, path, host) = try chinook()
+        b.run("update Album where AlbumId == 3 set Title = \"Mine\"")
+        b.run("update Album where AlbumId == 6 set Title = \"Also mine\"")
+        try commit(path, "UPDATE Album SET Title = 'Theirs' WHERE AlbumId = 3; UPDATE Album SET Title = 'Other' WHERE AlbumId = 5")
+        b.storeChangedOnDisk()
+        return (b, path, host)
+    }
+
+    func testAConflictIsOfferedAndNothingMovesUntilItIsDecided() throws {
+        let (b, path, host) = try conflicted()
+        let offered = b.play([], width: 150, height: 30)
+        XCTAssertTrue(offered.text.contains("Conflicts — 0 of 1 decided"), offered.text)
+        XCTAssertTrue(offered.text.contains("▶ [  ?   ] Album #3 · Title: was \"Restless and Wild\" · yours \"Mine\" · theirs \"Theirs\""), offered.text)
+        let later = b.play(try PlayScript.parse("<Esc>"), width: 150, height: 30)
+        XCTAssertTrue(later.text.contains("1 conflict to decide (Ctrl-S)"), later.text)
+        XCTAssertFalse(later.text.contains("Other"), "the views wait for the choice: \(later.text)")
+        for attempt in ["<C-s>", ":.commit"] {
+            let again = b.play(try PlayScript.parse("<Esc>\n" + attempt), width: 150, height: 30)
+            XCTAssertTrue(again.text.contains("Conflicts — 0 of 1 decided"), "\(attempt): \(again.text)")
+            XCTAssertEqual(try title(path, 3), "Theirs", "\(attempt) wrote nothing")
+        }
+        // Enter applies only once every conflict is decided.
+        let undecided = b.play(try PlayScript.parse("<Enter>"), width: 150, height: 30)
+        XCTAssertTrue(undecided.text.contains("1 conflict still to decide"), undecided.text)
+        withExtendedLifetime(host) {}
+    }
+
+    func testTakingTheirsDropsOnlyThatEditAndKeepingMineCommitsIt() throws {
+        for (choice, expected) in [("t", "Theirs"), ("m", "Mine")] {
+            let (b, path, host) = try conflicted()
+            let applied = b.play(try PlayScript.parse("\(choice) <Enter>"), width: 150, height: 30)
+            XCTAssertFalse(applied.text.contains("Conflicts —"), applied.text)
+            XCTAssertTrue(applied.text.contains("Other"), "the views show the other process's commit: \(applied.text)")
+            XCTAssertEqual(b.session?.pending.active.count, choice == "t" ? 1 : 2, "the other edit stays staged")
+            b.run(".commit")
+            XCTAssertEqual(try title(path, 3), expected, choice)
+            XCTAssertEqual(try title(path, 5), "Other", "their other change survives")
+            XCTAssertEqual(try title(path, 6), "Also mine", "the edit without a conflict is written")
+            withExtendedLifetime(host) {}
+        }
+    }
+
+    /// The changes view: `C` lists what changed since the store was opened — another process's
+    /// commit and the browser's own — one row per object; Enter opens an object still there.
+    func testTheChangesViewListsWhatChangedSinceOpening() throws {
+        let (b, path, host) = try chinook()
+        try commit(path, "UPDATE Album SET Title = 'Live title' WHERE AlbumId = 2; INSERT INTO Album VALUES (348, 'Brand new', 1); DELETE FROM Album WHERE AlbumId = 1")
+        let listed = b.play(try PlayScript.parse("C"), width: 150, height: 30)
+        XCTAssertTrue(listed.text.contains("changes since the store was opened at"), listed.text)
+        XCTAssertTrue(listed.text.contains("3 objects in 1 of 11 types"), listed.text)
+        XCTAssertEqual(listed.lines.filter { ["│−  Album", "│~  Album", "│+  Album"].contains(where: $0.contains) }.count, 3, listed.text)
+        XCTAssertTrue(listed.lines.contains { $0.contains("│~") && $0.contains("Title: \"Balls to the Wall\" → \"Live title\"") }, listed.text)
+        XCTAssertTrue(listed.lines.contains { $0.contains("│+") && $0.contains("Brand new") }, listed.text)
+        XCTAssertTrue(listed.lines.contains { $0.contains("│−") && $0.contains("For Those About To Rock") }, listed.text)
+        // Enter: the object's two versions side by side (the deleted one has only the first).
+        let deleted = b.play(try PlayScript.parse("<Enter>"), width: 150, height: 30)
+        XCTAssertTrue(deleted.text.contains("Album #1 — side by side") && deleted.text.contains("deleted: now has no such object"), deleted.text)
+        let changed = b.play(try PlayScript.parse("<Esc> j <Enter>"), width: 150, height: 30)
+        XCTAssertTrue(changed.lines.contains { $0.contains("≠ Title") && $0.contains("\"Balls to the Wall\"") && $0.contains("│ \"Live title\"") }, changed.text)
+        XCTAssertTrue(changed.lines.contains { $0.contains("  ArtistId") && $0.contains("2  ") && $0.contains("│ 2") }, "the same value, unmarked: \(changed.text)")
+        // `o` opens it in the browser: as the browser holds it (not live here, so as opened).
+        let opened = b.play(try PlayScript.parse("o"), width: 150, height: 30)
+        XCTAssertFalse(opened.text.contains("side by side"), opened.text)
+        XCTAssertTrue(opened.text.contains("Balls to the Wall") && opened.text.contains("Album #2"), opened.text)
+        // A mark: nothing changed since.
+        b.run(".changes-since mark")
+        let marked = b.play(try PlayScript.parse("<Esc>\nC"), width: 150, height: 30)
+        XCTAssertTrue(marked.text.contains("no changes since the store was marked at"), marked.text)
+        withExtendedLifetime(host) {}
+    }
+
+    /// `.diff FILE`: this store against another copy, as a view of the differences.
+    func testDiffAgainstAnotherCopyIsAViewOfItsDifferences() throws {
+        let (b, _, host) = try chinook()
+        let other = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try commit(other, "UPDATE Genre SET Name = 'Polka' WHERE GenreId = 3")
+        b.run(".diff \(other)")
+        let screen = b.play([], width: 150, height: 30)
+        XCTAssertTrue(screen.text.contains("differences from this store to"), screen.text)
+        XCTAssertTrue(screen.lines.contains { $0.contains("│~") && $0.contains("Name: \"Metal\" → \"Polka\"") }, screen.text)
+        let sides = b.play(try PlayScript.parse("<Enter>"), width: 150, height: 30)
+        XCTAssertTrue(sides.text.contains("this store") && sides.text.contains(URL(fileURLWithPath: other).lastPathComponent), sides.text)
         withExtendedLifetime(host) {}
     }
 }

@@ -8,8 +8,19 @@ extension ObjectChange {
     /// `− Book #12  …`.
     public var line: String {
         let e = DisplayText.escaped
-        let head = "\(kind == .added ? "+" : kind == .removed ? "−" : "~") \(e(type)) #\(e(key.description))"
-            + (otherKey.map { " (#\(e($0.description)) in B)" } ?? "")
+        let head = "\(sign) \(e(type)) #\(e(key.description))" + (otherKey.map { " (#\(e($0.description)) in B)" } ?? "")
+        let parts = detail(e)
+        return parts.isEmpty ? head : head + "  " + parts
+    }
+
+    /// `+`, `−` or `~`.
+    public var sign: String { kind == .added ? "+" : kind == .removed ? "−" : "~" }
+
+    /// What the line says after the object: the attributes and relations of an added or removed
+    /// object, or each change (`title: "Old" → "New"`), each name and value through `escape`
+    /// (the terminal's escaping for a line; none for a cell, which the display escapes).
+    public func detail(_ escape: (String) -> String) -> String {
+        let e = escape
         var parts: [String]
         if let object {
             parts = object.attributes.filter { $0.value != .null }.map { "\(e($0.name)): \(e(ValueFormatter.json($0.value)))" }
@@ -24,7 +35,7 @@ extension ObjectChange {
                 return "\(e(r.name)): " + (r.reordered ? "same targets, another order" : moves.joined(separator: " "))
             }
         }
-        return parts.isEmpty ? head : head + "  " + parts.joined(separator: "; ")
+        return parts.joined(separator: "; ")
     }
 
     /// One JSON object: `{"type": …, "key": …, "change": "changed", "attributes": {"title":
