@@ -2,7 +2,8 @@
 # The whole test suite, as the README and CI run it: `swift test` with the tests spread over every
 # core (each test in a process of its own; tmux, crash and PostgreSQL tests keep servers, sockets
 # and folders of their own), then one count line computed from the results, `N passed, N failed`
-# (XCTest prints none of its own when tests run in parallel). Extra arguments go to `swift test`
+# (XCTest prints none of its own when tests run in parallel), after the eight slowest tests (the
+# CI budget is 12 minutes: keep an eye on them). Extra arguments go to `swift test`
 # (`scripts/test.sh --filter EditingTests`). Exits as `swift test` does.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,8 @@ for case in cases:
     if case.find("failure") is not None or case.find("error") is not None: failed += 1
     elif case.find("skipped") is not None: skipped += 1
     else: passed += 1
+slowest = sorted(root.iter("testcase"), key=lambda c: -float(c.get("time") or 0))[:8]
+print("slowest: " + ", ".join(f"{c.get('classname').split('.')[-1]}.{c.get('name')} {float(c.get('time') or 0):.0f} s" for c in slowest))
 for case in root.iter("testcase"):
     if case.find("failure") is not None or case.find("error") is not None:
         print("failed:", case.get("classname"), case.get("name"))

@@ -161,12 +161,20 @@ public enum ValueSemantics {
 
     /// A total order for sorting: null first, then booleans, numbers, strings, dates, data, the rest.
     public static func sortOrder(_ a: Value, _ b: Value) -> ComparisonResult {
+        sortOrder(a, b) { (ValueFormatter.json(a), ValueFormatter.json(b)) }
+    }
+
+    /// The same, the two values' JSON text (what orders values no other rule orders: data,
+    /// arrays, objects, NaN) asked of `texts` only when needed: a sort makes each value's once.
+    static func sortOrder(_ a: Value, _ b: Value, texts: () -> (String, String)) -> ComparisonResult {
         let ra = rank(a), rb = rank(b)
         if ra != rb { return ra < rb ? .orderedAscending : .orderedDescending }
         if let o = order(a, b, []) { return o }
         switch (a, b) {
         case let (.reference(x), .reference(y)): return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        default: return compareScalars(ValueFormatter.json(a), ValueFormatter.json(b))
+        default:
+            let (ta, tb) = texts()
+            return compareScalars(ta, tb)
         }
     }
 

@@ -193,6 +193,7 @@ enum SortKeys {
     static func denseRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int) {
         if let strings = stringRanks(column, ascending: ascending) { return strings }
         if let integers = integerRanks(column, ascending: ascending) { return integers }
+        if let numbers = numberRanks(column, ascending: ascending) { return numbers }
         var codes = [Int32](repeating: 0, count: column.count)
         var index: [ExactValue: Int32] = [:]
         var uniques: [Value] = []
@@ -203,11 +204,20 @@ enum SortKeys {
             uniques.append(v)
             codes[i] = c
         }
-        let sorted = uniques.indices.sorted { ValueSemantics.sortOrder(uniques[$0], uniques[$1]) == .orderedAscending }
+        // Arrays, objects and data order by their JSON text: made once per value, not per comparison.
+        var texts = [String?](repeating: nil, count: uniques.count)
+        func text(_ i: Int) -> String {
+            if let known = texts[i] { return known }
+            let made = ValueFormatter.json(uniques[i])
+            texts[i] = made
+            return made
+        }
+        func order(_ a: Int, _ b: Int) -> ComparisonResult { ValueSemantics.sortOrder(uniques[a], uniques[b]) { (text(a), text(b)) } }
+        let sorted = uniques.indices.sorted { order($0, $1) == .orderedAscending }
         var rankOfCode = [Int32](repeating: 0, count: uniques.count)
         var rank: Int32 = 0
         for (n, code) in sorted.enumerated() {
-            if n > 0, ValueSemantics.sortOrder(uniques[sorted[n - 1]], uniques[code]) != .orderedSame { rank += 1 }
+            if n > 0, order(sorted[n - 1], code) != .orderedSame { rank += 1 }
             rankOfCode[code] = rank
         }
         let distinct = uniques.isEmpty ? 0 : Int(rank) + 1
@@ -291,6 +301,36 @@ extension SortKeys {
         var rank: Int32 = -1
         for (n, i) in order.enumerated() {
             if n == 0 || isNull(order[n - 1]) != isNull(i) || (!isNull(i) && numbers[order[n - 1]] != numbers[i]) { rank += 1 }
+            ranks[i] = rank
+        }
+        let distinct = Int(rank) + 1
+        if !ascending { for i in ranks.indices { ranks[i] = Int32(distinct - 1) - ranks[i] } }
+        return (ranks, distinct)
+    }
+}
+
+extension SortKeys {
+    /// Ranks of a column of numbers, dates and nulls (prices, timestamps), each as one double:
+    /// nulls first, numbers, then dates, as ``ValueSemantics/sortOrder(_:_:)`` orders them. Nil
+    /// for any other value, NaN, or an integer a double does not hold exactly (integers compare
+    /// exactly among themselves, numerically with doubles).
+    static func numberRanks(_ column: [Value], ascending: Bool) -> (ranks: [Int32], distinct: Int)? {
+        var classes = [UInt8](repeating: 0, count: column.count)
+        var numbers = [Double](repeating: 0, count: column.count)
+        for (i, v) in column.enumerated() {
+            switch v {
+            case .null: continue
+            case .int(let n) where Int64(exactly: Double(n)) == n: (classes[i], numbers[i]) = (1, Double(n))
+            case .double(let d) where !d.isNaN: (classes[i], numbers[i]) = (1, d)
+            case .date(let d): (classes[i], numbers[i]) = (2, d.timeIntervalSinceReferenceDate)
+            default: return nil
+            }
+        }
+        let order = column.indices.sorted { a, b in classes[a] != classes[b] ? classes[a] < classes[b] : numbers[a] < numbers[b] }
+        var ranks = [Int32](repeating: 0, count: column.count)
+        var rank: Int32 = -1
+        for (n, i) in order.enumerated() {
+            if n == 0 || classes[order[n - 1]] != classes[i] || numbers[order[n - 1]] != numbers[i] { rank += 1 }
             ranks[i] = rank
         }
         let distinct = Int(rank) + 1

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LoupeModel
+import Synchronization
 
 /// What answering statements in SQL over a relational file needs to know of it, read without
 /// loading a row: the types, attributes and relations exactly as a load names them (so names
@@ -123,10 +124,16 @@ extension RelationalFormat {
     /// The layout of a relational file, with the relations a load would infer from its rows:
     /// `inferred` when given (what paged mode found at open), else as kept in Loupe's cache for
     /// `file` as it is, else found over the file now (and kept); and those relations.
+    /// A file read again unchanged (the paged reader, then each statement's SQL plan) is laid
+    /// out once per process: kept by its path and stamp (``LayoutMemo``).
     public static func layout(_ db: Database, file: StoreFile?, inferred: [InferredKey]? = nil) throws -> (layout: RelationalLayout, inferred: [InferredKey]) {
+        let stamp = file?.stamp()
+        if let file, let stamp, let kept = LayoutMemo.find(path: file.path, stamp: stamp, inferred: inferred) { return kept }
         var sources: [String: Source] = [:]
         for entry in try sourceNames(db) { sources[entry.name] = try describe(db, name: entry.name, isView: entry.isView) }
-        return try layout(db, sources: sources, file: file, inferred: inferred)
+        let laidOut = try layout(db, sources: sources, file: file, inferred: inferred)
+        if let file, let stamp { LayoutMemo.keep(laidOut, path: file.path, stamp: stamp, inferred: inferred) }
+        return laidOut
     }
 
     /// The same over `sources`.
@@ -354,6 +361,29 @@ private extension Value {
         case .string(let s): return s.databaseValue
         case .data(let d): return d.databaseValue
         default: return .null
+        }
+    }
+}
+
+/// The layouts this process read, by file path, stamp and the inferred relations asked for (nil:
+/// as a load infers them): a stamp changes at every commit, so a layout kept is the file's as
+/// it is. A few files at a time (a test process opens hundreds).
+enum LayoutMemo {
+    private struct Entry: Sendable {
+        let path: String, stamp: FileStamp, inferred: [InferredKey]?
+        let laidOut: (layout: RelationalLayout, inferred: [InferredKey])
+    }
+    private static let entries = Mutex<[Entry]>([])
+
+    static func find(path: String, stamp: FileStamp, inferred: [InferredKey]?) -> (layout: RelationalLayout, inferred: [InferredKey])? {
+        entries.withLock { $0.last { $0.path == path && $0.stamp == stamp && $0.inferred == inferred }?.laidOut }
+    }
+
+    static func keep(_ laidOut: (layout: RelationalLayout, inferred: [InferredKey]), path: String, stamp: FileStamp, inferred: [InferredKey]?) {
+        entries.withLock { entries in
+            entries.removeAll { $0.path == path && ($0.stamp != stamp || $0.inferred == inferred) }
+            if entries.count >= 8 { entries.removeFirst() }
+            entries.append(Entry(path: path, stamp: stamp, inferred: inferred, laidOut: laidOut))
         }
     }
 }

@@ -125,11 +125,16 @@ public final class RelationalPages: PageSource, Sendable {
                 throw StoreError(.missingTable, path: file.path, reason: "paged mode reads Persist stores and plain SQLite files")
             }
             var described: [String: RelationalFormat.Source] = [:]
-            for entry in try RelationalFormat.sourceNames(db) {
+            let names = try RelationalFormat.sourceNames(db)
+            for entry in names {
                 described[entry.name] = try? RelationalFormat.describe(db, name: entry.name, isView: entry.isView)
             }
             // Relations a load would infer: as kept for the file as it is, else found now.
             let (layout, inferred) = try RelationalFormat.layout(db, sources: described, file: file, inferred: nil)
+            if described.count == names.count {
+                // Every source read as a statement's SQL plan reads them: the plans lay it out no more.
+                for asked in [nil, inferred] { LayoutMemo.keep((layout, inferred), path: file.path, stamp: stamp, inferred: asked) }
+            }
             var sources: [RelationalFormat.Source] = []
             var indexed: [Set<String>] = []
             for type in layout.graph.types {

@@ -37,10 +37,9 @@ final class EditFaultFuzzTests: XCTestCase {
         return try queue.read { db in
             var m: Model = [:]
             for row in try GRDB.Row.fetchAll(db, sql: "SELECT id, hex(s), n FROM t") {
-                let bytes = stride(from: 0, to: (row[1] as String).count, by: 2).map { i -> UInt8 in
-                    let hex = Array(row[1] as String)
-                    return UInt8(String(hex[i...i + 1]), radix: 16)!
-                }
+                // The stored bytes exactly (a NUL included), from SQLite's hex of them.
+                let hex = Array((row[1] as String).utf8)
+                let bytes = stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16)! }
                 m[row[0]] = Row(s: String(decoding: bytes, as: UTF8.self), n: row[2])
             }
             return m
