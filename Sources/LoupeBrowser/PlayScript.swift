@@ -1,3 +1,4 @@
+import Foundation
 import TerminalKit
 
 /// A replayable list of keys and commands (VisiData's command log idea), for tests and screenshots.
@@ -12,11 +13,14 @@ import TerminalKit
 ///   first: the next statement at a REPL that already has the keyboard;
 /// - `/text` — searches for `text`;
 /// - `resize 100x30`, `click X Y`, `wheel up|down X Y`;
+/// - `wait 1.5` — waits that many seconds (at most 60) as a quiet terminal would: a live store
+///   shows what another process commits meanwhile;
 /// - blank lines and lines starting with `#` are ignored.
 public enum PlayScript {
     public enum Step: Equatable {
         case event(Event)
         case resize(width: Int, height: Int)
+        case wait(seconds: Double)
     }
 
     public struct ParseError: Error, CustomStringConvertible {
@@ -60,6 +64,12 @@ public enum PlayScript {
                 guard words.count == 3, let x = Int(words[1]), let y = Int(words[2]) else { throw ParseError(line: n + 1, reason: "use click X Y") }
                 steps.append(.event(.mouse(MouseEvent(kind: .press, x: x, y: y))))
                 continue
+            case "wait":
+                guard words.count == 2, let seconds = Double(words[1]), seconds >= 0, seconds <= 60 else {
+                    throw ParseError(line: n + 1, reason: "use wait SECONDS (0 to 60)")
+                }
+                steps.append(.wait(seconds: seconds))
+                continue
             case "wheel":
                 guard words.count == 4, ["up", "down"].contains(words[1]), let x = Int(words[2]), let y = Int(words[3]) else {
                     throw ParseError(line: n + 1, reason: "use wheel up|down X Y")
@@ -84,14 +94,16 @@ public enum PlayScript {
 
 extension Browser {
     /// Replays steps without a terminal, drawing each frame into a buffer of the given size, and
-    /// returns the last frame.
-    public func play(_ steps: [PlayScript.Step], width: Int, height: Int) -> Buffer {
+    /// returns the last frame. A `wait` step is `waiting`'s to spend (the executable looks at the
+    /// store's file meanwhile, as live mode does); without it, a sleep.
+    public func play(_ steps: [PlayScript.Step], width: Int, height: Int, waiting: ((Double) -> Void)? = nil) -> Buffer {
         var size = (width, height)
         var buffer = Buffer(width: size.0, height: size.1)
         render(into: &buffer)
         for step in steps {
             switch step {
             case .resize(let w, let h): size = (w, h)
+            case .wait(let seconds): if let waiting { waiting(seconds) } else { Thread.sleep(forTimeInterval: seconds) }
             case .event(let event): if !handle(event) { break }
             }
             buffer = Buffer(width: size.0, height: size.1)

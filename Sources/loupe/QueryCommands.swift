@@ -433,7 +433,7 @@ struct Browse: ParsableCommand {
             browser.host = host
             browser.loadNote = wholeLoadNote(path)
             browser.attach(opened.graph)
-            try writeScreen(browser, steps)
+            try writeScreen(browser, steps, moves: opened.loaded.map { FileMoves(path: $0.path) })
             return
         }
         guard isatty(0) == 1, isatty(1) == 1 else {
@@ -461,10 +461,17 @@ struct Browse: ParsableCommand {
         try MemoryBudget.overBudget(path, budget: memoryBudget ?? .standard)
     }
 
-    /// Plays `steps` on `browser` and writes the last screen where `--output` says.
-    private func writeScreen(_ browser: Browser, _ steps: [PlayScript.Step]) throws {
+    /// Plays `steps` on `browser` and writes the last screen where `--output` says. A `wait`
+    /// looks at the store's file (`moves`) as the interactive browser does, ten times a second.
+    private func writeScreen(_ browser: Browser, _ steps: [PlayScript.Step], moves: FileMoves? = nil) throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
-        let screen = browser.play(steps, width: parts[0], height: parts[1])
+        let screen = browser.play(steps, width: parts[0], height: parts[1]) { seconds in
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                Thread.sleep(forTimeInterval: min(0.1, max(0, end.timeIntervalSinceNow)))
+                if moves?.moved() == true { browser.storeChangedOnDisk() }
+            }
+        }
         let text = output?.hasSuffix(".svg") == true ? screen.svg() : screen.text + "\n"
         if let output {
             do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch { throw CLIError("cannot write '\(output)'") }

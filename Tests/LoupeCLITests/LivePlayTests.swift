@@ -1,0 +1,41 @@
+import Foundation
+import GRDB
+import LoupeTestSupport
+import XCTest
+
+/// `loupe FILE --play SCRIPT` with a `wait` step: the executable looks at the store's file while it
+/// waits, as the interactive browser does, so another process's commit meanwhile is on the last
+/// screen — refreshed in place, marked and counted on the status line.
+final class LivePlayTests: XCTestCase {
+    func testACommitDuringAWaitIsOnTheLastScreen() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let script = try Shared.temporaryPath("live.play"), marker = script + ".loaded", screen = script + ".txt"
+        // `.types` into a file of its own says the store is loaded: the commit comes after it.
+        try ":.once \(marker)\n:.types\n<Esc>\n<Tab>\nwait 3\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let loupe = try LoupeBinary.start([path, "--play", script, "--size", "140x30", "--output", screen])
+        defer { if loupe.isRunning { loupe.terminate() } }
+        let started = Date()
+        while !FileManager.default.fileExists(atPath: marker), Date().timeIntervalSince(started) < 30 { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "the browser never loaded the store")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "UPDATE Album SET Title = 'Live title' WHERE AlbumId = 2; INSERT INTO Album VALUES (348, 'Brand new', 1)") }
+        try queue.close()
+        loupe.waitUntilExit()
+        XCTAssertEqual(loupe.terminationStatus, 0)
+        let text = try String(contentsOfFile: screen, encoding: .utf8)
+        XCTAssertTrue(text.contains("live · 1 commit"), text)
+        XCTAssertTrue(text.contains("commit 1 from another process: +1 ~1 −0"), text)
+        XCTAssertTrue(text.contains("Live title") && text.range(of: "│Album +348│", options: .regularExpression) != nil, text)
+        XCTAssertEqual(try PlayScriptCheck.refusal("wait 61"), "play script line 1: use wait SECONDS (0 to 60)")
+    }
+}
+
+/// What `loupe --play` says of a script it refuses.
+enum PlayScriptCheck {
+    static func refusal(_ script: String) throws -> String {
+        let path = try Shared.temporaryPath("bad.play")
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try LoupeBinary.run([try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), "--play", path])
+        return run.stderr.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "Error: ", with: "")
+    }
+}
