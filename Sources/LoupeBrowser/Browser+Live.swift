@@ -128,8 +128,18 @@ extension Browser {
     /// with the state its edits were made on; every view is refreshed in place (the selection
     /// kept by key) and pending edits are staged again over it — unless the commit changed what
     /// an edit changes, which is then a conflict the user decides (``LiveConflict``) before the
-    /// views move on or anything is committed. Paged mode reads the store page by page already.
+    /// views move on or anything is committed. In paged mode the store is opened again as
+    /// `.reload` opens it: the visible rows and the counts read again, pending edits staged
+    /// over it (their rows are checked at commit, as always).
     public func storeChangedOnDisk() {
+        if pages != nil, let changes = pagedChanges, host is PagedSessionHost {
+            if live == nil { live = LiveState() }
+            guard running == nil else { liveRefreshWaiting = true; return }
+            live?.commits += 1
+            isLiveReopen = true
+            reopenPaged(changes)
+            return
+        }
         guard pages == nil, graph != nil, let host, let path = storePath, let session else { return }
         if live == nil { live = LiveState() }
         guard running == nil else { liveRefreshWaiting = true; return }

@@ -102,6 +102,8 @@ public final class Browser {
     public internal(set) var live: LiveState?
     /// A commit seen while something ran: the views are read again when it is done.
     var liveRefreshWaiting = false
+    /// True while paged mode opens the store again for another process's commit (not `.reload`).
+    var isLiveReopen = false
     /// The pane a search (`/`, `n`, `N`) looks in: the one focused when it began.
     var searchPane: Pane = .records
     /// Stacks left by choosing another type, most recent last (Backspace at the root returns).
@@ -742,6 +744,8 @@ public final class Browser {
         if counted { settleTypeCounts() }
         guard let task = running else { return counted }
         guard let outcome = task.outcome else { return task.takeProgressChange() || counted }
+        // A commit another process made while this task ran is read once it is done.
+        defer { if running == nil, liveRefreshWaiting { liveRefreshWaiting = false; storeChangedOnDisk() } }
         switch outcome {
         case .indexed(let result):
             running = nil
@@ -796,7 +800,6 @@ public final class Browser {
         running = nil
         defer {
             if running == nil, !queued.isEmpty, !wantsQuit, dialog == nil { run(queued.removeFirst()) }
-            if running == nil, liveRefreshWaiting { liveRefreshWaiting = false; storeChangedOnDisk() }
         }
         switch outcome {
         case .evaluated(let evaluation, let result, let seconds):

@@ -250,6 +250,7 @@ extension Browser {
     }
 
     func finishPagedReopen(_ result: Result<(PagedChanges, [EditStep]), any Error>) {
+        defer { isLiveReopen = false }
         switch result {
         case .failure(let error):
             replOutput.append("error: \(error)")
@@ -264,7 +265,13 @@ extension Browser {
             if !dropped.isEmpty {
                 note = "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
             }
-            replOutput.append("reloaded: \(changes.pages.catalog.count.counting("type")), \(counts.counting("object"))" + note)
+            if isLiveReopen {
+                // Another process committed: said on the status line, the REPL only when edits were dropped.
+                message = "commit \(live?.commits ?? 0) from another process: the rows shown and the counts read again" + note
+                if !dropped.isEmpty { replOutput.append(message) }
+            } else {
+                replOutput.append("reloaded: \(changes.pages.catalog.count.counting("type")), \(counts.counting("object"))" + note)
+            }
         }
         trimOutput()
     }

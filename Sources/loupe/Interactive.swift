@@ -3,6 +3,7 @@ import Synchronization
 import LoupeBrowser
 import LoupeHost
 import LoupeModel
+import LoupePostgres
 import LoupeSQL
 import LoupeStore
 import NcursesBackend
@@ -47,7 +48,8 @@ enum Interactive {
         browser.storePath = path
         browser.background = ThreadRunner()   // statements, edits, commits, building a relation index (`I`)
         source.attach(to: browser)
-        try loop(browser, box: LoadBox(), host: nil, isLoaded: true)
+        // A file is live as a loaded one is (a database's URL is not watched).
+        try loop(browser, box: LoadBox(), host: nil, isLoaded: true, moves: PostgresConnection.isURL(path) ? nil : FileMoves(path: path))
         withExtendedLifetime(source.host) {}   // the browser holds it weakly
     }
 

@@ -421,7 +421,7 @@ struct Browse: ParsableCommand {
                                       theme: Theme.fromEnvironment(ProcessInfo.processInfo.environment))
                 browser.storePath = path
                 source.attach(to: browser)
-                try writeScreen(browser, steps)
+                try writeScreen(browser, steps, moves: PostgresConnection.isURL(path) ? nil : FileMoves(path: path))
                 withExtendedLifetime(source.host) {}   // the browser holds it weakly
                 return
             }

@@ -28,6 +28,35 @@ final class LivePlayTests: XCTestCase {
         XCTAssertTrue(text.contains("Live title") && text.range(of: "│Album +348│", options: .regularExpression) != nil, text)
         XCTAssertEqual(try PlayScriptCheck.refusal("wait 61"), "play script line 1: use wait SECONDS (0 to 60)")
     }
+
+    /// Paged mode (`--paged`) is live too: the store is opened again, the visible rows and the
+    /// types' counts read again.
+    func testPagedModeReadsTheVisibleRowsAndCountsAgain() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let script = try Shared.temporaryPath("live-paged.play"), screen = script + ".txt"
+        try "<Tab>\nwait 3\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let loupe = try LoupeBinary.start([path, "--paged", "--play", script, "--size", "140x30", "--output", screen])
+        defer { if loupe.isRunning { loupe.terminate() } }
+        // Paged mode opens the file at once and watches it from then on (paged mode has no `.once`
+        // to say so): the commit comes once the process holds the file open.
+        let started = Date()
+        func holdsFile() -> Bool {
+            let fds = "/proc/\(loupe.processIdentifier)/fd"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0)) == path
+            }
+        }
+        while !holdsFile(), Date().timeIntervalSince(started) < 30 { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.3)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "UPDATE Album SET Title = 'Paged live' WHERE AlbumId = 2; INSERT INTO Album VALUES (348, 'Brand new', 1)") }
+        try queue.close()
+        loupe.waitUntilExit()
+        let text = try String(contentsOfFile: screen, encoding: .utf8)
+        XCTAssertTrue(text.contains("live · 1 commit"), text)
+        XCTAssertTrue(text.contains("commit 1 from another process: the rows shown and the counts read again"), text)
+        XCTAssertTrue(text.contains("Paged live") && text.range(of: "│Album +348│", options: .regularExpression) != nil, text)
+    }
 }
 
 /// What `loupe --play` says of a script it refuses.
