@@ -419,10 +419,17 @@ public struct FileStamp: Equatable, Sendable, Codable {
     }
 }
 
+/// Whether a store may have changed since last asked (another process committed): what live mode
+/// looks at, twice a second. A false "moved" costs a read; a missed one, a stale screen.
+public protocol StoreMoves: AnyObject, Sendable {
+    /// True when the store may have changed since the last call (or since made, at the first).
+    func moved() -> Bool
+}
+
 /// Whether a store's file moved since last asked: another process committed (or checkpointed),
 /// told by the file's ``FileStamp`` read through descriptors held open (no connection, no lock:
 /// a look is a few `fstat`s and `pread`s). What live mode and `loupe watch` look at.
-public final class FileMoves: Sendable {
+public final class FileMoves: StoreMoves {
     private let path: String
     private let watch: FileWatch
     private let last: Mutex<FileStamp>

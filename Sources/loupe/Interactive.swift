@@ -36,7 +36,7 @@ enum Interactive {
         browser.background = ThreadRunner()
         browser.attach(opened.graph)
         let box = LoadBox()
-        try loop(browser, box: box, host: nil, isLoaded: true, moves: opened.loaded.map { FileMoves(path: $0.path) })
+        try loop(browser, box: box, host: nil, isLoaded: true, moves: opened.moves())
         withExtendedLifetime(host) {}   // the browser holds it weakly
     }
 
@@ -82,9 +82,9 @@ enum Interactive {
 
     /// Draws and handles keys until the user leaves; adopts the graph from `box` when it arrives.
     /// `host`: the file's host, which adopts the load when it arrives (nil when loaded at start).
-    /// `moves`: the loaded file's stamp, looked at twice a second (live mode: another process's
-    /// commits are read again and shown).
-    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool, moves: FileMoves? = nil) throws {
+    /// `moves`: the loaded file's stamp (a database's write position), looked at twice a second
+    /// (live mode: another process's commits are read again and shown).
+    private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool, moves: (any StoreMoves)? = nil) throws {
         let backend: NcursesBackend
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }
         defer { backend.restore() }

@@ -30,6 +30,13 @@ struct OpenedStore {
         return host
     }
 
+    /// What live mode looks at to tell another process committed: the file's stamp, or the
+    /// database server's write position.
+    func moves() -> any StoreMoves {
+        if let url { return PostgresMoves(url: url) }
+        return FileMoves(path: loaded?.path ?? label)
+    }
+
     /// Opens `location` (a file path or a PostgreSQL URL) and loads it whole; what the load
     /// noticed goes to stderr.
     static func open(_ location: String) throws -> OpenedStore {

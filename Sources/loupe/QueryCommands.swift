@@ -433,7 +433,7 @@ struct Browse: ParsableCommand {
             browser.host = host
             browser.loadNote = wholeLoadNote(path)
             browser.attach(opened.graph)
-            try writeScreen(browser, steps, moves: opened.loaded.map { FileMoves(path: $0.path) })
+            try writeScreen(browser, steps, moves: opened.moves())
             return
         }
         guard isatty(0) == 1, isatty(1) == 1 else {
@@ -463,7 +463,7 @@ struct Browse: ParsableCommand {
 
     /// Plays `steps` on `browser` and writes the last screen where `--output` says. A `wait`
     /// looks at the store's file (`moves`) as the interactive browser does, ten times a second.
-    private func writeScreen(_ browser: Browser, _ steps: [PlayScript.Step], moves: FileMoves? = nil) throws {
+    private func writeScreen(_ browser: Browser, _ steps: [PlayScript.Step], moves: (any StoreMoves)? = nil) throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
         let screen = browser.play(steps, width: parts[0], height: parts[1]) { seconds in
             let end = Date().addingTimeInterval(seconds)

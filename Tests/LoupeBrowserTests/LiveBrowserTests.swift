@@ -1,6 +1,8 @@
 import GRDB
 import LoupeBrowser
 import LoupeHost
+import LoupePostgres
+import LoupeStore
 import LoupeTestSupport
 import TerminalKit
 import XCTest
@@ -158,6 +160,29 @@ final class LiveBrowserTests: XCTestCase {
         XCTAssertTrue(screen.lines.contains { $0.contains("│~") && $0.contains("Name: \"Metal\" → \"Polka\"") }, screen.text)
         let sides = b.play(try PlayScript.parse("<Enter>"), width: 150, height: 30)
         XCTAssertTrue(sides.text.contains("this store") && sides.text.contains(URL(fileURLWithPath: other).lastPathComponent), sides.text)
+        withExtendedLifetime(host) {}
+    }
+
+    /// A PostgreSQL database is live too: its server's write position moves with another
+    /// session's commit, and the browser reads the database again and shows it in place.
+    func testAPostgreSQLDatabaseFollowsAnotherSessionsCommit() throws {
+        let url = try PostgresServer.freshDatabase("live")
+        XCTAssertEqual(try PostgresServer.psql(url, "CREATE TABLE pet (id integer PRIMARY KEY, name text); INSERT INTO pet VALUES (1, 'Rex'), (2, 'Tom');"), 0)
+        let host = PostgresHost(url: url)
+        let graph = try host.load(path: url, progress: nil)
+        let b = Browser(fileLabel: "live", formatName: graph.formatName, theme: .color)
+        b.host = host
+        b.storePath = url
+        b.attach(graph)
+        let moves = PostgresMoves(url: url)
+        XCTAssertFalse(moves.moved(), "nothing to see within a second of the first look")
+        XCTAssertEqual(try PostgresServer.psql(url, "UPDATE pet SET name = 'Rexie' WHERE id = 1; INSERT INTO pet VALUES (3, 'Kit');"), 0)
+        Thread.sleep(forTimeInterval: 1.1)
+        XCTAssertTrue(moves.moved(), "the commit moved the server's write position")
+        b.storeChangedOnDisk()
+        let screen = b.play(try PlayScript.parse("<Tab>"), width: 120, height: 24)
+        XCTAssertTrue(screen.text.contains("commit 1 from another process: +1 ~1 −0") || b.play([], width: 120, height: 24).text.contains("live · 1 commit"), screen.text)
+        XCTAssertTrue(screen.text.contains("Rexie") && screen.text.contains("Kit"), screen.text)
         withExtendedLifetime(host) {}
     }
 }
