@@ -26,7 +26,7 @@ extension Browser {
     /// A question over the screen: the commit preview, the quit guard, a value, the conflicts
     /// with another process's commit.
     struct Dialog {
-        enum Purpose: Equatable { case commit, quit, value, conflicts, compare(ObjectIdentity) }
+        enum Purpose: Equatable { case commit, quit, value, conflicts, compare(ObjectIdentity), log }
         let purpose: Purpose
         let title: String
         let lines: [String]
@@ -370,7 +370,7 @@ extension Browser {
         if dialog.purpose == .conflicts { handleConflictKey(key); return }
         switch (dialog.purpose, key) {
         case (_, .escape), (_, .control("c")), (.quit, .character("s")), (.value, .enter), (.value, .character("q")), (.value, .character("V")),
-             (.compare, .enter), (.compare, .character("q")):
+             (.compare, .enter), (.compare, .character("q")), (.log, .enter), (.log, .character("q")), (.log, .character("M")):
             self.dialog = nil
         case (.compare(let object), .character("o")):
             openCompared(object)

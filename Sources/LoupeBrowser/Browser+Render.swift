@@ -181,9 +181,11 @@ extension Browser {
         // width); the default caps it at 40 cells, unless every column fits at its natural width
         // or the column is toggled wide (`_`).
         var natural: [Int: Int] = [:]
+        /// A column's header: its name, with the sort's mark on the column sorted by.
+        func header(_ column: Int) -> String { sheet.sortedBy?.header(columns[column]) ?? columns[column] }
         func naturalWidth(of column: Int) -> Int {
             if let w = natural[column] { return w }
-            var w = DisplayText.width(of: DisplayText.fit(columns[column], width: inner.width))
+            var w = DisplayText.width(of: DisplayText.fit(header(column), width: inner.width))
             for row in visibleRows {
                 w = max(w, DisplayText.width(of: DisplayText.fit(cellText(sheet.value(row: row, column: column, graph: graph)), width: inner.width)))
             }
@@ -233,7 +235,7 @@ extension Browser {
         for (c, cw) in shown {
             var style = theme.header
             if c == sheet.column { style.underline = true }
-            buffer.put(DisplayText.pad(columns[c], to: cw), x: x, y: inner.y, style: style, maxWidth: cw)
+            buffer.put(DisplayText.pad(header(c), to: cw), x: x, y: inner.y, style: style, maxWidth: cw)
             x += cw + 1
         }
         // More columns to the left: `<` before the first scrolled one (after the fixed key column).

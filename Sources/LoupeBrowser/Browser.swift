@@ -76,7 +76,11 @@ public final class Browser {
     public internal(set) var replOutput: [String] = []
     /// What the input line is for: a statement, or a search.
     var inputMode: InputMode = .statement
-    public internal(set) var message = ""
+    public internal(set) var message = "" {
+        didSet { if !message.isEmpty, message != oldValue { logMessage(message) } }
+    }
+    /// The status line's messages, oldest first, with when each was shown (`M` lists them).
+    var messageLog: [(at: Date, text: String)] = []
     var lastSearch: String?
     public internal(set) var showsHelp = false
     public internal(set) var showsGraph = false
@@ -375,6 +379,7 @@ public final class Browser {
         case .undoEdit: if !isBusy { undoOrRedo(true) }
         case .redoEdit: if !isBusy { undoOrRedo(false) }
         case .commitChanges: if !isBusy { showCommitPreview() }
+        case .messageLog: showMessageLog()
         case .changesView: if isBusy { message = "wait for the running statement" } else { run(".changes-since") }
         case .searchForward:
             searchPane = focus == .types ? .types : .records
@@ -509,7 +514,8 @@ public final class Browser {
     func sortColumn(ascending: Bool) {
         if case .pagedFrequency(var table)? = current?.content, let sheet = current {
             table.rows = Browser.frequencyOrder(table.rows, byKey: sheet.column == 0, ascending: ascending).map { table.rows[$0] }
-            updateCurrent { $0.content = .pagedFrequency(table); $0.selection = 0 }
+            let name = [table.column, "count"][min(sheet.column, 1)]
+            updateCurrent { $0.content = .pagedFrequency(table); $0.selection = 0; $0.sortedBy = SortMark(column: name, ascending: ascending) }
             return
         }
         if pages != nil { sortPaged(ascending: ascending); return }
@@ -521,7 +527,7 @@ public final class Browser {
         case .objects(let type, let refs):
             do {
                 let sorted = try session.engine.sorted(refs, by: name, ascending: ascending)
-                updateCurrent { $0.content = .objects(type: type, refs: sorted); $0.selection = 0; $0.top = 0 }
+                updateCurrent { $0.content = .objects(type: type, refs: sorted); $0.selection = 0; $0.top = 0; $0.sortedBy = SortMark(column: name, ascending: ascending) }
                 message = "sorted by \(name) \(ascending ? "ascending" : "descending")"
             } catch { message = "cannot sort by \(name)" }
         case .projection(let cols, let rows, let refs):
@@ -534,10 +540,15 @@ public final class Browser {
                 $0.content = .projection(columns: cols, rows: order.map { rows[$0] }, refs: refs.isEmpty ? [] : order.map { refs[$0] })
                 if let objects = $0.comparison?.objects { $0.comparison?.objects = order.map { objects[$0] } }
                 $0.selection = 0
+                $0.sortedBy = SortMark(column: name, ascending: ascending)
             }
         case .frequency(let column, let rows, let source):
             let order = Browser.frequencyOrder(rows, byKey: sheet.column == 0, ascending: ascending)
-            updateCurrent { $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source); $0.selection = 0 }
+            updateCurrent {
+                $0.content = .frequency(column: column, rows: order.map { rows[$0] }, source: source)
+                $0.selection = 0
+                $0.sortedBy = SortMark(column: sheet.column == 0 ? column : "count", ascending: ascending)
+            }
         case .paged, .pagedFrequency: break   // above
         }
     }

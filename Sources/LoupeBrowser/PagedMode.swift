@@ -671,6 +671,7 @@ extension Browser {
             updateCurrent {
                 $0.content = .paged(PagedRows(source: .keys(sorted), count: sorted.count, typeName: rows.typeName ?? typeName))
                 $0.pagedSort = sort
+                $0.sortedBy = SortMark(column: column, ascending: sort.keys.first?.ascending ?? true)
                 $0.selection = 0
                 $0.top = 0
             }

@@ -1,6 +1,14 @@
 import DisplayText
 import LoupeModel
 
+/// The column a view was last sorted by, and which way (`▲` ascending, `▼` descending in its header).
+public struct SortMark: Sendable, Equatable {
+    public let column: String
+    public let ascending: Bool
+    /// The column's header with the mark: `title▲`.
+    func header(_ name: String) -> String { name == column ? name + (ascending ? "▲" : "▼") : name }
+}
+
 /// One view on the browser's stack (VisiData's sheet): rows, columns, and where the cursor is.
 /// Drilling into a row pushes a sheet; Backspace or `q` pops it.
 public struct Sheet {
@@ -34,6 +42,8 @@ public struct Sheet {
     public var isObjectOfRow = false
     /// For a paged list `s`/`S` sorted, how (the next sort keeps its order for ties).
     public var pagedSort: PagedSort?
+    /// The column the rows were last sorted by (`s`/`S`) and which way: its header says so.
+    public var sortedBy: SortMark?
     /// For a changes or diff view: the two states compared, to show a row's object side by side.
     public var comparison: Comparison?
     /// Opened from the relation graph: going back returns to the graph, at this node.

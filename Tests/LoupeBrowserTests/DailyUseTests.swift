@@ -273,3 +273,26 @@ final class FirstPageTests: XCTestCase {
         }
     }
 }
+
+extension BrowserTests {
+    /// `s`/`S` mark the column sorted by in its header (`▲` ascending, `▼` descending), loaded
+    /// and in frequency tables; `M` lists the status line's messages, newest last, whole.
+    func testTheSortedColumnIsMarkedAndMessagesAreKept() throws {
+        let b = browser(try Self.chinook)
+        let sorted = b.play(try PlayScript.parse("<Tab> l S"), width: 120, height: 30)
+        XCTAssertTrue(sorted.lines[2].contains("Title▼") && !sorted.lines[2].contains("AlbumId▼"), sorted.lines[2])
+        XCTAssertTrue(sorted.lines[3].contains("[1997] Black Light Syndrome"), "by UTF-8: [ after Z: \(sorted.lines[3])")
+        let again = b.play(try PlayScript.parse("s"), width: 120, height: 30)
+        XCTAssertTrue(again.lines[2].contains("Title▲"), again.lines[2])
+        let counted = b.play(try PlayScript.parse("F l S"), width: 120, height: 30)
+        XCTAssertTrue(counted.lines[2].contains("count▼") && !counted.lines[2].contains("Title▼"), counted.lines[2])
+        let log = b.play(try PlayScript.parse("M"), width: 120, height: 30)
+        XCTAssertTrue(log.text.contains("Messages — "), log.text)
+        let order = ["sorted by Title descending", "sorted by Title ascending"].map { needle in log.lines.firstIndex { $0.contains(needle) } }
+        XCTAssertNotNil(order[0], log.text)
+        XCTAssertNotNil(order[1], log.text)
+        if let first = order[0], let second = order[1] { XCTAssertLessThan(first, second, "newest last") }
+        let closed = b.play(try PlayScript.parse("<Esc>"), width: 120, height: 30)
+        XCTAssertFalse(closed.text.contains("Messages — "), closed.text)
+    }
+}
