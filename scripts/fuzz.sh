@@ -6,8 +6,8 @@
 #   scripts/fuzz.sh [SECONDS]            each target for SECONDS (default 60)
 #   scripts/fuzz.sh --runs N [M]         N statements and M files (M defaults to N / 10);
 #                                        the long run is --runs 1000000 100000
-#   scripts/fuzz.sh --ci                 what .ci/run does: --runs 80000 1500 (about 20 seconds a
-#                                        target), seeded from the commit, so that a CI run is
+#   scripts/fuzz.sh --ci                 what .ci/run does: --runs 80000 1500 (the two targets at once,
+#                                        a core each), seeded from the commit, so that a CI run is
 #                                        repeated exactly by running this on the same commit
 #   scripts/fuzz.sh --build-only         builds the two targets and stops (.ci/run builds them
 #                                        while the tests run: the build is mostly one core's work)
@@ -103,13 +103,13 @@ for name in ('coredata.sqlite', 'coredata-plain.sqlite', 'couchbase.sqlite'):
 PY
 
 status=0
-run() {   # name, binary, corpus, seeds, limit, extra options
-  local name=$1 binary=$2 corpus=$3 seeds=$4 bound=$5; shift 5
+run() {   # name, binary, corpus, seeds, limit, extra options; returns 1 on a finding
+  local name=$1 binary=$2 corpus=$3 seeds=$4 bound=$5 found=0; shift 5
   echo "fuzzing $name ($bound -seed=$seed)"
   # SWIFT_BACKTRACE=enable=no: libFuzzer, not Swift's crash reporter, must see a trap, to save the input.
   if ! SWIFT_BACKTRACE=enable=no "$binary" "$corpus" "$seeds" "$bound" -timeout=20 -rss_limit_mb=4096 -artifact_prefix="Fuzz/findings/$name-" \
        -seed="$seed" -print_final_stats=1 "$@" 2>"$work/$name.log"; then
-    status=1
+    found=1
     # Enough to reproduce it from CI's log alone: the message, the first frames, and the input.
     echo "FINDING in $name:"
     grep -E "Fatal error|ERROR|SUMMARY|Test unit written|^ *#[0-9]+ 0x" "$work/$name.log" | head -40
@@ -118,7 +118,14 @@ run() {   # name, binary, corpus, seeds, limit, extra options
     done
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work/$name.log" | sed "s/^/  $name /"
+  return $found
 }
-run statements "$bin/QueryFuzz" "$work/statements" Fuzz/corpus/statements "${limit[0]}" -dict=Fuzz/statements.dict -max_len=4096
-run files "$bin/FileFuzz" "$work/files" "$work/file-seeds" "${file_limit[0]}" -max_len=65536
+# The two targets at once, one a core (each is one process on one core); their reports after.
+run statements "$bin/QueryFuzz" "$work/statements" Fuzz/corpus/statements "${limit[0]}" -dict=Fuzz/statements.dict -max_len=4096 >"$work/statements.out" &
+statements=$!
+run files "$bin/FileFuzz" "$work/files" "$work/file-seeds" "${file_limit[0]}" -max_len=65536 >"$work/files.out" &
+files=$!
+wait $statements || status=1
+wait $files || status=1
+cat "$work/statements.out" "$work/files.out"
 exit $status
