@@ -259,6 +259,8 @@ extension Browser {
             }
             // What another process's last commit added or changed (live mode), for a few seconds.
             let commitMark = rowState == " " ? ref.flatMap { liveMark($0) } : nil
+            // Cells holding the last search's text are marked, as `n`/`N` would find them.
+            let needle = searchPane == .records ? lastSearch?.lowercased() : nil
             if let commitMark { buffer.put(String(commitMark), x: inner.x, y: y, style: selected ? theme.selection : theme.live) }
             x = inner.x + markerWidth
             for (c, cw) in shown {
@@ -272,6 +274,7 @@ extension Browser {
                     else if rowState == "+" { style = theme.pendingAdded }
                     else if let changes, let ref, c < columns.count, (changes.isChanged(ref, attribute: columns[c]) || changes.isRelinked(ref, relation: columns[c])) { style = theme.pendingChanged }
                     else if let commitMark, let ref, c < columns.count, commitMark == "+" || isLiveChanged(ref, column: columns[c]) { style = theme.live }
+                    else if let needle, !needle.isEmpty, ValueFormatter.plain(v).lowercased().contains(needle) { style = theme.match }
                 }
                 if selected && c == sheet.column { style.bold = true }
                 buffer.put(padded, x: x, y: y, style: style, maxWidth: cw)

@@ -296,3 +296,24 @@ extension BrowserTests {
         XCTAssertFalse(closed.text.contains("Messages — "), closed.text)
     }
 }
+
+extension BrowserTests {
+    /// After `/text`, the cells holding it are marked (as `n`/`N` find them, ignoring case);
+    /// the others keep their own styles.
+    func testCellsHoldingTheSearchedTextAreMarked() throws {
+        let b = Browser(fileLabel: "Chinook_Sqlite.sqlite", formatName: "SQLite", theme: .color)
+        b.attach(try Self.chinook)
+        let screen = b.play(try PlayScript.parse("<Tab>\n/rock"), width: 120, height: 30)
+        func style(of text: String) -> Style? {
+            for y in 0..<screen.height {
+                guard let range = screen.lines[y].range(of: text) else { continue }
+                let x = DisplayText.width(of: String(screen.lines[y][..<range.lowerBound]))
+                return screen[x, y].style
+            }
+            return nil
+        }
+        // The search selected "Let There Be Rock"; the first row holds "Rock" too.
+        XCTAssertEqual(style(of: "For Those About To Rock"), Theme.color.match, screen.text)
+        XCTAssertNotEqual(style(of: "Big Ones"), Theme.color.match, screen.text)
+    }
+}

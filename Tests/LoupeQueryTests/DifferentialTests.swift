@@ -19,19 +19,19 @@ import XCTest
 final class DifferentialTests: XCTestCase {
 
     func testChinookStatementsAreAnsweredAlikeByEveryEngine() throws {
-        try compareRelational("realdata/chinook/Chinook_Sqlite.sqlite", seed: Self.seed ?? 101, count: Self.count ?? 400)
+        try compareRelational("realdata/chinook/Chinook_Sqlite.sqlite", seed: Self.seed ?? 101, count: Self.count ?? 250)
     }
 
     func testPersistStatementsAreAnsweredAlikeByEveryEngine() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 2_500, seed: 77)
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
-        try compare(path: path, pages: pages, sql: PersistQuerySource(pages: pages), seed: Self.seed ?? 202, count: Self.count ?? 400)
+        try compare(path: path, pages: pages, sql: PersistQuerySource(pages: pages), seed: Self.seed ?? 202, count: Self.count ?? 250)
     }
 
     /// Northwind (w3schools' copy): other key and column shapes, dates as text, money as reals.
     func testNorthwindStatementsAreAnsweredAlikeByEveryEngine() throws {
-        try compareRelational("realdata/northwind/northwind_w3schools.db3", seed: Self.seed ?? 505, count: Self.count ?? 250)
+        try compareRelational("realdata/northwind/northwind_w3schools.db3", seed: Self.seed ?? 505, count: Self.count ?? 150)
     }
 
     /// ``compare(path:pages:sql:seed:count:sqlAnswers:file:line:)`` over a copy of the shared
@@ -51,21 +51,21 @@ final class DifferentialTests: XCTestCase {
     /// Chinook without its foreign keys declared: the relations a load infers from the `XId`
     /// columns, found over the file, joined by SQL and followed by the chunks as the load links them.
     func testUndeclaredChinookStatementsAreAnsweredAlikeByEveryEngine() throws {
-        try compareRelational(path: try HostileFiles.undeclaredChinook(), seed: Self.seed ?? 707, count: Self.count ?? 250)
+        try compareRelational(path: try HostileFiles.undeclaredChinook(), seed: Self.seed ?? 707, count: Self.count ?? 150)
     }
 
     /// Loosely typed tables (untyped columns mixing integers with equal reals, text and blobs),
     /// `WITHOUT ROWID` tables, keys of every kind, names needing quotes, a view
     /// (``HostileFiles/untypedRelational(seed:)``).
     func testUntypedTablesAreAnsweredAlikeByEveryEngine() throws {
-        try compareRelational(path: try HostileFiles.untypedRelational(seed: 3), seed: Self.seed ?? 1_010, count: Self.count ?? 300,
+        try compareRelational(path: try HostileFiles.untypedRelational(seed: 3), seed: Self.seed ?? 1_010, count: Self.count ?? 200,
                               first: ["loose where y != nil group by x", "kv where (k < \"α8\" AND v != nil) group by v"])
     }
 
     /// Relations inferred through affinity twins, whole reals and a second candidate table (SQL
     /// declines statements through keys that match only by affinity; the chunks answer the rest).
     func testAwkwardUndeclaredStatementsAreAnsweredAlikeByEveryEngine() throws {
-        try compareRelational(path: try HostileFiles.awkwardUndeclared(), seed: Self.seed ?? 808, count: Self.count ?? 200)
+        try compareRelational(path: try HostileFiles.awkwardUndeclared(), seed: Self.seed ?? 808, count: Self.count ?? 150)
     }
 
     /// A Persist store with awkward rows: dangling edges, documents that do not parse or are not
@@ -77,7 +77,7 @@ final class DifferentialTests: XCTestCase {
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
         // (SQL declines every statement here: relation rows name a relation in bytes, which SQL
         // would join otherwise than a load; the chunks answer what reads no relation.)
-        try compare(path: path, pages: pages, sql: PersistQuerySource(pages: pages), seed: Self.seed ?? 606, count: Self.count ?? 250, sqlAnswers: false)
+        try compare(path: path, pages: pages, sql: PersistQuerySource(pages: pages), seed: Self.seed ?? 606, count: Self.count ?? 150, sqlAnswers: false)
     }
 
     /// The same over PostgreSQL: Chinook copied into a server, PostgreSQL's own answers and the
@@ -85,7 +85,7 @@ final class DifferentialTests: XCTestCase {
     func testChinookInPostgresIsAnsweredAlikeByEveryEngine() throws {
         let url = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "differential")
         let pages = try PostgresPages.open(url: url)
-        try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresQuerySource(pages: pages), seed: Self.seed ?? 303, count: Self.count ?? 300)
+        try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresQuerySource(pages: pages), seed: Self.seed ?? 303, count: Self.count ?? 200)
     }
 
     /// PostgreSQL's awkward values the same way: NaN and infinities in floats and `numeric`
@@ -126,7 +126,7 @@ final class DifferentialTests: XCTestCase {
             INSERT INTO tagmap SELECT (ARRAY['red','Red','blue',NULL])[1 + i % 4], CASE WHEN i % 10 = 0 THEN NULL ELSE 1 + (i * 17) % 140 END, CASE WHEN i % 7 = 0 THEN 'NaN' ELSE i / 3.0 END FROM generate_series(1, 200) i;
             """), 0)
         let pages = try PostgresPages.open(url: url)
-        try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresQuerySource(pages: pages), seed: Self.seed ?? 909, count: Self.count ?? 300,
+        try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresQuerySource(pages: pages), seed: Self.seed ?? 909, count: Self.count ?? 200,
                     first: ["count tagmap where score > 52.666666666666664", "count thing where n > 7", "tagmap where thing.n >= 0 group by tag",
                             "count thing where n == 12345678901234567890", "thing where n >= 1.2345678901234567e+19 sort by parent.local desc, id",
                             "count thing where big > 9007199254740992.0", "thing where parent.big == -9223372036854775808 sort by `id` desc, id",
@@ -139,7 +139,7 @@ final class DifferentialTests: XCTestCase {
         try SampleGenerator.generate(path: path, objects: 1_500, seed: 78)
         let url = try PostgresServer.persistDatabase(copying: path, named: "differential_persist", documentType: "jsonb")
         let pages = try PostgresPersistPages.open(url: url)
-        try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresPersistQuerySource(pages: pages), seed: Self.seed ?? 404, count: Self.count ?? 300)
+        try compare(graph: try PostgresDatabase.load(url: url).graph, pages: pages, sql: PostgresPersistQuerySource(pages: pages), seed: Self.seed ?? 404, count: Self.count ?? 200)
     }
 
     /// The kind of store `pages` reads (what the planner plans by).
@@ -161,7 +161,7 @@ final class DifferentialTests: XCTestCase {
     /// a dialect's limits, answered by every engine and by the plan. A failure names the seed
     /// and the statement: add the statement to a `first:` list above, where it stays.
     func testRandomStoresForABoundedTime() throws {
-        let seconds = ProcessInfo.processInfo.environment["LOUPE_FUZZ_SECONDS"].flatMap(Double.init) ?? 15
+        let seconds = ProcessInfo.processInfo.environment["LOUPE_FUZZ_SECONDS"].flatMap(Double.init) ?? 10
         let day = UInt64(Date().timeIntervalSince1970 / 86_400)
         let start = Date()
         var seed = Self.seed ?? day * 1_000
@@ -179,7 +179,8 @@ final class DifferentialTests: XCTestCase {
         }
     }
 
-    /// Another seed and count to explore with (`LOUPE_DIFF_SEED`, `LOUPE_DIFF_COUNT`); CI runs the fixed ones.
+    /// Another seed and count to explore with (`LOUPE_DIFF_SEED`, `LOUPE_DIFF_COUNT`: a long run
+    /// is `LOUPE_DIFF_COUNT=2000`); CI runs the fixed ones, sized for its 12-minute budget.
     static let seed = ProcessInfo.processInfo.environment["LOUPE_DIFF_SEED"].flatMap(UInt64.init)
     static let count = ProcessInfo.processInfo.environment["LOUPE_DIFF_COUNT"].flatMap(Int.init)
 

@@ -74,7 +74,7 @@ final class FuzzTests: XCTestCase {
         var g = Generator(state: 20261121)
         var parsed = 0, evaluated = 0, failed = 0, roundTrips = 0
         var slowest = (seconds: 0.0, statement: "")
-        let total = 100_000
+        let total = 50_000   // the coverage-guided statement fuzzer (scripts/fuzz.sh) goes on from here in CI
         for _ in 0..<total {
             let source = Self.statement(&g)
             let started = DispatchTime.now()
@@ -110,9 +110,9 @@ final class FuzzTests: XCTestCase {
         }
         // A hang guard: no single statement of the fuzz may take long on 150 objects.
         XCTAssertLessThan(slowest.seconds, 5, "slowest statement: \(slowest.statement)")
-        XCTAssertGreaterThan(roundTrips, 1_000, "printed trees read back")
-        XCTAssertGreaterThan(evaluated, 5_000, "the mutations should still produce many valid statements")
-        XCTAssertGreaterThan(failed, 20_000, "and many invalid ones")
+        XCTAssertGreaterThan(roundTrips, 500, "printed trees read back")
+        XCTAssertGreaterThan(evaluated, 2_500, "the mutations should still produce many valid statements")
+        XCTAssertGreaterThan(failed, 10_000, "and many invalid ones")
         print("fuzz: \(total) statements, \(parsed) parsed, \(roundTrips) printed and read back, \(evaluated) evaluated, \(failed) positioned errors; slowest \(String(format: "%.3f", slowest.seconds)) s")
     }
 }
