@@ -8,7 +8,7 @@ import XCTest
 /// deletes and commits them; it is killed at a random moment — half the runs at a random time in
 /// the whole run, half at a random moment of the commit after SQLite's journal (or WAL) appears.
 /// Runs alternate between rollback-journal and WAL files. `LOUPE_CRASH_RUNS` sets the number of
-/// runs (24 here; `scripts/crash-test.sh 500` runs hundreds).
+/// runs (16 here, sized for CI; `scripts/crash-test.sh 500` runs hundreds).
 final class CrashTests: XCTestCase {
     private static let rows = 20_000
     private static let script = """
@@ -53,7 +53,7 @@ final class CrashTests: XCTestCase {
     }
 
     func testKillDuringCommitLeavesAllOrNothing() throws {
-        let runs = Int(ProcessInfo.processInfo.environment["LOUPE_CRASH_RUNS"] ?? "") ?? 24
+        let runs = Int(ProcessInfo.processInfo.environment["LOUPE_CRASH_RUNS"] ?? "") ?? 16
         let folder = URL(fileURLWithPath: try Shared.temporaryPath()).deletingLastPathComponent()
         var masters: [Bool: String] = [:]
         for wal in [false, true] {
@@ -117,7 +117,7 @@ final class CrashTests: XCTestCase {
     /// statement: every book's price set, a relation added, a loan deleted; killed at random
     /// moments (a third of CI's runs); each file holds all of it or none of it.
     func testKillDuringAPersistCommitLeavesAllOrNothing() throws {
-        let runs = max(4, (Int(ProcessInfo.processInfo.environment["LOUPE_CRASH_RUNS"] ?? "") ?? 24) / 3)
+        let runs = max(4, (Int(ProcessInfo.processInfo.environment["LOUPE_CRASH_RUNS"] ?? "") ?? 16) / 3)
         let master = try Shared.temporaryPath("persist-master.sqlite")
         try LoupeBinary.run(["sample", master, "--objects", "20000", "--seed", "7"])
         let path = URL(fileURLWithPath: master).deletingLastPathComponent().appendingPathComponent("persist.sqlite").path

@@ -126,4 +126,29 @@ final class EditingCLITests: XCTestCase {
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
+
+    /// `loupe repl` fed by a script ends at the end of its input, within a bounded wait, while
+    /// another process holds the write lock — with edits pending, after a refused `.commit`, after
+    /// `.rollback`, after only a query — and says what was not written.
+    func testEndOfInputEndsTheReplWhileAnotherProcessHoldsTheWriteLock() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let holder = try DatabaseQueue(path: path)
+        let locked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        Thread {
+            try? holder.inTransaction(.immediate) { db in
+                try db.execute(sql: "UPDATE Genre SET Name = Name")
+                locked.signal(); release.wait(); return .rollback
+            }
+            done.signal()
+        }.start()
+        locked.wait()
+        defer { release.signal(); done.wait(); try? holder.close() }
+        let edit = "update Genre where GenreId == 1 set Name = \"x\"\n"
+        for (script, unwritten) in [(edit + ".commit\n", true), (edit, true), ("count Genre\n", false), (edit + ".rollback\n", false)] {
+            let run = try LoupeBinary.run(["repl", path], stdin: script, timeout: 30)
+            XCTAssertFalse(run.timedOut, "\(script): still running 30 s after its input ended")
+            XCTAssertEqual(run.stderr.contains("not written (the input ended without .commit)"), unwritten, "\(script): \(run.stderr)")
+        }
+        XCTAssertEqual(try value(path, "SELECT Name FROM Genre WHERE GenreId = 1"), "Rock")
+    }
 }
