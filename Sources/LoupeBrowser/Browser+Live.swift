@@ -114,6 +114,16 @@ struct LiveConflict: Sendable {
         return shown.relations.first { $0.name == name }.map { $0.targets.map(\.description).joined(separator: ", ") } ?? "null"
     }
 
+    /// `conflicts` with the choices `earlier` made for the same values (an earlier look at the
+    /// same commit, or the conflicts before the user staged more) where they still stand.
+    static func keepingChoices(_ conflicts: [LiveConflict], of earlier: [LiveConflict]) -> [LiveConflict] {
+        conflicts.map { c in
+            var c = c
+            c.keepsMine = earlier.first { $0.object == c.object && $0.name == c.name && $0.theirs == c.theirs && $0.mine == c.mine }?.keepsMine
+            return c
+        }
+    }
+
     /// `Album #5 · Title: was "A" · yours "B" · theirs "C"`, or for a deletion `Album #5 · you
     /// delete it · they changed it to Title: "C", …`.
     var line: String {
@@ -166,11 +176,7 @@ extension Browser {
         guard conflicts.isEmpty else {
             // Choices already made for the same values (an earlier look at this commit) stand.
             let earlier = live?.incoming?.conflicts ?? []
-            live?.incoming = LiveIncoming(path: path, graph: new, changes: changes, conflicts: conflicts.map { c in
-                var c = c
-                c.keepsMine = earlier.first { $0.object == c.object && $0.name == c.name && $0.theirs == c.theirs }?.keepsMine
-                return c
-            })
+            live?.incoming = LiveIncoming(path: path, graph: new, changes: changes, conflicts: LiveConflict.keepingChoices(conflicts, of: earlier))
             showConflicts()
             return
         }
@@ -224,13 +230,25 @@ extension Browser {
         case .down, .character("j"): incoming.selection = min(incoming.conflicts.count - 1, incoming.selection + 1)
         case .up, .character("k"): incoming.selection = max(0, incoming.selection - 1)
         case .character("m"), .character("t"):
+            guard incoming.conflicts.indices.contains(incoming.selection) else { return }
             incoming.conflicts[incoming.selection].keepsMine = key == .character("m")
             incoming.selection = min(incoming.conflicts.count - 1, incoming.selection + 1)
         case .character("M"), .character("T"):
             for i in incoming.conflicts.indices { incoming.conflicts[i].keepsMine = key == .character("M") }
         case .enter:
+            guard let session else { return }
+            // Found again over the edits as they are now: the user may have staged, undone or
+            // redone since the dialog opened (a new edit of a value they changed is a conflict too).
+            incoming.conflicts = LiveConflict.keepingChoices(LiveConflict.find(session.pending, incoming.changes, old: session.pending.base, new: incoming.graph),
+                                                             of: incoming.conflicts)
+            incoming.selection = min(incoming.selection, max(0, incoming.conflicts.count - 1))
             let undecided = incoming.conflicts.filter { $0.keepsMine == nil }.count
-            guard undecided == 0, let session else { message = "\(undecided.counting("conflict")) still to decide (m or t)"; return }
+            guard undecided == 0 else {
+                live?.incoming = incoming
+                showConflicts()
+                message = "\(undecided.counting("conflict")) still to decide (m or t)"
+                return
+            }
             dialog = nil
             let dropping = Set(incoming.conflicts.filter { $0.keepsMine == false }.flatMap(\.edits))
             adoptIncoming(incoming.graph, incoming.changes, session: session, path: incoming.path, dropping: dropping)

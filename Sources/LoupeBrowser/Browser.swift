@@ -658,7 +658,7 @@ public final class Browser {
         settleTypeCounts()
         if pages != nil {
             if runPagedEdit(line) { return }
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             if [".quit", ".exit", ".q"].contains(line.trimmingCharacters(in: .whitespaces)) { wantsQuit = true; return }
             if runPagedDotCommand(line) || runPaged(line) { return }
             replOutput.append("error: paged mode answers counts, queries, groups" + (pagedChanges != nil ? ", edits" : "") + " and " + pagedCommands.sorted().map { "." + $0 }.joined(separator: ", ")
@@ -681,7 +681,7 @@ public final class Browser {
         // Leaving with pending changes asks first.
         if case .dotCommand(let name, _, _)? = try? Parser.parse(line), case .success(let c) = ReplSession.command(named: name), c.name == "quit",
            !session.pending.isEmpty {
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             requestQuit()
             return
         }
@@ -692,7 +692,7 @@ public final class Browser {
             // .undo, .redo and .rollback change the staged graph.
             if let staged = session.engine.graph as ObjectGraph?, staged !== graph { adopt(staged, remap: false) }
         case .evaluate(let evaluation):
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             let task = RunningTask(line: line, isLoad: false)
             start(task) {
                 let started = DispatchTime.now()
@@ -700,13 +700,13 @@ public final class Browser {
                 task.finish(.evaluated(evaluation, outcome, Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9))
             }
         case .commit(let changes):
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             commit(changes, line: line)
         case .changesSince(let request):
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             listChanges(request, line: line)
         case .load(let path):
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             guard let host else {
                 show(ReplSession.Reply(output: "", error: "error: loading another store is not available here"), for: line)
                 return
@@ -894,7 +894,7 @@ public final class Browser {
     /// Shows a reply in the REPL pane; `line` is echoed first unless the reply is a caret error
     /// (which repeats the statement itself).
     func show(_ reply: ReplSession.Reply, for line: String?) {
-        if let line, reply.error == nil || !(reply.error!.hasPrefix("error:")) { replOutput.append("loupe> " + line) }
+        if let line, reply.error == nil || !(reply.error!.hasPrefix("error:")) { replOutput.append("loupe> " + ReplSession.shownLine(line)) }
         if let error = reply.error {
             replOutput.append(contentsOf: error.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
             return

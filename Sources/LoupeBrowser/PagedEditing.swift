@@ -135,7 +135,7 @@ extension Browser {
         guard let statement = try? Parser.parse(line) else { return false }
         switch statement {
         case .mutation(let mutation):
-            replOutput.append("loupe> " + line)
+            replOutput.append("loupe> " + ReplSession.shownLine(line))
             guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
             stagePagedStatement(mutation, line: line, over: changes)
             return true
@@ -144,7 +144,7 @@ extension Browser {
             switch command.name {
             case "changes", "undo", "redo", "rollback":
                 guard case .reply(let reply) = session.begin(line) else { return false }
-                replOutput.append("loupe> " + line)
+                replOutput.append("loupe> " + ReplSession.shownLine(line))
                 if let error = reply.error { replOutput.append(contentsOf: error.split(separator: "\n").map(String.init)) }
                 replOutput.append(contentsOf: reply.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(reply.output.hasSuffix("\n") ? 1 : 0))
                 pagedChanges?.adopt(session.pending)
@@ -152,18 +152,18 @@ extension Browser {
                 trimOutput()
                 return true
             case "commit":
-                replOutput.append("loupe> " + line)
+                replOutput.append("loupe> " + ReplSession.shownLine(line))
                 guard !session.pending.isEmpty else { replOutput.append(ReplSession.nothingToCommit); return true }
                 guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
                 commit(session.pending, line: line)
                 return true
             case "reload":
-                replOutput.append("loupe> " + line)
+                replOutput.append("loupe> " + ReplSession.shownLine(line))
                 guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
                 reopenPaged(changes)
                 return true
             case "quit" where !session.pending.isEmpty:
-                replOutput.append("loupe> " + line)
+                replOutput.append("loupe> " + ReplSession.shownLine(line))
                 requestQuit()
                 return true
             default:

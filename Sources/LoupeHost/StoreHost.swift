@@ -23,13 +23,23 @@ public final class StoreHost: SessionHost {
     }
 
     public func load(path: String, progress: ProgressReport?) throws -> ObjectGraph {
+        try StoreHost.refuseAddress(path)
         let store = try LoadedStore.open(path, progress: progress)
         adopt(store)
         return store.graph
     }
 
     public func read(path: String, progress: ProgressReport?) throws -> ObjectGraph {
-        try LoadedStore.open(path, progress: progress).graph
+        try StoreHost.refuseAddress(path)
+        return try LoadedStore.open(path, progress: progress).graph
+    }
+
+    /// A database's address is not a file: said without its credentials (a file's error would
+    /// quote the address whole, password and all).
+    private static func refuseAddress(_ path: String) throws {
+        guard path.contains("://") else { return }
+        throw StoreError(.fileNotFound, path: ReplSession.withoutPassword(path),
+                         reason: "a database's address, and this session reads files (open it with `loupe URL`; compare it with a file with `loupe diff FILE URL`)")
     }
 
     private func current() throws -> Loaded {

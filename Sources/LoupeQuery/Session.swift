@@ -188,6 +188,15 @@ public final class ReplSession {
         }
     }
 
+    /// A typed line as it may be shown again (the browser's REPL echoes `loupe> .diff URL`):
+    /// every URL in it without its credentials (``withoutPassword(_:)``).
+    public static func shownLine(_ line: String) -> String {
+        guard line.contains("://") else { return line }
+        return line.split(separator: " ", omittingEmptySubsequences: false).map { word in
+            word.contains("://") ? withoutPassword(String(word)) : String(word)
+        }.joined(separator: " ")
+    }
+
     /// A PostgreSQL URL as it may be shown: no credential in any spelling libpq reads. The
     /// password of `user:password@` is left out, and so is the value of every parameter that
     /// carries a secret or the file holding one (`password`, `passfile`, `sslpassword`,

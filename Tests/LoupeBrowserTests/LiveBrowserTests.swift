@@ -105,6 +105,22 @@ final class LiveBrowserTests: XCTestCase {
         withExtendedLifetime(host) {}
     }
 
+    /// An edit staged while the conflicts wait, of another value the commit changed, is one more
+    /// conflict to decide: Enter finds the conflicts again over the edits as they are then.
+    func testAnEditStagedWhileConflictsWaitIsDecidedToo() throws {
+        let (b, path, host) = try conflicted()
+        _ = b.play(try PlayScript.parse("<Esc>"), width: 150, height: 30)
+        b.run("update Album where AlbumId == 5 set Title = \"Mine too\"")
+        let again = b.play(try PlayScript.parse("<Esc>\n<C-s>\nt <Enter>"), width: 150, height: 30)
+        XCTAssertTrue(again.text.contains("[theirs] Album #3") && again.text.contains("[  ?   ] Album #5 · Title: was \"Big Ones\" · yours \"Mine too\" · theirs \"Other\""), again.text)
+        XCTAssertTrue(again.text.contains("1 conflict still to decide"), again.text)
+        _ = b.play(try PlayScript.parse("j m <Enter>"), width: 150, height: 30)
+        b.run(".commit")
+        XCTAssertEqual(try title(path, 3), "Theirs")
+        XCTAssertEqual(try title(path, 5), "Mine too")
+        withExtendedLifetime(host) {}
+    }
+
     func testTakingTheirsDropsOnlyThatEditAndKeepingMineCommitsIt() throws {
         for (choice, expected) in [("t", "Theirs"), ("m", "Mine")] {
             let (b, path, host) = try conflicted()
@@ -160,6 +176,20 @@ final class LiveBrowserTests: XCTestCase {
         XCTAssertTrue(screen.lines.contains { $0.contains("│~") && $0.contains("Name: \"Metal\" → \"Polka\"") }, screen.text)
         let sides = b.play(try PlayScript.parse("<Enter>"), width: 150, height: 30)
         XCTAssertTrue(sides.text.contains("this store") && sides.text.contains(URL(fileURLWithPath: other).lastPathComponent), sides.text)
+        withExtendedLifetime(host) {}
+    }
+
+    /// A URL typed in the browser's REPL is echoed without its credentials, and so is any
+    /// error about it.
+    func testADiffAgainstAURLNeverShowsItsPassword() throws {
+        let (b, _, host) = try chinook()
+        b.run(".diff postgresql://who:s3cret@127.0.0.1:1/nowhere?sslpassword=hush")
+        let screen = b.play([], width: 150, height: 30)
+        XCTAssertTrue(screen.text.contains("loupe> .diff postgresql://who@127.0.0.1:1/nowhere?sslpassword=***"), screen.text)
+        XCTAssertFalse(screen.text.contains("s3cret") || screen.text.contains("hush"), screen.text)
+        XCTAssertTrue(screen.text.contains("a database's address, and this session reads files"), screen.text)
+        b.run(".open postgresql://who:s3cret@127.0.0.1:1/nowhere")
+        XCTAssertFalse(b.play([], width: 150, height: 30).text.contains("s3cret"), ".open says so without the password too")
         withExtendedLifetime(host) {}
     }
 

@@ -7,6 +7,14 @@ import XCTest
 /// waits, as the interactive browser does, so another process's commit meanwhile is on the last
 /// screen — refreshed in place, marked and counted on the status line.
 final class LivePlayTests: XCTestCase {
+    /// The other process's connection waits for Loupe's reads to end, as an app's would
+    /// (a commit needs the file to itself for a moment in rollback-journal mode).
+    static var writer: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        return configuration
+    }
+
     func testACommitDuringAWaitIsOnTheLastScreen() throws {
         let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let script = try Shared.temporaryPath("live.play"), marker = script + ".loaded", screen = script + ".txt"
@@ -17,7 +25,7 @@ final class LivePlayTests: XCTestCase {
         let started = Date()
         while !FileManager.default.fileExists(atPath: marker), Date().timeIntervalSince(started) < 30 { Thread.sleep(forTimeInterval: 0.05) }
         XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "the browser never loaded the store")
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: Self.writer)
         try queue.write { try $0.execute(sql: "UPDATE Album SET Title = 'Live title' WHERE AlbumId = 2; INSERT INTO Album VALUES (348, 'Brand new', 1)") }
         try queue.close()
         loupe.waitUntilExit()
@@ -48,7 +56,7 @@ final class LivePlayTests: XCTestCase {
         }
         while !holdsFile(), Date().timeIntervalSince(started) < 30 { Thread.sleep(forTimeInterval: 0.02) }
         Thread.sleep(forTimeInterval: 0.3)
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: Self.writer)
         try queue.write { try $0.execute(sql: "UPDATE Album SET Title = 'Paged live' WHERE AlbumId = 2; INSERT INTO Album VALUES (348, 'Brand new', 1)") }
         try queue.close()
         loupe.waitUntilExit()
