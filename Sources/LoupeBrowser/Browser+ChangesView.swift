@@ -41,7 +41,7 @@ extension Browser {
         guard !changes.changes.isEmpty, let graph else { return }
         var sheet = Browser.changesSheet(changes, graph: graph)
         sheet.comparison = Sheet.Comparison(old: request.mark.graph, new: now, oldLabel: request.other == nil ? "then (\(request.mark.label))" : "this store",
-                                            newLabel: request.other.map { URL(fileURLWithPath: ReplSession.withoutPassword($0)).lastPathComponent } ?? "now",
+                                            newLabel: changes.otherName ?? "now",
                                             objects: changes.changes.map { ObjectIdentity(type: TypeName($0.type), id: $0.key) })
         push(sheet)
     }
@@ -53,7 +53,7 @@ extension Browser {
             [.string(change.sign), .string(change.type), change.key.value, .string(change.detail { $0 })]
         }
         let refs = changes.changes.map { graph.ref(ObjectIdentity(type: TypeName($0.type), id: $0.key)) }
-        let crumb = changes.other.map { "differences with \(URL(fileURLWithPath: ReplSession.withoutPassword($0)).lastPathComponent)" } ?? "changes since \(changes.label)"
+        let crumb = changes.otherName.map { "differences with \($0)" } ?? "changes since \(changes.label)"
         return Sheet(content: .projection(columns: ["", "type", "key", "what changed"], rows: rows, refs: refs), crumb: crumb)
     }
 
@@ -65,14 +65,8 @@ extension Browser {
         let old = comparison.old.ref(object).map { comparison.old.diffObject($0) }
         let new = comparison.new.ref(object).map { comparison.new.diffObject($0) }
         var names: [String] = []
-        for side in [old, new].compactMap({ $0 }) {
-            for name in side.attributes.map(\.name) + side.relations.map(\.name) where !names.contains(name) { names.append(name) }
-        }
-        func shown(_ side: DiffObject?, _ name: String) -> String {
-            guard let side else { return "—" }
-            if let value = side.attributes.first(where: { $0.name == name })?.value { return ValueFormatter.json(value) }
-            return side.relations.first { $0.name == name }.map { $0.targets.map(\.description).joined(separator: ", ") } ?? ""
-        }
+        for name in (old?.names ?? []) + (new?.names ?? []) where !names.contains(name) { names.append(name) }
+        func shown(_ side: DiffObject?, _ name: String) -> String { side.map { $0.text(of: name) ?? "" } ?? "—" }
         let nameWidth = min(24, names.map { DisplayText.width(of: $0) }.max() ?? 4)
         let valueWidth = 44
         func line(_ mark: String, _ name: String, _ a: String, _ b: String) -> String {

@@ -56,7 +56,6 @@ struct LiveChanges: Sendable {
 
 /// A commit read while edits were pending, and the pending edits it touched.
 struct LiveIncoming: Sendable {
-    let path: String
     let graph: ObjectGraph
     let changes: LiveChanges
     var conflicts: [LiveConflict]
@@ -110,8 +109,7 @@ struct LiveConflict: Sendable {
         guard let ref = graph.ref(object) else { return "deleted" }
         let shown = graph.diffObject(ref)
         guard let name else { return shown.attributes.map { "\($0.name): \(ValueFormatter.json($0.value))" }.joined(separator: ", ") }
-        if let value = shown.attributes.first(where: { $0.name == name })?.value { return ValueFormatter.json(value) }
-        return shown.relations.first { $0.name == name }.map { $0.targets.map(\.description).joined(separator: ", ") } ?? "null"
+        return shown.text(of: name) ?? "null"
     }
 
     /// `conflicts` with the choices `earlier` made for the same values (an earlier look at the
@@ -157,7 +155,7 @@ extension Browser {
         let task = RunningTask(line: ".reload", isLoad: true, verb: "refreshing")
         start(task) {
             // Read and compared off the UI thread: a large store's diff takes a while.
-            task.finish(.refreshed(path, Result {
+            task.finish(.refreshed(Result {
                 let new = try host.load(path: path, progress: { done, total in task.report(done, total) })
                 return (new, try LiveChanges(from: old, to: new))
             }))
@@ -166,7 +164,7 @@ extension Browser {
 
     /// Takes a live reload: adopted at once when no pending edit conflicts with it, else the
     /// conflicts are offered (the views wait for the choice).
-    func finishLiveReload(_ result: Result<(graph: ObjectGraph, changes: LiveChanges), any Error>, session: ReplSession, path: String) {
+    func finishLiveReload(_ result: Result<(graph: ObjectGraph, changes: LiveChanges), any Error>, session: ReplSession) {
         guard case .success(let (new, changes)) = result else {
             if case .failure(let error) = result { message = "cannot read the store again: \(error)" }
             return
@@ -176,22 +174,22 @@ extension Browser {
         guard conflicts.isEmpty else {
             // Choices already made for the same values (an earlier look at this commit) stand.
             let earlier = live?.incoming?.conflicts ?? []
-            live?.incoming = LiveIncoming(path: path, graph: new, changes: changes, conflicts: LiveConflict.keepingChoices(conflicts, of: earlier))
+            live?.incoming = LiveIncoming(graph: new, changes: changes, conflicts: LiveConflict.keepingChoices(conflicts, of: earlier))
             showConflicts()
             return
         }
-        adoptIncoming(new, changes, session: session, path: path, dropping: [])
+        adoptIncoming(new, changes, session: session, dropping: [])
     }
 
     /// Stages the pending edits again over the store read again (without those `dropping`
     /// names: where the user took the other process's value) and shows it, marked.
-    func adoptIncoming(_ new: ObjectGraph, _ changes: LiveChanges, session: ReplSession, path: String, dropping: Set<LiveConflict.EditAddress>) {
+    func adoptIncoming(_ new: ObjectGraph, _ changes: LiveChanges, session: ReplSession, dropping: Set<LiveConflict.EditAddress>) {
         live?.incoming = nil
         let hadEdits = !session.pending.isEmpty
         if !dropping.isEmpty {
             session.replacePending(session.pending.keeping { !dropping.contains(LiveConflict.EditAddress(step: $0, edit: $1)) })
         }
-        let reply = session.finishLoad(path: path, .success(new))
+        let note = session.restage(over: new)
         adopt(session.engine.graph, remap: true)
         guard !changes.isEmpty else { return }
         live?.added = changes.added
@@ -200,9 +198,8 @@ extension Browser {
         message = "commit \(live?.commits ?? 0) from another process: \(changes.figures)"
         if hadEdits {
             // What staging again said: kept, or which steps no longer apply.
-            let note = reply.output.split(separator: ";", maxSplits: 1).dropFirst().first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            message += session.pending.isEmpty && dropping.isEmpty ? "" : "; " + (note ?? "your pending edits are staged over it")
-            if let note, note.contains("dropped") { replOutput.append(message) }
+            message += session.pending.isEmpty && dropping.isEmpty ? "" : note.isEmpty ? "; your pending edits are staged over it" : note
+            if note.contains("dropped") { replOutput.append(message) }
         }
     }
 
@@ -251,7 +248,7 @@ extension Browser {
             }
             dialog = nil
             let dropping = Set(incoming.conflicts.filter { $0.keepsMine == false }.flatMap(\.edits))
-            adoptIncoming(incoming.graph, incoming.changes, session: session, path: incoming.path, dropping: dropping)
+            adoptIncoming(incoming.graph, incoming.changes, session: session, dropping: dropping)
             return
         default: return
         }

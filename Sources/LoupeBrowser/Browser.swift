@@ -837,8 +837,8 @@ public final class Browser {
                     attach(session.engine.graph)
                 }
             }
-        case .refreshed(let path, let result):
-            finishLiveReload(result, session: session, path: path)
+        case .refreshed(let result):
+            finishLiveReload(result, session: session)
         case .changesListed(let request, let result):
             finishListingChanges(request, result, session: session)
         case .previewed(let summary, let result):
@@ -992,7 +992,7 @@ final class RunningTask: Sendable {
         case evaluated(ReplSession.Evaluation, Result<ReplSession.Evaluation.Outcome, QueryError>, Double)
         case loaded(String, Result<ObjectGraph, any Error>)
         /// Live mode: the store read again after another process's commit, and what it changed.
-        case refreshed(String, Result<(graph: ObjectGraph, changes: LiveChanges), any Error>)
+        case refreshed(Result<(graph: ObjectGraph, changes: LiveChanges), any Error>)
         case committed(Result<(graph: ObjectGraph, summary: String), any Error>)
         case previewed([String], Result<String, any Error>)
         case indexed(Result<Void, any Error>)

@@ -59,6 +59,9 @@ extension ReplSession {
         public let changes: [ObjectChange]
         /// `.diff`'s other store (the comparison is then this store → it).
         public var other: String? = nil
+        /// What the other store is called on screen: its file's name (an address's last part,
+        /// without credentials).
+        public var otherName: String? { other.map { URL(fileURLWithPath: ReplSession.withoutPassword($0)).lastPathComponent } }
 
         /// `changes since the store was opened at 09:41:07: 3 objects in 2 of 11 types`, or for
         /// `.diff`, `differences from this store to copy.sqlite: …`.

@@ -252,26 +252,38 @@ public final class ReplSession {
         case .failure(let error):
             return Reply(output: "", error: "error: \(error)")
         case .success(let graph):
-            let reloading = path == storePath
-            var note = ""
-            if reloading && !pending.isEmpty {
-                let (rebased, lost) = pending.rebased(on: graph)
-                pending = rebased
-                let (replanned, dropped) = replanInserts(lost)
-                note = dropped.isEmpty ? "; the pending changes are staged again" :
-                    "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
-                if !replanned.isEmpty {
-                    note += "; \(replanned.count) insert\(replanned.count == 1 ? "" : "s") given the next free key\(replanned.count == 1 ? "" : "s") (another process took \(replanned.count == 1 ? "its" : "their") key\(replanned.count == 1 ? "" : "s")): " + replanned.joined(separator: " | ")
-                }
-            } else {
-                pending = PendingChanges(base: graph)
-            }
-            engine = QueryEngine(graph: pending.graph)
-            if !reloading { changesMark = ChangesMark(graph: graph, label: "opened") }
+            let counts = ": \(graph.types.count.counting("type")), \(graph.objectCount.counting("object"))"
+            guard path != storePath else { return Reply(output: "reloaded" + counts + restage(over: graph) + "\n") }
+            pending = PendingChanges(base: graph)
+            engine = QueryEngine(graph: graph)
+            changesMark = ChangesMark(graph: graph, label: "opened")
             storePath = path
-            currentType = reloading ? currentType.flatMap { pending.graph.type(named: $0.name.rawValue) } : nil
-            return Reply(output: (reloading ? "reloaded" : "opened \(ReplSession.withoutPassword(path))") + ": \(graph.types.count.counting("type")), \(graph.objectCount.counting("object"))\(note)\n")
+            currentType = nil
+            return Reply(output: "opened \(ReplSession.withoutPassword(path))" + counts + "\n")
         }
+    }
+
+    /// Makes `graph`, the open store read again, the base, with the pending changes staged again
+    /// over it (steps whose objects are gone are dropped; an insert whose key another process
+    /// took gets the next free one). Returns what became of them, each part after `; ` (empty
+    /// when nothing was pending): what `.reload` and the browser's live mode say.
+    public func restage(over graph: ObjectGraph) -> String {
+        var note = ""
+        if !pending.isEmpty {
+            let (rebased, lost) = pending.rebased(on: graph)
+            pending = rebased
+            let (replanned, dropped) = replanInserts(lost)
+            note = dropped.isEmpty ? "; the pending changes are staged again" :
+                "; \(dropped.count) pending step\(dropped.count == 1 ? "" : "s") no longer apply and were dropped: " + dropped.map(\.label).joined(separator: " | ")
+            if !replanned.isEmpty {
+                note += "; \(replanned.count) insert\(replanned.count == 1 ? "" : "s") given the next free key\(replanned.count == 1 ? "" : "s") (another process took \(replanned.count == 1 ? "its" : "their") key\(replanned.count == 1 ? "" : "s")): " + replanned.joined(separator: " | ")
+            }
+        } else {
+            pending = PendingChanges(base: graph)
+        }
+        engine = QueryEngine(graph: pending.graph)
+        currentType = currentType.flatMap { pending.graph.type(named: $0.name.rawValue) }
+        return note
     }
 
     /// Takes the outcome of committing: on success the file's new state is the base and nothing

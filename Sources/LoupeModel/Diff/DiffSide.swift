@@ -29,6 +29,16 @@ public struct DiffObject: Sendable, Equatable {
         self.relations = relations
     }
 
+    /// The attribute and relation names, attributes first, each once.
+    public var names: [String] { attributes.map(\.name) + relations.map(\.name) }
+
+    /// The value of `name` as text: an attribute's as JSON, a relation's targets
+    /// (`Tag #1, Tag #3`); nil when the object has no such attribute or relation.
+    public func text(of name: String) -> String? {
+        if let value = attributes.first(where: { $0.name == name })?.value { return ValueFormatter.json(value) }
+        return relations.first { $0.name == name }.map { $0.targets.map(\.description).joined(separator: ", ") }
+    }
+
     public static func == (a: DiffObject, b: DiffObject) -> Bool {
         a.attributes.elementsEqual(b.attributes) { $0.name == $1.name && $0.value == $1.value }
             && a.relations.elementsEqual(b.relations) { $0.name == $1.name && $0.targets == $1.targets && $0.toMany == $1.toMany }
