@@ -310,12 +310,16 @@ class PostgresTranslation {
     func aggregated(_ aggregate: Aggregate, of value: Operand?) throws -> (select: String, result: Operand)? {
         switch aggregate {
         case .count: return ("count(*)", Operand(sql: "", kind: .number, column: nil, isCount: true))
+        // The engine adds the decimals numbers are written as, exactly (``DecimalSum``), as
+        // `sum(numeric)` does; a float's sum in PostgreSQL is binary, so it is left to the engine.
         case .sum:
-            guard let value, value.kind == .number || value.kind == .floating else { return nil }
+            guard let value, value.kind == .number else { return nil }
             return ("coalesce(sum(\(value.sql)), 0)", Operand(sql: "", kind: value.kind, column: nil))
         case .avg:
-            guard let value, value.kind == .number || value.kind == .floating else { return nil }
-            return ("avg(\(value.sql)::float8)", Operand(sql: "", kind: .floating, column: nil))
+            guard let value, value.kind == .number else { return nil }
+            // Divided with 40 decimal places (the engine divides with 38 digits): the same double.
+            let exact = "(sum(\(value.sql))::numeric * 1.\(String(repeating: "0", count: 40)))"
+            return ("(\(exact) / nullif(count(\(value.sql)), 0))::float8", Operand(sql: "", kind: .floating, column: nil))
         case .min, .max:
             guard let value, [.number, .floating, .timestamp, .timestampWithZone, .date, .text].contains(value.kind) else { return nil }
             if value.kind == .text { guard let column = value.column, try textIs(column.type, column.name, ascii: false) else { return nil } }

@@ -54,6 +54,24 @@ final class PostgresTests: XCTestCase {
         XCTAssertEqual(declined, ["count Track where Name BEGINSWITH[c] \"the \"", "count Track where Name CONTAINS \"Love\""])
     }
 
+    /// Sums and averages of a `numeric` column are PostgreSQL's exact `numeric` arithmetic, which
+    /// is the engine's (``DecimalSum``): customers whose invoices total 37.62 are found by SQL and
+    /// by the loaded engine alike (before, the engine's binary sum was 37.620000000000005).
+    func testNumericSumsAndAveragesOnPostgresAreTheEngines() throws {
+        let url = try Self.chinook.get()
+        let graph = try PostgresDatabase.load(url: url).graph
+        for statement in ["Customer where @links.Invoice.Customer.Total.@sum == 37.62 select CustomerId",
+                          "Customer where @links.Invoice.Customer.Total.@avg == 5.66 select CustomerId",
+                          "count Customer where @links.Invoice.Customer.Total.@avg < 5.3742857142857146"] {
+            let (result, resultGraph) = try XCTUnwrap(try PostgresPushdown.run(try Parser.parse(statement), url: url), statement)
+            let loaded = try QueryEngine(graph: graph).run(statement).render(.csv, graph: graph)
+            XCTAssertEqual(result.render(.csv, graph: resultGraph), loaded, statement)
+            XCTAssertGreaterThan(loaded.split(separator: "\r\n").count, 1, statement)
+        }
+        let found = try QueryEngine(graph: graph).run("Customer where @links.Invoice.Customer.Total.@sum == 37.62 select CustomerId").render(.csv, graph: graph)
+        XCTAssertTrue(found.split(separator: "\r\n").contains("2"), found)
+    }
+
     /// Objects compared with keys (`Album == #3`, `SupportRep != nil`, a backlink's objects `IN`
     /// a list) are answered by PostgreSQL as their keys compared, with the loaded graph's answers.
     func testObjectsComparedWithKeysOnPostgres() throws {
@@ -177,7 +195,8 @@ final class PostgresTests: XCTestCase {
         let graph = try PostgresDatabase.load(url: url).graph
         let scalars = ["pages", "price", "ratio", "title", "published", "seen", "id", "author.name", "author.born", "author.joined", "author.active",
                        "author.country", "author_id", "@links.loan.book_id.@count", "@links.loan.book_id.due.@max", "author.@links.book.author_id.@count",
-                       "author.@links.book.author_id.pages.@sum", "@links.loan.book_id.code.@min", "SUBQUERY(@links.loan.book_id, $l, $l.member == \"Zoe\").@count"]
+                       "author.@links.book.author_id.pages.@sum", "author.@links.book.author_id.price.@sum",
+                       "author.@links.book.author_id.price.@avg", "author.@links.book.author_id.ratio.@sum", "@links.loan.book_id.code.@min", "SUBQUERY(@links.loan.book_id, $l, $l.member == \"Zoe\").@count"]
         let collections = ["@links.loan.book_id.member", "@links.loan.book_id.due", "author.@links.book.author_id.title"]
         let literals = ["300", "9.5", "-5", "0", "null", "\"\"", "\"the sea\"", "\"Émile\"", "\"Zoe\"", "2020-01-02", "2020-01-02T08:00:00Z",
                         "true", "false", "1890", "7.25", "{300, 120}", "{\"Zoe\", \"Yan\"}", "\"*e*\"", "\"l?ve*\"", "\"e\u{301}mile\"", "\"100%\""]
