@@ -187,7 +187,7 @@ public enum KeyMap {
         lines.append("")
         lines.append("In the REPL (:): Enter runs, Esc leaves, Up/Down history, Tab completes, PgUp/PgDn scroll,")
         lines.append("Ctrl-A/E start/end, Ctrl-K/U kill to end/start, Ctrl-W kill word.")
-        lines.append("Mouse: click selects, wheel scrolls. Statements: see README (.help in the REPL).")
+        lines.append("Mouse: click selects, wheel scrolls. Statements: .help query, .help where, .help @sum … in the REPL.")
         return lines
     }
 }

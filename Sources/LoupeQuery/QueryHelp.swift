@@ -25,6 +25,7 @@ public enum QueryHelp {
         "A statement names a type first, then its clauses: " + clauseOrder + ".\n"
             + "Operators: == != < <= > >= BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES IN BETWEEN, AND OR NOT; "
             + "[c] ignores case, [d] diacritics; @count @sum @avg @min @max; @links.Type.relation walks backlinks.\n\n"
-            + cheatSheet + "\n\nThe whole language: docs/query-language.md.\n"
+            + cheatSheet + "\n\n`.help TOPIC` explains one, with an example: " + topicNames + "\n"
+            + "The whole language: docs/query-language.md.\n"
     }
 }

@@ -440,7 +440,7 @@ public final class ReplSession {
 
     /// Every dot-command, in help order (sqlite3's conventions).
     public static let commands: [DotCommand] = [
-        DotCommand(name: "help", arguments: "[command|query]", summary: "the table of commands, one command's help, or the query language (query)"),
+        DotCommand(name: "help", arguments: "[command|query|topic]", summary: "the table of commands, one command's help, the query language (query), or one clause, operator or function (where, @sum, …)"),
         DotCommand(name: "types", arguments: "", summary: "every type with its object count"),
         DotCommand(name: "schema", arguments: "[Type]", summary: "attributes (with the kinds of value seen), relations, backlinks"),
         DotCommand(name: "mode", arguments: "table|line|json|ndjson|csv|markdown", summary: "how results print"),
@@ -537,6 +537,9 @@ public final class ReplSession {
                 // `.help .commit` and `.help commit` alike.
                 let name = topic.hasPrefix(".") ? String(topic.dropFirst()) : topic
                 if ["query", "language", "statements"].contains(name.lowercased()) { return Reply(output: QueryHelp.text) }
+                if case .success = ReplSession.command(named: name) {} else if let t = QueryHelp.topic(named: args.joined(separator: " ")) {
+                    return Reply(output: QueryHelp.text(of: t))
+                }
                 guard case .success(let c) = ReplSession.command(named: name) else { return usage(command, bad: topic) }
                 return Reply(output: ".\(c.name)\(c.arguments.isEmpty ? "" : " " + c.arguments)\n    \(c.summary)\n")
             }

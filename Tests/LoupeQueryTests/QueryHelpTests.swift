@@ -1,5 +1,7 @@
 import Foundation
+import LoupeModel
 import LoupeQuery
+import LoupeStore
 import XCTest
 
 /// The language's help in the app: `.help query`, the README's cheat sheet (the same text), and
@@ -30,5 +32,59 @@ final class QueryHelpTests: XCTestCase {
         }
         XCTAssertTrue(QueryHelp.clauseOrder.contains("group by"))
         XCTAssertTrue(QueryHelp.text.hasPrefix("A statement names a type first"))
+    }
+}
+
+/// `.help TOPIC`: every clause, operator and function has a line and an example, the same as
+/// docs/query-language.md's reference table, and every example runs on the bundled sample.
+final class QueryHelpTopicTests: XCTestCase {
+    static let marker = "<!-- generated from QueryHelp.topics (Sources/LoupeQuery/QueryHelp+Topics.swift); QueryHelpTests checks it -->\n"
+
+    func testTheDocsTableIsTheTopics() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/query-language.md").standardizedFileURL
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let start = try XCTUnwrap(text.range(of: Self.marker))
+        let stop = try XCTUnwrap(text.range(of: "<!-- end of generated table -->", range: start.upperBound..<text.endIndex))
+        let table = String(text[start.upperBound..<stop.lowerBound])
+        if table != QueryHelp.referenceTable {
+            let fixed = text.replacingCharacters(in: start.upperBound..<stop.lowerBound, with: QueryHelp.referenceTable)
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("query-language.md")
+            try fixed.write(to: out, atomically: true, encoding: .utf8)
+            XCTFail("docs/query-language.md's reference table differs from QueryHelp.topics; the regenerated page is at \(out.path)")
+        }
+    }
+
+    func testEveryExampleRunsOnTheSample() throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../sample-data/library.sqlite").standardizedFileURL.path
+        let session = ReplSession(graph: try LoadedStore.open(sample).graph, mode: .csv)
+        var names = Set<String>()
+        for topic in QueryHelp.topics {
+            let reply = session.execute(topic.example)
+            XCTAssertNil(reply.error, topic.example)
+            XCTAssertFalse(reply.output.isEmpty, topic.example)
+            // A query's example finds something (a header and at least one row).
+            if !["count", "update", "insert", "delete"].contains(where: { topic.example.hasPrefix($0 + " ") }) {
+                XCTAssertGreaterThan(reply.output.split(whereSeparator: \.isNewline).count, 1, topic.example)
+            }
+            for name in topic.names { XCTAssertTrue(names.insert(name.lowercased()).inserted, "\(name) names two topics") }
+            XCTAssertEqual(QueryHelp.topic(named: topic.names.last!.uppercased())?.example, topic.example)
+        }
+        _ = session.execute(".rollback")
+    }
+
+    func testHelpNamesATopicOrSaysWhatItTakes() throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../sample-data/library.sqlite").standardizedFileURL.path
+        let session = ReplSession(graph: try LoadedStore.open(sample).graph, mode: .table)
+        XCTAssertEqual(session.execute(".help sort by").output, """
+            sort by PATH [asc|desc], …
+                orders the objects, stably, nulls first ascending
+                e.g. Book sort by price desc, title limit 5
+
+            """)
+        XCTAssertEqual(session.execute(".help @SUM").output, QueryHelp.text(of: QueryHelp.topic(named: "@sum")!))
+        XCTAssertTrue(session.execute(".help query").output.contains("`.help TOPIC` explains one, with an example: where sort distinct limit select group count"))
+        // A dot-command's name is still the command.
+        XCTAssertTrue(session.execute(".help commit").output.hasPrefix(".commit"))
+        XCTAssertEqual(session.execute(".help frobnicate").error, "bad argument 'frobnicate'\nUsage: .help [command|query|topic]")
     }
 }
