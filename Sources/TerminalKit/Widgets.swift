@@ -4,22 +4,6 @@ public enum Border {
     public static let topLeft = "┌", topRight = "┐", bottomLeft = "└", bottomRight = "┘"
 }
 
-/// A bordered box with a title; returns the inner area.
-@discardableResult
-public func drawBlock(_ buffer: inout Buffer, _ area: Rect, title: String, style: Style = .plain, titleStyle: Style = Style(bold: true)) -> Rect {
-    guard area.width >= 2, area.height >= 2 else { return Rect(x: area.x, y: area.y, width: 0, height: 0) }
-    buffer.put(Border.topLeft + String(repeating: Border.horizontal, count: area.width - 2) + Border.topRight, x: area.x, y: area.y, style: style)
-    for y in (area.y + 1)..<(area.maxY - 1) {
-        buffer.put(Border.vertical, x: area.x, y: y, style: style)
-        buffer.put(Border.vertical, x: area.maxX - 1, y: y, style: style)
-    }
-    buffer.put(Border.bottomLeft + String(repeating: Border.horizontal, count: area.width - 2) + Border.bottomRight, x: area.x, y: area.maxY - 1, style: style)
-    if !title.isEmpty, area.width > 4 {
-        buffer.put(" " + title + " ", x: area.x + 1, y: area.y, style: titleStyle, maxWidth: area.width - 2)
-    }
-    return area.inset(1)
-}
-
 /// A horizontal bar showing a fraction, `[#####     ] 50%`.
 public func progressBar(_ fraction: Double, width: Int) -> String {
     let inner = max(0, width - 7)
