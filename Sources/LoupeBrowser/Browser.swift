@@ -475,7 +475,7 @@ public final class Browser {
             }
             if case .frequency(let column, let rows, let source)? = current?.content, let sheet = current {
                 if sheet.countedTotal != nil {
-                    if sheet.selection < rows.count { openPagedGroup(crumb: sheet.crumb, column: column, value: rows[sheet.selection].key) }
+                    if sheet.selection < rows.count { openPagedGroup(sheet.statement, column: column, value: rows[sheet.selection].key) }
                     return
                 }
                 guard sheet.selection < rows.count, let session else { return }
@@ -779,9 +779,9 @@ public final class Browser {
             running = nil
             finishSortIndex(name, result, cancelled: task.cancellation.isCancelled)
             return true
-        case .answered(let result):
+        case .answered(let statement, let result):
             running = nil
-            finishPagedStatement(line: task.line, result, cancelled: task.cancellation.isCancelled,
+            finishPagedStatement(line: task.line, statement: statement, result, cancelled: task.cancellation.isCancelled,
                                  seconds: Double(DispatchTime.now().uptimeNanoseconds - task.started.uptimeNanoseconds) / 1e9)
             return true
         case .pagedStaged(let revision, let result):
@@ -1006,7 +1006,7 @@ final class RunningTask: Sendable {
         case pagedSorted(Int, String, PagedSort, Result<(Browser.PagedAnswer, String?), any Error>)
         /// Paged mode: a statement answered over the store.
         /// (With a note to show after it, if any.)
-        case answered(Result<(Browser.PagedAnswer, String?), any Error>)
+        case answered(Statement, Result<(Browser.PagedAnswer, String?), any Error>)
         /// Paged mode: an edit statement staged over a copy of the changes as they were at this revision.
         case pagedStaged(UUID, Result<(PagedChanges, EditStep), any Error>)
         /// Paged mode: a cell's new text (for the object and attribute) read and staged over a copy

@@ -580,7 +580,7 @@ extension Browser {
         guard running == nil else { message = "wait for the running task (Ctrl-C cancels it)"; return true }
         let task = RunningTask(line: line, isLoad: true, verb: "querying")
         let answering = pagedAnswering(statement)
-        start(task) { task.finish(.answered(Result { try answering(task) })) }
+        start(task) { task.finish(.answered(statement, Result { try answering(task) })) }
         return true
     }
 
@@ -637,7 +637,7 @@ extension Browser {
         case .type:
             query = Query(type: Name(text: typeName, range: SourceRange(0, 0)))
         case .keys:
-            guard case .query(let q)? = try? Parser.parse(sheet.crumb), q.clauses.isEmpty, q.projection == nil, q.type != nil else {
+            guard case .query(let q)? = sheet.statement, q.clauses.isEmpty, q.projection == nil, q.type != nil else {
                 message = "paged mode sorts a whole type or a filter's objects; add `sort by \(name)` to the statement"; return
             }
             query = q
@@ -693,7 +693,7 @@ extension Browser {
     /// Shows a paged statement's answer: a count in the REPL, objects as a paged view.
     /// A statement that took `seconds` (more than ``relationIndexHintSeconds``) on a store without
     /// Loupe's relation index says once that `I` builds it.
-    func finishPagedStatement(line: String, _ outcome: Result<(PagedAnswer, String?), any Error>, cancelled: Bool, seconds: Double = 0) {
+    func finishPagedStatement(line: String, statement: Statement, _ outcome: Result<(PagedAnswer, String?), any Error>, cancelled: Bool, seconds: Double = 0) {
         let result = outcome.map(\.0)
         defer {
             if case .success(let (_, note?)) = outcome, !cancelled { replOutput.append(note); trimOutput() }
@@ -709,18 +709,18 @@ extension Browser {
         case .success where cancelled: replOutput.append("cancelled")
         case .success(.count(let n)): replOutput.append("\(n)")
         case .success(.keys(let typeName, let keys)):
-            push(Sheet(content: .paged(PagedRows(source: .keys(keys), count: keys.count, typeName: typeName)), crumb: line))
+            push(Sheet(content: .paged(PagedRows(source: .keys(keys), count: keys.count, typeName: typeName)), crumb: line, statement: statement))
             ensurePagedWindow(span: max(1, layout.recordsBody.height))
             detailSelection = initialDetailSelection()
             replOutput.append("\(keys.count.counting("object"))")
         case .success(.projection(let columns, let rows, let keys)):
             // Values only; each row keeps its object's key (Enter opens the object).
-            var sheet = Sheet(content: .projection(columns: columns, rows: rows, refs: []), crumb: line)
+            var sheet = Sheet(content: .projection(columns: columns, rows: rows, refs: []), crumb: line, statement: statement)
             sheet.rowKeys = keys
             push(sheet)
             replOutput.append("\(rows.count.counting("row"))")
         case .success(.groups(let key, let rows, let total)):
-            var sheet = Sheet(content: .frequency(column: key, rows: rows, source: []), crumb: line)
+            var sheet = Sheet(content: .frequency(column: key, rows: rows, source: []), crumb: line, statement: statement)
             sheet.countedTotal = total
             push(sheet)
             replOutput.append("\(rows.count) groups")
@@ -734,7 +734,7 @@ extension Browser {
     /// Enter on a row of a projection the store answered: the row's object, read by key, in the
     /// detail pane (a projection holds values only).
     func openPagedRowObject(_ key: ObjectID, of sheet: Sheet) {
-        let root = (try? Parser.parse(sheet.crumb))?.pushdownRoot?.type.text
+        let root = sheet.statement?.pushdownRoot?.type.text
         let typeName = root.flatMap { root in pages?.catalog.first { $0.name.caseInsensitiveCompare(root) == .orderedSame }?.name }
         var object = Sheet(content: .paged(PagedRows(source: .keys([key]), count: 1, typeName: typeName)), crumb: "\(typeName ?? "object") #\(key)")
         object.isObjectOfRow = true
@@ -745,9 +745,10 @@ extension Browser {
     }
 
     /// Enter on a group a statement counted over the store: its objects, found by the store too,
-    /// as `Type where (predicate) AND key == value` (the group statement is the view's crumb).
-    func openPagedGroup(crumb: String, column: String, value: Value) {
-        guard case .group(var query, let by)? = try? Parser.parse(crumb) else { message = "this group does not open"; return }
+    /// as `Type where (predicate) AND key == value` (`statement`: the group statement the view
+    /// answers).
+    func openPagedGroup(_ statement: Statement?, column: String, value: Value) {
+        guard case .group(var query, let by)? = statement else { message = "this group does not open"; return }
         let literal: Literal
         switch value {
         case .null: literal = .null

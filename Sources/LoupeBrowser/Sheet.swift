@@ -1,5 +1,6 @@
 import DisplayText
 import LoupeModel
+import LoupeQuery
 
 /// The column a view was last sorted by, and which way (`▲` ascending, `▼` descending in its header).
 public struct SortMark: Sendable, Equatable {
@@ -29,6 +30,9 @@ public struct Sheet {
     public var content: Content
     /// Where this sheet came from, for the breadcrumb: `Author #12 › books`, or a type's name.
     public var crumb: String
+    /// The statement whose answer this sheet is (nil for a type, a relation, a list the browser
+    /// makes): sorting, opening a group or a row's object asks it again, never the crumb's text.
+    public var statement: Statement?
     /// True for the view of a whole type: its rows follow the type's (objects inserted appear,
     /// deleted ones stay marked until committed).
     public var showsWholeType = false
@@ -56,9 +60,10 @@ public struct Sheet {
     /// Columns shown at full width (`_`), by index.
     public var wideColumns: Set<Int> = []
 
-    public init(content: Content, crumb: String) {
+    public init(content: Content, crumb: String, statement: Statement? = nil) {
         self.content = content
         self.crumb = crumb
+        self.statement = statement
     }
 
     /// How many rows the sheet has.

@@ -226,7 +226,7 @@ final class PagedBrowsingTests: XCTestCase {
     /// Enter on a group a statement counted over the store lists its objects, found by the store:
     /// the loaded browser's screen (text, numbers, booleans; with and without `where`); a group by
     /// a path through a relation (which the loaded browser does not open) lists what the engine
-    /// finds for `where … AND path == value`.
+    /// finds for `where … AND path == value`; a group's objects sort as a filter's do.
     func testGroupsOpenInPagedMode() throws {
         let path = try Shared.temporaryPath()
         try SampleGenerator.generate(path: path, objects: 1_200, seed: 31)
@@ -237,6 +237,10 @@ final class PagedBrowsingTests: XCTestCase {
                                      keys: Array(repeating: .character("j"), count: row) + [.enter, .character("j")])
             }
         }
+        // A group's objects are a filter's: they sort over the store as loaded ones sort (the
+        // view keeps the statement that found them; its crumb, `language = en`, is not one).
+        try assertSameAnswer("Book group by language", graph: graph, path: path, pushedDown: true,
+                             keys: [.enter, .character("l"), .character("l"), .character("S"), .character("j")])
         let pages = try PersistPages.open(try StoreFile.openForReading(path))
         let paged = Browser(fileLabel: "store.sqlite", formatName: "Persist", theme: .monochrome)
         paged.attachPaged(pages, querySource: PersistQuerySource(pages: pages))
