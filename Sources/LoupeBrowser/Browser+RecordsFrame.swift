@@ -70,8 +70,9 @@ extension Browser {
         let needle = searchPane == .records ? lastSearch?.lowercased() : nil
         let cells = shown.map { c, cw -> RecordsPane.Table.Cell in
             let v = sheet.value(row: row, column: c, graph: graph)
-            let text = DisplayText.fit(cellText(v), width: cw)
-            let padded = v.numeric != nil ? String(repeating: " ", count: max(0, cw - DisplayText.width(of: text))) + text : DisplayText.pad(text, to: cw)
+            let (full, isNumber) = cellText(of: sheet, row: row, column: c, value: v, width: cw, graph: graph)
+            let text = DisplayText.fit(full, width: cw)
+            let padded = isNumber ? String(repeating: " ", count: max(0, cw - DisplayText.width(of: text))) + text : DisplayText.pad(text, to: cw)
             var style = selected ? (focus == .records ? theme.selection : theme.selectionUnfocused) : cellStyle(v)
             if !selected {
                 if rowState == "-" { style = theme.pendingDeleted }
@@ -84,6 +85,16 @@ extension Browser {
             return RecordsPane.Table.Cell(text: padded, style: style)
         }
         return RecordsPane.Table.Row(selected: selected, marker: marker, cells: cells)
+    }
+
+    /// A cell's text in `width` cells (numbers right-aligned): its value's, and beside a foreign
+    /// key, where there is room, the caption of the object it names (`1 AC/DC`).
+    func cellText(of sheet: Sheet, row: Int, column: Int, value v: Value, width: Int, graph: ObjectGraph) -> (text: String, isNumber: Bool) {
+        let text = cellText(v)
+        guard DisplayText.width(of: text) + 2 < width, let caption = sheet.foreignKeyCaption(row: row, column: column, graph: graph) else {
+            return (text, v.numeric != nil)
+        }
+        return (text + " " + DisplayText.fit(caption, width: 40), false)
     }
 }
 
@@ -111,6 +122,18 @@ private final class ColumnFit {
         }
         natural[column] = max(w, 2)
         return max(w, 2)
+    }
+
+    /// A foreign key column's width with the captions of the objects its visible cells name
+    /// (`1 AC/DC`): they get what room is left once every column has its own (nil for others).
+    func captionedWidth(of column: Int) -> Int? {
+        var w: Int?
+        for row in rows {
+            guard let caption = sheet.foreignKeyCaption(row: row, column: column, graph: graph) else { continue }
+            let text = browser.cellText(sheet.value(row: row, column: column, graph: graph)) + " " + DisplayText.fit(caption, width: 40)
+            w = max(w ?? 0, DisplayText.width(of: DisplayText.fit(text, width: width)))
+        }
+        return w
     }
 
     func width(of column: Int) -> Int {
@@ -148,6 +171,12 @@ private final class ColumnFit {
             var spare = width - markerWidth - shown.reduce(0) { $0 + $1.width + 1 } + 1
             for i in shown.indices where spare > 0 {
                 let grow = min(spare, naturalWidth(of: shown[i].column) - shown[i].width)
+                if grow > 0 { shown[i].width += grow; spare -= grow }
+            }
+            // Then to foreign keys, for the captions of the objects they name.
+            for i in shown.indices where spare > 0 {
+                guard let captioned = captionedWidth(of: shown[i].column) else { continue }
+                let grow = min(spare, captioned - shown[i].width)
                 if grow > 0 { shown[i].width += grow; spare -= grow }
             }
         }

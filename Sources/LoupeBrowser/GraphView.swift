@@ -22,7 +22,7 @@ extension Browser {
             guard graphHops > depth else { return }
             for target in targets.prefix(4) {
                 let single = DetailLink(label: graph.label(of: target), targets: [target], toMany: false, crumb: graph.label(of: target), relation: nil)
-                nodes.append(GraphNode(text: graph.label(of: target), depth: depth, isBacklink: backlink, link: single))
+                nodes.append(GraphNode(text: Sheet.label(target, in: graph), depth: depth, isBacklink: backlink, link: single))
                 if graphHops > depth + 1 {
                     let t = graph.table(target)
                     for relation in t.relations {

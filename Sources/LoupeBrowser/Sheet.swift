@@ -119,14 +119,23 @@ public struct Sheet {
         }
     }
 
-    /// An object as a cell shows a relation's target: its label and its first text attribute
-    /// (`Author #89 Zoë Ito`).
+    /// An object as a cell shows a relation's target: its label and its caption
+    /// (`Author #89 Zoë Ito`, ``TypeTable/caption(row:)``).
     public static func label(_ ref: ObjectRef, in graph: ObjectGraph) -> String {
+        guard let caption = graph.table(ref).caption(row: Int(ref.row)) else { return graph.label(of: ref) }
+        return graph.label(of: ref) + " " + DisplayText.fit(caption, width: 40)
+    }
+
+    /// The caption of the object a foreign-key cell names (Chinook's `ArtistId` 1: `AC/DC`), shown
+    /// beside the key so that it does not read as a bare number; nil for any other cell.
+    public func foreignKeyCaption(row: Int, column: Int, graph: ObjectGraph) -> String? {
+        guard let ref = ref(at: row), showsObjects else { return nil }
         let table = graph.table(ref)
-        let text = table.attributes.indices.lazy.map { table.value(row: Int(ref.row), attribute: $0) }
-            .first { if case .string(let s) = $0 { return !s.isEmpty } else { return false } }
-        if case .string(let s)? = text { return graph.label(of: ref) + " " + DisplayText.fit(s, width: 40) }
-        return graph.label(of: ref)
+        let columns = columns(graph: graph)
+        guard column < columns.count, table.attributeIndex[columns[column]] != nil,
+              let relation = table.relations.first(where: { !$0.isToMany && $0.foreignKey?.attribute == columns[column] }),
+              let target = relation.targets(of: Int(ref.row)).first else { return nil }
+        return graph.table(target).caption(row: Int(target.row))
     }
 
     public func columns(graph: ObjectGraph) -> [String] {

@@ -163,6 +163,8 @@ public final class TypeTable: Sendable {
     public let attributeIndex: [String: Int]
     /// Relation positions by exact name and by alias.
     public let relationIndex: [String: Int]
+    /// The attributes whose text names an object beside its key (``caption(row:)``).
+    public let captionAttributes: [Int]
     private let idIndex = Mutex<[ObjectID: Int32]?>(nil)
 
     init(name: TypeName, index: Int, readOnlyReason: String?, keyPolicy: KeyPolicy, ids: [ObjectID],
@@ -186,6 +188,7 @@ public final class TypeTable: Sendable {
         for (i, relation) in relations.enumerated() where r[relation.name] == nil { r[relation.name] = i }
         for (i, relation) in relations.enumerated() { for alias in relation.aliases where r[alias] == nil { r[alias] = i } }
         relationIndex = r
+        captionAttributes = Self.captionAttributes(attributes)
     }
 
     /// True for views and other sources Loupe lists and queries but never edits.
