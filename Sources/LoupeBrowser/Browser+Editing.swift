@@ -53,7 +53,7 @@ extension Browser {
         }
         session.replacePending(pending)
         adopt(pending.graph, remap: false)
-        message = "staged: \(step.label) · \(session.pendingSummary)"
+        message = "staged: \(step.label)" + (step.effects.map { " (\($0))" } ?? "") + " · \(session.pendingSummary)"
     }
 
     /// `U` and `R`: one step back or forward.
@@ -191,8 +191,7 @@ extension Browser {
         guard let graph, let ref = selectedObject else { message = "no object selected"; return }
         guard let table = editable(ref) else { return }
         do {
-            let edits = try Editor(graph: graph).deletions([ref])
-            stage(EditStep(label: "delete \(table.name) \(whereClause(ref))", edits: edits))
+            stage(try Editor(graph: graph).deletionStep([ref], label: "delete \(table.name) \(whereClause(ref))"))
         } catch let error as QueryError {
             message = "not deleted: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
         } catch { message = "not deleted: \(error)" }

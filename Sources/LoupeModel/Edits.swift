@@ -39,12 +39,19 @@ public struct EditStep: Sendable {
     public let label: String
     /// The primitive changes, in order.
     public let edits: [Edit]
+    /// What the action does beyond what it names, said when it is staged (a deletion's
+    /// cascades and the links it cuts); nil when nothing.
+    public let effects: String?
+    /// For a deletion, the objects the action named (the others it deletes are cascades).
+    public let named: [ObjectIdentity]
     /// How many objects the action touches.
     public var objectCount: Int { Set(edits.map(\.object)).count }
 
-    public init(label: String, edits: [Edit]) {
+    public init(label: String, edits: [Edit], effects: String? = nil, named: [ObjectIdentity] = []) {
         self.label = label
         self.edits = edits
+        self.effects = effects
+        self.named = named
     }
 }
 

@@ -47,7 +47,7 @@ public struct Editor {
             let type = try writable(typeName)
             let compiler = Compiler(graph: graph)
             let refs = try objects ?? engine.filter(type, predicate, QueryEngine.Run(compiler: compiler, cancellation: cancellation))
-            return EditStep(label: source, edits: try deletions(refs, at: typeName.range))
+            return try deletionStep(refs, label: source, at: typeName.range)
         }
     }
 

@@ -176,7 +176,11 @@ public struct PagedChanges: @unchecked Sendable {
         // Changes to objects this step does not delete (the step may set values and delete too).
         let reached = Set(edits.map(\.object))
         let others = step.edits.filter { edit in if case .remove = edit { return false } else { return !reached.contains(edit.object) } }
-        return EditStep(label: step.label, edits: others + edits)
+        // What the deletions do beyond the objects named, over the base that read them whole.
+        let graph = pending.graph
+        let named = step.named.isEmpty ? step.edits.compactMap { edit -> ObjectIdentity? in if case .remove(let o) = edit { return o } else { return nil } } : step.named
+        return EditStep(label: step.label, edits: others + edits, effects: Editor(graph: graph).deletionEffects(of: edits, asked: named.compactMap { graph.ref($0) }),
+                        named: named)
     }
 
     /// Replaces the pending changes with `changes` over the same base (`.undo`, `.redo`,

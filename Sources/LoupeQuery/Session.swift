@@ -304,7 +304,8 @@ public final class ReplSession {
     /// What staging `step` (now pending) says: how many objects, and what is pending in all.
     public func stagedText(_ step: EditStep) -> String {
         guard !step.edits.isEmpty else { return "nothing staged: no object changes\n" }
-        return "staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s") (\(pendingSummary)); .changes shows the writes, .commit writes them\n"
+        let effects = step.effects.map { "; \($0)" } ?? ""
+        return "staged: \(step.objectCount) object\(step.objectCount == 1 ? "" : "s")\(effects) (\(pendingSummary)); .changes shows the writes, .commit writes them\n"
     }
 
     /// `2 added, 3 changed, 1 deleted in 4 steps`.
