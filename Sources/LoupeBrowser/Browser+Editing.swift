@@ -100,45 +100,57 @@ extension Browser {
 
     // MARK: e, a, d
 
-    /// `e`: the selected cell (records) or attribute (detail) in the line editor, pre-filled; a
-    /// relation in the detail pane opens the picker.
-    func editSelected() {
-        guard let graph, let ref = selectedObject else { message = "no object selected"; return }
-        guard let table = editable(ref) else { return }
-        var attribute: String?
+    /// What `e` and `E` edit: the selected cell's or detail item's attribute, or a relation.
+    enum EditTarget {
+        case attribute(ObjectRef, String)
+        case relation(ObjectRef, RelationColumn)
+    }
+
+    /// The selected cell's or detail item's edit target; nil (with the reason on the status
+    /// line) when there is none: no object, a read-only type, a key, a backlink, a generated column.
+    func selectedEditTarget() -> EditTarget? {
+        guard let graph, let ref = selectedObject else { message = "no object selected"; return nil }
+        guard let table = editable(ref) else { return nil }
+        var attribute: String
         if focus == .detail {
             let items = detailItems()
-            guard detailSelection < items.count else { return }
+            guard detailSelection < items.count else { return nil }
             switch items[detailSelection] {
             case .attribute(let a): attribute = table.attributes[a].name
             case .link(let link):
-                guard let r = link.relation else { message = "a backlink changes from the other side: open it and edit there"; return }
-                openPicker(ref, table.relations[r])
-                return
+                guard let r = link.relation else { message = "a backlink changes from the other side: open it and edit there"; return nil }
+                return .relation(ref, table.relations[r])
             }
         } else if let sheet = current, sheet.showsObjects {
             let columns = sheet.columns(graph: graph)
-            guard sheet.column < columns.count else { return }
+            guard sheet.column < columns.count else { return nil }
             let name = columns[sheet.column]
-            if name == "id" || name == "@type" { message = "the key cannot be edited: it is the object's identity"; return }
-            if table.attributeIndex[name] == nil, let r = table.relation(named: name) {
-                openPicker(ref, table.relations[r])   // a relation column: choose its target
-                return
-            }
+            if name == "id" || name == "@type" { message = "the key cannot be edited: it is the object's identity"; return nil }
+            // A relation column: choose its target.
+            if table.attributeIndex[name] == nil, let r = table.relation(named: name) { return .relation(ref, table.relations[r]) }
             attribute = name
         } else {
             message = "e edits the cells of objects"
-            return
+            return nil
         }
-        guard let attribute else { return }
         if let a = table.attributeIndex[attribute], table.attributes[a].storage?.isGenerated == true {
             message = "\(attribute) is a generated column"
-            return
+            return nil
         }
-        let value = table.value(row: Int(ref.row), named: attribute)
-        inputMode = .editValue(ref, attribute: attribute)
-        editor.set(value.isNull ? "" : Browser.editableText(value))
-        focus = .repl
+        return .attribute(ref, attribute)
+    }
+
+    /// `e`: the selected value in the cell editor, or a relation's picker.
+    func editSelected() {
+        guard let graph, let target = selectedEditTarget() else { return }
+        switch target {
+        case .relation(let ref, let relation): openPicker(ref, relation)
+        case .attribute(let ref, let attribute):
+            let value = graph.table(ref).value(row: Int(ref.row), named: attribute)
+            inputMode = .editValue(ref, attribute: attribute)
+            editor.set(value.isNull ? "" : Browser.editableText(value))
+            focus = .repl
+        }
     }
 
     /// A value as the line editor shows it for editing.

@@ -130,6 +130,8 @@ public final class Browser {
     var quitAfterCommit = false
     /// The pane to go back to when the cell editor closes.
     var previousFocus: Pane = .records
+    /// What the host is asked to do at the terminal (``takeRequests()``).
+    var requests: [TerminalRequest] = []
 
     struct Layout {
         var types = Rect(x: 0, y: 0, width: 0, height: 0)
@@ -380,6 +382,9 @@ public final class Browser {
         case .redoEdit: if !isBusy { undoOrRedo(false) }
         case .commitChanges: if !isBusy { showCommitPreview() }
         case .messageLog: showMessageLog()
+        case .copyValue: copySelectedValue()
+        case .copyRow: copySelectedRow()
+        case .editExternally: if isBusy { message = "wait for the running statement" } else { editSelectedExternally() }
         case .changesView: if isBusy { message = "wait for the running statement" } else { run(".changes-since") }
         case .searchForward:
             searchPane = focus == .types ? .types : .records

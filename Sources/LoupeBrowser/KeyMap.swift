@@ -21,6 +21,7 @@ public enum Command: String, CaseIterable, Sendable {
     case editValue = "edit-value", addObject = "add-object", deleteObject = "delete-object"
     case undoEdit = "undo-edit", redoEdit = "redo-edit", commitChanges = "commit-changes"
     case changesView = "changes-view"
+    case copyValue = "copy-value", copyRow = "copy-row", editExternally = "edit-externally"
     case messageLog = "message-log"
     case viewValue = "view-value", toggleColumnWidth = "toggle-column-width", zoomPane = "zoom-pane"
     case buildIndex = "build-index"
@@ -59,6 +60,9 @@ public enum Command: String, CaseIterable, Sendable {
         case .redoEdit: return "redo the change undone last"
         case .commitChanges: return "show the pending changes and their writes; Enter commits"
         case .messageLog: return "the status line's earlier messages, newest last (a long one whole)"
+        case .copyValue: return "copy the selected value to the clipboard (OSC 52: works over SSH; tmux: set-clipboard on)"
+        case .copyRow: return "copy the selected row to the clipboard as one line of JSON"
+        case .editExternally: return "edit the selected value in $VISUAL or $EDITOR; saving stages it"
         case .changesView: return "what changed in the store since it was opened (or .changes-since mark), by type and object; Enter opens one"
         case .viewValue: return "the whole value of the cell or attribute: wrapped, nested values indented, data as hex"
         case .toggleColumnWidth: return "current column: full width or the default"
@@ -106,6 +110,7 @@ public enum KeyMap {
         (.character("e"), "e", .editValue), (.character("a"), "a", .addObject), (.character("d"), "d", .deleteObject),
         (.character("U"), "U", .undoEdit), (.character("R"), "R", .redoEdit), (.control("s"), "Ctrl-S", .commitChanges),
         (.character("C"), "C", .changesView),
+        (.character("y"), "y", .copyValue), (.character("Y"), "Y", .copyRow), (.character("E"), "E", .editExternally), (.control("o"), "Ctrl-O", .editExternally),
         (.character("M"), "M", .messageLog),
         (.character("V"), "V", .viewValue), (.character("_"), "_", .toggleColumnWidth), (.character("z"), "z", .zoomPane),
         (.character("I"), "I", .buildIndex),

@@ -66,6 +66,26 @@ public final class NcursesBackend: Backend {
 
     public var size: (width: Int, height: Int) { (Int(loupe_cols()), Int(loupe_lines())) }
 
+    /// Writes OSC 52 (`ESC ] 52 ; c ; base64 BEL`): the terminal puts the text on its clipboard,
+    /// over SSH too; tmux forwards it with `set -g set-clipboard on`. The text is base64, never
+    /// shown.
+    public func copyToClipboard(_ text: String) {
+        let sequence = "\u{1B}]52;c;" + Data(text.utf8).base64EncodedString() + "\u{07}"
+        fflush(loupe_stdout())
+        FileHandle.standardOutput.write(Data(sequence.utf8))
+    }
+
+    /// Leaves curses (the terminal as it was before Loupe) while `body` runs, then resumes it.
+    public func suspend(_ body: () -> Void) {
+        guard screen != nil else { return body() }
+        def_prog_mode()
+        endwin()
+        body()
+        reset_prog_mode()
+        clear()
+        refresh()
+    }
+
     private func pair(_ style: Style) -> Int16 {
         guard hasColors else { return 0 }
         func index(_ c: Color) -> Int {

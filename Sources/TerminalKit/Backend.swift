@@ -36,6 +36,11 @@ public protocol Backend: AnyObject {
     func draw(_ changes: [(x: Int, y: Int, cell: Cell)], cursor: (x: Int, y: Int)?)
     /// The next event, waiting at most `timeout` milliseconds (nil when none came).
     func nextEvent(timeout: Int) -> Event?
+    /// Puts `text` on the clipboard of the terminal the user sits at.
+    func copyToClipboard(_ text: String)
+    /// Gives the terminal back to its normal mode while `body` runs (an editor), then takes it
+    /// again; the next frame is drawn whole.
+    func suspend(_ body: () -> Void)
 }
 
 /// A backend in memory: what tests draw into and read from.
@@ -43,6 +48,10 @@ public final class TestBackend: Backend {
     public private(set) var buffer: Buffer
     public private(set) var cursor: (x: Int, y: Int)?
     public var events: [Event] = []
+    /// What was put on the clipboard, oldest first.
+    public private(set) var clipboard: [String] = []
+    /// How many times the terminal was lent (``suspend(_:)``).
+    public private(set) var suspensions = 0
 
     public init(width: Int, height: Int) { buffer = Buffer(width: width, height: height) }
 
@@ -56,6 +65,10 @@ public final class TestBackend: Backend {
     }
 
     public func nextEvent(timeout: Int) -> Event? { events.isEmpty ? nil : events.removeFirst() }
+
+    public func copyToClipboard(_ text: String) { clipboard.append(text) }
+
+    public func suspend(_ body: () -> Void) { suspensions += 1; body() }
 }
 
 /// Draws frames on a backend, sending only what changed since the previous frame.

@@ -128,8 +128,24 @@ enum Interactive {
                 if case .resize = event { terminal.invalidate() }
                 if case .key(.control("l")) = event { terminal.invalidate() }
                 if !browser.handle(event) { return }
+                perform(browser.takeRequests(), browser, backend: backend, terminal: terminal)
             }
             needsDraw = true
+        }
+    }
+}
+
+/// Does what the browser asked of the terminal: the clipboard, an external editor (the
+/// terminal lent to it, then drawn whole again).
+private func perform(_ requests: [TerminalRequest], _ browser: Browser, backend: any Backend, terminal: Terminal) {
+    for request in requests {
+        switch request {
+        case .copy(let text): backend.copyToClipboard(text)
+        case .edit(let edit):
+            var saved: String?
+            backend.suspend { saved = ExternalEditor.edit(edit) }
+            terminal.invalidate()
+            browser.finishExternalEdit(edit, text: saved)
         }
     }
 }

@@ -241,6 +241,8 @@ final class BrowserTests: XCTestCase {
             var size: (width: Int, height: Int) { inner.size }
             func draw(_ changes: [(x: Int, y: Int, cell: Cell)], cursor: (x: Int, y: Int)?) { cells += changes.count; inner.draw(changes, cursor: cursor) }
             func nextEvent(timeout: Int) -> Event? { nil }
+            func copyToClipboard(_ text: String) { inner.copyToClipboard(text) }
+            func suspend(_ body: () -> Void) { inner.suspend(body) }
         }
         let counting = Counting(backend)
         let diffed = Terminal(backend: counting)

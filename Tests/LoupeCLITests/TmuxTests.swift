@@ -104,10 +104,10 @@ final class TmuxTests: XCTestCase {
     }
 
     /// Runs `loupe [subcommand] FILE` in a tmux session (`subcommand` e.g. `repl`).
-    private func start(_ path: String, subcommand: String? = nil, width: Int = 120, height: Int = 35) throws {
+    private func start(_ path: String, subcommand: String? = nil, width: Int = 120, height: Int = 35, environment: String = "") throws {
         // After Loupe ends, the shell reports its exit status and whether the terminal is back in
         // canonical mode with echo (what a crashed full-screen program leaves off).
-        let command = "echo SHELL-BEFORE; TERM=tmux-256color SWIFT_BACKTRACE=interactive=no \(LoupeBinary.url.path) \(subcommand.map { $0 + " " } ?? "")'\(path)'; echo LOUPE-EXIT=$?; "
+        let command = "echo SHELL-BEFORE; \(environment) TERM=tmux-256color SWIFT_BACKTRACE=interactive=no \(LoupeBinary.url.path) \(subcommand.map { $0 + " " } ?? "")'\(path)'; echo LOUPE-EXIT=$?; "
             + "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo TTY-END; sleep 60"
         try tmux(["new-session", "-d", "-s", "main", "-x", "\(width)", "-y", "\(height)", command])
     }
@@ -417,6 +417,31 @@ final class TmuxTests: XCTestCase {
                  String.fetchOne(db, sql: "SELECT Title FROM Album WHERE AlbumId = 2")]
         }
         XCTAssertEqual(values, ["Opera & Operetta", "Balls to the Wall (2002)"])
+    }
+
+    /// `y` puts the selected value on the terminal's clipboard (OSC 52; tmux with
+    /// `set-clipboard on` keeps it as a paste buffer); `E` lends the terminal to `$EDITOR` and
+    /// stages what it saved, and the browser comes back whole.
+    func testCopyAndAnExternalEditorOnATerminal() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let editor = try Shared.temporaryPath("editor.sh")
+        try "#!/bin/sh\nprintf 'Balls (edited)' > \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: editor)
+        try start(path, environment: "VISUAL= EDITOR='\(editor)'")
+        try tmux(["set-option", "-s", "set-clipboard", "on"])
+        try waitFor("Album (347)")
+        try keys("j", "l", "y")
+        try waitFor("copied Album #2.Title (17 characters)")
+        XCTAssertEqual(try tmux(["show-buffer"], output: true), "Balls to the Wall")
+        try keys("E")
+        let staged = try waitFor("pending +0 ~1 -0", "Balls (edited)")
+        XCTAssertTrue(staged.contains("┌ Types"), "the browser is drawn whole again: \(staged)")
+        try keys("U")
+        try waitFor("no pending changes")
+        try keys("q")
+        let end = try waitFor("TTY-END")
+        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        assertTerminalRestored(end)
     }
 
     func testTheTerminalIsRestoredWhenLoupeIsKilledOrCrashes() throws {
