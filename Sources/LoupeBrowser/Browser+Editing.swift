@@ -182,22 +182,6 @@ extension Browser {
         }
     }
 
-    /// `a`: an `insert` statement of the current type at the REPL, every attribute named.
-    func addObject() {
-        guard let graph, let type = currentType else { message = "a adds an object of the type shown"; return }
-        if let reason = type.readOnlyReason { message = "\(type.name) is read-only: \(reason)"; return }
-        let fields = type.attributes.filter { a in
-            if a.storage?.isGenerated == true { return false }
-            if case .column(let key, true) = type.keyPolicy, key == a.name { return false }
-            return true
-        }.map { $0.name }
-        _ = graph
-        inputMode = .statement
-        editor.set("insert \(type.name) {" + fields.map { "\($0): " }.joined(separator: ", ") + "}")
-        focus = .repl
-        message = "fill in the values (nil for none) and press Enter; Esc cancels"
-    }
-
     /// `d`: marks the selected object for deletion (following declared ON DELETE actions).
     func deleteSelected() {
         guard let graph, let ref = selectedObject else { message = "no object selected"; return }

@@ -15,7 +15,9 @@ struct Frame {
     func draw(into buffer: inout Buffer) -> (x: Int, y: Int)? {
         var cursor: (x: Int, y: Int)?
         for (area, widget) in widgets {
-            if let repl = widget as? ReplPane { cursor = repl.draw(area, &buffer) } else { widget.render(area, &buffer) }
+            if let repl = widget as? ReplPane { cursor = repl.draw(area, &buffer) }
+            else if let form = widget as? FormPopup { cursor = form.draw(area, &buffer) }
+            else { widget.render(area, &buffer) }
         }
         return showsCursor ? cursor : nil
     }
@@ -57,8 +59,9 @@ extension Browser {
             frame.widgets.append((screen, HelpPopup(lines: KeyMap.helpLines, top: helpTop, theme: theme)))
         }
         if let pane = pickerPopup(screen) { frame.widgets.append((screen, pane)) }
+        if let form = formPopup { frame.widgets.append((screen, form)) }
         if let dialog { frame.widgets.append((screen, DialogPopup(dialog: dialog, theme: theme))) }
-        frame.showsCursor = focus == .repl && picker == nil && dialog == nil
+        frame.showsCursor = (focus == .repl || form != nil) && picker == nil && dialog == nil
         return frame
     }
 

@@ -132,6 +132,8 @@ public final class Browser {
     var previousFocus: Pane = .records
     /// What the host is asked to do at the terminal (``takeRequests()``).
     var requests: [TerminalRequest] = []
+    /// The add form (`a`), while open.
+    var form: AddForm?
 
     struct Layout {
         var types = Rect(x: 0, y: 0, width: 0, height: 0)
@@ -331,9 +333,11 @@ public final class Browser {
             // closes what is open, or quits like `q` (asking first when changes are pending).
             if case .control("c") = key {
                 if cancelRunning() { break }
-                if dialog == nil, picker == nil, focus != .repl, !showsHelp { requestQuit(); break }
+                if dialog == nil, picker == nil, form == nil, focus != .repl, !showsHelp { requestQuit(); break }
+                if form != nil { form = nil; editor.set(""); message = "nothing added"; break }
             }
             if dialog != nil { handleDialogKey(key) }
+            else if form != nil { handleFormKey(key) }
             else if picker != nil { handlePickerKey(key) }
             else if focus == .repl { handleInputKey(key) }
             else if showsHelp {
@@ -376,7 +380,7 @@ public final class Browser {
         case .quitView:
             if showsGraph { showsGraph = false } else if focus == .detail { focus = .records } else if stack.count > 1 { pop() } else { requestQuit() }
         case .editValue: if isBusy { message = "wait for the running statement (Ctrl-C cancels it)" } else { previousFocus = focus; editSelected() }
-        case .addObject: if isBusy { message = "wait for the running statement" } else { addObject() }
+        case .addObject: if isBusy { message = "wait for the running statement" } else { openAddForm() }
         case .deleteObject: if isBusy { message = "wait for the running statement" } else { deleteSelected() }
         case .undoEdit: if !isBusy { undoOrRedo(true) }
         case .redoEdit: if !isBusy { undoOrRedo(false) }

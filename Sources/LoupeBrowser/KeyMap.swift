@@ -54,7 +54,7 @@ public enum Command: String, CaseIterable, Sendable {
         case .graphMoreHops: return "graph: one more hop (up to 3)"
         case .graphFewerHops: return "graph: one hop less"
         case .editValue: return "edit the selected cell or attribute; on a relation, pick its target(s)"
-        case .addObject: return "add an object of the current type (an insert at the REPL)"
+        case .addObject: return "add an object of the current type: a form of its fields (Tab moves, Ctrl-S stages)"
         case .deleteObject: return "mark the selected object for deletion"
         case .undoEdit: return "undo the last staged change"
         case .redoEdit: return "redo the change undone last"

@@ -502,7 +502,11 @@ public struct Editor {
     /// a text column takes the text as typed (quotes around it are dropped); numbers, booleans
     /// and dates are parsed. Refused, with the reason, when it is not of the column's kind.
     public func typedValue(_ text: String, for ref: ObjectRef, attribute name: String) throws -> Value {
-        let type = graph.table(ref)
+        try typedValue(text, in: graph.table(ref), attribute: name)
+    }
+
+    /// `text` read as attribute `name` of `type` wants it (``typedValue(_:for:attribute:)``).
+    public func typedValue(_ text: String, in type: TypeTable, attribute name: String) throws -> Value {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let lower = trimmed.lowercased()
         if lower == "nil" || lower == "null" { return try check(.null, for: name, index: type.attributeIndex[name], in: type, at: SourceRange(0, 0), isInsert: false) }

@@ -87,7 +87,7 @@ extension BrowserTests {
         XCTAssertFalse(escaped.text.contains("Edit (Enter stages"), "Esc closes the editor: \(escaped.text)")
     }
 
-    func testThePickerSetsAToOneRelationAndAddOpensAPrefilledInsert() throws {
+    func testThePickerSetsAToOneRelationAndAddOpensAForm() throws {
         let b = browser(try Self.chinook)
         let picker = b.play(try PlayScript.parse("<Tab> e\nMetal"), width: 100, height: 24)
         XCTAssertTrue(picker.text.contains("Album #1.Artist — Enter sets"), picker.text)
@@ -100,7 +100,8 @@ extension BrowserTests {
         XCTAssertTrue(set.text.contains("pending +0 ~1 -0"), set.text)
 
         let added = browser(try Self.chinook).play(try PlayScript.parse("<S-Tab> j j j j <Tab> a"), width: 100, height: 24)
-        XCTAssertTrue(added.text.contains("loupe> insert Genre {Name: }"), added.text)
+        XCTAssertTrue(added.text.contains("New Genre — Tab next field"), added.text)
+        XCTAssertTrue(added.lines.contains { $0.contains("│Name ") && $0.contains("nvarchar(120)") }, added.text)
     }
 
     func testCommitFromThePreviewWritesTheFile() throws {

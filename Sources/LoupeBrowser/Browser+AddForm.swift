@@ -1,0 +1,137 @@
+import DisplayText
+import Foundation
+import LoupeModel
+import LoupeQuery
+import TerminalKit
+
+/// `a`: a form for a new object of the current type, one field a line — each attribute with its
+/// kind, `NOT NULL` and default shown (a key the store assigns left out), each to-one relation
+/// without a foreign key as its target's key. Tab and Down go to the next field, Enter too (on
+/// the last it stages), Ctrl-S stages from anywhere, Esc leaves. The form stages one `insert`,
+/// checked as the REPL checks one; a refusal stays in the form with its reason.
+struct AddForm {
+    struct Field {
+        let name: String
+        /// What goes in it: `integer · NOT NULL`, `text · default 'x'`, `→ Author: its key`.
+        let note: String
+        /// True when the insert is refused without it (NOT NULL without a default).
+        let required: Bool
+        /// True for a relation: the text is the target's key.
+        let isRelation: Bool
+        var text = ""
+    }
+    let type: Int
+    var fields: [Field]
+    var selection = 0
+    /// Why the last try was refused.
+    var error: String?
+}
+
+extension Browser {
+    /// Opens the form for the current type (refused, with the reason, for a read-only one).
+    func openAddForm() {
+        guard let graph, let type = currentType else { message = "a adds an object of the type shown"; return }
+        if let reason = type.readOnlyReason { message = "\(type.name) is read-only: \(reason)"; return }
+        let fields = Self.formFields(type, graph: graph)
+        guard !fields.isEmpty else { message = "\(type.name) has no attribute to fill: insert \(type.name) {} at the REPL"; return }
+        form = AddForm(type: type.index, fields: fields)
+        editor.set("")
+    }
+
+    /// A type's fields: its attributes (not a key the store assigns, not a generated column), then
+    /// its to-one relations that no attribute holds.
+    static func formFields(_ type: TypeTable, graph: ObjectGraph) -> [AddForm.Field] {
+        var fields: [AddForm.Field] = []
+        for a in type.attributes where a.storage?.isGenerated != true {
+            if case .column(let key, true) = type.keyPolicy, key == a.name { continue }
+            var parts = [a.storage.map { $0.declaredType.isEmpty ? "any" : $0.declaredType.lowercased() } ?? a.kinds.subtracting(.null).description]
+            let required = a.storage.map { $0.notNull && $0.defaultSQL == nil } ?? false
+            if let s = a.storage, s.notNull { parts.append("NOT NULL") }
+            if let d = a.storage?.defaultSQL { parts.append("default \(d)") }
+            if let fk = type.relations.first(where: { $0.foreignKey?.attribute == a.name })?.foreignKey { parts.append("→ \(graph.types[fk.targetType].name)") }
+            fields.append(AddForm.Field(name: a.name, note: parts.filter { !$0.isEmpty }.joined(separator: " · "), required: required, isRelation: false))
+        }
+        for r in type.relations where !r.isToMany && r.foreignKey == nil && type.attributeIndex[r.name] == nil {
+            let targets = r.targetTypes.map { graph.types[$0].name.rawValue }.joined(separator: "|")
+            fields.append(AddForm.Field(name: r.name, note: "→ \(targets.isEmpty ? "an object" : targets): its key", required: false, isRelation: true))
+        }
+        return fields
+    }
+
+    /// A key while the form is open.
+    func handleFormKey(_ key: Key) {
+        guard var form else { return }
+        form.fields[form.selection].text = editor.text
+        switch key {
+        case .escape: self.form = nil; editor.set(""); message = "nothing added"; return
+        case .tab, .down: form.selection = (form.selection + 1) % form.fields.count
+        case .backTab, .up: form.selection = (form.selection + form.fields.count - 1) % form.fields.count
+        case .enter where form.selection < form.fields.count - 1: form.selection += 1
+        case .enter, .control("s"): self.form = form; submitForm(); return
+        default:
+            self.form = form
+            _ = editor.handle(key)
+            return
+        }
+        editor.set(form.fields[form.selection].text)
+        self.form = form
+    }
+
+    /// Stages the form's insert, or keeps the form open with why it was refused.
+    func submitForm() {
+        guard let graph, var form else { return }
+        let type = graph.types[form.type]
+        do {
+            let statement = try formStatement(form, type: type, graph: graph)
+            if pages != nil {
+                // Paged: the store assigns the key and checks it (the window holds a few rows).
+                self.form = nil
+                editor.set("")
+                run(statement)
+                return
+            }
+            guard case .mutation(let mutation) = try Parser.parse(statement) else { return }
+            stage(try Editor(graph: graph).step(for: mutation, source: statement))
+            self.form = nil
+            editor.set("")
+        } catch let error as QueryError {
+            form.error = error.message + (error.hint.map { " — \($0)" } ?? "")
+            self.form = form
+        } catch {
+            form.error = "\(error)"
+            self.form = form
+        }
+    }
+
+    /// `insert Type { name: value, … }` of the fields filled, each read as its column wants it.
+    func formStatement(_ form: AddForm, type: TypeTable, graph: ObjectGraph) throws -> String {
+        let editor = Editor(graph: graph)
+        var assignments: [String] = []
+        for field in form.fields {
+            let text = field.text.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty {
+                if field.required { throw QueryError("\(field.name) is required (NOT NULL, no default)", at: SourceRange(0, 0)) }
+                continue
+            }
+            let value = field.isRelation ? "#" + (text.hasPrefix("#") ? String(text.dropFirst()) : text)
+                : Browser.sourceLiteral(try editor.typedValue(text, in: type, attribute: field.name))
+            assignments.append("\(Self.identifier(field.name)): \(value)")
+        }
+        return "insert \(Self.identifier(type.name.rawValue)) { " + assignments.joined(separator: ", ") + " }"
+    }
+
+    /// A name as a statement writes it: in backticks unless it is a plain identifier.
+    static func identifier(_ name: String) -> String {
+        let plain = name.first.map { $0.isLetter || $0 == "_" } == true && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
+        return plain ? name : "`" + name.replacingOccurrences(of: "`", with: "``") + "`"
+    }
+
+    /// The form over the screen, while it is open.
+    var formPopup: FormPopup? {
+        guard let form, let graph else { return nil }
+        var fields = form.fields
+        fields[form.selection].text = editor.text
+        return FormPopup(title: "New \(graph.types[form.type].name) — Tab next field · Enter on the last or Ctrl-S stages · Esc leaves",
+                         fields: fields, selection: form.selection, cursor: editor.cursor, error: form.error, theme: theme)
+    }
+}
