@@ -21,7 +21,7 @@ extension Browser {
         }
         let whole = pendingTypes.first.map(\.count) ?? -1
         let title = isPreview ? "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 34))) (first \(sheet.count)\(whole > sheet.count ? " of \(whole)" : ""), loading)"
-            : "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.isCounted ? String(sheet.count) : "counting…"))"
+            : "\(DisplayText.fit(sheet.crumb, width: max(8, area.width - 20))) (\(sheet.isCounted ? countText(sheet, graph: graph) : "counting…"))"
         let body = RecordsPane.body(of: area)
         guard body.height >= 1, body.width >= 4 else {
             return RecordsPane(title: title, content: .loading(nil), focused: focus == .records, theme: theme)
@@ -30,6 +30,14 @@ extension Browser {
         let table = recordsTable(&sheet, graph: graph, body: body)
         stack[stack.count - 1] = sheet
         return RecordsPane(title: title, content: .table(table), focused: focus == .records, theme: theme)
+    }
+
+    /// A sheet's count for its title: a whole type's as the types pane counts it, with the rows
+    /// marked for deletion said apart (`749 + 1 to delete`).
+    private func countText(_ sheet: Sheet, graph: ObjectGraph) -> String {
+        guard pages == nil, sheet.showsWholeType, case .objects(let type?, _) = sheet.content,
+              let table = graph.type(named: type.name.rawValue), table.liveCount < sheet.count else { return String(sheet.count) }
+        return "\(table.liveCount) + \(sheet.count - table.liveCount) to delete"
     }
 
     /// The visible part of `sheet` in `body`: the columns that fit (scrolled sideways until the

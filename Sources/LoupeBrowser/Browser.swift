@@ -234,8 +234,13 @@ public final class Browser {
         guard let graph, let ref = selectedObject else { return [] }
         let table = graph.table(ref)
         var links: [DetailLink] = []
+        let base = markedForDeletion(ref)
         for (r, relation) in table.relations.enumerated() {
-            let targets = Array(relation.targets(of: Int(ref.row)))
+            var targets = Array(relation.targets(of: Int(ref.row)))
+            // Marked for deletion: what it links to until the deletion is written, not ∅.
+            if let (baseGraph, baseRef) = base, let b = baseGraph.table(baseRef).relation(named: relation.name) {
+                targets = baseGraph.table(baseRef).relations[b].targets(of: Int(baseRef.row)).compactMap { graph.ref(baseGraph.identity(of: $0)) }
+            }
             links.append(DetailLink(label: relation.name, targets: targets, toMany: relation.isToMany, crumb: relation.name, relation: r,
                                     relationName: relation.name))
         }
@@ -246,6 +251,14 @@ public final class Browser {
         if pages != nil { backlinks = pagedBacklinks(of: ref, backlinks, in: graph) }
         links += backlinks
         return links
+    }
+
+    /// For an object a pending deletion removes (loaded, not paged), the graph as loaded and the
+    /// object in it, which still has the links the deletion cuts.
+    func markedForDeletion(_ ref: ObjectRef) -> (ObjectGraph, ObjectRef)? {
+        guard pages == nil, let graph, let pending = pendingChanges, pending.changes.isRemoved(ref),
+              let baseRef = pending.base.ref(graph.identity(of: ref)) else { return nil }
+        return (pending.base, baseRef)
     }
 
     struct DetailLink {
