@@ -271,6 +271,9 @@ public final class Browser {
         var relationName: String? = nil
         /// The type backlinks come from (nil for a relation).
         var sourceType: String? = nil
+        /// True for one object named by its own label (a node of the graph): opened, the
+        /// breadcrumb names it once, as the selected object, after the object it came from.
+        var isObject = false
     }
 
     func openType(_ index: Int) {
@@ -327,7 +330,8 @@ public final class Browser {
         guard !link.targets.isEmpty else { message = "\(link.label) is empty"; return }
         let types = Set(link.targets.map(\.type))
         let type = types.count == 1 ? graph.table(link.targets[0]) : nil
-        let crumb = graph.label(of: origin) + " › " + link.crumb
+        // One object named by its label: the breadcrumb's selected object says it (once).
+        let crumb = graph.label(of: origin) + (link.isObject ? "" : " › " + link.crumb)
         push(Sheet(content: .objects(type: type, refs: link.targets), crumb: crumb))
         focus = link.toMany ? .records : .detail   // a list opens on its rows, one object on its detail
     }
@@ -441,8 +445,12 @@ public final class Browser {
 
     func move(by delta: Int) {
         if showsGraph {
-            let count = graphNodes().count
-            graphSelection = max(0, min(count - 1, graphSelection + max(-count, min(count, delta))))
+            // Up and down one side of the graph (relations right, backlinks left).
+            let nodes = graphNodes()
+            guard graphSelection < nodes.count else { return }
+            let side = nodes.indices.filter { nodes[$0].isBacklink == nodes[graphSelection].isBacklink }
+            guard let at = side.firstIndex(of: graphSelection) else { return }
+            graphSelection = side[max(0, min(side.count - 1, at + max(-side.count, min(side.count, delta))))]
             return
         }
         switch focus {
@@ -466,8 +474,17 @@ public final class Browser {
 
     func moveColumn(by delta: Int) {
         guard let graph else { return }
-        // In the graph, h/l move between its nodes (the hidden view's column stays).
-        if showsGraph { move(by: delta); return }
+        // In the graph, h goes to the backlinks on the left, l to the relations on the right
+        // (the hidden view's column stays).
+        if showsGraph {
+            let nodes = graphNodes()
+            guard let first = nodes.firstIndex(where: { $0.isBacklink == (delta < 0) }) else {
+                message = delta < 0 ? "no backlinks on the left" : "no relations on the right"
+                return
+            }
+            if graphSelection < nodes.count, nodes[graphSelection].isBacklink != (delta < 0) { graphSelection = first }
+            return
+        }
         updateCurrent { sheet in
             let count = sheet.columns(graph: graph).count
             sheet.column = max(0, min(count - 1, sheet.column + delta))

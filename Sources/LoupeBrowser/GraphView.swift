@@ -21,7 +21,8 @@ extension Browser {
         func expand(_ targets: [ObjectRef], depth: Int, backlink: Bool, total: Int? = nil) {
             guard graphHops > depth else { return }
             for target in targets.prefix(4) {
-                let single = DetailLink(label: graph.label(of: target), targets: [target], toMany: false, crumb: graph.label(of: target), relation: nil)
+                var single = DetailLink(label: graph.label(of: target), targets: [target], toMany: false, crumb: graph.label(of: target), relation: nil)
+                single.isObject = true
                 nodes.append(GraphNode(text: Sheet.label(target, in: graph), depth: depth, isBacklink: backlink, link: single))
                 if graphHops > depth + 1 {
                     let t = graph.table(target)

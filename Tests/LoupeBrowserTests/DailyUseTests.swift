@@ -146,17 +146,17 @@ extension BrowserTests {
     /// Backspace after opening an object from the graph returns to the graph; h/l move in it.
     func testBackFromTheGraphReturnsToIt() throws {
         let b = browser(try Self.chinook)
-        let graphScreen = b.play(try PlayScript.parse("j j v j"), width: 120, height: 30)
+        let graphScreen = b.play(try PlayScript.parse("j j v h"), width: 120, height: 30)
         let opened = b.play(try PlayScript.parse("<Enter>"), width: 120, height: 30)
         XCTAssertNotEqual(opened.text, graphScreen.text)
         let back = b.play(try PlayScript.parse("<Backspace>"), width: 120, height: 30)
         let diff = zip(Self.golden(back).split(separator: "\n"), Self.golden(graphScreen).split(separator: "\n")).filter { $0 != $1 }.prefix(6).map { "\($0)\n\($1)" }.joined(separator: "\n--\n")
         XCTAssertEqual(Self.golden(back), Self.golden(graphScreen), "the graph as it was: \(diff)")
-        let moved = b.play(try PlayScript.parse("h"), width: 120, height: 30)
-        XCTAssertNotEqual(Self.golden(moved), Self.golden(graphScreen), "h moves the graph's selection (styles differ)")
+        let moved = b.play(try PlayScript.parse("l"), width: 120, height: 30)
+        XCTAssertNotEqual(Self.golden(moved), Self.golden(graphScreen), "l moves the graph's selection to the right (styles differ)")
         XCTAssertTrue(moved.text.contains("Graph of Album #3"), moved.text)
-        let right = b.play(try PlayScript.parse("l"), width: 120, height: 30)
-        XCTAssertEqual(Self.golden(right), Self.golden(graphScreen))
+        let left = b.play(try PlayScript.parse("h"), width: 120, height: 30)
+        XCTAssertEqual(Self.golden(left), Self.golden(graphScreen))
     }
 }
 
@@ -315,5 +315,29 @@ extension BrowserTests {
         // The search selected "Let There Be Rock"; the first row holds "Rock" too.
         XCTAssertEqual(style(of: "For Those About To Rock"), Theme.color.match, screen.text)
         XCTAssertNotEqual(style(of: "Big Ones"), Theme.color.match, screen.text)
+    }
+}
+
+extension BrowserTests {
+    /// In the graph, `j`/`k` move along one side (relations on the right, backlinks on the left)
+    /// and `h`/`l` go to the other; an object opened from a node is named once in the breadcrumb.
+    func testGraphKeysFollowItsSidesAndANodeIsNamedOnce() throws {
+        let b = browser(try Self.chinook)
+        _ = b.play(try PlayScript.parse("j j v +"), width: 120, height: 30)
+        let nodes = b.graphNodes()
+        XCTAssertEqual(nodes[b.graphSelection].text, "Artist (1)", "the first relation, on the right")
+        b.handle(.key(.character("j")))
+        XCTAssertEqual(nodes[b.graphSelection].text, "Artist #2 Accept", "down the right side: its target")
+        b.handle(.key(.character("j")))
+        XCTAssertEqual(nodes[b.graphSelection].text, "Artist #2 Accept", "the right side ends there; j does not cross to the left")
+        b.handle(.key(.character("h")))
+        XCTAssertEqual(nodes[b.graphSelection].text, "Track.Album (3)", "h: the backlinks on the left")
+        b.handle(.key(.character("h")))
+        XCTAssertEqual(nodes[b.graphSelection].text, "Track.Album (3)")
+        b.handle(.key(.character("l")))
+        XCTAssertEqual(nodes[b.graphSelection].text, "Artist (1)", "l: back to the relations")
+        b.handle(.key(.character("j")))
+        let opened = b.play(try PlayScript.parse("<Enter>"), width: 120, height: 30)
+        XCTAssertEqual(opened.lines[0].trimmingCharacters(in: .whitespaces), "Album › Album #3 › Artist #2")
     }
 }
