@@ -6,18 +6,19 @@ import LoupePostgres
 import LoupeQuery
 import LoupeStore
 
-/// `loupe watch FILE [TYPE…]`: each change another process commits, printed as it lands.
+/// `loupe watch STORE [TYPE…]` (a SQLite file or a PostgreSQL URL): each change another process commits, printed as it lands.
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print each object change as another process commits it (tail -f for an object graph).",
         discussion: """
-            The file is read, never written: Loupe notices a commit by the file's stamp (its size, change
-            counter, write-ahead log and its index), checked every --interval, then reads the store again
-            and prints what differs from the last read, one line per object (as loupe diff prints it),
-            stamped with the time and the commit's number. Several commits between two checks print as
-            one. The store is held in memory to compare with; Ctrl-C stops, as does --commits N.
+            The store is read, never written: Loupe notices a commit by the file's stamp (its size, change
+            counter, write-ahead log and its index), checked every --interval — or a PostgreSQL server's
+            write position, read once a second — then reads the store again and prints what differs from
+            the last read, one line per object (as loupe diff prints it), stamped with the time and the
+            commit's number. Several commits between two checks print as one. The store is held in memory
+            to compare with; Ctrl-C stops, as does --commits N.
             """)
-    @Argument(help: "The SQLite file to watch (a Persist store, a plain SQLite file, a Core Data store…).") var file: String
+    @Argument(help: "The store to watch: a SQLite file (Persist, plain SQLite, Core Data…) or a postgres:// URL.") var file: String
     @Argument(help: "The types to watch (default: every type).") var types: [String] = []
     @Option(name: .customLong("where"), help: "Print only changes to objects this predicate holds for (after the change; before it, for a deletion); needs one TYPE.")
     var predicate: String?
@@ -36,15 +37,14 @@ struct Watch: ParsableCommand {
     }
 
     func run() throws {
-        if PostgresConnection.isURL(file) {
-            throw CLIError("watch reads SQLite files; a PostgreSQL database is compared with loupe diff")
-        }
+        let isDatabase = PostgresConnection.isURL(file)
         let budget = memoryBudget ?? .standard
-        if let (estimate, _) = try MemoryBudget.overBudget(file, budget: budget) {
+        let estimate = isDatabase ? try MemoryBudget.overBudget(postgres: file, budget: budget) : try MemoryBudget.overBudget(file, budget: budget)?.0
+        if let estimate {
             throw CLIError("watch holds the store in memory to compare each commit with, and a whole load (≈ \(MemoryBudget(bytes: estimate))) is over the \(budget) memory budget; raise --memory-budget")
         }
-        _ = try StoreFile.openForReading(file)   // a file that is not a store is one line, now
-        let moves = FileMoves(path: file)
+        if !isDatabase { _ = try StoreFile.openForReading(file) }   // a file that is not a store is one line, now
+        let moves: any StoreMoves = isDatabase ? PostgresMoves(url: file) : FileMoves(path: file)
         var warned: [String] = []
         var graph = try read(warned: &warned)
         // A mistake is reported before any wait.
@@ -52,7 +52,7 @@ struct Watch: ParsableCommand {
             throw CLIError("unknown type '\(type)'" + suggestion(type, among: graph.types.map(\.name.rawValue)))
         }
         if let predicate { _ = try matching(predicate, in: graph) }
-        printError("watching \(file): \(graph.types.count.counting("type")), \(graph.objectCount.counting("object")) (Ctrl-C stops)")
+        printError("watching \(DisplayText.escaped(PostgresConnection.withoutPassword(file))): \(graph.types.count.counting("type")), \(graph.objectCount.counting("object")) (Ctrl-C stops)")
         let out = OutputSink(fd: 1)
         var seen = 0
         while commits.map({ seen < $0 }) ?? true {
@@ -72,10 +72,17 @@ struct Watch: ParsableCommand {
     /// The store as it is now, loaded; what the load warns of is printed when it was not at
     /// the last read (`warned`), not at every commit.
     func read(warned: inout [String]) throws -> ObjectGraph {
-        let store = try LoadedStore.open(file)
-        for warning in store.warnings where !warned.contains(warning) { printError("warning: \(warning)") }
-        warned = store.warnings
-        return store.graph
+        let graph: ObjectGraph, warnings: [String]
+        if PostgresConnection.isURL(file) {
+            let loaded = try PostgresDatabase.load(url: file)
+            (graph, warnings) = (loaded.graph, loaded.warnings)
+        } else {
+            let store = try LoadedStore.open(file)
+            (graph, warnings) = (store.graph, store.warnings)
+        }
+        for warning in warnings where !warned.contains(warning) { printError("warning: \(DisplayText.escaped(warning))") }
+        warned = warnings
+        return graph
     }
 
     /// What differs between two reads of the store, in the watched types, filtered by `--where`.

@@ -39,11 +39,36 @@ final class WatchTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("Nmae"), bad.stderr)
     }
 
+    /// A PostgreSQL database: its server's write position, read once a second, says when to
+    /// read it again; each commit prints within two seconds, and the URL's password never does.
+    func testPostgresCommitsArePrintedAndThePasswordIsNot() throws {
+        let url = try PostgresServer.freshDatabase("watched")
+        XCTAssertEqual(try PostgresServer.psql(url, """
+            CREATE TABLE genre (id int PRIMARY KEY, name text NOT NULL);
+            INSERT INTO genre VALUES (1, 'Rock'), (2, 'Jazz');
+            """), 0)
+        let withPassword = url.replacingOccurrences(of: "postgresql://postgres@", with: "postgresql://postgres:s3cr3t-word@")
+            .replacingOccurrences(of: "postgres://postgres@", with: "postgres://postgres:s3cr3t-word@")
+        var said = ""
+        let lines = try watch(withPassword, [], commits: [
+            "UPDATE genre SET name = 'Jazz & Blues' WHERE id = 2",
+            "INSERT INTO genre VALUES (3, 'Polka')",
+            "DELETE FROM genre WHERE id = 1",
+        ], within: 2.5, execute: { XCTAssertEqual(try PostgresServer.psql(url, $0), 0) }, stderr: { said = $0 })
+        XCTAssertEqual(lines.count, 3, lines.description)
+        XCTAssertTrue(lines[0].hasSuffix(#" [1] ~ genre #2  name: "Jazz" → "Jazz & Blues""#), lines.description)
+        XCTAssertTrue(lines[1].hasSuffix(#" [2] + genre #3  id: 3; name: "Polka""#), lines.description)
+        XCTAssertTrue(lines[2].hasSuffix(#" [3] − genre #1  id: 1; name: "Rock""#), lines.description)
+        XCTAssertTrue(said.hasPrefix("watching postgres"), said)
+        XCTAssertFalse(said.contains("s3cr3t"), said)
+    }
+
     /// Runs `loupe watch path arguments`, commits each statement (a transaction apiece, apart
     /// enough for watch to see each), and returns its output lines once it has seen
     /// `expectedCommits` commits that changed what it watches. When every statement is expected
     /// to print, each must print within a second of its commit.
-    private func watch(_ path: String, _ arguments: [String], commits statements: [String], expectedCommits: Int? = nil) throws -> [String] {
+    private func watch(_ path: String, _ arguments: [String], commits statements: [String], expectedCommits: Int? = nil,
+                       within seconds: Double = 1.0, execute: ((String) throws -> Void)? = nil, stderr: ((String) -> Void)? = nil) throws -> [String] {
         let process = Process()
         process.executableURL = LoupeBinary.url
         let expected = expectedCommits ?? statements.count
@@ -60,21 +85,22 @@ final class WatchTests: XCTestCase {
             guard Date().timeIntervalSince(started) < 30 else { return [] }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        let queue = try DatabaseQueue(path: path)
+        stderr?((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        let queue = execute == nil ? try DatabaseQueue(path: path) : nil
         for (i, statement) in statements.enumerated() {
             let lines = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").count
-            try queue.write { try $0.execute(sql: statement) }
-            // Each commit is printed within a second (when it changes what is watched).
+            if let execute { try execute(statement) } else { try queue?.write { try $0.execute(sql: statement) } }
+            // Each commit is printed within `seconds` (when it changes what is watched).
             let committed = Date()
-            while Date().timeIntervalSince(committed) < 1.0,
+            while Date().timeIntervalSince(committed) < seconds,
                   ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").count == lines { Thread.sleep(forTimeInterval: 0.02) }
             if expectedCommits == nil {
-                XCTAssertLessThan(Date().timeIntervalSince(committed), 1.0, "commit \(i + 1) printed within a second")
+                XCTAssertLessThan(Date().timeIntervalSince(committed), seconds, "commit \(i + 1) printed within \(seconds) s")
             }
             if i == statements.count - 1 { break }
             Thread.sleep(forTimeInterval: 0.3)
         }
-        try queue.close()
+        try queue?.close()
         while process.isRunning && Date().timeIntervalSince(started) < 30 { Thread.sleep(forTimeInterval: 0.05) }
         XCTAssertFalse(process.isRunning, "watch stops after --commits")
         XCTAssertEqual(process.terminationStatus, 0, (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
