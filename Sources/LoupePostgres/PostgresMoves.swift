@@ -2,11 +2,13 @@ import Foundation
 import LoupeStore
 import Synchronization
 
-/// Whether a PostgreSQL database may have changed since last asked (live mode): the server's
-/// write-ahead log position (`pg_current_wal_lsn()`), which every committed write moves, read on
-/// a connection of its own at most once a second. It is the whole server's (another database's
-/// commit, a checkpoint moves it too): a move is a reason to read the database again and compare,
-/// never a change shown by itself. No `LISTEN`, no trigger, nothing written.
+/// Whether a PostgreSQL database may have changed since last asked (live mode): the next
+/// transaction id the server would hand out (`txid_snapshot_xmax(txid_current_snapshot())`),
+/// which only a transaction that writes moves, read on a connection of its own at most once a
+/// second. (The write-ahead log's position moved with no commit too — the background writer
+/// logs a snapshot every 15 s — so paged mode counted commits nobody made.) It is the whole
+/// server's (another database's commit moves it): a move is a reason to read the database again
+/// and compare, never a change shown by itself. No `LISTEN`, no trigger, nothing written.
 public final class PostgresMoves: StoreMoves {
     private let state: Mutex<(connection: PostgresConnection?, lsn: String?, lookedAt: Date)>
     /// The least time between two looks.
@@ -28,8 +30,8 @@ public final class PostgresMoves: StoreMoves {
         }
     }
 
-    /// The server's WAL position, or nil when it cannot be read.
+    /// The next transaction id, or nil when it cannot be read.
     private static func position(_ connection: PostgresConnection?) -> String? {
-        (try? connection?.query("SELECT pg_current_wal_lsn()::text"))?.rows.first?.first ?? nil
+        (try? connection?.query("SELECT txid_snapshot_xmax(txid_current_snapshot())::text"))?.rows.first?.first ?? nil
     }
 }

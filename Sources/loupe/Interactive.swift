@@ -48,8 +48,8 @@ enum Interactive {
         browser.storePath = path
         browser.background = ThreadRunner()   // statements, edits, commits, building a relation index (`I`)
         source.attach(to: browser)
-        // A file is live as a loaded one is (a database's URL is not watched).
-        try loop(browser, box: LoadBox(), host: nil, isLoaded: true, moves: PostgresConnection.isURL(path) ? nil : FileMoves(path: path))
+        // Live as a loaded store is: a file's stamp, a database's next transaction id.
+        try loop(browser, box: LoadBox(), host: nil, isLoaded: true, moves: PostgresConnection.isURL(path) ? PostgresMoves(url: path) : FileMoves(path: path))
         withExtendedLifetime(source.host) {}   // the browser holds it weakly
     }
 
@@ -82,7 +82,7 @@ enum Interactive {
 
     /// Draws and handles keys until the user leaves; adopts the graph from `box` when it arrives.
     /// `host`: the file's host, which adopts the load when it arrives (nil when loaded at start).
-    /// `moves`: the loaded file's stamp (a database's write position), looked at twice a second
+    /// `moves`: the loaded file's stamp (a database's next transaction id), looked at twice a second
     /// (live mode: another process's commits are read again and shown).
     private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool, moves: (any StoreMoves)? = nil) throws {
         let backend: NcursesBackend

@@ -13,7 +13,7 @@ struct Watch: ParsableCommand {
         discussion: """
             The store is read, never written: Loupe notices a commit by the file's stamp (its size, change
             counter, write-ahead log and its index), checked every --interval — or a PostgreSQL server's
-            write position, read once a second — then reads the store again and prints what differs from
+            next transaction id, read once a second — then reads the store again and prints what differs from
             the last read, one line per object (as loupe diff prints it), stamped with the time and the
             commit's number. Several commits between two checks print as one. The store is held in memory
             to compare with; Ctrl-C stops, as does --commits N.

@@ -255,6 +255,9 @@ final class TmuxTests: XCTestCase {
         let url = try PostgresServer.database(copying: try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), named: "tmux_paged")
         try start(url, subcommand: "browse --memory-budget 1K", width: 140, height: 35)
         try waitFor("over the 1 KB memory budget")
+        // Live in paged mode too: another process's commit is on screen without a key.
+        XCTAssertEqual(try PostgresServer.psql(url, "UPDATE \"Album\" SET \"Title\" = 'Live Over The Budget' WHERE \"AlbumId\" = 5"), 0)
+        try waitFor("Live Over The Budget", "live · 1 commit", seconds: 5)
         try pageChinook(followed: "Track #3503 › Album (1)", sortedBy: "AlbumId")
         try keys("Escape", "l", "e", "C-u", "Retitled Album", "Enter")
         try waitFor("Retitled Album", "pending +0 ~1 -0")
