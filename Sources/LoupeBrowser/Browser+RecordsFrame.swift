@@ -56,13 +56,17 @@ extension Browser {
         // More columns to the left: `<` before the first scrolled one (after the fixed key column).
         let moreLeftX = sheet.firstColumn > (frozen == nil ? 0 : 1) ? (frozen.map { body.x + markerWidth + $0.width } ?? body.x) : nil
         let moreRight = shown.last.map { $0.column < columns.count - 1 } ?? false
-        let rows = visibleRows.map { recordsRow($0, sheet: sheet, columns: columns, shown: shown, changes: changes, graph: graph) }
+        // The foreign key columns, by the first visible row's type (their cells get captions).
+        let foreignKeys = Set(visibleRows.first.flatMap(sheet.ref(at:)).map { first in
+            shown.map(\.column).filter { $0 < columns.count && Sheet.isForeignKey(columns[$0], of: graph.table(first)) }
+        } ?? [])
+        let rows = visibleRows.map { recordsRow($0, sheet: sheet, columns: columns, shown: shown, foreignKeys: foreignKeys, fit: fit, changes: changes, graph: graph) }
         return RecordsPane.Table(columns: headers, markerWidth: markerWidth, moreLeftX: moreLeftX, moreRight: moreRight, rows: rows, isEmpty: sheet.count == 0)
     }
 
     /// One row: its marker (a pending edit's `+ ~ -`, else another process's last commit's
     /// `+ ~` for a few seconds) and each shown cell, styled by what happened to it.
-    private func recordsRow(_ row: Int, sheet: Sheet, columns: [String], shown: [(column: Int, width: Int)], changes: ChangeSet?,
+    private func recordsRow(_ row: Int, sheet: Sheet, columns: [String], shown: [(column: Int, width: Int)], foreignKeys: Set<Int>, fit: ColumnFit, changes: ChangeSet?,
                             graph: ObjectGraph) -> RecordsPane.Table.Row {
         let selected = row == sheet.selection
         let ref = sheet.ref(at: row)
@@ -78,7 +82,7 @@ extension Browser {
         let needle = searchPane == .records ? lastSearch?.lowercased() : nil
         let cells = shown.map { c, cw -> RecordsPane.Table.Cell in
             let v = sheet.value(row: row, column: c, graph: graph)
-            let (full, isNumber) = cellText(of: sheet, row: row, column: c, value: v, width: cw, graph: graph)
+            let (full, isNumber) = cellText(v, width: cw, caption: foreignKeys.contains(c) ? fit.caption(row: row, column: c) : nil)
             let text = DisplayText.fit(full, width: cw)
             let padded = isNumber ? String(repeating: " ", count: max(0, cw - DisplayText.width(of: text))) + text : DisplayText.pad(text, to: cw)
             var style = selected ? (focus == .records ? theme.selection : theme.selectionUnfocused) : cellStyle(v)
@@ -96,12 +100,10 @@ extension Browser {
     }
 
     /// A cell's text in `width` cells (numbers right-aligned): its value's, and beside a foreign
-    /// key, where there is room, the caption of the object it names (`1 AC/DC`).
-    func cellText(of sheet: Sheet, row: Int, column: Int, value v: Value, width: Int, graph: ObjectGraph) -> (text: String, isNumber: Bool) {
+    /// key, where there is room, the `caption` of the object it names (`1 AC/DC`).
+    func cellText(_ v: Value, width: Int, caption: String?) -> (text: String, isNumber: Bool) {
         let text = cellText(v)
-        guard DisplayText.width(of: text) + 2 < width, let caption = sheet.foreignKeyCaption(row: row, column: column, graph: graph) else {
-            return (text, v.numeric != nil)
-        }
+        guard let caption, DisplayText.width(of: text) + 2 < width else { return (text, v.numeric != nil) }
         return (text + " " + DisplayText.fit(caption, width: 40), false)
     }
 }
@@ -113,6 +115,8 @@ private final class ColumnFit {
     let sheet: Sheet, columns: [String], rows: [Int], graph: ObjectGraph, width: Int, markerWidth: Int
     unowned let browser: Browser
     private var natural: [Int: Int] = [:]
+    /// The captions of the objects foreign key cells name, by column and row, read once a frame.
+    private var captions: [Int: [Int: String]] = [:]
     private lazy var allFit = columns.count <= 64 && (0..<columns.count).reduce(markerWidth) { $0 + naturalWidth(of: $1) + 1 } <= width + 1
 
     init(sheet: Sheet, columns: [String], rows: [Int], graph: ObjectGraph, width: Int, markerWidth: Int, browser: Browser) {
@@ -135,9 +139,10 @@ private final class ColumnFit {
     /// A foreign key column's width with the captions of the objects its visible cells name
     /// (`1 AC/DC`): they get what room is left once every column has its own (nil for others).
     func captionedWidth(of column: Int) -> Int? {
+        guard sheet.showsObjects, let first = rows.first.flatMap(sheet.ref(at:)), Sheet.isForeignKey(columns[column], of: graph.table(first)) else { return nil }
         var w: Int?
         for row in rows {
-            guard let caption = sheet.foreignKeyCaption(row: row, column: column, graph: graph) else { continue }
+            guard let caption = caption(row: row, column: column) else { continue }
             let text = browser.cellText(sheet.value(row: row, column: column, graph: graph)) + " " + DisplayText.fit(caption, width: 40)
             w = max(w ?? 0, DisplayText.width(of: DisplayText.fit(text, width: width)))
         }
@@ -148,6 +153,14 @@ private final class ColumnFit {
         let w = naturalWidth(of: column)
         if allFit || sheet.wideColumns.contains(column) { return min(w, width - markerWidth) }
         return min(w, max(8, width / 2), 40)
+    }
+
+    /// The caption of the object the foreign key cell at `row`, `column` names (read once).
+    func caption(row: Int, column: Int) -> String? {
+        if let known = captions[column]?[row] { return known.isEmpty ? nil : known }
+        let caption = sheet.foreignKeyCaption(row: row, column: columns[column], graph: graph)
+        captions[column, default: [:]][row] = caption ?? ""
+        return caption
     }
 
     /// The columns shown, with their widths, scrolling `sheet` sideways until its current

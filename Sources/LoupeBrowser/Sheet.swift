@@ -127,15 +127,21 @@ public struct Sheet {
     }
 
     /// The caption of the object a foreign-key cell names (Chinook's `ArtistId` 1: `AC/DC`), shown
-    /// beside the key so that it does not read as a bare number; nil for any other cell.
-    public func foreignKeyCaption(row: Int, column: Int, graph: ObjectGraph) -> String? {
-        guard let ref = ref(at: row), showsObjects else { return nil }
+    /// beside the key so that it does not read as a bare number; nil for any other cell. `name`
+    /// is the column's (``columns(graph:)``, which the caller has at hand).
+    public func foreignKeyCaption(row: Int, column name: String, graph: ObjectGraph) -> String? {
+        guard showsObjects, let ref = ref(at: row) else { return nil }
         let table = graph.table(ref)
-        let columns = columns(graph: graph)
-        guard column < columns.count, table.attributeIndex[columns[column]] != nil,
-              let relation = table.relations.first(where: { !$0.isToMany && $0.foreignKey?.attribute == columns[column] }),
+        guard table.attributeIndex[name] != nil,
+              let relation = table.relations.first(where: { !$0.isToMany && $0.foreignKey?.attribute == name }),
               let target = relation.targets(of: Int(ref.row)).first else { return nil }
         return graph.table(target).caption(row: Int(target.row))
+    }
+
+    /// True when column `name` of an object sheet is a foreign key of `table` (its cells name
+    /// objects ``foreignKeyCaption(row:column:graph:)`` gives the captions of).
+    static func isForeignKey(_ name: String, of table: TypeTable) -> Bool {
+        table.attributeIndex[name] != nil && table.relations.contains { !$0.isToMany && $0.foreignKey?.attribute == name }
     }
 
     public func columns(graph: ObjectGraph) -> [String] {
