@@ -48,7 +48,7 @@ extension Browser {
             let required = a.storage.map { $0.notNull && $0.defaultSQL == nil } ?? false
             if let s = a.storage, s.notNull { parts.append("NOT NULL") }
             if let d = a.storage?.defaultSQL { parts.append("default \(d)") }
-            if let fk = type.relations.first(where: { $0.foreignKey?.attribute == a.name })?.foreignKey { parts.append("→ \(graph.types[fk.targetType].name)") }
+            if let fk = type.relation(heldBy: a.name)?.foreignKey { parts.append("→ \(graph.types[fk.targetType].name)") }
             fields.append(AddForm.Field(name: a.name, note: parts.filter { !$0.isEmpty }.joined(separator: " · "), required: required, isRelation: false))
         }
         for r in type.relations where !r.isToMany && r.foreignKey == nil && type.attributeIndex[r.name] == nil {
@@ -115,15 +115,9 @@ extension Browser {
             }
             let value = field.isRelation ? "#" + (text.hasPrefix("#") ? String(text.dropFirst()) : text)
                 : Browser.sourceLiteral(try editor.typedValue(text, in: type, attribute: field.name))
-            assignments.append("\(Self.identifier(field.name)): \(value)")
+            assignments.append("\(SourceSpelling.name(field.name)): \(value)")
         }
-        return "insert \(Self.identifier(type.name.rawValue)) { " + assignments.joined(separator: ", ") + " }"
-    }
-
-    /// A name as a statement writes it: in backticks unless it is a plain identifier.
-    static func identifier(_ name: String) -> String {
-        let plain = name.first.map { $0.isLetter || $0 == "_" } == true && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
-        return plain ? name : "`" + name.replacingOccurrences(of: "`", with: "``") + "`"
+        return "insert \(SourceSpelling.name(type.name.rawValue)) { " + assignments.joined(separator: ", ") + " }"
     }
 
     /// The form over the screen, while it is open.

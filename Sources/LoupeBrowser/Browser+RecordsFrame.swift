@@ -56,17 +56,13 @@ extension Browser {
         // More columns to the left: `<` before the first scrolled one (after the fixed key column).
         let moreLeftX = sheet.firstColumn > (frozen == nil ? 0 : 1) ? (frozen.map { body.x + markerWidth + $0.width } ?? body.x) : nil
         let moreRight = shown.last.map { $0.column < columns.count - 1 } ?? false
-        // The foreign key columns, by the first visible row's type (their cells get captions).
-        let foreignKeys = Set(visibleRows.first.flatMap(sheet.ref(at:)).map { first in
-            shown.map(\.column).filter { $0 < columns.count && Sheet.isForeignKey(columns[$0], of: graph.table(first)) }
-        } ?? [])
-        let rows = visibleRows.map { recordsRow($0, sheet: sheet, columns: columns, shown: shown, foreignKeys: foreignKeys, fit: fit, changes: changes, graph: graph) }
+        let rows = visibleRows.map { recordsRow($0, sheet: sheet, columns: columns, shown: shown, fit: fit, changes: changes, graph: graph) }
         return RecordsPane.Table(columns: headers, markerWidth: markerWidth, moreLeftX: moreLeftX, moreRight: moreRight, rows: rows, isEmpty: sheet.count == 0)
     }
 
     /// One row: its marker (a pending edit's `+ ~ -`, else another process's last commit's
     /// `+ ~` for a few seconds) and each shown cell, styled by what happened to it.
-    private func recordsRow(_ row: Int, sheet: Sheet, columns: [String], shown: [(column: Int, width: Int)], foreignKeys: Set<Int>, fit: ColumnFit, changes: ChangeSet?,
+    private func recordsRow(_ row: Int, sheet: Sheet, columns: [String], shown: [(column: Int, width: Int)], fit: ColumnFit, changes: ChangeSet?,
                             graph: ObjectGraph) -> RecordsPane.Table.Row {
         let selected = row == sheet.selection
         let ref = sheet.ref(at: row)
@@ -82,7 +78,7 @@ extension Browser {
         let needle = searchPane == .records ? lastSearch?.lowercased() : nil
         let cells = shown.map { c, cw -> RecordsPane.Table.Cell in
             let v = sheet.value(row: row, column: c, graph: graph)
-            let (full, isNumber) = cellText(v, width: cw, caption: foreignKeys.contains(c) ? fit.caption(row: row, column: c) : nil)
+            let (full, isNumber) = cellText(v, width: cw, caption: fit.caption(row: row, column: c))
             let text = DisplayText.fit(full, width: cw)
             let padded = isNumber ? String(repeating: " ", count: max(0, cw - DisplayText.width(of: text))) + text : DisplayText.pad(text, to: cw)
             var style = selected ? (focus == .records ? theme.selection : theme.selectionUnfocused) : cellStyle(v)
@@ -117,6 +113,12 @@ private final class ColumnFit {
     private var natural: [Int: Int] = [:]
     /// The captions of the objects foreign key cells name, by column and row, read once a frame.
     private var captions: [Int: [Int: String]] = [:]
+    /// The columns that are foreign keys of the first visible row's type (their cells get captions).
+    private lazy var foreignKeys: Set<Int> = {
+        guard sheet.showsObjects, let first = rows.first.flatMap(sheet.ref(at:)) else { return [] }
+        let table = graph.table(first)
+        return Set(columns.indices.filter { table.relation(heldBy: columns[$0]) != nil })
+    }()
     private lazy var allFit = columns.count <= 64 && (0..<columns.count).reduce(markerWidth) { $0 + naturalWidth(of: $1) + 1 } <= width + 1
 
     init(sheet: Sheet, columns: [String], rows: [Int], graph: ObjectGraph, width: Int, markerWidth: Int, browser: Browser) {
@@ -139,7 +141,7 @@ private final class ColumnFit {
     /// A foreign key column's width with the captions of the objects its visible cells name
     /// (`1 AC/DC`): they get what room is left once every column has its own (nil for others).
     func captionedWidth(of column: Int) -> Int? {
-        guard sheet.showsObjects, let first = rows.first.flatMap(sheet.ref(at:)), Sheet.isForeignKey(columns[column], of: graph.table(first)) else { return nil }
+        guard foreignKeys.contains(column) else { return nil }
         var w: Int?
         for row in rows {
             guard let caption = caption(row: row, column: column) else { continue }
@@ -155,8 +157,10 @@ private final class ColumnFit {
         return min(w, max(8, width / 2), 40)
     }
 
-    /// The caption of the object the foreign key cell at `row`, `column` names (read once).
+    /// The caption of the object the foreign key cell at `row`, `column` names (read once); nil
+    /// for a cell of another column.
     func caption(row: Int, column: Int) -> String? {
+        guard foreignKeys.contains(column) else { return nil }
         if let known = captions[column]?[row] { return known.isEmpty ? nil : known }
         let caption = sheet.foreignKeyCaption(row: row, column: columns[column], graph: graph)
         captions[column, default: [:]][row] = caption ?? ""

@@ -11,13 +11,12 @@ struct Frame {
     /// True when the cursor shows in the REPL's input (it has the focus and nothing is over it).
     var showsCursor = false
 
-    /// Draws every widget; returns where the cursor goes (the REPL's input), if anywhere.
+    /// Draws every widget; returns where the cursor goes (the last text field's: the REPL's input,
+    /// or the form over it), if anywhere.
     func draw(into buffer: inout Buffer) -> (x: Int, y: Int)? {
         var cursor: (x: Int, y: Int)?
         for (area, widget) in widgets {
-            if let repl = widget as? ReplPane { cursor = repl.draw(area, &buffer) }
-            else if let form = widget as? FormPopup { cursor = form.draw(area, &buffer) }
-            else { widget.render(area, &buffer) }
+            if let field = widget as? any CursorWidget { cursor = field.draw(area, &buffer) } else { widget.render(area, &buffer) }
         }
         return showsCursor ? cursor : nil
     }

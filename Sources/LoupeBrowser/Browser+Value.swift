@@ -11,24 +11,11 @@ extension Browser {
     static let valueViewLineLimit = 20_000
 
     func viewSelectedValue() {
-        guard let graph else { return }
-        var title = "", value: Value?
-        if focus == .detail, let ref = selectedObject {
-            let items = detailItems()
-            guard detailSelection < items.count, case .attribute(let a) = items[detailSelection] else {
-                message = "V shows an attribute's value: select one"
-                return
-            }
-            let table = graph.table(ref)
-            title = "\(graph.label(of: ref)).\(table.attributes[a].name)"
-            value = table.value(row: Int(ref.row), attribute: a)
-        } else if let sheet = current, sheet.count > 0 {
-            let columns = sheet.columns(graph: graph)
-            guard sheet.column < columns.count else { return }
-            value = sheet.value(row: sheet.selection, column: sheet.column, graph: graph)
-            title = "\(sheet.ref(at: sheet.selection).map { graph.label(of: $0) } ?? "row \(sheet.selection + 1)").\(columns[sheet.column])"
+        guard graph != nil else { return }
+        guard let (title, value) = selectedValue() else {
+            message = focus == .detail && selectedObject != nil ? "V shows an attribute's value: select one" : "no value selected"
+            return
         }
-        guard let value else { message = "no value selected"; return }
         var lines: [String] = []
         // Text is wrapped here at the view's width, so that a line of any length reads to its end
         // (the dialog itself shows at most a few rows of one line).

@@ -131,17 +131,8 @@ public struct Sheet {
     /// is the column's (``columns(graph:)``, which the caller has at hand).
     public func foreignKeyCaption(row: Int, column name: String, graph: ObjectGraph) -> String? {
         guard showsObjects, let ref = ref(at: row) else { return nil }
-        let table = graph.table(ref)
-        guard table.attributeIndex[name] != nil,
-              let relation = table.relations.first(where: { !$0.isToMany && $0.foreignKey?.attribute == name }),
-              let target = relation.targets(of: Int(ref.row)).first else { return nil }
+        guard let target = graph.table(ref).relation(heldBy: name)?.targets(of: Int(ref.row)).first else { return nil }
         return graph.table(target).caption(row: Int(target.row))
-    }
-
-    /// True when column `name` of an object sheet is a foreign key of `table` (its cells name
-    /// objects ``foreignKeyCaption(row:column:graph:)`` gives the captions of).
-    static func isForeignKey(_ name: String, of table: TypeTable) -> Bool {
-        table.attributeIndex[name] != nil && table.relations.contains { !$0.isToMany && $0.foreignKey?.attribute == name }
     }
 
     public func columns(graph: ObjectGraph) -> [String] {

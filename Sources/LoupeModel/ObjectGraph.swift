@@ -225,6 +225,13 @@ public final class TypeTable: Sendable {
         return positions.count == 1 ? positions.first : nil
     }
 
+    /// The to-one relation whose foreign key column is attribute `name` (Chinook's `ArtistId`
+    /// holds `Artist`), if there is one.
+    public func relation(heldBy name: String) -> RelationColumn? {
+        guard attributeIndex[name] != nil else { return nil }
+        return relations.first { !$0.isToMany && $0.foreignKeyAttribute == name }
+    }
+
     /// The value of attribute `attribute` for the object at `row` (`null` when it has none).
     @inlinable public func value(row: Int, attribute: Int) -> Value { attributes[attribute].values[row] }
 

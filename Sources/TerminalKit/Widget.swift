@@ -6,6 +6,16 @@ public protocol Widget {
     func render(_ area: Rect, _ buffer: inout Buffer)
 }
 
+/// A widget with a text field in it: drawing it also says where the terminal's cursor goes.
+public protocol CursorWidget: Widget {
+    /// Draws into `area` of `buffer`; returns where the cursor goes, if anywhere.
+    func draw(_ area: Rect, _ buffer: inout Buffer) -> (x: Int, y: Int)?
+}
+
+extension CursorWidget {
+    public func render(_ area: Rect, _ buffer: inout Buffer) { _ = draw(area, &buffer) }
+}
+
 /// A bordered box with a title over its top border; what is inside is left as it is.
 public struct Block: Widget, Sendable {
     public var title: String

@@ -3,7 +3,7 @@ import TerminalKit
 
 /// The add form (``AddForm``): one field a line — its name (`*` when required), its text, what
 /// goes in it — the selected field highlighted with the cursor in it, a refusal's reason last.
-struct FormPopup: Widget {
+struct FormPopup: CursorWidget {
     let title: String
     let fields: [AddForm.Field]
     let selection: Int
@@ -16,8 +16,6 @@ struct FormPopup: Widget {
     func area(in screen: Rect) -> Rect {
         screen.centered(width: min(screen.width - 2, 100), height: min(screen.height - 2, fields.count + (error == nil ? 3 : 5)))
     }
-
-    func render(_ screen: Rect, _ buffer: inout Buffer) { _ = draw(screen, &buffer) }
 
     /// Draws the form; returns where the cursor goes.
     func draw(_ screen: Rect, _ buffer: inout Buffer) -> (x: Int, y: Int)? {

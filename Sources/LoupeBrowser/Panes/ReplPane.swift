@@ -4,7 +4,7 @@ import TerminalKit
 /// The REPL pane: the output's last lines, each wrapped to the pane (a long refusal or conflict
 /// message is read whole; a line past ``lineRows`` rows ends in `…`), scrolled back by `scroll`
 /// lines, and the input line under them with the cursor kept in view.
-struct ReplPane: Widget {
+struct ReplPane: CursorWidget {
     let title: String
     let output: [String]
     /// How many lines the output is scrolled back; 0 follows the end.
@@ -19,8 +19,6 @@ struct ReplPane: Widget {
 
     /// The most rows one line of output wraps to.
     static let lineRows = 8
-
-    func render(_ area: Rect, _ buffer: inout Buffer) { _ = draw(area, &buffer) }
 
     /// Draws the pane; returns where the terminal's cursor goes (in the input line).
     func draw(_ area: Rect, _ buffer: inout Buffer) -> (x: Int, y: Int)? {
