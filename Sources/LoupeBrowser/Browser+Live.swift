@@ -152,7 +152,7 @@ extension Browser {
         if live == nil { live = LiveState() }
         guard running == nil else { liveRefreshWaiting = true; return }
         let old = session.pending.base
-        let task = RunningTask(line: ".reload", isLoad: true, verb: "refreshing")
+        let task = RunningTask(line: ".reload", isLoad: true, verb: "refreshing", isLiveRefresh: true)
         start(task) {
             // Read and compared off the UI thread: a large store's diff takes a while.
             task.finish(.refreshed(Result {

@@ -106,6 +106,8 @@ public final class Browser {
     public internal(set) var live: LiveState?
     /// A commit seen while something ran: the views are read again when it is done.
     var liveRefreshWaiting = false
+    /// Keys and clicks pressed while live mode reads the store, handled once it has.
+    var heldEvents: [Event] = []
     /// True while paged mode opens the store again for another process's commit (not `.reload`).
     var isLiveReopen = false
     /// The pane a search (`/`, `n`, `N`) looks in: the one focused when it began.
@@ -342,6 +344,7 @@ public final class Browser {
     @discardableResult
     public func handle(_ event: Event) -> Bool {
         settleTypeCounts()
+        if holdsDuringLiveRefresh(event) { return !wantsQuit }
         switch event {
         case .resize: break
         case .mouse(let mouse): handleMouse(mouse)
@@ -370,6 +373,28 @@ public final class Browser {
             else if case .character(let c) = key { message = "no command on '\(c)' (? for help)" }
         }
         return !wantsQuit
+    }
+
+    /// While live mode reads another process's commit (a task the user did not start), keys and
+    /// clicks are held rather than refused as "wait for the running statement" — an edit begun
+    /// then would otherwise be lost, its keys typed into the pane instead. Ctrl-C cancels the read
+    /// and drops what was held. True when the event was held (or was that Ctrl-C).
+    private func holdsDuringLiveRefresh(_ event: Event) -> Bool {
+        guard running?.isLiveRefresh == true else { return false }
+        switch event {
+        case .resize: return false
+        case .key(.control("c")): heldEvents.removeAll(); cancelRunning()
+        case .key, .mouse: heldEvents.append(event)
+        }
+        return true
+    }
+
+    /// The events held during a live read, handled in order (a later one may be held again when
+    /// an earlier one waits for another live read).
+    private func replayHeldEvents() {
+        let events = heldEvents
+        heldEvents.removeAll()
+        for event in events { handle(event) }
     }
 
     /// Runs one command on the focused pane.
@@ -794,8 +819,12 @@ public final class Browser {
         if counted { settleTypeCounts() }
         guard let task = running else { return counted }
         guard let outcome = task.outcome else { return task.takeProgressChange() || counted }
-        // A commit another process made while this task ran is read once it is done.
-        defer { if running == nil, liveRefreshWaiting { liveRefreshWaiting = false; storeChangedOnDisk() } }
+        // Keys held while live mode read the store, then a commit another process made while
+        // this task ran, once it is done.
+        defer {
+            if running == nil { replayHeldEvents() }
+            if running == nil, liveRefreshWaiting { liveRefreshWaiting = false; storeChangedOnDisk() }
+        }
         switch outcome {
         case .indexed(let result):
             running = nil
@@ -1067,10 +1096,15 @@ final class RunningTask: Sendable {
     let started = DispatchTime.now()
     private let state = Mutex<(outcome: Outcome?, progress: (Int, Int)?, progressChanged: Bool)>((nil, nil, false))
 
-    init(line: String, isLoad: Bool, verb: String = "loading") {
+    /// Live mode's read of another process's commit, which the user did not ask for: keys
+    /// pressed meanwhile are held and handled, in order, once it is done.
+    let isLiveRefresh: Bool
+
+    init(line: String, isLoad: Bool, verb: String = "loading", isLiveRefresh: Bool = false) {
         self.line = line
         self.isLoad = isLoad
         self.verb = verb
+        self.isLiveRefresh = isLiveRefresh
     }
 
     func finish(_ outcome: Outcome) { state.withLock { $0.outcome = outcome } }

@@ -239,7 +239,7 @@ extension Browser {
     func reopenPaged(_ changes: PagedChanges) {
         guard let host = host as? PagedSessionHost else { replOutput.append("error: reloading is not available here"); return }
         let snapshot = changes
-        let task = RunningTask(line: ".reload", isLoad: true, verb: "reopening")
+        let task = RunningTask(line: ".reload", isLoad: true, verb: "reopening", isLiveRefresh: isLiveReopen)
         start(task) {
             let result = Result { () throws -> (PagedChanges, [EditStep]) in
                 try host.reopen()

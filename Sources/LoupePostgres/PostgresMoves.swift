@@ -2,13 +2,15 @@ import Foundation
 import LoupeStore
 import Synchronization
 
-/// Whether a PostgreSQL database may have changed since last asked (live mode): the next
-/// transaction id the server would hand out (`txid_snapshot_xmax(txid_current_snapshot())`),
-/// which only a transaction that writes moves, read on a connection of its own at most once a
-/// second. (The write-ahead log's position moved with no commit too — the background writer
-/// logs a snapshot every 15 s — so paged mode counted commits nobody made.) It is the whole
-/// server's (another database's commit moves it): a move is a reason to read the database again
-/// and compare, never a change shown by itself. No `LISTEN`, no trigger, nothing written.
+/// Whether a PostgreSQL database may have changed since last asked (live mode): the rows this
+/// database's transactions inserted, updated and deleted (`pg_stat_database`, system catalogs
+/// and `TRUNCATE` included), read on a connection of its own at most once a second. A writer's
+/// counts reach the statistics when it goes idle, at most a second later. Where the server keeps
+/// no counts (`track_counts` off) it is the next transaction id the server would hand out, which
+/// every database's writes move. (The write-ahead log's position moved with no commit — the
+/// background writer logs a snapshot every 15 s — and the transaction id moves with another
+/// database's commits: both made paged mode read the store again for commits nobody made to it,
+/// and hold the user's keys meanwhile.) No `LISTEN`, no trigger, nothing written.
 public final class PostgresMoves: StoreMoves {
     private let state: Mutex<(connection: PostgresConnection?, lsn: String?, lookedAt: Date)>
     /// The least time between two looks.
@@ -30,8 +32,14 @@ public final class PostgresMoves: StoreMoves {
         }
     }
 
-    /// The next transaction id, or nil when it cannot be read.
-    private static func position(_ connection: PostgresConnection?) -> String? {
-        (try? connection?.query("SELECT txid_snapshot_xmax(txid_current_snapshot())::text"))?.rows.first?.first ?? nil
+    /// The database's written-row count (or the next transaction id), nil when it cannot be read.
+    static func position(_ connection: PostgresConnection?) -> String? {
+        let sql = """
+            SELECT CASE WHEN current_setting('track_counts') = 'on'
+                        THEN 'rows ' || (tup_inserted + tup_updated + tup_deleted)::text
+                        ELSE 'xid ' || txid_snapshot_xmax(txid_current_snapshot())::text END
+            FROM pg_stat_database WHERE datname = current_database()
+            """
+        return (try? connection?.query(sql))?.rows.first?.first ?? nil
     }
 }

@@ -75,6 +75,33 @@ final class LiveBrowserTests: XCTestCase {
         withExtendedLifetime(host) {}
     }
 
+    /// Keys pressed while live mode reads another process's commit are held, not refused: an
+    /// edit begun then (`e`, its text, Enter) is staged once the read is done, as typed.
+    func testAnEditTypedDuringALiveReadIsHeldAndStagedAfterIt() throws {
+        let (b, path, host) = try chinook()
+        let runner = BrowserTests.HeldRunner()
+        b.background = runner
+        let start = b.play(try PlayScript.parse("j l"), width: 140, height: 24)   // Album #2's title
+        XCTAssertTrue(start.text.contains("row 2/347"), start.text)
+        try commit(path, "UPDATE Album SET Title = 'Theirs' WHERE AlbumId = 4")
+        b.storeChangedOnDisk()
+        XCTAssertTrue(b.isBusy, "the read runs off the UI thread")
+        for step in try PlayScript.parse("e <C-u> Typed <Space> meanwhile <Enter>") { if case .event(let e) = step { b.handle(e) } }
+        XCTAssertNotEqual(b.message, "wait for the running statement (Ctrl-C cancels it)")
+        XCTAssertEqual(b.session?.pending.active.count ?? 0, 0, "nothing staged while the read runs")
+        runner.release()
+        b.collect()
+        XCTAssertFalse(b.isBusy)
+        XCTAssertEqual(b.session?.pending.active.count, 1, b.message)
+        let screen = b.play([], width: 140, height: 24)
+        XCTAssertTrue(screen.text.contains("Typed meanwhile") && screen.text.contains("Theirs"), screen.text)
+        b.run(".commit")
+        runner.release()
+        b.collect()
+        XCTAssertEqual(try title(path, 2), "Typed meanwhile")
+        withExtendedLifetime(host) {}
+    }
+
     /// Both changed Album #3's title: the browser offers the conflict with the three values,
     /// refuses to commit until it is decided, and Esc leaves the views and the file as they were.
     private func conflicted() throws -> (Browser, String, StoreHost) {
@@ -193,8 +220,9 @@ final class LiveBrowserTests: XCTestCase {
         withExtendedLifetime(host) {}
     }
 
-    /// A PostgreSQL database is live too: its server's write position moves with another
-    /// session's commit, and the browser reads the database again and shows it in place.
+    /// A PostgreSQL database is live too: its written-row count moves with another session's
+    /// commit (never with another database's on the same server), and the browser reads the
+    /// database again and shows it in place.
     func testAPostgreSQLDatabaseFollowsAnotherSessionsCommit() throws {
         let url = try PostgresServer.freshDatabase("live")
         XCTAssertEqual(try PostgresServer.psql(url, "CREATE TABLE pet (id integer PRIMARY KEY, name text); INSERT INTO pet VALUES (1, 'Rex'), (2, 'Tom');"), 0)
@@ -206,6 +234,10 @@ final class LiveBrowserTests: XCTestCase {
         b.attach(graph)
         let moves = PostgresMoves(url: url)
         XCTAssertFalse(moves.moved(), "nothing to see within a second of the first look")
+        let other = try PostgresServer.freshDatabase("live_other")
+        XCTAssertEqual(try PostgresServer.psql(other, "CREATE TABLE t (id integer PRIMARY KEY); INSERT INTO t VALUES (1);"), 0)
+        Thread.sleep(forTimeInterval: 1.1)
+        XCTAssertFalse(moves.moved(), "another database's commit on the same server is not this one's")
         XCTAssertEqual(try PostgresServer.psql(url, "UPDATE pet SET name = 'Rexie' WHERE id = 1; INSERT INTO pet VALUES (3, 'Kit');"), 0)
         Thread.sleep(forTimeInterval: 1.1)
         XCTAssertTrue(moves.moved(), "the commit moved the server's write position")
