@@ -471,9 +471,7 @@ extension ObjectGraph {
             let touched = ids[t].count != types[t].count || removed[t] != types[t].removed || attributes[t].count != types[t].attributes.count
                 || changes.cells[t] != nil || relationChanged.contains { $0[0] == t } || affected.contains(t)
             guard touched else { continue }
-            tables[t] = TypeTable(name: types[t].name, index: t, readOnlyReason: types[t].readOnlyReason, keyPolicy: types[t].keyPolicy,
-                                  ids: ids[t], attributes: attributes[t], relations: relations[t], backlinks: backlinks[t], removed: removed[t],
-                                  lineage: types[t].lineage, keyFloor: types[t].keyFloor)
+            tables[t] = types[t].replacing(ids: ids[t], attributes: attributes[t], relations: relations[t], backlinks: backlinks[t], removed: removed[t])
         }
         return ObjectGraph(types: tables, formatName: formatName)
     }
@@ -487,8 +485,7 @@ extension ObjectGraph {
             guard let known = kinds[t.name.rawValue] else { return t }
             var attributes = t.attributes
             for i in attributes.indices { if let k = known[attributes[i].name] { attributes[i].kinds.formUnion(k) } }
-            return TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason, keyPolicy: t.keyPolicy, ids: t.ids,
-                             attributes: attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage, keyFloor: t.keyFloor)
+            return t.replacing(attributes: attributes)
         }, formatName: formatName)
     }
 
@@ -496,10 +493,7 @@ extension ObjectGraph {
     /// read through a format whose writes Loupe does not make); types keep their own reasons
     /// when `reason` is nil.
     public func readOnly(because reason: String?, formatName: String) -> ObjectGraph {
-        ObjectGraph(types: types.map { t in
-            TypeTable(name: t.name, index: t.index, readOnlyReason: t.readOnlyReason ?? reason, keyPolicy: t.keyPolicy, ids: t.ids,
-                      attributes: t.attributes, relations: t.relations, backlinks: t.backlinks, removed: t.removed, lineage: t.lineage, keyFloor: t.keyFloor)
-        }, formatName: formatName)
+        ObjectGraph(types: types.map { $0.replacing(readOnlyReason: $0.readOnlyReason ?? reason) }, formatName: formatName)
     }
 
     /// A relation without a foreign key rebuilt row by row: each row's edited targets or its

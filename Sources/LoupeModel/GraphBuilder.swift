@@ -22,6 +22,7 @@ public final class GraphBuilder {
         var relations: [RelationDraft] = []
         var supertype: Int?
         var notes: [String] = []
+        var fullText: FullTextSearch?
     }
 
     /// A relation under construction: its description and its edges in the order added.
@@ -39,6 +40,9 @@ public final class GraphBuilder {
 
     /// Starts an empty graph for a file of the given format.
     public init(formatName: String) { self.formatName = formatName }
+
+    /// Makes type `type` searchable with `MATCH` (a full-text table).
+    public func setFullText(_ search: FullTextSearch, type: Int) { drafts[type].fullText = search }
 
     /// The index of the type named `name`, created (empty) on first mention. A `readOnlyReason`
     /// marks types Loupe lists and queries but does not edit (views, formats it cannot write).
@@ -229,7 +233,7 @@ public final class GraphBuilder {
         let lineages = self.lineages()
         let tables = drafts.enumerated().map { i, d in
             TypeTable(name: TypeName(d.name), index: i, readOnlyReason: d.readOnlyReason, keyPolicy: d.keyPolicy, ids: d.ids,
-                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i], lineage: lineages[i], keyFloor: d.keyFloor)
+                      attributes: d.attributes, relations: relationsByType[i], backlinks: backlinks[i], lineage: lineages[i], keyFloor: d.keyFloor, fullText: d.fullText)
         }
         drafts = []
         return ObjectGraph(types: tables, formatName: formatName)

@@ -165,12 +165,15 @@ public final class TypeTable: Sendable {
     public let relationIndex: [String: Int]
     /// The attributes whose text names an object beside its key (``caption(row:)``).
     public let captionAttributes: [Int]
+    /// How `MATCH` searches the type, when it is a full-text table (else nil).
+    public let fullText: FullTextSearch?
     private let idIndex = Mutex<[ObjectID: Int32]?>(nil)
 
     init(name: TypeName, index: Int, readOnlyReason: String?, keyPolicy: KeyPolicy, ids: [ObjectID],
          attributes: [AttributeColumn], relations: [RelationColumn], backlinks: [BacklinkIndex], removed: RowSet = RowSet(),
-         lineage: TypeLineage = TypeLineage(), keyFloor: Int64 = 0) {
+         lineage: TypeLineage = TypeLineage(), keyFloor: Int64 = 0, fullText: FullTextSearch? = nil) {
         self.lineage = lineage
+        self.fullText = fullText
         self.keyFloor = keyFloor
         self.name = name
         self.index = index
@@ -189,6 +192,15 @@ public final class TypeTable: Sendable {
         for (i, relation) in relations.enumerated() { for alias in relation.aliases where r[alias] == nil { r[alias] = i } }
         relationIndex = r
         captionAttributes = Self.captionAttributes(attributes)
+    }
+
+    /// The same type with the parts given replaced (what staged edits, kinds learned and a
+    /// read-only format change); everything else — name, key, lineage, search — kept.
+    func replacing(readOnlyReason: String? = nil, ids: [ObjectID]? = nil, attributes: [AttributeColumn]? = nil, relations: [RelationColumn]? = nil,
+                   backlinks: [BacklinkIndex]? = nil, removed: RowSet? = nil) -> TypeTable {
+        TypeTable(name: name, index: index, readOnlyReason: readOnlyReason ?? self.readOnlyReason, keyPolicy: keyPolicy, ids: ids ?? self.ids,
+                  attributes: attributes ?? self.attributes, relations: relations ?? self.relations, backlinks: backlinks ?? self.backlinks,
+                  removed: removed ?? self.removed, lineage: lineage, keyFloor: keyFloor, fullText: fullText)
     }
 
     /// True for views and other sources Loupe lists and queries but never edits.

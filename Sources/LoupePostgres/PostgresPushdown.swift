@@ -604,7 +604,7 @@ class PostgresTranslation {
             }
             if literals.isEmpty { return "false" }
             return "coalesce(\(v.sql) IN (\(literals.joined(separator: ", ")))\(readsAsDate(v)), false)"
-        case .matches:
+        case .matches, .fullText:
             return nil
         }
     }

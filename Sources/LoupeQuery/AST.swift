@@ -133,6 +133,8 @@ public enum ComparisonOperator: String, Equatable, Sendable, CaseIterable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
     case `in` = "IN"
+    /// A full-text table's search (`body MATCH "sqlite AND fast"`), in its module's syntax.
+    case fullText = "MATCH"
 }
 
 /// `[c]` case-insensitive, `[d]` diacritic-insensitive.

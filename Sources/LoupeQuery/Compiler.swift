@@ -153,6 +153,7 @@ final class Compiler {
     }
 
     private func comparison(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate {
+        if c.op == .fullText { return try fullTextMatch(c, on: types) }
         if let exists = try subqueryExistence(c, on: types) { return exists }
         let lhs = try expression(c.lhs, on: types)
         let rhs = try expression(c.rhs, on: types)
@@ -265,6 +266,26 @@ final class Compiler {
                 return Compiler.matches(regex, s, options: options, env: e, at: range)
             }
         case .in: return { a, b, _ in ValueSemantics.equal(a, b, options, graph: graph) }
+        case .fullText: throw QueryError("MATCH searches a full-text table's own rows", at: range, hint: FullTextTarget.hint)
+        }
+    }
+
+    /// `column MATCH "query"` (or `Table MATCH "query"` for every column) on a full-text table:
+    /// the table's module answers the query once, when the statement is compiled, and each
+    /// object is tested by its key — the rows SQLite's `MATCH` gives, whichever engine asks.
+    private func fullTextMatch(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate {
+        let tables = (types ?? []).map { graph.types[$0] }
+        let target = try FullTextTarget(c, on: tables.count == 1 ? tables[0] : nil)
+        let keys: Set<ObjectID>
+        do {
+            keys = try target.search.keys(matching: target.query, in: target.column)
+        } catch {
+            throw target.refusal(error)
+        }
+        let objects = self.graph
+        return { v, _ in
+            if case .reference(let r) = v { return keys.contains(objects.id(of: r)) }
+            return false
         }
     }
 

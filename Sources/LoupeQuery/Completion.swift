@@ -14,7 +14,7 @@ public enum Completion {
         public let candidates: [String]
     }
 
-    static let comparisonOperators = ["==", "!=", "<", "<=", ">", ">=", "BEGINSWITH", "CONTAINS", "ENDSWITH", "LIKE", "MATCHES", "IN", "BETWEEN"]
+    static let comparisonOperators = ["==", "!=", "<", "<=", ">", ">=", "BEGINSWITH", "CONTAINS", "ENDSWITH", "LIKE", "MATCHES", "MATCH", "IN", "BETWEEN"]
     static let predicateStarts = ["ANY", "ALL", "NONE", "NOT", "SUBQUERY", "@links", "TRUEPREDICATE", "FALSEPREDICATE"]
     static let afterValue = ["AND", "OR", "sort by", "distinct", "limit", "select", "group by"]
     static let aggregates = ["@count", "@sum", "@avg", "@min", "@max"]

@@ -353,6 +353,7 @@ public struct Parser {
             case "CONTAINS": return .contains
             case "LIKE": return .like
             case "MATCHES": return .matches
+            case "MATCH": return .fullText
             case "IN": return .in
             default: return nil
             }

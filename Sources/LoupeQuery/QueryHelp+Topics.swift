@@ -9,8 +9,11 @@ extension QueryHelp {
         public let syntax: String
         /// What it does, in one sentence.
         public let meaning: String
-        /// One statement over the bundled sample (`sample-data/library.sqlite`) that uses it.
+        /// One statement over the bundled sample (`sample-data/library.sqlite`) that uses it,
+        /// or over a full-text table `Note(title, body)` when ``needsFullTextTable``.
         public let example: String
+        /// True when the example needs a full-text table (the sample has none).
+        public var needsFullTextTable = false
     }
 
     /// Every clause, operator and function, in the order docs/query-language.md lists them.
@@ -60,6 +63,9 @@ extension QueryHelp {
         Topic(names: ["matches", "regex"], syntax: "TEXT MATCHES[c] REGEX",
               meaning: "a whole-text regular expression (Foundation's)",
               example: #"Book where isbn MATCHES "97[89].*""#),
+        Topic(names: ["match", "full-text", "fts"], syntax: "COLUMN MATCH QUERY, TABLE MATCH QUERY",
+              meaning: "a full-text table's search (SQLite FTS3/4/5), answered by its module",
+              example: #"Note where body MATCH "sqlite AND fast*""#, needsFullTextTable: true),
         Topic(names: ["[c]", "[d]", "[cd]", "modifier"], syntax: "OP[c], OP[d], OP[cd]",
               meaning: "[c] ignores case, [d] diacritics, for == != and the text tests",
               example: #"Author where name ==[cd] "ines bronte""#),

@@ -11,6 +11,7 @@ public enum QueryHelp {
         count Member where SUBQUERY(@links.Loan.member, $l, $l.renewals == 2).@count >= 3
         Loan where returned == nil AND due < 2023-06-01 group by member.address.city
         Book select title, author.name as author, price                -- a projection
+        Note where body MATCH "sqlite AND fast*"                       -- a full-text table (FTS3/4/5)
         Book where author == #164 OR id IN {196, 197}                  -- objects by key
         update Book where id == 196 set price = price * 1.1            -- staged, then .commit
         insert Genre { Name: "Polka" }
@@ -23,7 +24,7 @@ public enum QueryHelp {
     /// What `.help query` prints.
     public static var text: String {
         "A statement names a type first, then its clauses: " + clauseOrder + ".\n"
-            + "Operators: == != < <= > >= BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES IN BETWEEN, AND OR NOT; "
+            + "Operators: == != < <= > >= BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES MATCH IN BETWEEN, AND OR NOT; "
             + "[c] ignores case, [d] diacritics; @count @sum @avg @min @max; @links.Type.relation walks backlinks.\n\n"
             + cheatSheet + "\n\n`.help TOPIC` explains one, with an example: " + topicNames + "\n"
             + "The whole language: docs/query-language.md.\n"

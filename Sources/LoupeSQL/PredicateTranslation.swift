@@ -149,6 +149,7 @@ class PredicateTranslation {
     }
 
     private func comparison(_ c: Comparison, _ scope: Scope) throws -> String? {
+        if c.op == .fullText { return try fullText(c, scope) }
         guard try !numberAgainstText(c, scope) else { return nil }
         let rightConstant = ValueTest.constant(c.rhs)
         let leftConstant = ValueTest.constant(c.lhs)
@@ -176,6 +177,9 @@ class PredicateTranslation {
                               test: try ValueTest(c, rightIsValue: true, elementOfCollection: false),
                               elementTest: try ValueTest(c, rightIsValue: true, elementOfCollection: true), right: r)
     }
+
+    /// A `MATCH` on a full-text table, as SQL (nil: this layout has none; the engine says why).
+    func fullText(_ c: Comparison, _ scope: Scope) throws -> String? { nil }
 
     /// A test of `expression`'s value (with `right`'s, when given): on a single value, one call;
     /// on a collection, `EXISTS` for ANY (the default), `NOT EXISTS … NOT` for ALL, `NOT EXISTS`

@@ -23,6 +23,19 @@ final class SQLTranslation: PredicateTranslation {
         return super.convert(cell, conversion)
     }
 
+    /// `MATCH` asked of the table's module: its rows by rowid. The query is checked first (a
+    /// query the module cannot read is the user's error, said as the engine says it, never
+    /// SQLite's error about SQL Loupe wrote).
+    override func fullText(_ c: Comparison, _ scope: Scope) throws -> String? {
+        let target = try FullTextTarget(c, on: graph.types[scope.type])
+        guard let rowid = layout.tables[scope.type]?.rowid else { return nil }
+        let table = graph.types[scope.type].name.rawValue
+        if case .failure(let refusal) = try RelationalFormat.VirtualTables.rowids(db, table: table, column: target.column, query: target.query, firstOnly: true) {
+            throw target.refusal(refusal)
+        }
+        return "\(scope.alias).\(rowid) IN (\(RelationalFormat.VirtualTables.matchingSQL(table: table, column: target.column, query: target.query)))"
+    }
+
     /// `alias.column` for a type's key, or nil when the key is not one column or the rowid.
     private func key(_ type: Int, alias: String) -> String? {
         switch graph.types[type].keyPolicy {

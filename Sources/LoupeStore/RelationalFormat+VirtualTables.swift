@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LoupeModel
 
 extension RelationalFormat {
     /// What Loupe does with virtual tables (FTS3/4/5, R-Tree, any other module) and the ordinary
@@ -11,7 +12,7 @@ extension RelationalFormat {
     /// wherever SQLite can tell them (`PRAGMA table_list` says `shadow`); a table named like the
     /// shadow table of a virtual table whose module this SQLite does not have is shown read-only.
     /// The virtual table itself is listed like a view: its rows read, never written.
-    enum VirtualTables {
+    public enum VirtualTables {
         /// The module a `CREATE VIRTUAL TABLE … USING module(…)` statement names, else nil.
         static func module(_ sql: String) -> String? {
             // (Most tables are not virtual: a word compared before any pattern runs.)
@@ -20,6 +21,41 @@ extension RelationalFormat {
                   sql.range(of: #"^\s*CREATE\s+VIRTUAL\s+TABLE\b"#, options: [.regularExpression, .caseInsensitive]) != nil else { return nil }
             guard let using = sql.range(of: #"\bUSING\s+[A-Za-z0-9_]+"#, options: [.regularExpression, .caseInsensitive]) else { return "?" }
             return String(sql[using].dropFirst(5)).trimmingCharacters(in: .whitespaces).lowercased()
+        }
+
+        /// The full-text module (`fts3`, `fts4`, `fts5`) of virtual table `name`, when it is one
+        /// and this SQLite has the module: its rows are keyed by rowid and searched with `MATCH`.
+        static func fullTextModule(_ db: Database, name: String) throws -> String? {
+            guard let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name]),
+                  let module = module(sql), ["fts3", "fts4", "fts5"].contains(module),
+                  Set((try? String.fetchAll(db, sql: "SELECT name FROM pragma_module_list")) ?? []).contains(module) else { return nil }
+            return module
+        }
+
+        /// How `MATCH` searches full-text table `table` of the file at `path`: the module asked
+        /// over a connection of its own, opened for reading only, for the rowids (the rows' keys).
+        static func search(path: String, table: String, module: String, columns: [String]) -> FullTextSearch {
+            FullTextSearch(module: module, columns: columns) { query, column in
+                let file = try StoreFile.openForReading(path)
+                return try file.read { db in try rowids(db, table: table, column: column, query: query) }.get().map(ObjectID.int)
+            }
+        }
+
+        /// `SELECT rowid FROM table WHERE column MATCH 'query'` (nil `column`: every column).
+        public static func matchingSQL(table: String, column: String?, query: String) -> String {
+            "SELECT rowid FROM \(SQL.identifier(table)) WHERE \(SQL.identifier(column ?? table)) MATCH \(SQL.literal(query))"
+        }
+
+        /// The rowids of the rows of full-text table `table` matching `query` (only whether
+        /// there is one, with `firstOnly`), or the module's refusal of the query in its own words
+        /// (`fts5: syntax error near "AND"`), without SQLite's wrapping.
+        public static func rowids(_ db: Database, table: String, column: String?, query: String,
+                                  firstOnly: Bool = false) throws -> Result<[Int64], FullTextSearch.Refusal> {
+            do {
+                return .success(try Int64.fetchAll(db, sql: matchingSQL(table: table, column: column, query: query) + (firstOnly ? " LIMIT 1" : "")))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+                return .failure(FullTextSearch.Refusal(error.message ?? "\(error.resultCode)"))
+            }
         }
 
         /// The tables SQLite itself calls shadow tables of a virtual table in the main schema.

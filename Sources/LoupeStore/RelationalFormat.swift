@@ -162,6 +162,9 @@ public enum RelationalFormat: StoreFormat {
         var foreignCollations: [String] = []
         /// Foreign keys of several columns (``DeclaredCompositeKey``).
         var compositeForeignKeys: [DeclaredCompositeKey] = []
+        /// The module of a full-text table (``VirtualTables/fullTextModule(_:name:)``): keyed by
+        /// rowid, searched with `MATCH`.
+        var fullTextModule: String? = nil
 
         /// The table as its foreign keys see it, read into type `t`.
         func keyed(as t: Int) -> KeyedTable {
@@ -234,12 +237,13 @@ public enum RelationalFormat: StoreFormat {
                 .map { ($0[0] as DatabaseValue).lenientBool } ?? false
         }
         let collations = try Collations.foreign(db, table: name)
+        let fullText = isView ? try VirtualTables.fullTextModule(db, name: name) : nil
         // A write checks a foreign key through the key of the table it references.
         let referenced = try fks.compactMap { fk in try Collations.foreign(db, table: fk.1).first.map { (fk.1, $0) } }
         return Source(name: name, isView: isView, columns: columns, keyColumns: keyUnnamed ? [] : keys.sorted { $0.0 < $1.0 }.map(\.1),
-                      hasRowID: !isView && !withoutRowID, foreignKeys: fks, unnamedColumns: unnamed,
+                      hasRowID: fullText != nil || !isView && !withoutRowID, foreignKeys: fks, unnamedColumns: unnamed,
                       writeRefusal: try VirtualTables.refusal(db, name: name) ?? Collations.refusal(name, collations, referenced: referenced),
-                      foreignCollations: collations, compositeForeignKeys: composites)
+                      foreignCollations: collations, compositeForeignKeys: composites, fullTextModule: fullText)
     }
 
     public static func load(_ file: StoreFile, progress: LoadProgress?) throws -> LoadedGraph {
@@ -526,7 +530,7 @@ public enum RelationalFormat: StoreFormat {
         if let window {
             policy = window.policy
             keyColumns = policy.keyColumns
-        } else if source.isView {
+        } else if source.isView, !source.hasRowID {
             policy = .rowNumber
         } else if keyColumns.count == 1 {
             let declared = source.columns.first { $0.name == keyColumns[0] }?.storage.declaredType.uppercased() ?? ""
@@ -578,6 +582,9 @@ public enum RelationalFormat: StoreFormat {
             readOnly = readOnly ?? "\(source.name)'s primary key holds text that is not UTF-8 (or holds a NUL), which no write could name; its rows cannot be told apart for a write"
         }
         let t = builder.type(source.name, readOnlyReason: readOnly, keyPolicy: policy)
+        if let module = source.fullTextModule, let path = try String.fetchOne(db, sql: "SELECT file FROM pragma_database_list WHERE name = 'main'"), !path.isEmpty {
+            builder.setFullText(VirtualTables.search(path: path, table: source.name, module: module, columns: source.columns.map(\.name)), type: t)
+        }
         if window == nil { for note in Collations.notes(source.foreignCollations) { builder.note(note, type: t) } }
         switch policy {
         case .rowid, .column(_, autoIncrements: true): builder.setKeyFloor(try SQLiteSequence.value(db, table: source.name), type: t)

@@ -2,6 +2,7 @@ import Foundation
 import LoupeModel
 import LoupeQuery
 import LoupeStore
+import LoupeTestSupport
 import XCTest
 
 /// The language's help in the app: `.help query`, the README's cheat sheet (the same text), and
@@ -57,9 +58,13 @@ final class QueryHelpTopicTests: XCTestCase {
     func testEveryExampleRunsOnTheSample() throws {
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../sample-data/library.sqlite").standardizedFileURL.path
         let session = ReplSession(graph: try LoadedStore.open(sample).graph, mode: .csv)
+        let notes = try HostileFiles.make("notes.sqlite") { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE Note USING fts5(title, body); INSERT INTO Note VALUES ('a', 'SQLite is fast'), ('b', 'slow')")
+        }
+        let fullText = ReplSession(graph: try LoadedStore.open(notes).graph, mode: .csv)
         var names = Set<String>()
         for topic in QueryHelp.topics {
-            let reply = session.execute(topic.example)
+            let reply = (topic.needsFullTextTable ? fullText : session).execute(topic.example)
             XCTAssertNil(reply.error, topic.example)
             XCTAssertFalse(reply.output.isEmpty, topic.example)
             // A query's example finds something (a header and at least one row).
