@@ -21,11 +21,26 @@ public struct LiveState: Sendable {
     /// How many conflicts wait for a choice.
     public var conflictsWaiting: Int { incoming?.conflicts.count ?? 0 }
 
+    /// The rows of the sheet on screen that the last commit deleted, shown where they were
+    /// (struck out: dim, marked `−`) until the next key.
+    var ghosts: [LiveGhost] = []
+
     /// How long a commit's marks stay.
     static let markSeconds = 4.0
 
     /// True while the last commit's marks are shown.
     var isMarking: Bool { Date().timeIntervalSince(markedAt) < Self.markSeconds && (!added.isEmpty || !changed.isEmpty) }
+}
+
+/// A row of the sheet on screen that another process's commit deleted: what it showed, and
+/// where, so that it stays in view, struck out, until the user moves on.
+struct LiveGhost: Sendable {
+    /// The sheet's place in the stack (its count then): ghosts show on that sheet only.
+    let depth: Int
+    /// Its place among the sheet's rows now: before the row that followed it.
+    let position: Int
+    /// Its cells, by column name, as they were.
+    let cells: [String: Value]
 }
 
 /// What one live reload found between the graph shown and the store read again.
@@ -190,8 +205,10 @@ extension Browser {
             session.replacePending(session.pending.keeping { !dropping.contains(LiveConflict.EditAddress(step: $0, edit: $1)) })
         }
         let note = session.restage(over: new)
+        let ghosts = liveGhosts(removed: changes.removed)
         adopt(session.engine.graph, remap: true)
         guard !changes.isEmpty else { return }
+        live?.ghosts = ghosts
         live?.added = changes.added
         live?.changed = changes.changed
         live?.markedAt = Date()
@@ -263,6 +280,28 @@ extension Browser {
         self.live?.changed = [:]
         return true
     }
+
+    /// The rows of the visible part of the sheet on screen whose objects are in `removed`, with
+    /// their cells as the graph shown holds them, each placed where it will be once the rows
+    /// removed before it are gone.
+    func liveGhosts(removed: Set<ObjectIdentity>) -> [LiveGhost] {
+        guard !removed.isEmpty, let graph, let sheet = current, sheet.showsObjects else { return [] }
+        let height = max(1, layout.recordsBody.height)
+        let columns = sheet.columns(graph: graph)
+        var ghosts: [LiveGhost] = [], gone = 0
+        for row in 0..<min(sheet.count, sheet.top + height) {
+            guard let ref = sheet.ref(at: row), removed.contains(graph.identity(of: ref)) else { continue }
+            if row >= sheet.top {
+                let cells = Dictionary(columns.indices.map { (columns[$0], sheet.value(row: row, column: $0, graph: graph)) }, uniquingKeysWith: { a, _ in a })
+                ghosts.append(LiveGhost(depth: stack.count, position: row - gone, cells: cells))
+            }
+            gone += 1
+        }
+        return ghosts
+    }
+
+    /// The deleted rows to show on the sheet on screen (none once a key was pressed).
+    var shownGhosts: [LiveGhost] { (live?.ghosts ?? []).filter { $0.depth == stack.count } }
 
     /// How a row of the records pane is marked by the last commit: `+` added, `~` changed.
     func liveMark(_ ref: ObjectRef) -> Character? {

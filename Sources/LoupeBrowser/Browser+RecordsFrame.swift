@@ -49,14 +49,28 @@ extension Browser {
         // With pending changes, each row starts with a marker readable without colour:
         // `+` added, `~` changed, `-` marked for deletion.
         let changes = shownChanges
-        let markerWidth = changes == nil ? 0 : 2
+        let ghosts = shownGhosts.filter { $0.position >= sheet.top && $0.position <= sheet.top + visibleRows.count }
+        let markerWidth = changes == nil && ghosts.isEmpty ? 0 : 2
         let fit = ColumnFit(sheet: sheet, columns: columns, rows: visibleRows, graph: graph, width: body.width, markerWidth: markerWidth, browser: self)
         let (shown, frozen) = fit.columnsShown(&sheet)
         let headers = shown.map { RecordsPane.Table.Column(header: fit.header($0.column), width: $0.width, isCurrent: $0.column == sheet.column) }
         // More columns to the left: `<` before the first scrolled one (after the fixed key column).
         let moreLeftX = sheet.firstColumn > (frozen == nil ? 0 : 1) ? (frozen.map { body.x + markerWidth + $0.width } ?? body.x) : nil
         let moreRight = shown.last.map { $0.column < columns.count - 1 } ?? false
-        let rows = visibleRows.map { recordsRow($0, sheet: sheet, columns: columns, shown: shown, fit: fit, changes: changes, graph: graph) }
+        var rows = visibleRows.map { recordsRow($0, sheet: sheet, columns: columns, shown: shown, fit: fit, changes: changes, graph: graph) }
+        // Rows another process just deleted, where they were (later ones first: positions hold).
+        for ghost in ghosts.reversed() {
+            let cells = shown.map { c, cw in
+                RecordsPane.Table.Cell(text: DisplayText.pad(DisplayText.fit(cellText(ghost.cells[columns[c]] ?? .null), width: cw), to: cw), style: theme.liveDeleted)
+            }
+            rows.insert(RecordsPane.Table.Row(selected: false, marker: ("−", theme.liveDeleted), cells: cells), at: ghost.position - sheet.top)
+        }
+        // Past the pane's height: rows off the bottom, unless the selection is among them.
+        if rows.count > body.height {
+            let extra = rows.count - body.height
+            let selected = rows.firstIndex(where: \.selected) ?? 0
+            if selected >= body.height { rows.removeFirst(extra) } else { rows.removeLast(extra) }
+        }
         return RecordsPane.Table(columns: headers, markerWidth: markerWidth, moreLeftX: moreLeftX, moreRight: moreRight, rows: rows, isEmpty: sheet.count == 0)
     }
 

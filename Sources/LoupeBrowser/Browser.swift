@@ -345,6 +345,8 @@ public final class Browser {
     public func handle(_ event: Event) -> Bool {
         settleTypeCounts()
         if holdsDuringLiveRefresh(event) { return !wantsQuit }
+        // The rows another process deleted stay in view until the next key or click.
+        if case .resize = event {} else if live?.ghosts.isEmpty == false { live?.ghosts = [] }
         switch event {
         case .resize: break
         case .mouse(let mouse): handleMouse(mouse)

@@ -26,6 +26,8 @@ public struct Theme: Sendable {
     public var pendingDeleted: Style
     /// A row or cell another process's last commit added or changed (live mode).
     public var live: Style = Style(foreground: .black, background: .green)
+    /// A row another process's last commit deleted, shown where it was until the next key.
+    public var liveDeleted: Style = Style(foreground: .red, dim: true)
     /// A cell holding what the last search (`/`) looked for.
     public var match: Style = Style(foreground: .black, background: .magenta)
 
@@ -47,7 +49,7 @@ public struct Theme: Sendable {
         string: Style(), date: Style(), keyword: Style(bold: true), error: Style(bold: true), status: Style(reverse: true),
         relation: Style(underline: true), pending: Style(bold: true),
         pendingChanged: Style(bold: true, underline: true), pendingAdded: Style(bold: true), pendingDeleted: Style(dim: true), live: Style(reverse: true),
-        match: Style(bold: true, underline: true))
+        liveDeleted: Style(dim: true), match: Style(bold: true, underline: true))
 
     /// False when the config file asks for no colour (`colour = false`); `NO_COLOR` wins either way.
     public static let coloured = Mutex(true)

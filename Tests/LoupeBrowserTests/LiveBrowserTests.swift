@@ -42,12 +42,34 @@ final class LiveBrowserTests: XCTestCase {
         XCTAssertTrue(after.text.contains("commit 1 from another process: +1 ~1 −1"), after.text)
         XCTAssertTrue(after.text.contains("Album          347"), "the types pane counts the new state (−1 +1): \(after.text)")
         XCTAssertTrue(after.text.contains("Live title"), after.text)
-        XCTAssertFalse(after.text.contains("For Those About To Rock"), "the deleted album is gone")
+        XCTAssertTrue(after.text.contains("For Those About To Rock"), "the deleted album is shown struck out until the next key")
+        XCTAssertFalse(b.play(try PlayScript.parse("<Tab> <S-Tab>"), width: 110, height: 24).text.contains("For Those About To Rock"), "then gone")
         // The selected object was deleted: the selection moves to the next (Album #2, row 1).
         XCTAssertTrue(after.text.contains("row 1/347") && after.text.contains("Album #2"), after.text)
         // A commit that changes nothing shown (a checkpoint) counts nothing.
         b.storeChangedOnDisk()
         XCTAssertTrue(b.play([], width: 110, height: 24).text.contains("live · 1 commit"))
+        withExtendedLifetime(host) {}
+    }
+
+    /// A row another process deleted stays where it was, struck out (dim, marked `−`), until the
+    /// next key; the selection stays on its object, counted again.
+    func testADeletedRowIsShownStruckOutUntilTheNextKey() throws {
+        let (b, path, host) = try chinook()
+        _ = b.play(try PlayScript.parse("j j"), width: 110, height: 24)   // Album #3 selected
+        try commit(path, "DELETE FROM Album WHERE AlbumId = 2")
+        b.storeChangedOnDisk()
+        let after = b.play([], width: 110, height: 24)
+        XCTAssertTrue(after.text.contains("commit 1 from another process: +0 ~0 −1"), after.text)
+        XCTAssertTrue(after.text.contains("row 2/346") && after.text.contains("Album #3"), "the selection kept its object: \(after.text)")
+        let line = try XCTUnwrap(after.lines.firstIndex { $0.contains("Balls to the Wall") }, "the deleted row is still in view: \(after.text)")
+        let x = try XCTUnwrap(after.lines[line].range(of: "Balls to the Wall")).lowerBound.utf16Offset(in: after.lines[line])
+        XCTAssertEqual(after[x, line].style, Theme.color.liveDeleted, "struck out")
+        XCTAssertTrue(after.lines[line].contains("│−"), "marked without colour: \(after.lines[line])")
+        XCTAssertTrue(after.lines[line - 1].contains("For Those About To Rock") && after.lines[line + 1].contains("Restless and Wild"), "where it was")
+        let moved = b.play(try PlayScript.parse("j"), width: 110, height: 24)
+        XCTAssertFalse(moved.text.contains("Balls to the Wall"), moved.text)
+        XCTAssertTrue(moved.text.contains("row 3/346"), moved.text)
         withExtendedLifetime(host) {}
     }
 
