@@ -86,13 +86,34 @@ final class SQLTranslation: PredicateTranslation {
     /// foreign key is a whole number while keys are text; and text keys, if any, are ASCII on both
     /// sides. Checked once per relation, in SQL over the two columns.
     private func keysMatchExactly(_ fk: LoupeModel.ForeignKey, source: Int) throws -> Bool {
-        guard let sourceTable = layout.joined(source), let targetTable = layout.joined(fk.targetType),
-              let fkColumn = sourceTable.columns.first(where: { $0.name == fk.attribute }), !fkColumn.isDate else { return false }
-        let id = "\(source)/\(fk.attribute)"
+        guard let targetTable = layout.joined(fk.targetType), let k = key(fk.targetType, alias: SQL.identifier(targetTable.name)) else { return false }
+        return try partMatchesExactly(source: source, column: fk.attribute, target: fk.targetType, targetSQL: k)
+    }
+
+    /// The same for a foreign key of several columns, part by part, when its parts name the
+    /// target's primary key (so that at most one row matches, as a load links one).
+    private func keysMatchExactly(_ key: CompositeKey, source: Int) throws -> Bool {
+        guard graph.types[key.targetType].keyPolicy.keyColumns == key.targetColumns, let targetTable = layout.joined(key.targetType) else { return false }
+        return try zip(key.columns, key.targetColumns).allSatisfy { column, targetColumn in
+            try partMatchesExactly(source: source, column: column, target: key.targetType, targetSQL: "\(SQL.identifier(targetTable.name)).\(SQL.identifier(targetColumn))")
+        }
+    }
+
+    /// SQL true when the composite foreign key `key` of the row under `source` names the row
+    /// under `target` (``keyMatch(_:_:)`` part by part).
+    private func compositeMatch(_ key: CompositeKey, target: String, source: String) -> String {
+        zip(key.columns, key.targetColumns).map { keyMatch("\(target).\(SQL.identifier($1))", "\(source).\(SQL.identifier($0))") }.joined(separator: " AND ")
+    }
+
+    /// ``keysMatchExactly(_:source:)`` for one column of type `source` against the target's
+    /// column `targetSQL` (qualified by the target table's name).
+    private func partMatchesExactly(source: Int, column: String, target: Int, targetSQL k: String) throws -> Bool {
+        guard let sourceTable = layout.joined(source), let targetTable = layout.joined(target),
+              let fkColumn = sourceTable.columns.first(where: { $0.name == column }), !fkColumn.isDate else { return false }
+        let id = "\(source)/\(column)→\(target)/\(k)"
         if let known = relationChecks[id] { return known }
         func exists(_ table: String, _ condition: String) throws -> Bool { try facts.exists(db, table: table, where: condition) }
-        let f = SQL.identifier(fk.attribute)
-        guard let k = key(fk.targetType, alias: SQL.identifier(targetTable.name)) else { return false }
+        let f = SQL.identifier(column)
         let keysAreNumbers = try exists(targetTable.name, "typeof(\(k)) IN ('integer', 'real')")
         let keysAreText = try exists(targetTable.name, "typeof(\(k)) = 'text'")
         var ok = true
@@ -171,6 +192,12 @@ final class SQLTranslation: PredicateTranslation {
                 let attribute = type.attribute(named: name.text), relation = type.relation(named: name.text)
                 if isLast, let a = attribute, let table = layout.joined(current.type) {
                     value = Operand(sql: "\(current.alias).\(SQL.identifier(table.columns[a].name))", conversion: .cell(type: current.type, attribute: a))
+                } else if let r = relation, let key = type.relations[r].compositeKey {
+                    // Through a foreign key of several columns: a join on every part.
+                    guard !type.relations[r].isToMany, try keysMatchExactly(key, source: current.type) else { return nil }
+                    let from = current
+                    guard enter(key.targetType, on: { alias in self.compositeMatch(key, target: alias, source: from.alias) }, toManyStep: false) else { return nil }
+                    integerHops = nil
                 } else if let r = relation {
                     let column = type.relations[r]
                     guard !column.isToMany, let fk = column.foreignKey, fk.targetAttribute == nil,
@@ -188,6 +215,13 @@ final class SQLTranslation: PredicateTranslation {
                     return nil
                 }
             case .links(let typeName, let relationName):
+                if let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
+                   let key = source.relations[r].compositeKey, key.targetType == current.type {
+                    guard try keysMatchExactly(key, source: source.index) else { return nil }
+                    let target = current
+                    guard enter(source.index, on: { alias in self.compositeMatch(key, target: target.alias, source: alias) }, toManyStep: true) else { return nil }
+                    continue
+                }
                 guard let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
                       let s = graph.types.firstIndex(where: { $0.name == source.name }),
                       let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,

@@ -75,10 +75,6 @@ public final class RelationalPages: PageSource, Sendable {
             let names = unindexed.map { "\(sources[$0.source].name).\($0.column)" }
             notes.append("no index on \(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? "…" : ""): their backlinks scan the table")
         }
-        let composite = sources.filter { !$0.compositeForeignKeys.isEmpty }.map(\.name)
-        if !composite.isEmpty {
-            notes.append("foreign keys of several columns (in \(composite.prefix(3).joined(separator: ", "))\(composite.count > 3 ? "…" : "")) are followed once the store is loaded, not in paged mode")
-        }
         if file.stamp() != openedStamp { notes.append("the file changed since it was opened: reopen it to see it as it is") }
         return notes
     }
@@ -93,6 +89,8 @@ public final class RelationalPages: PageSource, Sendable {
     }
     /// Per type: the foreign keys that point at it.
     let incoming: [[Incoming]]
+    /// Per type: the foreign keys of several columns that point at it.
+    let compositeIncoming: [[CompositeIncoming]]
 
     init(file: StoreFile, layout: RelationalLayout, sources: [RelationalFormat.Source], counts: [Int]?, indexedColumns: [Set<String>],
          readOnlyReason: String?, edgesPerObject: Int, stamp: FileStamp, inferred: [InferredKey]) {
@@ -113,6 +111,7 @@ public final class RelationalPages: PageSource, Sendable {
             }
         }
         self.incoming = incoming
+        compositeIncoming = Self.compositeIncoming(layout)
     }
 
     /// Opens `file` for paging: its tables and views and their declared relations (the row counts
@@ -319,6 +318,9 @@ public final class RelationalPages: PageSource, Sendable {
         }
         // What names the roots: each foreign key's first rows in rowid order, per root.
         let rootKeys = Dictionary(try cells(layout.keyColumns(t)).map { ($0.rowid, $0.cells) }, uniquingKeysWith: { a, _ in a })
+        var keysOfRoots: [Int64: ObjectID] = [:]
+        for root in roots { keysOfRoots[root] = try keyOfRoot(root, rootKeys[root] ?? [], type: t) }
+        try gatherComposite(db, type: t, roots: roots, keys: keysOfRoots, full: &full, sparse: &sparse, cut: &cut)
         for link in incoming[t] {
             let values = link.targetColumn == nil ? [] : try cells([link.targetColumn!])
             let named: [(root: Int64, id: ObjectID)] = try roots.compactMap { root in
@@ -396,7 +398,7 @@ public final class RelationalPages: PageSource, Sendable {
             let fullRows = full[t] ?? [], sparseRows = (sparse[t] ?? []).subtracting(fullRows)
             var read = RelationalFormat.WindowRead(policy: layout.graph.types[t].keyPolicy)
             read.sparse = sparseRows
-            read.sparseColumns = Set(layout.keyColumns(t) + layout.graph.types[t].relations.compactMap { $0.foreignKey?.attribute })
+            read.sparseColumns = Set(layout.keyColumns(t) + layout.graph.types[t].relations.compactMap { $0.foreignKey?.attribute } + compositeColumns(of: t))
             var rowids: [Int64]? = (fullRows.union(sparseRows)).sorted()
             var limit: Int?
             if let roots, roots.type == t {
@@ -484,12 +486,20 @@ public final class RelationalPages: PageSource, Sendable {
                 let n = try exactSources(link, root: root.rowid, id: id, target: root.type, db).count
                 if n > 0 { out[ObjectWindow.Link(relation: link.relation, outgoing: false, sourceType: sources[link.source].name), default: 0] += n }
             }
+            for link in compositeIncoming[root.type] {
+                let n = try compositeSources(link, root: root, db).count
+                if n > 0 { out[ObjectWindow.Link(relation: link.relation, outgoing: false, sourceType: sources[link.source].name), default: 0] += n }
+            }
             return out
         }
     }
 
     /// The row a to-one relation of the root names (its type and key), or nil.
     private func target(of root: (type: Int, rowid: Int64), relation: RelationColumn, _ db: Database) throws -> ObjectID? {
+        if let key = relation.compositeKey {
+            guard layout.tables[key.targetType] != nil, let named = try compositeTarget(of: root, key: key, db) else { return nil }
+            return try layout.keys(ofRowids: [named], type: key.targetType, db).first
+        }
         guard let fk = relation.foreignKey, layout.tables[fk.targetType] != nil, let rowidName = rowid(root.type) else { return nil }
         let cell = try DatabaseValue.fetchOne(db, sql: "SELECT \(SQL.identifier(fk.attribute)) FROM \(SQL.identifier(sources[root.type].name)) WHERE \(rowidName) = ?",
                                               arguments: [root.rowid]) ?? .null
@@ -510,6 +520,11 @@ public final class RelationalPages: PageSource, Sendable {
             for incoming in incoming[root.type] where incoming.relation == link.relation && sources[incoming.source].name == link.sourceType {
                 guard let id = try rootValue(root, column: incoming.targetColumn, key: object.id, db) else { continue }
                 rowids += try exactSources(incoming, root: root.rowid, id: id, target: root.type, db).map(\.rowid)
+                let slice = Array(rowids[min(rowids.count, range.lowerBound) ..< min(rowids.count, range.upperBound)])
+                return try layout.keys(ofRowids: slice, type: incoming.source, db)
+            }
+            for incoming in compositeIncoming[root.type] where incoming.relation == link.relation && sources[incoming.source].name == link.sourceType {
+                let rowids = try compositeSources(incoming, root: root, db)
                 let slice = Array(rowids[min(rowids.count, range.lowerBound) ..< min(rowids.count, range.upperBound)])
                 return try layout.keys(ofRowids: slice, type: incoming.source, db)
             }

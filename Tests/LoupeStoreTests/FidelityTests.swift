@@ -117,4 +117,38 @@ extension FidelityTests {
         XCTAssertTrue(try file.read { try RelationalFormat.relationNames($0) }?.contains("artist_album") ?? false,
                       "a one-shot statement knows the name is a relation's")
     }
+
+    /// Paged mode follows a composite foreign key as the load does: a window of tracks holds
+    /// the albums they name, a window of albums the tracks naming them; an object's links are
+    /// counted and listed exactly (a NULL part or a missing album names nothing).
+    func testPagedModeFollowsACompositeForeignKeyBothWays() throws {
+        let path = try AppStoreShapes.compositeForeignKey()
+        let loaded = try LoadedStore.open(path).graph
+        let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+        XCTAssertFalse(pages.notes.contains { $0.contains("several columns") }, "\(pages.notes)")
+        let tracks = try pages.window(keys: (1...6).map { ObjectID.int($0) }, of: "track")
+        let track = try XCTUnwrap(tracks.graph.type(named: "track")), r = try XCTUnwrap(track.relation(named: "artist_album"))
+        let labels = tracks.refs.map { ref in ref.flatMap { track.relations[r].targets(of: Int($0.row)).first }.map { tracks.graph.label(of: $0) } }
+        XCTAssertEqual(labels, [#"album #("A", "One")"#, #"album #("A", "Two")"#, #"album #("B", "One")"#, #"album #("A", "One")"#, nil, nil])
+        let one = ObjectID.composite([.string("A"), .string("One")])
+        let albums = try pages.window(keys: [one], of: "album")
+        let ref = try XCTUnwrap(albums.refs.first ?? nil)
+        let back = albums.graph.backlinks(of: ref).first { $0.key == "track.artist_album" }
+        XCTAssertEqual(back?.sources.map { albums.graph.id(of: $0) }, [.int(1), .int(4)], "and back")
+        let identity = ObjectIdentity(type: TypeName("album"), id: one)
+        let link = ObjectWindow.Link(relation: "artist_album", outgoing: false, sourceType: "track")
+        XCTAssertEqual(try pages.linkTotals(of: identity)[link], 2)
+        XCTAssertEqual(try pages.linkKeys(of: identity, link: link, range: 0..<10), [.int(1), .int(4)])
+        let t5 = ObjectIdentity(type: TypeName("track"), id: .int(5)), t2 = ObjectIdentity(type: TypeName("track"), id: .int(2))
+        let out = ObjectWindow.Link(relation: "artist_album", outgoing: true, sourceType: nil)
+        XCTAssertEqual(try pages.linkTotals(of: t5)[out], 0, "a key naming no album")
+        XCTAssertEqual(try pages.linkKeys(of: t2, link: out, range: 0..<1), [.composite([.string("A"), .string("Two")])])
+        // The same links as the load's, for every album.
+        let loadedAlbums = try XCTUnwrap(loaded.type(named: "album"))
+        for row in 0..<loadedAlbums.count {
+            let id = loadedAlbums.ids[row]
+            let expected = loaded.backlinks(of: ObjectRef(type: loadedAlbums.index, row: row)).first { $0.key == "track.artist_album" }?.sources.count ?? 0
+            XCTAssertEqual(try pages.linkTotals(of: ObjectIdentity(type: TypeName("album"), id: id))[link] ?? 0, expected, "\(id)")
+        }
+    }
 }
