@@ -8,7 +8,8 @@ extension ObjectGraph {
     /// relations of other types that point here. Names are escaped (``DisplayText``): a name is
     /// data from the file.
     public func schemaText(of table: TypeTable) -> String {
-        schemaText(of: table, count: table.count, attributesFrom: table, countsBrokenLinks: true)
+        schemaText(of: table, count: table.count, attributesFrom: table,
+                   brokenLinks: Dictionary(uniqueKeysWithValues: table.relations.indices.map { ($0, table.brokenLinkCount(relation: $0)) }))
     }
 
     /// The schema of a type of a store read a page at a time, as ``schemaText(of:)`` prints it
@@ -16,13 +17,13 @@ extension ObjectGraph {
     /// (the store's schema) has them, and its attributes as `sample` found them (the same type in
     /// a graph holding its first objects): the kinds seen and how many of those objects have each.
     /// When the sample holds every object of the type, the text is a whole load's; else its first
-    /// line and each attribute's say how many objects the sample holds. Broken links are not
-    /// counted (that takes every object and every target).
-    public func schemaText(of table: TypeTable, count: Int, sample: TypeTable) -> String {
-        schemaText(of: table, count: count, attributesFrom: sample, countsBrokenLinks: false)
+    /// line and each attribute's say how many objects the sample holds. Broken links are those
+    /// `brokenLinks` counts, by relation index (nil: the store cannot count them without a load).
+    public func schemaText(of table: TypeTable, count: Int, sample: TypeTable, brokenLinks: [Int: Int]? = nil) -> String {
+        schemaText(of: table, count: count, attributesFrom: sample, brokenLinks: brokenLinks ?? [:])
     }
 
-    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable, countsBrokenLinks: Bool) -> String {
+    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable, brokenLinks: [Int: Int]) -> String {
         let e = DisplayText.escaped
         let readOnly = table.isView ? " (read-only view)" : !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only, rows numbered)" : " (read-only)"
         let sampled = sample.count < count
@@ -50,7 +51,7 @@ extension ObjectGraph {
             var line = "    \(pad(e(r.name)))  → \(targets.isEmpty ? "?" : targets)  \(r.isToMany ? "to-many" : "to-one")"
             if !r.aliases.isEmpty { line += "  (also \(r.aliases.map(e).joined(separator: ", ")))" }
             if r.isInferred { line += "  (inferred)" }
-            let broken = countsBrokenLinks ? table.brokenLinkCount(relation: index) : 0
+            let broken = brokenLinks[index] ?? 0
             if broken > 0 { line += "  (\(broken) broken link\(broken == 1 ? "" : "s"): keys naming no \(targets))" }
             lines.append(line)
         }

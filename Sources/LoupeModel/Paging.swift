@@ -116,6 +116,10 @@ public protocol PageSource: AnyObject {
     /// read in a few statements rather than a window per object; nil where the store reads them
     /// only through windows (see the default in the extension below).
     func outgoingLinks(type: Int, keys: [ObjectID]) throws -> [ObjectID: [String: [ObjectIdentity]]]?
+    /// How many objects of type `type` hold a broken link (a key naming no object), by relation
+    /// index, as a load counts them (``TypeTable/brokenLinkCount(relation:)``); nil where the
+    /// store cannot count them without reading every object and every target.
+    func brokenLinkCounts(type: Int) throws -> [Int: Int]?
     /// True when the store has no index for finding relation rows by key and one can be built
     /// beside it (each window scans the rows until then).
     var offersRelationIndex: Bool { get }
@@ -126,6 +130,9 @@ public protocol PageSource: AnyObject {
 }
 
 extension PageSource {
+    /// A store that counts no broken links without a load.
+    public func brokenLinkCounts(type: Int) throws -> [Int: Int]? { nil }
+
     /// A source whose relation rows are read through windows.
     public func outgoingLinks(type: Int, keys: [ObjectID]) throws -> [ObjectID: [String: [ObjectIdentity]]]? { nil }
 
@@ -174,7 +181,7 @@ extension PageSource {
             sample = chunk
             return false
         }
-        return schema.schemaText(of: schema.types[t], count: catalog[t].count, sample: (sample ?? schema).types[t])
+        return schema.schemaText(of: schema.types[t], count: catalog[t].count, sample: (sample ?? schema).types[t], brokenLinks: try brokenLinkCounts(type: t))
     }
 
     /// `.schema [Type]` over the store: the schema of the type `name` names (as a loaded graph

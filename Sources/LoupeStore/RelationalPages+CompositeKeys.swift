@@ -101,3 +101,43 @@ extension RelationalPages {
         return try rows(link.source, columns: link.key.columns, equalTo: held, limit: nil, db).filter { $0.parts == wanted }.map(\.rowid)
     }
 }
+
+/// Broken links over the file: the rows whose foreign key names no row of its target, counted
+/// by SQL as a load counts them (a key matches by value, across SQLite's affinity as a load's
+/// does, text byte for byte), each count a fact kept under the file's stamp.
+extension RelationalPages {
+    public func brokenLinkCounts(type t: Int) throws -> [Int: Int]? {
+        guard layout.tables[t] != nil else { return nil }
+        let facts = FileFacts(file: file)
+        defer { facts.save() }
+        return try file.read { db in
+            var counts: [Int: Int] = [:]
+            for (r, relation) in layout.graph.types[t].relations.enumerated() {
+                guard let sql = brokenLinkSQL(type: t, relation: relation) else { continue }
+                counts[r] = Int.fromDatabaseValue(try facts.scalar(db, sql: sql)) ?? 0
+            }
+            return counts
+        }
+    }
+
+    /// `SELECT count(*)` of type `t`'s rows whose `relation` names nothing, or nil when its
+    /// target is not a table or a part is a date column (a load reads dates, which name nothing).
+    private func brokenLinkSQL(type t: Int, relation: RelationColumn) -> String? {
+        let pairs: [(column: String, target: String)], target: Int
+        if let key = relation.compositeKey {
+            (pairs, target) = (Array(zip(key.columns, key.targetColumns)), key.targetType)
+        } else if let fk = relation.foreignKey, layout.keyColumns(fk.targetType).count <= 1,
+                  let k = fk.targetAttribute ?? layout.keyColumns(fk.targetType).first ?? layout.tables[fk.targetType]?.rowid {
+            (pairs, target) = ([(fk.attribute, k)], fk.targetType)
+        } else {
+            return nil
+        }
+        guard let source = layout.tables[t], layout.tables[target] != nil,
+              pairs.allSatisfy({ p in source.columns.first { $0.name == p.column }.map { !$0.isDate } ?? false }) else { return nil }
+        let matches = pairs.map { p in
+            "t.\(SQL.identifier(p.target)) = s.\(SQL.identifier(p.column)) AND t.\(SQL.identifier(p.target)) = s.\(SQL.identifier(p.column)) COLLATE BINARY"
+        }.joined(separator: " AND ")
+        let present = pairs.map { "s.\(SQL.identifier($0.column)) IS NOT NULL" }.joined(separator: " AND ")
+        return "SELECT count(*) FROM \(SQL.identifier(sources[t].name)) s WHERE \(present) AND NOT EXISTS (SELECT 1 FROM \(SQL.identifier(sources[target].name)) t WHERE \(matches))"
+    }
+}

@@ -151,4 +151,25 @@ extension FidelityTests {
             XCTAssertEqual(try pages.linkTotals(of: ObjectIdentity(type: TypeName("album"), id: id))[link] ?? 0, expected, "\(id)")
         }
     }
+
+    /// Paged mode counts broken links as a load does (SQL over the file, kept as facts): the
+    /// inferred relation's dangling orders, the composite key's missing album, none in Chinook.
+    func testPagedSchemaCountsBrokenLinksAsALoadDoes() throws {
+        for path in [try AppStoreShapes.danglingKeys(), try AppStoreShapes.compositeForeignKey(), try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")] {
+            let loaded = try LoadedStore.open(path).graph
+            let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+            let schema = try pages.window(keys: [], of: nil).graph
+            var seen = 0
+            for type in loaded.types {
+                let counts = try XCTUnwrap(try pages.brokenLinkCounts(type: type.index), type.name.rawValue)
+                for r in type.relations.indices where !type.relations[r].isToMany {
+                    XCTAssertEqual(counts[r] ?? 0, type.brokenLinkCount(relation: r), "\(type.name).\(type.relations[r].name) in \(path)")
+                    seen += type.brokenLinkCount(relation: r)
+                }
+                let broken = { (text: String) in text.split(separator: "\n").filter { $0.contains("broken link") } }
+                XCTAssertEqual(broken(try pages.schemaText(type: type.index, schema: schema)), broken(loaded.schemaText(of: type)), "\(type.name)")
+            }
+            XCTAssertEqual(seen, path.contains("dangling") ? 29 : path.contains("composite") ? 1 : 0, path)
+        }
+    }
 }
