@@ -5,17 +5,9 @@ import LoupeQuery
 import TerminalKit
 
 /// The records pane's content: which of the sheet's columns fit and how wide, and each visible
-/// row's cells and markers. Made before the frame; paged mode reads the window the rows come
-/// from here, never while drawing.
+/// row's cells and markers, from the sheet (paged mode's window read before the frame).
 extension Browser {
     func recordsPane(_ area: Rect) -> RecordsPane {
-        if pages != nil, var sheet = current {
-            // Paged: the window holds the rows this frame shows.
-            let body = max(1, area.height - 3)
-            sheet.clamp(height: body)
-            stack[stack.count - 1] = sheet
-            ensurePagedWindow(span: body)
-        }
         guard let graph, var sheet = current else {
             return RecordsPane(title: "Records", content: .loading(progress), focused: focus == .records, theme: theme)
         }

@@ -24,21 +24,42 @@ struct Frame {
 
 extension Browser {
     /// Draws the whole screen into `buffer`; returns where the cursor goes (in the REPL input),
-    /// if anywhere. The frame is made first (``makeFrame(_:)``: where each pane goes, what
-    /// scrolls into view, the paged window the rows come from); drawing it reads nothing else.
+    /// if anywhere. What the store must give first is read (``prepareFrame(_:)``), then the
+    /// frame is made from the state (``makeFrame(_:)``: where each pane goes, what scrolls into
+    /// view) and drawn; neither of those reads the store.
     @discardableResult
     public func render(into buffer: inout Buffer) -> (x: Int, y: Int)? {
         guard buffer.width >= 20, buffer.height >= 8 else {
             buffer.put("Loupe: the window is too small", x: 0, y: 0, maxWidth: buffer.width)
             return nil
         }
+        prepareFrame(buffer.area)
         return makeFrame(buffer.area).draw(into: &buffer)
     }
 
-    /// The frame for a screen of `screen`'s size: each pane's widget, made from the state,
-    /// with the scroll positions the frame needs kept in the state.
+    /// Reads what the next frame on a screen of `screen`'s size shows that the store holds and
+    /// memory does not (paged mode): the window of rows under the records pane, and the link
+    /// totals of the selected object when its window holds only its first links.
+    func prepareFrame(_ screen: Rect) {
+        layout = screenLayout(screen)
+        guard pages != nil else { return }
+        if var sheet = current {
+            let body = max(1, layout.records.height - 3)
+            sheet.clamp(height: body)
+            stack[stack.count - 1] = sheet
+            ensurePagedWindow(span: body)
+        }
+        if let ref = selectedObject { _ = pagedLinkTotals(of: ref) }
+    }
+
+    /// The frame for a screen of `screen`'s size: each pane's widget, made from the state (and
+    /// what ``prepareFrame(_:)`` read), with the scroll positions the frame needs kept in the
+    /// state. It never reads the store: a read asked for meanwhile is refused and counted
+    /// (``storeReadsAskedWhileDrawing``).
     func makeFrame(_ screen: Rect) -> Frame {
         layout = screenLayout(screen)
+        isMakingFrame = true
+        defer { isMakingFrame = false }
         var frame = Frame()
         frame.widgets.append((Rect(x: 0, y: 0, width: screen.width, height: 1), breadcrumb))
         let main = Rect(x: layout.records.x, y: layout.records.y, width: layout.records.width + layout.detail.width, height: layout.records.height)

@@ -108,6 +108,10 @@ public final class Browser {
     var liveRefreshWaiting = false
     /// Keys and clicks pressed while live mode reads the store, handled once it has.
     var heldEvents: [Event] = []
+    /// True while a frame is made from the state (``makeFrame(_:)``), which reads no store.
+    var isMakingFrame = false
+    /// Reads of the store asked for while a frame was made (each refused): 0, or a bug.
+    public internal(set) var storeReadsAskedWhileDrawing = 0
     /// True while paged mode opens the store again for another process's commit (not `.reload`).
     var isLiveReopen = false
     /// The pane a search (`/`, `n`, `N`) looks in: the one focused when it began.

@@ -172,6 +172,7 @@ extension Browser {
         let object = rows.window.graph.identity(of: origin)
         guard rows.window.cut.contains(object) else { return nil }
         if let known = linkTotalsRead[object] { return known }
+        guard !isMakingFrame else { storeReadsAskedWhileDrawing += 1; return nil }
         guard let totals = try? pages.linkTotals(of: object) else { return nil }
         linkTotalsRead[object] = totals
         return totals
@@ -235,6 +236,7 @@ extension Browser {
     /// window and says why.
     func ensurePagedWindow(span: Int) {
         guard let pages, var sheet = current, case .paged(var rows) = sheet.content else { return }
+        guard !isMakingFrame else { storeReadsAskedWhileDrawing += 1; return }
         // The rows a frame shows: the selection in view first (as rendering places it; the
         // sheet itself is clamped when drawn).
         sheet.clamp(height: span)

@@ -18,12 +18,16 @@ extension ObjectGraph {
     /// a graph holding its first objects): the kinds seen and how many of those objects have each.
     /// When the sample holds every object of the type, the text is a whole load's; else its first
     /// line and each attribute's say how many objects the sample holds. Broken links are those
-    /// `brokenLinks` counts, by relation index (nil: the store cannot count them without a load).
+    /// `brokenLinks` counts, by relation index; a to-one relation it leaves out says they are not
+    /// counted (nil: the store counts none without a load, and nothing is said).
     public func schemaText(of table: TypeTable, count: Int, sample: TypeTable, brokenLinks: [Int: Int]? = nil) -> String {
-        schemaText(of: table, count: count, attributesFrom: sample, brokenLinks: brokenLinks ?? [:])
+        schemaText(of: table, count: count, attributesFrom: sample, brokenLinks: brokenLinks ?? [:], saysUncounted: brokenLinks != nil)
     }
 
-    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable, brokenLinks: [Int: Int]) -> String {
+    /// The note on a to-one relation whose broken links a store read a page at a time did not count.
+    public static let brokenLinksNotCounted = "  (broken links not counted over the memory budget)"
+
+    private func schemaText(of table: TypeTable, count: Int, attributesFrom sample: TypeTable, brokenLinks: [Int: Int], saysUncounted: Bool = false) -> String {
         let e = DisplayText.escaped
         let readOnly = table.isView ? " (read-only view)" : !table.isReadOnly ? "" : table.keyPolicy == .rowNumber ? " (read-only, rows numbered)" : " (read-only)"
         let sampled = sample.count < count
@@ -53,6 +57,7 @@ extension ObjectGraph {
             if r.isInferred { line += "  (inferred)" }
             let broken = brokenLinks[index] ?? 0
             if broken > 0 { line += "  (\(broken) broken link\(broken == 1 ? "" : "s"): keys naming no \(targets))" }
+            if saysUncounted, brokenLinks[index] == nil, !r.isToMany { line += Self.brokenLinksNotCounted }
             lines.append(line)
         }
         lines.append("  backlinks:")

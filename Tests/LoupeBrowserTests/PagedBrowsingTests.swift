@@ -479,6 +479,13 @@ extension XCTestCase {
             paged.handle(.key(key))
             XCTAssertEqual(whole.focus, paged.focus, file: file, line: line)
         }
+        XCTAssertEqual(paged.storeReadsAskedWhileDrawing, 0, "a frame asked the store for rows (seed \(seed))", file: file, line: line)
+        // Wherever the walk ended, Esc and then `q`, `q`, … go back to the root and quit.
+        for browser in [whole, paged] {
+            browser.handle(.key(.escape))
+            for _ in 0..<100 where !browser.wantsQuit { browser.handle(.key(.character("q"))) }
+            XCTAssertTrue(browser.wantsQuit, "q leads back to the root and out (seed \(seed), after \(pressed.joined(separator: " ")))", file: file, line: line)
+        }
     }
 
     /// Every type's keys at `rounds` random positions (up to `length` long), paged from a random
