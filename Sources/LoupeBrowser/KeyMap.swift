@@ -182,12 +182,15 @@ public enum KeyMap {
     /// The command bound to a key, if any.
     public static func command(for key: Key) -> Command? { bindings.first { $0.key == key }?.command }
 
+    /// Where a command's summary starts on a line of ``helpLines`` (after its keys and name).
+    static let helpSummaryColumn = 37
+
     /// The help text: one line per command with its keys, generated from ``bindings``.
     public static var helpLines: [String] {
         var lines: [String] = []
         for command in Command.allCases {
             let keys = bindings.filter { $0.command == command }.map(\.name).joined(separator: " ")
-            lines.append(DisplayText.pad(keys, to: 16) + DisplayText.pad(command.rawValue, to: 21) + command.summary)
+            lines.append(DisplayText.pad(keys, to: 16) + DisplayText.pad(command.rawValue, to: helpSummaryColumn - 16) + command.summary)
         }
         lines.append("")
         lines.append("In the REPL (:): Enter runs, Esc leaves, Up/Down history, Tab completes, PgUp/PgDn scroll,")

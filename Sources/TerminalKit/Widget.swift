@@ -1,3 +1,5 @@
+import DisplayText
+
 /// Something drawn into an area of a buffer from the value it is: a widget holds what it shows
 /// (computed before the frame), reads nothing else and changes nothing but the buffer, so a
 /// screen is a function of the values its widgets were made from.
@@ -36,8 +38,9 @@ public struct Block: Widget, Sendable {
             buffer.put(Border.vertical, x: area.maxX - 1, y: y, style: style)
         }
         buffer.put(Border.bottomLeft + String(repeating: Border.horizontal, count: area.width - 2) + Border.bottomRight, x: area.x, y: area.maxY - 1, style: style)
+        // A title too long for the border ends in `…`, never cut without a sign.
         if !title.isEmpty, area.width > 4 {
-            buffer.put(" " + title + " ", x: area.x + 1, y: area.y, style: titleStyle, maxWidth: area.width - 2)
+            buffer.put(" " + DisplayText.fit(title, width: area.width - 4) + " ", x: area.x + 1, y: area.y, style: titleStyle, maxWidth: area.width - 2)
         }
     }
 

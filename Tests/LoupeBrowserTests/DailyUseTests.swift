@@ -29,8 +29,10 @@ extension BrowserTests {
         let first = b.play(try PlayScript.parse("?"), width: 80, height: 24)
         XCTAssertTrue(first.text.contains("j/k PgUp/PgDn scroll"), first.text)
         XCTAssertFalse(first.text.contains("redraw the screen"), "the end is below: \(first.text)")
-        let end = b.play(try PlayScript.parse("<PgDn> <PgDn> <PgDn> <PgDn>"), width: 80, height: 24)
+        let end = b.play(try PlayScript.parse("<PgDn> <PgDn> <PgDn> <PgDn> <PgDn> <PgDn> <PgDn> <PgDn>"), width: 80, height: 24)
         XCTAssertTrue(end.text.contains("redraw the screen"), end.text)
+        // Long summaries go on below under their column, broken between words, never cut.
+        XCTAssertTrue(first.text.contains("move to the column on the left ") && first.text.contains("(scrolls)"), first.text)
         let closed = b.play(try PlayScript.parse("x"), width: 80, height: 24)
         XCTAssertFalse(closed.text.contains("Help"), closed.text)
     }

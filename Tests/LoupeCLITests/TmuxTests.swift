@@ -60,6 +60,100 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
     }
 
+    /// Commits `sql` to the file at `path` as another process (an app) would, foreign keys off.
+    private func write(_ path: String, _ sql: String) throws {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { try $0.execute(sql: sql) }
+        try queue.close()
+    }
+
+    /// Waits for `texts` after a commit made at `committed`, and checks they came within about a second.
+    @discardableResult
+    private func shownSoon(after committed: Date, _ texts: String..., file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let deadline = Date().addingTimeInterval(5)
+        var last = ""
+        while Date() < deadline {
+            last = try screen()
+            if texts.allSatisfy(last.contains) { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertTrue(texts.allSatisfy(last.contains), "screen never showed \(texts.joined(separator: " and ")):\n\(last)", file: file, line: line)
+        XCTAssertLessThan(Date().timeIntervalSince(committed), 2.0, "shown within about a second", file: file, line: line)
+        return last
+    }
+
+    /// Live mode with edits pending: a writer inserts, updates and deletes; each is on screen
+    /// within about a second, the pending edit stays staged (and its row selected), a commit over
+    /// the value it changes is offered as a conflict, and the file holds only the writer's
+    /// changes until the user commits — then the user's choice over theirs.
+    func testAWritersInsertsUpdatesAndDeletesLeavePendingEditsStaged() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        try start(path, width: 140, height: 35)
+        try waitFor("Album (347)")
+        try keys("j", "j", "l", "e", "C-u", "Mine", "Enter")
+        try waitFor("Mine", "pending +0 ~1 -0")
+        let writer = Date()
+        try write(path, "INSERT INTO Album VALUES (348, 'Brand New', 1); UPDATE Album SET Title = 'Theirs' WHERE AlbumId = 4; DELETE FROM Album WHERE AlbumId = 5")
+        let shown = try shownSoon(after: writer, "Theirs", "Album (347)", "live · 1 commit", "+1 ~1 −1", "pending +0 ~1 -0")
+        XCTAssertTrue(shown.contains("Mine") && shown.contains("row 3/347"), "the edit and the selection survive: \(shown)")
+        try keys("G")
+        try waitFor("Brand New", "row 347/347")
+        // Their commit changes the title the pending edit changes: a conflict, decided here.
+        let clash = Date()
+        try write(path, "UPDATE Album SET Title = 'Clash' WHERE AlbumId = 3")
+        try shownSoon(after: clash, "Another process committed", "keep yours (m)")
+        XCTAssertEqual(try title(path, 3), "Clash", "Loupe wrote nothing")
+        try keys("m", "Enter")
+        try waitFor("pending +0 ~1 -0")
+        try commitAndLeave("committed: 0 added, 1 changed", quit: ["q"])
+        XCTAssertEqual(try [title(path, 3), title(path, 4), title(path, 348), title(path, 5)], ["Mine", "Theirs", "Brand New", nil])
+    }
+
+    /// The title of album `id` in the file at `path`.
+    private func title(_ path: String, _ id: Int) throws -> String? {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { try String.fetchOne($0, sql: "SELECT Title FROM Album WHERE AlbumId = ?", arguments: [id]) }
+    }
+
+    /// Live mode over a Persist file and a Core Data store: a writer's insert, update and delete
+    /// each on screen within about a second, the files never written by Loupe.
+    func testPersistAndCoreDataWritersAreFollowedLive() throws {
+        let persist = try Shared.temporaryPath()
+        try SampleGenerator.generate(path: persist, objects: 600, seed: 8)
+        let reviews = try DatabaseQueue(path: persist).read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = 'Review' ORDER BY id") }
+        try start(persist, width: 140, height: 35)
+        try waitFor("Publisher #1")
+        let update = Date()
+        try write(persist, """
+            UPDATE by_type SET json = json_set(json, '$.name', 'Live Press') WHERE id = 1;
+            INSERT INTO by_type VALUES ((SELECT max(id) + 1 FROM by_type), 'Tag', '{"label":"live-tag"}');
+            DELETE FROM relations WHERE from_id = \(reviews[0]); DELETE FROM by_type WHERE id = \(reviews[0]);
+            """)
+        try shownSoon(after: update, "Live Press", "live · 1 commit", "+1 ~1 −1")
+        try keys("q")
+        XCTAssertTrue(try waitFor("TTY-END").contains("LOUPE-EXIT=0"))
+        try tmux(["kill-server"])
+
+        let coreData = try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite")
+        let before = try Data(contentsOf: URL(fileURLWithPath: coreData))
+        try start(coreData, width: 140, height: 35)
+        try waitFor("JournalEntry (5000)")
+        let edit = Date()
+        try write(coreData, """
+            UPDATE ZJOURNALENTRY SET ZLOCATION = 'Live Beach' WHERE Z_PK = 1;
+            DELETE FROM ZJOURNALENTRY WHERE Z_PK = 2;
+            INSERT INTO ZJOURNALENTRY (Z_PK, Z_ENT, Z_OPT, ZLOCATION) VALUES (5001, 1, 1, 'New Spot');
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 5001 WHERE Z_NAME = 'JournalEntry';
+            """)
+        try shownSoon(after: edit, "Live Beach", "JournalEntry (5000)", "+1 ~1 −1")
+        try keys("q")
+        XCTAssertTrue(try waitFor("TTY-END").contains("LOUPE-EXIT=0"))
+        XCTAssertNotEqual(try Data(contentsOf: URL(fileURLWithPath: coreData)), before, "the writer wrote")
+    }
+
     @discardableResult
     private func waitFor(_ texts: String..., seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)

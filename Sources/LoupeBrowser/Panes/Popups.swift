@@ -10,23 +10,38 @@ struct HelpPopup: Widget {
     /// Where it goes on a screen of `screen`'s size.
     static func area(lines: [String], in screen: Rect) -> Rect {
         let w = min(screen.width - 4, (lines.map { DisplayText.width(of: $0) }.max() ?? 40) + 4)
-        return screen.centered(width: w, height: min(screen.height - 2, lines.count + 2))
+        return screen.centered(width: w, height: min(screen.height - 2, wrapped(lines, width: w - 3).count + 2))
     }
 
     /// The first line shown: `top` within what scrolling the lines on this screen allows.
     static func top(_ top: Int, lines: [String], in screen: Rect) -> Int {
-        max(0, min(top, lines.count - (area(lines: lines, in: screen).height - 2)))
+        let area = area(lines: lines, in: screen)
+        return max(0, min(top, wrapped(lines, width: area.width - 3).count - (area.height - 2)))
+    }
+
+    /// The lines as shown in `width` cells: one too long goes on below, broken between words —
+    /// a key's summary under the summary's column (``KeyMap/helpSummaryColumn``).
+    static func wrapped(_ lines: [String], width: Int) -> [String] {
+        let indent = KeyMap.helpSummaryColumn
+        return lines.flatMap { line -> [String] in
+            guard width > 1, DisplayText.width(of: line) > width else { return [line] }
+            let isKeyLine = Command(rawValue: String(line.dropFirst(16).prefix(indent - 16)).trimmingCharacters(in: .whitespaces)) != nil
+            guard isKeyLine, width - indent >= 12 else { return DisplayText.wrap(line, width: width, maxRows: 50, atWords: true) }
+            let rows = DisplayText.wrap(String(line.dropFirst(indent)), width: width - indent, maxRows: 50, atWords: true)
+            return rows.enumerated().map { i, row in (i == 0 ? String(line.prefix(indent)) : String(repeating: " ", count: indent)) + row }
+        }
     }
 
     func render(_ screen: Rect, _ buffer: inout Buffer) {
         let area = Self.area(lines: lines, in: screen)
         buffer.fill(area)
         let shown = area.height - 2
-        let title = lines.count > shown ? "Help \(top + 1)–\(min(lines.count, top + shown)) of \(lines.count) — j/k PgUp/PgDn scroll, any other key closes"
-                                        : "Help — any key closes"
+        let rows = Self.wrapped(lines, width: area.width - 3)
+        let title = rows.count > shown ? "Help \(top + 1)–\(min(rows.count, top + shown)) of \(rows.count) — j/k PgUp/PgDn scroll, any other key closes"
+                                       : "Help — any key closes"
         theme.popupBlock(title).render(area, &buffer)
         let inner = Block.inner(area)
-        for (i, line) in lines.dropFirst(top).prefix(inner.height).enumerated() {
+        for (i, line) in rows.dropFirst(top).prefix(inner.height).enumerated() {
             buffer.put(" " + line, x: inner.x, y: inner.y + i, maxWidth: inner.width)
         }
     }
