@@ -7,8 +7,10 @@ import TerminalKit
 /// `a`: a form for a new object of the current type, one field a line — each attribute with its
 /// kind, `NOT NULL` and default shown (a key the store assigns left out), each to-one relation
 /// without a foreign key as its target's key. Tab and Down go to the next field, Enter too (on
-/// the last it stages), Ctrl-S stages from anywhere, Esc leaves. The form stages one `insert`,
-/// checked as the REPL checks one; a refusal stays in the form with its reason.
+/// the last it stages), Ctrl-S stages from anywhere, Esc leaves; on a field that names an object
+/// (a foreign key, a relation) Ctrl-P opens the picker over the target's objects, as `e` does on a
+/// relation. The form stages one `insert`, checked as the REPL checks one; a refusal stays in the
+/// form with its reason.
 struct AddForm {
     struct Field {
         let name: String
@@ -18,6 +20,10 @@ struct AddForm {
         let required: Bool
         /// True for a relation: the text is the target's key.
         let isRelation: Bool
+        /// The types whose objects Ctrl-P offers (empty: the field names no object).
+        var targets: [Int] = []
+        /// The target's column a foreign key holds the value of (nil: the target's key).
+        var targetColumn: String? = nil
         var text = ""
     }
     let type: Int
@@ -48,12 +54,15 @@ extension Browser {
             let required = a.storage.map { $0.notNull && $0.defaultSQL == nil } ?? false
             if let s = a.storage, s.notNull { parts.append("NOT NULL") }
             if let d = a.storage?.defaultSQL { parts.append("default \(d)") }
-            if let fk = type.relation(heldBy: a.name)?.foreignKey { parts.append("→ \(graph.types[fk.targetType].name)") }
-            fields.append(AddForm.Field(name: a.name, note: parts.filter { !$0.isEmpty }.joined(separator: " · "), required: required, isRelation: false))
+            let fk = type.relation(heldBy: a.name)?.foreignKey
+            if let fk { parts += ["→ \(graph.types[fk.targetType].name)", "Ctrl-P picks"] }
+            fields.append(AddForm.Field(name: a.name, note: parts.filter { !$0.isEmpty }.joined(separator: " · "), required: required, isRelation: false,
+                                        targets: fk.map { [$0.targetType] } ?? [], targetColumn: fk?.targetAttribute))
         }
         for r in type.relations where !r.isToMany && r.foreignKey == nil && type.attributeIndex[r.name] == nil {
             let targets = r.targetTypes.map { graph.types[$0].name.rawValue }.joined(separator: "|")
-            fields.append(AddForm.Field(name: r.name, note: "→ \(targets.isEmpty ? "an object" : targets): its key", required: false, isRelation: true))
+            fields.append(AddForm.Field(name: r.name, note: "→ \(targets.isEmpty ? "an object" : targets): its key" + (r.targetTypes.isEmpty ? "" : " · Ctrl-P picks"),
+                                        required: false, isRelation: true, targets: r.targetTypes))
         }
         return fields
     }
@@ -68,12 +77,44 @@ extension Browser {
         case .backTab, .up: form.selection = (form.selection + form.fields.count - 1) % form.fields.count
         case .enter where form.selection < form.fields.count - 1: form.selection += 1
         case .enter, .control("s"): self.form = form; submitForm(); return
+        case .control("p"): self.form = form; openFormPicker(); return
         default:
             self.form = form
             _ = editor.handle(key)
             return
         }
         editor.set(form.fields[form.selection].text)
+        self.form = form
+    }
+
+    /// Ctrl-P on the selected field: the picker over the objects it may name (loaded only: paged
+    /// mode has too many to list, and the key is typed).
+    func openFormPicker() {
+        guard let graph, let form else { return }
+        let field = form.fields[form.selection]
+        guard !field.targets.isEmpty else { message = "\(field.name) names no object: type its value"; return }
+        guard pages == nil else { message = "paged mode: type the key of the \(graph.types[field.targets[0]].name) (the picker lists a loaded store's objects)"; return }
+        let candidates = field.targets.flatMap { t in graph.types[t].liveRows.map { ObjectRef(type: t, row: $0) } }
+        var picker = Picker(target: .formField(form.selection), title: "New \(graph.types[form.type].name).\(field.name)", toMany: false,
+                            candidates: candidates, current: [])
+        filterPicker(&picker)
+        self.picker = picker
+    }
+
+    /// A pick for field `index` of the form: the chosen object's key (or the column its foreign
+    /// key holds), as the field is typed; "(none)" empties it.
+    func fillFormField(_ index: Int, with chosen: ObjectRef?) {
+        guard var form, let graph, form.fields.indices.contains(index) else { return }
+        let field = form.fields[index]
+        var text = ""
+        if let chosen {
+            let id = graph.id(of: chosen)
+            if field.isRelation { text = id.description }
+            else if let column = field.targetColumn { text = Browser.editableText(graph.table(chosen).value(row: Int(chosen.row), named: column)) }
+            else { text = Browser.editableText(id.value) }
+        }
+        form.fields[index].text = text
+        if form.selection == index { editor.set(text) }
         self.form = form
     }
 
@@ -125,7 +166,7 @@ extension Browser {
         guard let form, let graph else { return nil }
         var fields = form.fields
         fields[form.selection].text = editor.text
-        return FormPopup(title: "New \(graph.types[form.type].name) — Tab next field · Enter on the last or Ctrl-S stages · Esc leaves",
+        return FormPopup(title: "New \(graph.types[form.type].name) — Tab next · Ctrl-P picks · Enter on the last or Ctrl-S stages · Esc leaves",
                          fields: fields, selection: form.selection, cursor: editor.cursor, error: form.error, theme: theme)
     }
 }

@@ -12,8 +12,11 @@ extension Browser {
     /// A searchable list of the objects a relation can point at, to set a to-one (or clear it)
     /// or to add and remove a to-many's targets.
     struct Picker {
-        let owner: ObjectRef
-        let relation: String
+        /// What a pick sets: a relation of an object (staged at once), or a field of the add form.
+        enum Target { case relation(owner: ObjectRef, name: String), formField(Int) }
+        let target: Target
+        /// What the title names: `Album #1.Artist`, `New Album.ArtistId`.
+        let title: String
         let toMany: Bool
         let candidates: [ObjectRef]
         var current: Set<ObjectRef>
@@ -212,8 +215,8 @@ extension Browser {
         let types = relation.foreignKey.map { [$0.targetType] } ?? relation.targetTypes
         guard !types.isEmpty else { message = "\(relation.name) has no known target type yet: set it at the REPL (update … set \(relation.name) = #key)"; return }
         let candidates = types.flatMap { t in graph.types[t].liveRows.map { ObjectRef(type: t, row: $0) } }
-        var picker = Picker(owner: ref, relation: relation.name, toMany: relation.isToMany, candidates: candidates,
-                            current: Set(relation.targets(of: Int(ref.row))))
+        var picker = Picker(target: .relation(owner: ref, name: relation.name), title: "\(graph.label(of: ref)).\(relation.name)",
+                            toMany: relation.isToMany, candidates: candidates, current: Set(relation.targets(of: Int(ref.row))))
         filterPicker(&picker)
         self.picker = picker
     }
@@ -240,6 +243,39 @@ extension Browser {
         return Sheet.label(ref, in: graph)
     }
 
+    /// Stages `chosen` as `owner`'s `relation` (added or removed from a to-many); true when the
+    /// picker stays open (a to-many one, to add or remove more).
+    private func pick(_ chosen: ObjectRef?, for relation: String, of owner: ObjectRef, graph: ObjectGraph, picker: inout Picker) -> Bool {
+        let table = graph.table(owner)
+        let name = table.name.rawValue
+        let statement: String
+        var targets: [ObjectRef]
+        if picker.toMany {
+            guard let chosen else { return true }
+            let current = Array(table.relations[table.relation(named: relation)!].targets(of: Int(owner.row)))
+            if current.contains(chosen) {
+                targets = current.filter { $0 != chosen }
+                statement = "update \(name) \(whereClause(owner)) set \(relation) -= #\(graph.id(of: chosen))"
+            } else {
+                targets = current + [chosen]
+                statement = "update \(name) \(whereClause(owner)) set \(relation) += #\(graph.id(of: chosen))"
+            }
+        } else {
+            targets = chosen.map { [$0] } ?? []
+            statement = "update \(name) \(whereClause(owner)) set \(relation) = " + (chosen.map { "#\(graph.id(of: $0))" } ?? "nil")
+        }
+        do {
+            stage(try relationStep(owner, relation: relation, targets: targets, label: statement))
+        } catch let error as QueryError {
+            message = "not staged: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
+        } catch { message = "not staged: \(error)" }
+        guard picker.toMany, let session else { return false }
+        let now = session.engine.graph.table(owner)
+        picker.current = Set(now.relation(named: relation).map { now.relations[$0].targets(of: Int(owner.row)) } ?? [])
+        filterPicker(&picker)
+        return true
+    }
+
     func handlePickerKey(_ key: Key) {
         guard var picker, let graph else { return }
         let page = 10
@@ -258,39 +294,13 @@ extension Browser {
         case .enter:
             guard picker.selection < picker.visible.count else { return }
             let chosen = picker.visible[picker.selection]
-            let owner = picker.owner
-            let table = graph.table(owner)
-            let name = table.name.rawValue
-            let statement: String
-            var targets: [ObjectRef]
-            if picker.toMany {
-                guard let chosen else { return }
-                let current = Array(table.relations[table.relation(named: picker.relation)!].targets(of: Int(owner.row)))
-                if current.contains(chosen) {
-                    targets = current.filter { $0 != chosen }
-                    statement = "update \(name) \(whereClause(owner)) set \(picker.relation) -= #\(graph.id(of: chosen))"
-                } else {
-                    targets = current + [chosen]
-                    statement = "update \(name) \(whereClause(owner)) set \(picker.relation) += #\(graph.id(of: chosen))"
-                }
-            } else {
-                targets = chosen.map { [$0] } ?? []
-                statement = "update \(name) \(whereClause(owner)) set \(picker.relation) = " + (chosen.map { "#\(graph.id(of: $0))" } ?? "nil")
-            }
-            do {
-                let step = try relationStep(owner, relation: picker.relation, targets: targets, label: statement)
-                stage(step)
-            } catch let error as QueryError {
-                message = "not staged: \(error.message)" + (error.hint.map { " — \($0)" } ?? "")
-            } catch { message = "not staged: \(error)" }
-            if picker.toMany, let session {
-                // A to-many picker stays open to add or remove more.
-                let relation = session.engine.graph.table(owner).relation(named: picker.relation).map { session.engine.graph.table(owner).relations[$0] }
-                picker.current = Set(relation?.targets(of: Int(owner.row)) ?? [])
-                filterPicker(&picker)
-            } else {
+            switch picker.target {
+            case .formField(let field):
+                fillFormField(field, with: chosen)
                 self.picker = nil
                 return
+            case .relation(let owner, let relation):
+                guard pick(chosen, for: relation, of: owner, graph: graph, picker: &picker) else { self.picker = nil; return }
             }
         default: break
         }

@@ -64,7 +64,7 @@ extension Browser {
         let rows = shown.map { _, candidate in
             (candidate.map { picker.current.contains($0) ? "✓ " : "  " } ?? "  ") + (candidate.map(objectLabel) ?? "(none: clears the relation)")
         }
-        return PickerPopup(title: "\(graph.label(of: picker.owner)).\(picker.relation) — Enter \(picker.toMany ? "adds or removes" : "sets"), Esc closes",
+        return PickerPopup(title: "\(picker.title) — Enter \(picker.toMany ? "adds or removes" : "sets"), Esc closes",
                            filter: picker.filter, rows: rows, selectedRow: shown.firstIndex { $0.offset == picker.selection },
                            isEmpty: picker.visible.isEmpty, theme: theme)
     }

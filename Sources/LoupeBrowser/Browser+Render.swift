@@ -78,8 +78,8 @@ extension Browser {
             helpTop = HelpPopup.top(helpTop, lines: KeyMap.helpLines, in: screen)
             frame.widgets.append((screen, HelpPopup(lines: KeyMap.helpLines, top: helpTop, theme: theme)))
         }
-        if let pane = pickerPopup(screen) { frame.widgets.append((screen, pane)) }
         if let form = formPopup { frame.widgets.append((screen, form)) }
+        if let pane = pickerPopup(screen) { frame.widgets.append((screen, pane)) }
         if let dialog { frame.widgets.append((screen, DialogPopup(dialog: dialog, theme: theme))) }
         frame.showsCursor = (focus == .repl || form != nil) && picker == nil && dialog == nil
         return frame

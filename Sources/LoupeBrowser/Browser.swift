@@ -360,11 +360,11 @@ public final class Browser {
             if case .control("c") = key {
                 if cancelRunning() { break }
                 if dialog == nil, picker == nil, form == nil, focus != .repl, !showsHelp { requestQuit(); break }
-                if form != nil { form = nil; editor.set(""); message = "nothing added"; break }
+                if form != nil, picker == nil { form = nil; editor.set(""); message = "nothing added"; break }
             }
             if dialog != nil { handleDialogKey(key) }
-            else if form != nil { handleFormKey(key) }
             else if picker != nil { handlePickerKey(key) }
+            else if form != nil { handleFormKey(key) }
             else if focus == .repl { handleInputKey(key) }
             else if showsHelp {
                 switch key {

@@ -26,9 +26,9 @@ extension BrowserTests {
         let form = try XCTUnwrap(b.form)
         XCTAssertEqual(form.fields.map(\.name), ["Name", "AlbumId", "MediaTypeId", "GenreId", "Composer", "Milliseconds", "Bytes", "UnitPrice"])
         XCTAssertEqual(form.fields.filter(\.required).map(\.name), ["Name", "MediaTypeId", "Milliseconds", "UnitPrice"])
-        XCTAssertEqual(form.fields[2].note, "integer · NOT NULL · → MediaType")
+        XCTAssertEqual(form.fields[2].note, "integer · NOT NULL · → MediaType · Ctrl-P picks")
         let screen = b.play([], width: 120, height: 30)
-        XCTAssertTrue(screen.text.contains("New Track — Tab next field"), screen.text)
+        XCTAssertTrue(screen.text.contains("New Track — Tab next · Ctrl-P picks"), screen.text)
         XCTAssertTrue(screen.text.contains("MediaTypeId*"), screen.text)
         type(b, "Ode")
         b.handle(.key(.control("s")))
@@ -82,5 +82,38 @@ extension BrowserTests {
         XCTAssertNil(b.form)
         XCTAssertEqual(b.message, "nothing added")
         XCTAssertEqual(b.pendingChanges?.changes.counts.added, 1)
+    }
+
+    /// Ctrl-P on a field that names an object opens the picker over its target's objects; a
+    /// filter and Enter fill the field with the chosen one's key, and the insert links it.
+    func testTheAddFormPicksAForeignKeyFromItsTargetsObjects() throws {
+        let graph = try Self.chinook
+        let b = browser(graph)
+        b.handle(.key(.character("a")))   // a new Album: Title, ArtistId
+        type(b, "Picked")
+        b.handle(.key(.tab))
+        b.handle(.key(.control("p")))
+        let screen = b.play([], width: 120, height: 30)
+        XCTAssertTrue(screen.text.contains("New Album.ArtistId — Enter sets"), screen.text)
+        type(b, "aerosm")
+        XCTAssertTrue(b.play([], width: 120, height: 30).text.contains("Artist #3 Aerosmith"))
+        b.handle(.key(.enter))
+        XCTAssertNil(b.picker)
+        XCTAssertEqual(b.form?.fields[1].text, "3", "the chosen artist's key")
+        XCTAssertEqual(b.form?.fields[0].text, "Picked", "the other field kept")
+        b.handle(.key(.control("s")))
+        XCTAssertNil(b.form, b.form?.error ?? "")
+        let session = try XCTUnwrap(b.session)
+        let album = try XCTUnwrap(session.engine.graph.type(named: "Album"))
+        let row = try XCTUnwrap(album.liveRows.last)
+        XCTAssertEqual(album.value(row: row, named: "Title"), .string("Picked"))
+        XCTAssertEqual(album.relations.first { $0.name == "Artist" }?.targets(of: row).first.map { session.engine.graph.id(of: $0) }, .int(3))
+        // A field that names no object says so; Esc in the picker leaves the form open.
+        b.handle(.key(.character("a")))
+        b.handle(.key(.control("p")))
+        XCTAssertEqual(b.message, "Title names no object: type its value")
+        b.handle(.key(.tab)); b.handle(.key(.control("p"))); b.handle(.key(.escape))
+        XCTAssertNil(b.picker)
+        XCTAssertNotNil(b.form, "Esc closes the picker only")
     }
 }

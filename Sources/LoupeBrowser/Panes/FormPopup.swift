@@ -25,7 +25,9 @@ struct FormPopup: CursorWidget {
         let inner = Block.inner(area)
         guard inner.height >= 1, inner.width >= 20 else { return nil }
         let nameWidth = min(24, (fields.map { DisplayText.width(of: $0.name) + 2 }.max() ?? 8))
-        let textWidth = max(8, (inner.width - nameWidth) * 3 / 5)
+        // The notes as wide as the longest (up to half of what the names leave), the text the rest.
+        let noteWidth = min((inner.width - nameWidth) / 2, fields.map { DisplayText.width(of: $0.note) }.max() ?? 0)
+        let textWidth = max(8, inner.width - nameWidth - noteWidth - 1)
         let rows = inner.height - (error == nil ? 1 : 3)
         let top = ScrollWindow.top(0, keeping: selection, height: rows, count: fields.count)
         var cursorAt: (x: Int, y: Int)?
