@@ -91,6 +91,11 @@ struct Query: ParsableCommand {
     }
 }
 
+/// `loupe query --engine`: who answers a statement.
+enum QueryEngineChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, memory, sql
+}
+
 extension QueryEngineChoice {
     /// The one engine `--engine` asks for, nil for the planner's choice.
     var only: PlanEngine? {
