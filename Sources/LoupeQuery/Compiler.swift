@@ -276,11 +276,11 @@ final class Compiler {
     private func fullTextMatch(_ c: Comparison, on types: [Int]?) throws -> CompiledPredicate {
         let tables = (types ?? []).map { graph.types[$0] }
         let target = try FullTextTarget(c, on: tables.count == 1 ? tables[0] : nil)
-        let keys: Set<ObjectID>
-        do {
-            keys = try target.search.keys(matching: target.query, in: target.column)
-        } catch {
-            throw target.refusal(error)
+        // (A type with no objects here — a store's schema, its names checked before SQL runs the
+        // statement — asks the module nothing: nothing could match.)
+        var keys = Set<ObjectID>()
+        if let table = tables.first, table.count > 0 {
+            do { keys = try target.search.keys(matching: target.query, in: target.column) } catch { throw target.refusal(error) }
         }
         let objects = self.graph
         return { v, _ in
