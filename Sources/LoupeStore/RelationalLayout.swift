@@ -212,19 +212,26 @@ extension RelationalFormat {
         guard let rowid = SQL.rowidName(columns: source.columns.map(\.name)) else {
             throw StoreError(.unreadable, path: nil, reason: "\(table) has no reachable rowid")
         }
+        // A run of consecutive rowids (a key range, a part of a whole table) is read as a range,
+        // with no list for SQLite to index first.
+        let isRun = !everyRow && policy != nil && wanted.count > 1 && wanted[wanted.count - 1] - wanted[0] + 1 == Int64(wanted.count)
+        let only: (sql: String, arguments: [DatabaseValue]) = isRun
+            ? ("\(rowid) BETWEEN ? AND ?", [wanted[0].databaseValue, wanted[wanted.count - 1].databaseValue])
+            : ("\(rowid) IN (SELECT value FROM json_each(?))", ["[" + wanted.map(String.init).joined(separator: ",") + "]"].map(\.databaseValue))
         let found = everyRow
             ? try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) ORDER BY \(rowid)")
-            : try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) WHERE \(rowid) IN (SELECT value FROM json_each(?)) ORDER BY \(rowid)",
-                                 arguments: ["[" + wanted.map(String.init).joined(separator: ",") + "]"])
+            : try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) WHERE \(only.sql) ORDER BY \(rowid)", arguments: StatementArguments(only.arguments))
         guard found == wanted else {
             throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) does not give back the rows its rowids name)")
         }
         let builder = GraphBuilder(formatName: name)
         var warnings: [String] = []
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
+        var window = policy.map { WindowRead(policy: $0) }
+        if isRun { window?.condition = only }
         let t = try loadRows(db, source: source, builder: builder, epoch: epoch,
-                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: everyRow ? nil : rowids,
-                             window: policy.map { WindowRead(policy: $0) }, warnings: &warnings)
+                             readOnlyReason: try frameworkReadOnlyReason(db), rowids: everyRow || isRun ? nil : rowids,
+                             window: window, warnings: &warnings)
         guard builder.count(of: t) == wanted.count else {
             throw StoreError(.notADatabase, path: nil, reason: "the database is corrupt (table \(table) gave \(builder.count(of: t)) rows for \(wanted.count) rowids)")
         }

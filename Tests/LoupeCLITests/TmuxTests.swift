@@ -60,10 +60,12 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
     }
 
-    /// Commits `sql` to the file at `path` as another process (an app) would, foreign keys off.
+    /// Commits `sql` to the file at `path` as another process (an app) would, foreign keys off,
+    /// waiting while a reader (Loupe's load) holds the file.
     private func write(_ path: String, _ sql: String) throws {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
+        configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.write { try $0.execute(sql: sql) }
         try queue.close()
@@ -94,15 +96,15 @@ final class TmuxTests: XCTestCase {
         try waitFor("Album (347)")
         try keys("j", "j", "l", "e", "C-u", "Mine", "Enter")
         try waitFor("Mine", "pending +0 ~1 -0")
-        let writer = Date()
         try write(path, "INSERT INTO Album VALUES (348, 'Brand New', 1); UPDATE Album SET Title = 'Theirs' WHERE AlbumId = 4; DELETE FROM Album WHERE AlbumId = 5")
+        let writer = Date()   // the commit, done
         let shown = try shownSoon(after: writer, "Theirs", "Album (347)", "live · 1 commit", "+1 ~1 −1", "pending +0 ~1 -0")
         XCTAssertTrue(shown.contains("Mine") && shown.contains("row 3/347"), "the edit and the selection survive: \(shown)")
         try keys("G")
         try waitFor("Brand New", "row 347/347")
         // Their commit changes the title the pending edit changes: a conflict, decided here.
-        let clash = Date()
         try write(path, "UPDATE Album SET Title = 'Clash' WHERE AlbumId = 3")
+        let clash = Date()   // the commit, done
         try shownSoon(after: clash, "Another process committed", "keep yours (m)")
         XCTAssertEqual(try title(path, 3), "Clash", "Loupe wrote nothing")
         try keys("m", "Enter")
@@ -126,12 +128,12 @@ final class TmuxTests: XCTestCase {
         let reviews = try DatabaseQueue(path: persist).read { try Int64.fetchAll($0, sql: "SELECT id FROM by_type WHERE type_name = 'Review' ORDER BY id") }
         try start(persist, width: 140, height: 35)
         try waitFor("Publisher #1")
-        let update = Date()
         try write(persist, """
             UPDATE by_type SET json = json_set(json, '$.name', 'Live Press') WHERE id = 1;
             INSERT INTO by_type VALUES ((SELECT max(id) + 1 FROM by_type), 'Tag', '{"label":"live-tag"}');
             DELETE FROM relations WHERE from_id = \(reviews[0]); DELETE FROM by_type WHERE id = \(reviews[0]);
             """)
+        let update = Date()   // the commit, done
         try shownSoon(after: update, "Live Press", "live · 1 commit", "+1 ~1 −1")
         try keys("q")
         XCTAssertTrue(try waitFor("TTY-END").contains("LOUPE-EXIT=0"))
@@ -141,13 +143,13 @@ final class TmuxTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: coreData))
         try start(coreData, width: 140, height: 35)
         try waitFor("JournalEntry (5000)")
-        let edit = Date()
         try write(coreData, """
             UPDATE ZJOURNALENTRY SET ZLOCATION = 'Live Beach' WHERE Z_PK = 1;
             DELETE FROM ZJOURNALENTRY WHERE Z_PK = 2;
             INSERT INTO ZJOURNALENTRY (Z_PK, Z_ENT, Z_OPT, ZLOCATION) VALUES (5001, 1, 1, 'New Spot');
             UPDATE Z_PRIMARYKEY SET Z_MAX = 5001 WHERE Z_NAME = 'JournalEntry';
             """)
+        let edit = Date()   // the commit, done
         try shownSoon(after: edit, "Live Beach", "JournalEntry (5000)", "+1 ~1 −1")
         try keys("q")
         XCTAssertTrue(try waitFor("TTY-END").contains("LOUPE-EXIT=0"))
