@@ -100,7 +100,7 @@ extension BrowserTests {
         XCTAssertTrue(set.text.contains("pending +0 ~1 -0"), set.text)
 
         let added = browser(try Self.chinook).play(try PlayScript.parse("<S-Tab> j j j j <Tab> a"), width: 100, height: 24)
-        XCTAssertTrue(added.text.contains("New Genre — Tab next field"), added.text)
+        XCTAssertTrue(added.text.contains("New Genre — Tab next · Ctrl-P picks"), added.text)
         XCTAssertTrue(added.lines.contains { $0.contains("│Name ") && $0.contains("nvarchar(120)") }, added.text)
     }
 
