@@ -12,6 +12,10 @@ public protocol QuerySource: AnyObject, Sendable {
     /// The same, with `attributes` (by type name) declared as attributes no object of the store
     /// holds yet (staged edits name them): they read as null, as in the staged graph.
     func answer(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer?
+    /// The same, except that where the source knows why it cannot answer (a relation whose keys
+    /// match only by SQLite's affinity) it throws that ``Decline`` instead of returning nil: what
+    /// a plan tells the user.
+    func answerOrDecline(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer?
     /// The attributes of type `typeName` whose order this source keeps in Loupe's cache, fresh
     /// for the store as it is (sorts by them read it); nil when it keeps no such index (a
     /// store's own indexes serve its sorts).
@@ -27,6 +31,11 @@ extension QuerySource {
     public func sortIndexes(typeName: String) -> Set<String>? { nil }
     public func buildSortIndex(typeName: String, attribute: String, isCancelled: @escaping @Sendable () -> Bool) throws {
         throw QueryError("this store's own indexes serve its sorts", at: SourceRange(0, 0))
+    }
+
+    /// A source that names no reason declines with nil.
+    public func answerOrDecline(_ statement: Statement, declaring attributes: [String: Set<String>], isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        try answer(statement, declaring: attributes, isCancelled: isCancelled)
     }
 
     /// A source that cannot declare attributes answers only when none are.

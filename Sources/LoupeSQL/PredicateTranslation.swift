@@ -31,6 +31,15 @@ class PredicateTranslation {
     let facts: FileFacts
     var aliasCount = 0
     var variables: [String: Scope] = [:]
+    /// What stopped the translation, when it knows (a relation whose keys match only by
+    /// SQLite's affinity, a hop into a view): the reason a refusal gives, as data.
+    var declined: [SQLConstruct] = []
+
+    /// Records why the translation gives up here, and gives up (nil).
+    func decline<T>(_ construct: SQLConstruct) -> T? {
+        if !declined.contains(construct) { declined.append(construct) }
+        return nil
+    }
 
     init(graph: ObjectGraph, db: Database, facts: FileFacts = FileFacts()) {
         self.graph = graph

@@ -31,9 +31,11 @@ public enum SQLPushdown {
     /// written, when it does not translate exactly (see above).
     /// `warn` is given what a load of the file's schema warns of, before anything is written
     /// (a load prints it first).
+    /// With `throwingDeclines`, a statement the translation knows why it cannot say throws that
+    /// ``Decline`` instead of returning false.
     public static func write(_ statement: LoupeQuery.Statement, file: StoreFile, mode: OutputMode, toTerminal: Bool, to sink: OutputSink,
-                             partSize: Int = SourceAnswer.partSize, warn: ([String]) -> Void = { _ in }) throws -> Bool {
-        try withPlan(statement, file: file, isCancelled: nil) { plan, db in
+                             partSize: Int = SourceAnswer.partSize, throwingDeclines: Bool = false, warn: ([String]) -> Void = { _ in }) throws -> Bool {
+        try withPlan(statement, file: file, isCancelled: nil, throwingDeclines: throwingDeclines) { plan, db in
             warn(plan.translation.layout.warnings)
             return try plan.write(db, mode: mode, toTerminal: toTerminal, to: sink, partSize: partSize)
         } != nil
@@ -41,18 +43,21 @@ public enum SQLPushdown {
 
     /// The statement's answer as a ``QuerySource`` gives it (objects and projection rows by key,
     /// read by nobody), or nil (see above); `isCancelled` interrupts SQLite mid-statement.
-    public static func answer(_ statement: LoupeQuery.Statement, file: StoreFile, inferred: [InferredKey]? = nil,
+    /// read by nobody), or nil (see above); `isCancelled` interrupts SQLite mid-statement. With
+    /// `throwingDeclines`, the ``Decline`` the translation names instead of nil, where it names one.
+    public static func answer(_ statement: LoupeQuery.Statement, file: StoreFile, inferred: [InferredKey]? = nil, throwingDeclines: Bool = false,
                               isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
-        try withPlan(statement, file: file, inferred: inferred, isCancelled: isCancelled) { plan, db in try plan.answer(db) }
+        try withPlan(statement, file: file, inferred: inferred, isCancelled: isCancelled, throwingDeclines: throwingDeclines) { plan, db in try plan.answer(db) }
     }
 
     /// Checks the statement's names with the engine over the file's layout, translates it, and
     /// runs `body` on the plan (in one read, or on a connection `isCancelled` interrupts); nil
     /// when it does not translate exactly.
     private static func withPlan<T>(_ statement: LoupeQuery.Statement, file: StoreFile, inferred: [InferredKey]? = nil, isCancelled: (@Sendable () -> Bool)?,
-                                    _ body: (Plan<SQLTranslation>, Database) throws -> T) throws -> T? {
+                                    throwingDeclines: Bool = false, _ body: (Plan<SQLTranslation>, Database) throws -> T) throws -> T? {
         guard statement.pushdownRoot != nil else { return nil }
         // A statement's own error (a misspelt name) leaves the read as it is; the file's are the store's.
+        var declined: [SQLConstruct] = []
         do {
             func work(_ db: Database) throws -> Result<T?, QueryError> {
                 guard ObjectIdentifier(try StoreFormats.detect(db, path: file.path)) == ObjectIdentifier(RelationalFormat.self) else { return .success(nil) }
@@ -62,13 +67,19 @@ public enum SQLPushdown {
                     _ = try QueryEngine(graph: layout.graph).run(statement)
                     let facts = FileFacts(file: file)
                     defer { facts.save() }
-                    return .success(try Plan.run(statement, SQLTranslation(layout: layout, db: db, facts: facts)) { try body($0, db) })
+                    let translation = SQLTranslation(layout: layout, db: db, facts: facts)
+                    let answer = try Plan.run(statement, translation) { try body($0, db) }
+                    if answer == nil { declined = translation.declined }
+                    return .success(answer)
                 } catch let error as QueryError {
                     return .failure(error)
                 }
             }
             let outcome = try isCancelled.map { try file.readInterruptibly(isCancelled: $0, work) } ?? file.read(work)
-            return try outcome.get()
+            let answer = try outcome.get()
+            // What stopped the translation, as data, when it knows.
+            if answer == nil, throwingDeclines, !declined.isEmpty { throw Decline(.sql, .untranslated(uses: declined), over: .relational) }
+            return answer
         } catch let error as StoreError where error.path == nil {
             throw error.located(at: file.path)
         }
@@ -412,5 +423,11 @@ public final class RelationalQuerySource: QuerySource, Sendable {
 
     public func answer(_ statement: LoupeQuery.Statement, isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
         try SQLPushdown.answer(statement, file: file, inferred: inferred, isCancelled: isCancelled)
+    }
+
+    public func answerOrDecline(_ statement: LoupeQuery.Statement, declaring attributes: [String: Set<String>],
+                                isCancelled: @escaping @Sendable () -> Bool) throws -> SourceAnswer? {
+        guard attributes.isEmpty else { return nil }
+        return try SQLPushdown.answer(statement, file: file, inferred: inferred, throwingDeclines: true, isCancelled: isCancelled)
     }
 }

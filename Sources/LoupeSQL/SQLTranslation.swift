@@ -176,7 +176,7 @@ final class SQLTranslation: PredicateTranslation {
         var integerHops: [(from: String, foreignKey: String, table: String, alias: String, key: String)]? = []
 
         func enter(_ type: Int, on condition: (String) -> String?, toManyStep: Bool) -> Bool {
-            guard let table = layout.joined(type) else { return false }
+            guard let table = layout.joined(type) else { return decline(.relationsWithoutRowid) ?? false }
             let alias = newAlias()
             guard let on = condition(alias) else { return false }
             hops.enter("\(SQL.identifier(table.name)) \(alias)", on: on, toManyStep: toManyStep)
@@ -194,14 +194,15 @@ final class SQLTranslation: PredicateTranslation {
                     value = Operand(sql: "\(current.alias).\(SQL.identifier(table.columns[a].name))", conversion: .cell(type: current.type, attribute: a))
                 } else if let r = relation, let key = type.relations[r].compositeKey {
                     // Through a foreign key of several columns: a join on every part.
-                    guard !type.relations[r].isToMany, try keysMatchExactly(key, source: current.type) else { return nil }
+                    guard !type.relations[r].isToMany else { return nil }
+                    guard try keysMatchExactly(key, source: current.type) else { return decline(.affinityKeys) }
                     let from = current
                     guard enter(key.targetType, on: { alias in self.compositeMatch(key, target: alias, source: from.alias) }, toManyStep: false) else { return nil }
                     integerHops = nil
                 } else if let r = relation {
                     let column = type.relations[r]
-                    guard !column.isToMany, let fk = column.foreignKey, fk.targetAttribute == nil,
-                          try keysMatchExactly(fk, source: current.type) else { return nil }
+                    guard !column.isToMany, let fk = column.foreignKey, fk.targetAttribute == nil else { return nil }
+                    guard try keysMatchExactly(fk, source: current.type) else { return decline(.affinityKeys) }
                     let from = current
                     guard enter(fk.targetType, on: { alias in
                         self.key(fk.targetType, alias: alias).map { self.keyMatch($0, "\(from.alias).\(SQL.identifier(fk.attribute))") }
@@ -217,7 +218,7 @@ final class SQLTranslation: PredicateTranslation {
             case .links(let typeName, let relationName):
                 if let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
                    let key = source.relations[r].compositeKey, key.targetType == current.type {
-                    guard try keysMatchExactly(key, source: source.index) else { return nil }
+                    guard try keysMatchExactly(key, source: source.index) else { return decline(.affinityKeys) }
                     let target = current
                     guard enter(source.index, on: { alias in self.compositeMatch(key, target: target.alias, source: alias) }, toManyStep: true) else { return nil }
                     continue
@@ -225,7 +226,8 @@ final class SQLTranslation: PredicateTranslation {
                 guard let source = graph.type(named: typeName.text), let r = source.relation(named: relationName.text),
                       let s = graph.types.firstIndex(where: { $0.name == source.name }),
                       let fk = source.relations[r].foreignKey, fk.targetAttribute == nil, fk.targetType == current.type,
-                      let targetKey = key(current.type, alias: current.alias), try keysMatchExactly(fk, source: s) else { return nil }
+                      let targetKey = key(current.type, alias: current.alias) else { return nil }
+                guard try keysMatchExactly(fk, source: s) else { return decline(.affinityKeys) }
                 guard enter(s, on: { alias in self.keyMatch(targetKey, "\(alias).\(SQL.identifier(fk.attribute))") }, toManyStep: true) else { return nil }
                 if steps.count == 1, integerKeyed(fk.targetType), let table = layout.joined(s) {
                     let alias = current.alias

@@ -50,13 +50,13 @@ final class CommandSteps: PlanSteps {
         switch driver.kind {
         case .relational where query.explain:
             guard let file = driver.file else { return nil }
-            return try SQLPushdown.answer(statement, file: file, isCancelled: { false }).map { Written(rows: $0.rowCount) }
+            return try SQLPushdown.answer(statement, file: file, throwingDeclines: true, isCancelled: { false }).map { Written(rows: $0.rowCount) }
         case .postgres where query.explain, .postgresPersist where query.explain && !persistByKey:
             return try PostgresPushdown.run(statement, url: driver.location).map { Written(rows: $0.result.rowCount) }
         case .relational:
             return try streamed(statement) { mode, toTerminal, sink in
                 guard let file = driver.file else { return false }
-                return try SQLPushdown.write(statement, file: file, mode: mode, toTerminal: toTerminal, to: sink) { warnings in
+                return try SQLPushdown.write(statement, file: file, mode: mode, toTerminal: toTerminal, to: sink, throwingDeclines: true) { warnings in
                     for warning in warnings where !self.warned.contains(warning) { printError("warning: \(warning)") }
                     self.warned.formUnion(warnings)
                 }

@@ -164,4 +164,31 @@ enum SQLConstructTestSupport {
         func sql(_ statement: LoupeQuery.Statement) throws -> Int? { nil }
         func chunks(_ statement: LoupeQuery.Statement) throws -> Int? { nil }
     }
+
+    /// A statement SQL cannot say declines with the construct that stopped it, as the
+    /// translation found it (not the layout's whole list): a relation whose foreign key holds the
+    /// text `1` where the key is the integer 1 (a load pairs them; SQL's `=` by bytes does not).
+    func testSQLDeclinesWithTheConstructThatStoppedIt() throws {
+        let path = try HostileFiles.make("affinity.sqlite") { db in
+            try db.execute(sql: """
+                CREATE TABLE a (id INTEGER PRIMARY KEY, name TEXT);
+                CREATE TABLE b (id INTEGER PRIMARY KEY, a_ref REFERENCES a(id), x INT);
+                INSERT INTO a VALUES (1, 'one'), (2, 'two');
+                INSERT INTO b VALUES (1, '1', 5), (2, 2, 6), (3, 2, 7);
+                """)
+        }
+        let pages = try RelationalPages.open(try StoreFile.openForReading(path))
+        let steps = StoreSteps(source: RelationalQuerySource(pages: pages), pages: pages, schema: nil, kind: .relational, isCancelled: { false })
+        let statement = try Parser.parse("count b where a_ref.name == \"two\"")
+        XCTAssertThrowsError(try Planner.plan(statement, PlanSituation(kind: .relational, paged: true)).run(steps)) { error in
+            let refusal = error as? PlanRefusal
+            let sql = refusal?.declines.first { $0.engine == .sql }
+            XCTAssertEqual(sql?.reason, .untranslated(uses: [.affinityKeys]), "\(error)")
+            XCTAssertTrue(sql?.why.hasPrefix("it uses keys that match only by SQLite's affinity") ?? false, sql?.why ?? "")
+        }
+        // Where nothing stops it, SQL answers; the engine agrees with the load.
+        let plain = try Parser.parse("count b where x > 5")
+        guard case .answered(.count(let n), .sql, _) = try Planner.plan(plain, PlanSituation(kind: .relational, paged: true)).run(steps) else { return XCTFail("SQL answers") }
+        XCTAssertEqual(n, 2)
+    }
 }

@@ -44,7 +44,7 @@ public struct StoreSteps: PlanSteps {
     }
 
     public func sql(_ statement: Statement) throws -> SourceAnswer? {
-        try source?.answer(statement, declaring: declaring, isCancelled: isCancelled)
+        try source?.answerOrDecline(statement, declaring: declaring, isCancelled: isCancelled)
     }
 
     public func chunks(_ statement: Statement) throws -> SourceAnswer? {
