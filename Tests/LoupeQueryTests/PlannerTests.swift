@@ -164,7 +164,9 @@ enum SQLConstructTestSupport {
         func sql(_ statement: LoupeQuery.Statement) throws -> Int? { nil }
         func chunks(_ statement: LoupeQuery.Statement) throws -> Int? { nil }
     }
+}
 
+extension PlannerTests {
     /// A statement SQL cannot say declines with the construct that stopped it, as the
     /// translation found it (not the layout's whole list): a relation whose foreign key holds the
     /// text `1` where the key is the integer 1 (a load pairs them; SQL's `=` by bytes does not).
