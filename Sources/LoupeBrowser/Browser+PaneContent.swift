@@ -58,7 +58,7 @@ extension Browser {
 
     /// The relation picker over the screen, while it is open: the candidates on screen only.
     func pickerPopup(_ screen: Rect) -> PickerPopup? {
-        guard let picker, let graph else { return nil }
+        guard let picker, graph != nil else { return nil }
         let body = PickerPopup.area(in: screen).body
         let shown = Array(picker.visible.enumerated().dropFirst(picker.top).prefix(body.height))
         let rows = shown.map { _, candidate in
