@@ -55,9 +55,7 @@ final class TmuxTests: XCTestCase {
             let screen = try waitFor("Live \(mode)", "live · \(round + 1) commit", seconds: 5)
             XCTAssertLessThan(Date().timeIntervalSince(committed), 2.0, "shown within about a second: \(screen)")
         }
-        try keys("q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        try leave("q")
     }
 
     /// Commits `sql` to the file at `path` as another process (an app) would, foreign keys off,
@@ -135,8 +133,7 @@ final class TmuxTests: XCTestCase {
             """)
         let update = Date()   // the commit, done
         try shownSoon(after: update, "Live Press", "live · 1 commit", "+1 ~1 −1")
-        try keys("q")
-        XCTAssertTrue(try waitFor("TTY-END").contains("LOUPE-EXIT=0"))
+        try leave("q")
         try tmux(["kill-server"])
 
         let coreData = try Shared.copy("realdata/coredata/surfjournal/SurfJournalModel.sqlite")
@@ -151,8 +148,7 @@ final class TmuxTests: XCTestCase {
             """)
         let edit = Date()   // the commit, done
         try shownSoon(after: edit, "Live Beach", "JournalEntry (5000)", "+1 ~1 −1")
-        try keys("q")
-        XCTAssertTrue(try waitFor("TTY-END").contains("LOUPE-EXIT=0"))
+        try leave("q")
         XCTAssertNotEqual(try Data(contentsOf: URL(fileURLWithPath: coreData)), before, "the writer wrote")
     }
 
@@ -178,10 +174,23 @@ final class TmuxTests: XCTestCase {
         try waitFor("Enter commits", file: file, line: line)
         try keys("Enter")
         try waitFor(committed, file: file, line: line)
-        try tmux(["send-keys", "-t", "main"] + quit)
+        let end = try leave(quit, file: file, line: line)
+        assertTerminalRestored(end, file: file, line: line)
+    }
+
+    /// Sends `keys` (each one key) to leave Loupe, waits until the shell reports its end and
+    /// checks Loupe exited 0; returns that last screen.
+    @discardableResult
+    private func leave(_ keys: String..., file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        try leave(keys, file: file, line: line)
+    }
+
+    @discardableResult
+    private func leave(_ keys: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        try tmux(["send-keys", "-t", "main"] + keys)
         let end = try waitFor("TTY-END", file: file, line: line)
         XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end, file: file, line: line)
-        assertTerminalRestored(end, file: file, line: line)
+        return end
     }
 
     /// Chinook browsed a page at a time: the tracks' last row reached, its first relation
@@ -267,9 +276,7 @@ final class TmuxTests: XCTestCase {
         // q closes the query view, then quits at the root; the terminal is given back.
         try keys("q")
         try waitFor("(347)")
-        try keys("q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("q")
         assertTerminalRestored(end)
         XCTAssertEqual(FileManager.default.contents(atPath: path), before, "browsing never writes to the file")
     }
@@ -282,9 +289,7 @@ final class TmuxTests: XCTestCase {
         try start(copy, width: 100, height: 30)
         try waitFor("Publisher")
         try waitFor("Persist")
-        try keys("C-c")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("C-c")
         assertTerminalRestored(end)
     }
 
@@ -318,9 +323,7 @@ final class TmuxTests: XCTestCase {
         XCTAssertEqual(answered, "\(n)")
         try keys("Book where @links.Loan.book.@count >= 3 sort by title limit 5", "Enter")
         try waitFor("5 objects")
-        try keys("Escape", "q", "q", "q", "q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("Escape", "q", "q", "q", "q")
         assertTerminalRestored(end)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
     }
@@ -394,9 +397,7 @@ final class TmuxTests: XCTestCase {
         try waitFor("error: cancelled")
         try keys(".types", "Enter")
         try waitFor("type   count")
-        try keys("Escape", "q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        try leave("Escape", "q")
     }
 
     /// Three statements typed in a row stay at the REPL (none runs as browser keys), and `q` typed
@@ -413,9 +414,7 @@ final class TmuxTests: XCTestCase {
         try waitFor("BEGINSWITH \"Aero\" (2)", "› Artist where Name BEGINSWITH \"Aero\"")
         try keys("q", "Enter")
         try waitFor("unknown type 'q'")
-        try keys("Escape", "q", "q", "q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        try leave("Escape", "q", "q", "q")
     }
 
     /// Closing the terminal (the kernel's hang-up, not a kill) ends Loupe: nothing stays behind
@@ -450,9 +449,7 @@ final class TmuxTests: XCTestCase {
         try waitFor("loupe> count Loan where book.pages > 300\n\(n)\n")
         try keys("Up")
         try waitFor("\(n)\nloupe> count Loan where book.pages > 300")
-        try keys("C-c", "C-d")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("C-c", "C-d")
         assertTerminalRestored(end)
     }
 
@@ -476,9 +473,7 @@ final class TmuxTests: XCTestCase {
         try waitFor("staged: 1 object")
         try keys("C-d")
         try waitFor("Ctrl-D again leaves without writing them")
-        try keys("C-d")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("C-d")
         XCTAssertTrue(end.contains("icanon echo") && !end.contains("-icanon"), end)
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
@@ -505,9 +500,7 @@ final class TmuxTests: XCTestCase {
         try waitFor("pending +0 ~2 -0")
         try keys("q")
         try waitFor("Quit with changes that are not written?")
-        try keys("c")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("c")
         assertTerminalRestored(end)
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
@@ -537,9 +530,7 @@ final class TmuxTests: XCTestCase {
         XCTAssertTrue(staged.contains("┌ Types"), "the browser is drawn whole again: \(staged)")
         try keys("U")
         try waitFor("no pending changes")
-        try keys("q")
-        let end = try waitFor("TTY-END")
-        XCTAssertTrue(end.contains("LOUPE-EXIT=0"), end)
+        let end = try leave("q")
         assertTerminalRestored(end)
     }
 
