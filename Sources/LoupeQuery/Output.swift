@@ -96,8 +96,13 @@ public struct ResultTable: Equatable {
                 sink.writeRows(count: rowCount) { r, out in
                     for c in 0..<width {
                         if c > 0 { out += "," }
-                        let v = cell(r, c)
-                        if !v.isNull { out += ResultTable.csvField(toTerminal ? DisplayText.escaped(ValueFormatter.shown(v)) : ValueFormatter.plain(v)) }
+                        switch cell(r, c) {
+                        case .null: break
+                        // (A number's text never needs quotes.)
+                        case .int(let i): out += String(i)
+                        case .double(let d): out += ValueFormatter.number(d)
+                        case let v: out += ResultTable.csvField(toTerminal ? DisplayText.escaped(ValueFormatter.shown(v)) : ValueFormatter.plain(v))
+                        }
                     }
                     out += "\r\n"
                 }
@@ -522,10 +527,12 @@ extension QueryResult {
         private var rows: ResultTable.RowWriter
         private let attributes: [String]
         private let includeType: Bool
+        private let keyColumn: String?
 
         public init(attributes: [String], keyColumn: String?, mode: OutputMode, toTerminal: Bool, to sink: OutputSink) {
             includeType = mode == .json || mode == .ndjson
             self.attributes = attributes
+            self.keyColumn = keyColumn
             let columns = ResultTable.objectColumns(attributes: attributes, keyColumn: keyColumn, includeType: includeType).names
             rows = ResultTable.RowWriter(columns: columns, mode: mode, toTerminal: toTerminal, sink: sink)
         }
@@ -534,6 +541,21 @@ extension QueryResult {
         public mutating func write(type: TypeTable, refs: [ObjectRef], graph: ObjectGraph) {
             let (_, cell) = QueryResult.objectCells(type: type, refs: refs, graph: graph, includeType: includeType, attributes: attributes)
             rows.write(rowCount: refs.count, cell: cell)
+        }
+
+        /// Writes objects of type `typeName` given as their keys and their values, one array per
+        /// attribute of `attributes` (in that order), with no graph: what a store read row by row
+        /// gives (printed exactly as ``write(type:refs:graph:)`` prints the same objects).
+        public mutating func write(typeName: String, ids: [ObjectID], values: [[Value]]) {
+            precondition(values.count == attributes.count && values.allSatisfy { $0.count == ids.count }, "one value per object and attribute")
+            let shown = ResultTable.objectColumns(attributes: attributes, keyColumn: keyColumn, includeType: includeType).attributes
+            let slots = shown.map { name in attributes.firstIndex(of: name)! }
+            let own = includeType ? 2 : 1
+            rows.write(rowCount: ids.count) { r, c in
+                if c == 0 { return ids[r].value }
+                if c < own { return .string(typeName) }
+                return values[slots[c - own]][r]
+            }
         }
 
         /// Ends the output (the header alone when no object was written).

@@ -321,20 +321,20 @@ extension Plan where Translation == SQLTranslation {
     func write(_ db: Database, mode: OutputMode, toTerminal: Bool, to sink: OutputSink, partSize: Int) throws {
         let found = try find(db)
         for test in translation.valueTests { try test.check() }
-        guard case .objects(let chosen, let everyRow) = found, chosen.count > partSize else {
+        guard case .objects(let chosen, _) = found, chosen.count > partSize else {
             let (result, graph) = try execute(db, found)
             return result.write(mode, graph: graph, toTerminal: toTerminal, to: sink)
         }
-        let attributes = translation.layout.graph.types[root].attributes.map(\.name)
+        // Each part's rows go from SQLite to the writer as values, with no graph (a table's
+        // attributes are its columns, in order: see ``RelationalLayout``).
+        let type = translation.layout.graph.types[root]
         var keyColumn: String?
-        if case .column(let key, _) = translation.layout.graph.types[root].keyPolicy { keyColumn = key }
-        var writer = QueryResult.ObjectsWriter(attributes: attributes, keyColumn: keyColumn, mode: mode, toTerminal: toTerminal, to: sink)
+        if case .column(let key, _) = type.keyPolicy { keyColumn = key }
+        var writer = QueryResult.ObjectsWriter(attributes: type.attributes.map(\.name), keyColumn: keyColumn, mode: mode, toTerminal: toTerminal, to: sink)
         for start in stride(from: 0, to: chosen.count, by: partSize) {
             let part = Array(chosen[start ..< min(chosen.count, start + partSize)])
-            let (graph, rows) = try RelationalFormat.objects(db, table: table.name, rowids: part, everyRow: everyRow && part.count == chosen.count,
-                                                                   policy: translation.layout.graph.types[root].keyPolicy)
-            guard let type = graph.types.first else { continue }
-            writer.write(type: type, refs: part.compactMap { rows[$0].map { ObjectRef(type: 0, row: $0) } }, graph: graph)
+            let (ids, values) = try RelationalFormat.rowValues(db, table: table.name, rowids: part, policy: type.keyPolicy)
+            writer.write(typeName: type.name.rawValue, ids: ids, values: values)
         }
         writer.finish()
     }

@@ -603,9 +603,10 @@ public enum RelationalFormat: StoreFormat {
             + only + (rowidName.map { " ORDER BY \($0)" } ?? "")
             + (limit.map { " LIMIT \($0)" } ?? (skipped > 0 ? " LIMIT -1" : "")) + (skipped > 0 ? " OFFSET \(skipped)" : "")
         let slots = source.columns.map { builder.attribute($0.name, of: t, storage: source.isView ? nil : $0.storage) }
-        let offset = selectRowID ? 1 : 0
-        let keyIndexes = keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } }
         let dates = source.columns.map { dateColumns?.contains($0.name) ?? $0.isDate }
+        let decoder = RowDecoder(selectsRowID: selectRowID, keyed: !keyColumns.isEmpty,
+                                 keyIndexes: keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } },
+                                 dates: dates, epoch: epoch)
         var numericDates = Array(repeating: false, count: dates.count)
         var arguments: StatementArguments = rowids == nil || rowidName == nil ? [] : ["[" + rowids!.map(String.init).joined(separator: ",") + "]"]
         if let condition = window?.condition { arguments = StatementArguments(condition.arguments) }
@@ -619,24 +620,14 @@ public enum RelationalFormat: StoreFormat {
         var ordinal = Int64(skipped)
         while try cursor.next() != nil {
             ordinal += 1
-            let id: ObjectID
-            if selectRowID && keyColumns.isEmpty {
-                id = reader.value(0).objectID ?? .int(ordinal)
-            } else if keyIndexes.count == 1 {
-                id = reader.value(Int32(keyIndexes[0] + offset)).objectID ?? .int(ordinal)
-            } else if !keyIndexes.isEmpty {
-                id = .composite(keyIndexes.map { reader.value(Int32($0 + offset)).objectID ?? .string("") })
-            } else {
-                id = .int(ordinal)
-            }
-            let ref = builder.addObject(type: t, id: id)
+            let ref = builder.addObject(type: t, id: decoder.id(reader, ordinal: ordinal))
             let isSparse = !sparse.isEmpty && sparse.contains(reader.int64(0) ?? 0)
             for (i, slot) in slots.enumerated() {
                 if isSparse && !sparseSlots.contains(i) { continue }
-                let raw = reader.value(Int32(i + offset))
+                let raw = decoder.raw(reader, i)
                 if dates[i], case .double = raw.storage { numericDates[i] = true }
                 if dates[i], case .int64 = raw.storage { numericDates[i] = true }
-                builder.set(value(raw, isDate: dates[i], epoch: epoch), type: t, row: Int(ref.row), attribute: slot)
+                builder.set(decoder.value(raw, i), type: t, row: Int(ref.row), attribute: slot)
             }
         }
         // How each date column holds its dates: numbers (seconds since the store's epoch) or text.

@@ -117,6 +117,34 @@ final class AnswerOutputTests: XCTestCase {
         XCTAssertEqual(sink.text, "")
     }
 
+    /// Every table of Chinook (composite keys, dates, text) and of a file of awkward values
+    /// (mixed kinds in a column, text keys, blobs, NULLs) printed by SQL in parts, whose rows go
+    /// to the writer without a graph, prints what the objects of one graph print: in rowid
+    /// order and sorted, in every mode.
+    func testRowsPrintedWithoutAGraphAreTheLoadedObjects() throws {
+        var answered = 0
+        for path in [try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite"), try HostileFiles.awkwardRelational(people: 60, hub: 9)] {
+            let file = try StoreFile.openForReading(path)
+            let graph = try LoadedStore.open(path).graph
+            for type in graph.types where type.count > 1 {
+                let sorted = type.attributes.last.map { "\(type.name) sort by \($0.name) desc" }
+                for statement in [type.name.rawValue] + (sorted.map { [$0] } ?? []) {
+                    let parsed = try Parser.parse(statement)
+                    // (A view, or a table keyed by position, is not answered by SQL.)
+                    guard let (result, whole) = try SQLPushdown.run(parsed, file: file) else { continue }
+                    answered += 1
+                    let partSize = max(7, type.count / 3)
+                    for mode in OutputMode.allCases where mode != .table {
+                        let sink = OutputSink()
+                        XCTAssertTrue(try SQLPushdown.write(parsed, file: file, mode: mode, toTerminal: false, to: sink, partSize: partSize), statement)
+                        XCTAssertEqual(sink.text, result.render(mode, graph: whole), "\(statement) in \(mode), parts of \(partSize)")
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(answered, 20)
+    }
+
     /// With staged changes (an attribute set on one object, a new object), the parts print what
     /// one overlaid graph prints: the new attribute's column on every part.
     func testStagedChangesPrintedInParts() throws {
