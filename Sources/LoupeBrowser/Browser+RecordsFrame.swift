@@ -39,10 +39,11 @@ extension Browser {
         let visibleRows = Array(sheet.top..<min(sheet.count, sheet.top + body.height))
         rowsReadLastFrame = visibleRows.count
         // With pending changes, each row starts with a marker readable without colour:
-        // `+` added, `~` changed, `-` marked for deletion.
+        // `+` added, `~` changed, `-` marked for deletion; so does it while another process's
+        // last commit is marked (`+ ~`, and `−` for its deleted rows).
         let changes = shownChanges
         let ghosts = shownGhosts.filter { $0.position >= sheet.top && $0.position <= sheet.top + visibleRows.count }
-        let markerWidth = changes == nil && ghosts.isEmpty ? 0 : 2
+        let markerWidth = changes == nil && ghosts.isEmpty && live?.isMarking != true ? 0 : 2
         let fit = ColumnFit(sheet: sheet, columns: columns, rows: visibleRows, graph: graph, width: body.width, markerWidth: markerWidth, browser: self)
         let (shown, frozen) = fit.columnsShown(&sheet)
         let headers = shown.map { RecordsPane.Table.Column(header: fit.header($0.column), width: $0.width, isCurrent: $0.column == sheet.column) }

@@ -256,10 +256,13 @@ extension Browser {
             replOutput.append("error: \(error)")
         case .success(let (changes, dropped)):
             guard let host = host as? PagedSessionHost else { return }
+            // What the screen showed, to mark what another process's commit did to it.
+            let shown = isLiveReopen ? visiblePagedRows() : nil
             adoptPagedStore(host.pagedStore.pages, querySource: host.pagedStore.querySource)
             pagedChanges = changes
             session?.replacePending(changes.pending)
             refreshPagedViews()
+            let figures = shown.map { markPagedCommit(since: $0) }
             let counts = changes.pages.catalog.reduce(0) { $0 + $1.count }
             var note = changes.isEmpty ? "" : "; the pending changes are staged again"
             if !dropped.isEmpty {
@@ -267,7 +270,7 @@ extension Browser {
             }
             if isLiveReopen {
                 // Another process committed: said on the status line, the REPL only when edits were dropped.
-                message = "commit \(live?.commits ?? 0) from another process: the rows shown and the counts read again" + note
+                message = "commit \(live?.commits ?? 0) from another process: " + (figures.map { "\($0) on screen" } ?? "the rows shown and the counts read again") + note
                 if !dropped.isEmpty { replOutput.append(message) }
             } else {
                 replOutput.append("reloaded: \(changes.pages.catalog.count.counting("type")), \(counts.counting("object"))" + note)

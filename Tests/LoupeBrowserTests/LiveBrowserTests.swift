@@ -2,6 +2,7 @@ import GRDB
 import LoupeBrowser
 import LoupeHost
 import LoupePostgres
+import LoupeSQL
 import LoupeStore
 import LoupeTestSupport
 import TerminalKit
@@ -70,6 +71,37 @@ final class LiveBrowserTests: XCTestCase {
         let moved = b.play(try PlayScript.parse("j"), width: 110, height: 24)
         XCTAssertFalse(moved.text.contains("Balls to the Wall"), moved.text)
         XCTAssertTrue(moved.text.contains("row 3/346"), moved.text)
+        withExtendedLifetime(host) {}
+    }
+
+    /// Paged mode marks what a commit did to the rows on screen as loaded mode does: a changed
+    /// row `~` (its cell highlighted), a deleted one struck out where it was until the next key
+    /// (found gone by key: rows that only moved are not), new rows after a type's end `+`.
+    func testPagedModeMarksTheRowsOnScreenACommitChanged() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let file = try StoreFile.openForReading(path)
+        let (b, host) = pagedBrowser(try RelationalPages.open(file, edgesPerObject: 2_000), path: path, formatName: "SQLite",
+                                     querySource: RelationalQuerySource(file: file), following: RelationalQuerySource.following)
+        _ = b.play(try PlayScript.parse("j j"), width: 110, height: 24)   // Album #3 selected
+        try commit(path, "UPDATE Album SET Title = 'Live title' WHERE AlbumId = 4; DELETE FROM Album WHERE AlbumId = 2")
+        b.storeChangedOnDisk()
+        let after = b.play([], width: 110, height: 24)
+        XCTAssertTrue(after.text.contains("commit 1 from another process: +0 ~1 −1 on screen"), after.text)
+        let gone = try XCTUnwrap(after.lines.firstIndex { $0.contains("Balls to the Wall") }, "the deleted row is still in view: \(after.text)")
+        XCTAssertTrue(after.lines[gone].contains("│−"), after.lines[gone])
+        XCTAssertTrue(after.lines[gone - 1].contains("For Those About To Rock") && after.lines[gone + 1].contains("Restless and Wild"), "where it was")
+        XCTAssertTrue(after.lines.contains { $0.contains("│~") && $0.contains("Live title") }, after.text)
+        XCTAssertTrue(after.text.contains("row 2/346") && after.text.contains("Album #3"), "the selection kept its object: \(after.text)")
+        XCTAssertFalse(after.lines.contains { $0.contains("│−") && !$0.contains("Balls to the Wall") }, "rows that moved up are not deleted: \(after.text)")
+        XCTAssertFalse(b.play(try PlayScript.parse("j"), width: 110, height: 24).text.contains("Balls to the Wall"), "gone after a key")
+        // A type whose end is on screen: a new object is marked `+`.
+        _ = b.play(try PlayScript.parse("<S-Tab> j j j j j j j"), width: 110, height: 24)   // MediaType
+        try commit(path, "INSERT INTO MediaType VALUES (6, 'Brand new')")
+        b.storeChangedOnDisk()
+        let added = b.play([], width: 110, height: 24)
+        XCTAssertTrue(added.text.contains("commit 2 from another process: +1 ~0 −0 on screen"), added.text)
+        let new = try XCTUnwrap(added.lines.firstIndex { $0.contains("Brand new") }, added.text)
+        XCTAssertTrue(added.lines[new].contains("│+"), added.lines[new])
         withExtendedLifetime(host) {}
     }
 

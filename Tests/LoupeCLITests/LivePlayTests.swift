@@ -38,7 +38,7 @@ final class LivePlayTests: XCTestCase {
     }
 
     /// Paged mode (`--paged`) is live too: the store is opened again, the visible rows and the
-    /// types' counts read again.
+    /// types' counts read again, and what the commit did to the rows on screen counted.
     func testPagedModeReadsTheVisibleRowsAndCountsAgain() throws {
         let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
         let script = try Shared.temporaryPath("live-paged.play"), screen = script + ".txt"
@@ -62,7 +62,7 @@ final class LivePlayTests: XCTestCase {
         loupe.waitUntilExit()
         let text = try String(contentsOfFile: screen, encoding: .utf8)
         XCTAssertTrue(text.contains("live · 1 commit"), text)
-        XCTAssertTrue(text.contains("commit 1 from another process: the rows shown and the counts read again"), text)
+        XCTAssertTrue(text.contains("commit 1 from another process: +0 ~1 −0 on screen"), text)
         XCTAssertTrue(text.contains("Paged live") && text.range(of: "│Album +348│", options: .regularExpression) != nil, text)
     }
 }
