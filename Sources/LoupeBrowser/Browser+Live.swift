@@ -292,7 +292,7 @@ extension Browser {
         for row in 0..<min(sheet.count, sheet.top + height) {
             guard let ref = sheet.ref(at: row), removed.contains(graph.identity(of: ref)) else { continue }
             if row >= sheet.top {
-                let cells = Dictionary(columns.indices.map { (columns[$0], sheet.value(row: row, column: $0, graph: graph)) }, uniquingKeysWith: { a, _ in a })
+                let cells = sheet.cells(row: row, columns: columns, graph: graph)
                 ghosts.append(LiveGhost(depth: stack.count, position: row - gone, cells: cells))
             }
             gone += 1
@@ -315,5 +315,13 @@ extension Browser {
     func isLiveChanged(_ ref: ObjectRef, column: String) -> Bool {
         guard let live, live.isMarking, let graph else { return false }
         return live.changed[graph.identity(of: ref)]?.contains(column) ?? false
+    }
+}
+
+extension Sheet {
+    /// Row `row`'s shown cells by column name (`columns` as the sheet lists them): what a live
+    /// refresh compares and keeps of a row.
+    func cells(row: Int, columns: [String], graph: ObjectGraph) -> [String: Value] {
+        Dictionary(columns.indices.map { (columns[$0], value(row: row, column: $0, graph: graph)) }, uniquingKeysWith: { a, _ in a })
     }
 }

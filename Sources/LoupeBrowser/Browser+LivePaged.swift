@@ -22,7 +22,7 @@ extension Browser {
         let end = min(sheet.count, sheet.top + max(1, layout.recordsBody.height))
         let rows = (sheet.top..<max(sheet.top, end)).compactMap { row -> (ObjectIdentity, [String: Value])? in
             guard let ref = sheet.ref(at: row) else { return nil }
-            let cells = Dictionary(columns.indices.map { (columns[$0], sheet.value(row: row, column: $0, graph: graph)) }, uniquingKeysWith: { a, _ in a })
+            let cells = sheet.cells(row: row, columns: columns, graph: graph)
             return (graph.identity(of: ref), cells)
         }
         var isWholeType = false

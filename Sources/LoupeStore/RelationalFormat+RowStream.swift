@@ -41,25 +41,15 @@ extension RelationalFormat {
     /// found. A rowid that gives no row, or gives several, means the table is damaged: thrown,
     /// as a load of those rows throws. Call inside the read that chose the rowids.
     public static func rowValues(_ db: Database, table: String, rowids: [Int64], policy: KeyPolicy) throws -> (ids: [ObjectID], columns: [[Value]]) {
-        guard let entry = try sourceNames(db).first(where: { $0.name == table }) else {
-            throw StoreError(.unreadable, path: nil, reason: "no table \(table)")
-        }
-        let source = try describe(db, name: entry.name, isView: entry.isView)
-        guard let rowid = SQL.rowidName(columns: source.columns.map(\.name)) else {
-            throw StoreError(.unreadable, path: nil, reason: "\(table) has no reachable rowid")
-        }
+        let (source, rowid) = try rowidSource(db, table: table)
         // (Most answers come in rowid order already: no set and no sort for them.)
         let inOrder = zip(rowids, rowids.dropFirst()).allSatisfy { $0 < $1 }
         let wanted = inOrder ? rowids : Set(rowids).sorted()
         guard !wanted.isEmpty else { return ([], source.columns.map { _ in [] }) }
-        // A run of consecutive rowids (a key range, a part of a whole table) is read as a range.
-        let isRun = wanted[wanted.count - 1] - wanted[0] + 1 == Int64(wanted.count)
-        let only: (sql: String, arguments: StatementArguments) = isRun
-            ? ("\(rowid) BETWEEN ? AND ?", [wanted[0], wanted[wanted.count - 1]])
-            : ("\(rowid) IN (SELECT value FROM json_each(?))", ["[" + wanted.map(String.init).joined(separator: ",") + "]"])
+        let only = rowidCondition(rowid, wanted: wanted)
         let columnList = ([rowid] + source.columns.map { SQL.identifier($0.name) }).joined(separator: ", ")
         let statement = try db.makeStatement(sql: "SELECT \(columnList) FROM \(SQL.identifier(table)) WHERE \(only.sql) ORDER BY \(rowid)")
-        try statement.setArguments(only.arguments)
+        try statement.setArguments(StatementArguments(only.arguments))
         let decoder = RowDecoder(selectsRowID: true, keyed: !policy.keyColumns.isEmpty,
                                  keyIndexes: policy.keyColumns.compactMap { k in source.columns.firstIndex { $0.name == k } },
                                  dates: source.columns.map(\.isDate),
@@ -85,5 +75,28 @@ extension RelationalFormat {
         let place = Dictionary(uniqueKeysWithValues: wanted.enumerated().map { ($1, $0) })
         let order = rowids.map { place[$0]! }
         return (order.map { ids[$0] }, columns.map { column in order.map { column[$0] } })
+    }
+
+    /// The table or view `table` as a load reads it, and the name its rowid is read by; thrown
+    /// when there is no such table or its rowid cannot be reached.
+    static func rowidSource(_ db: Database, table: String) throws -> (source: Source, rowid: String) {
+        guard let entry = try sourceNames(db).first(where: { $0.name == table }) else {
+            throw StoreError(.unreadable, path: nil, reason: "no table \(table)")
+        }
+        let source = try describe(db, name: entry.name, isView: entry.isView)
+        guard let rowid = SQL.rowidName(columns: source.columns.map(\.name)) else {
+            throw StoreError(.unreadable, path: nil, reason: "\(table) has no reachable rowid")
+        }
+        return (source, rowid)
+    }
+
+    /// The condition that picks the rows with rowids `wanted` (sorted, distinct, not empty): a
+    /// run of consecutive rowids (a key range, a part of a whole table) as a range, with no list
+    /// for SQLite to index first (`isRun`); any other set as a list.
+    static func rowidCondition(_ rowid: String, wanted: [Int64]) -> (sql: String, arguments: [DatabaseValue], isRun: Bool) {
+        guard wanted.count > 1, wanted[wanted.count - 1] - wanted[0] + 1 == Int64(wanted.count) else {
+            return ("\(rowid) IN (SELECT value FROM json_each(?))", ["[" + wanted.map(String.init).joined(separator: ",") + "]"].map(\.databaseValue), false)
+        }
+        return ("\(rowid) BETWEEN ? AND ?", [wanted[0].databaseValue, wanted[wanted.count - 1].databaseValue], true)
     }
 }

@@ -203,21 +203,13 @@ extension RelationalFormat {
     /// reads the table's key whole).
     public static func objects(_ db: Database, table: String, rowids: [Int64], everyRow: Bool = false,
                                policy: KeyPolicy? = nil) throws -> (graph: ObjectGraph, rows: [Int64: Int32]) {
-        let entry = try sourceNames(db).first { $0.name == table }
-        guard let entry else { throw StoreError(.unreadable, path: nil, reason: "no table \(table)") }
         // The rows a read by rowid gives, checked first: a damaged table can repeat or lose a
         // rowid, and then no row of the graph could be matched to the rowid asked for.
         let wanted = Set(rowids).sorted()
-        let source = try describe(db, name: entry.name, isView: entry.isView)
-        guard let rowid = SQL.rowidName(columns: source.columns.map(\.name)) else {
-            throw StoreError(.unreadable, path: nil, reason: "\(table) has no reachable rowid")
-        }
-        // A run of consecutive rowids (a key range, a part of a whole table) is read as a range,
-        // with no list for SQLite to index first.
-        let isRun = !everyRow && policy != nil && wanted.count > 1 && wanted[wanted.count - 1] - wanted[0] + 1 == Int64(wanted.count)
-        let only: (sql: String, arguments: [DatabaseValue]) = isRun
-            ? ("\(rowid) BETWEEN ? AND ?", [wanted[0].databaseValue, wanted[wanted.count - 1].databaseValue])
-            : ("\(rowid) IN (SELECT value FROM json_each(?))", ["[" + wanted.map(String.init).joined(separator: ",") + "]"].map(\.databaseValue))
+        let (source, rowid) = try rowidSource(db, table: table)
+        let only = rowidCondition(rowid, wanted: wanted)
+        // (The load reads a range as a window's condition, which needs the key policy.)
+        let isRun = only.isRun && !everyRow && policy != nil
         let found = everyRow
             ? try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) ORDER BY \(rowid)")
             : try Int64.fetchAll(db, sql: "SELECT \(rowid) FROM \(SQL.identifier(table)) WHERE \(only.sql) ORDER BY \(rowid)", arguments: StatementArguments(only.arguments))
@@ -228,7 +220,7 @@ extension RelationalFormat {
         var warnings: [String] = []
         let epoch = try db.tableExists("Z_METADATA") ? DateText.referenceDateOffset : 0
         var window = policy.map { WindowRead(policy: $0) }
-        if isRun { window?.condition = only }
+        if isRun { window?.condition = (only.sql, only.arguments) }
         let t = try loadRows(db, source: source, builder: builder, epoch: epoch,
                              readOnlyReason: try frameworkReadOnlyReason(db), rowids: everyRow || isRun ? nil : rowids,
                              window: window, warnings: &warnings)
