@@ -82,8 +82,8 @@ enum Interactive {
 
     /// Draws and handles keys until the user leaves; adopts the graph from `box` when it arrives.
     /// `host`: the file's host, which adopts the load when it arrives (nil when loaded at start).
-    /// `moves`: the loaded file's stamp (a database's next transaction id), looked at twice a second
-    /// (live mode: another process's commits are read again and shown).
+    /// `moves`: the loaded file's stamp (a database's next transaction id), looked at four times a
+    /// second (live mode: another process's commits are read again and shown).
     private static func loop(_ browser: Browser, box: LoadBox, host: StoreHost?, isLoaded loadedAtStart: Bool, moves: (any StoreMoves)? = nil) throws {
         let backend: NcursesBackend
         do { backend = try NcursesBackend() } catch { throw CLIError("\(error)") }
@@ -91,7 +91,8 @@ enum Interactive {
         let terminal = Terminal(backend: backend)
         var isLoaded = loadedAtStart
         var needsDraw = true
-        var nextLook = DispatchTime.now() + 0.5
+        let lookEvery = 0.25
+        var nextLook = DispatchTime.now() + lookEvery
         while true {
             if !isLoaded {
                 switch box.take() {
@@ -110,7 +111,7 @@ enum Interactive {
             }
             if browser.collect() { needsDraw = true }
             if let moves, isLoaded, DispatchTime.now() >= nextLook {
-                nextLook = DispatchTime.now() + 0.5
+                nextLook = DispatchTime.now() + lookEvery
                 if moves.moved() { browser.storeChangedOnDisk(); needsDraw = true }
             }
             if browser.liveMarksFaded() { needsDraw = true }
@@ -120,7 +121,9 @@ enum Interactive {
             // A frame only when something changed: an idle browser does no work.
             if needsDraw { terminal.draw { buffer in browser.render(into: &buffer) } }
             needsDraw = false
-            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy || browser.isCountingTypes ? 100 : moves != nil ? 500 : 1000) else { continue }
+            // Woken for the next look at the file, not a timeout later.
+            let untilLook = moves == nil ? 1000 : max(10, Int(nextLook.uptimeNanoseconds / 1_000_000) - Int(DispatchTime.now().uptimeNanoseconds / 1_000_000))
+            guard let first = backend.nextEvent(timeout: !isLoaded || browser.isBusy || browser.isCountingTypes ? 100 : untilLook) else { continue }
             // Everything already waiting (a paste) is handled before the next frame.
             var events = [first]
             while events.count < 65_536, let more = backend.nextEvent(timeout: 0) { events.append(more) }

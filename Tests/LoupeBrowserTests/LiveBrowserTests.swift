@@ -1,6 +1,7 @@
 import GRDB
 import LoupeBrowser
 import LoupeHost
+import LoupeModel
 import LoupePostgres
 import LoupeSQL
 import LoupeStore
@@ -30,6 +31,33 @@ final class LiveBrowserTests: XCTestCase {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.write { try $0.execute(sql: sql) }
         try queue.close()
+    }
+
+    /// What live mode compares after a commit: the store read again against the graph shown. One
+    /// value changed in one table — text, integer, real, null to text, a row of a table keyed by
+    /// two columns — is the one change found, whichever table holds it (the tables with no change
+    /// are told apart from it column by column, without comparing their objects).
+    func testOneValueChangedInAnyTableIsTheOneChangeFound() throws {
+        let path = try Shared.copy("realdata/chinook/Chinook_Sqlite.sqlite")
+        let host = StoreHost()
+        let cases: [(sql: String, type: String, key: Int?)] = [
+            ("UPDATE Album SET Title = Title || ' ' WHERE AlbumId = 7", "Album", 7),
+            ("UPDATE Track SET Milliseconds = Milliseconds + 1 WHERE TrackId = 3503", "Track", 3503),
+            ("UPDATE InvoiceLine SET UnitPrice = 0.98 WHERE InvoiceLineId = 1", "InvoiceLine", 1),
+            ("UPDATE Customer SET Company = 'Loupe' WHERE CustomerId = 2 AND Company IS NULL", "Customer", 2),
+            ("DELETE FROM PlaylistTrack WHERE rowid = (SELECT min(rowid) FROM PlaylistTrack)", "PlaylistTrack", nil),
+        ]
+        var old = try host.load(path: path, progress: nil)
+        for change in cases {
+            try commit(path, change.sql)
+            let new = try host.load(path: path, progress: nil)
+            var found: [ObjectChange] = []
+            let summaries = try StoreDiff(GraphDiffSide(old), GraphDiffSide(new)).run { if case .change(let c) = $0 { found.append(c) } }
+            XCTAssertEqual(found.map(\.type), [change.type], change.sql)
+            if let key = change.key { XCTAssertEqual(found.first?.key, .int(Int64(key)), change.sql) }
+            XCTAssertEqual(summaries.reduce(0) { $0 + $1.compared }, 15607 - (change.key == nil ? 1 : 0), "every object in both counted as compared")
+            old = new
+        }
     }
 
     func testAnotherProcessesCommitIsShownInPlaceAndMarked() throws {

@@ -14,6 +14,14 @@ public protocol DiffSide: Sendable {
     func forEachValue(type: Int, attribute: String, _ body: (ObjectID, Value) throws -> Void) throws
     /// Type `type`'s attribute names (as its first objects hold them, where the store has no schema).
     func attributeNames(type: Int) throws -> [String]
+    /// True when type `type` here and type `other` of `side` hold the same objects with the same
+    /// stored values: nothing for a diff to report, told without comparing object by object
+    /// (false when it cannot be told cheaply).
+    func isUnchanged(type: Int, in side: any DiffSide, type other: Int) -> Bool
+}
+
+extension DiffSide {
+    public func isUnchanged(type: Int, in side: any DiffSide, type other: Int) -> Bool { false }
 }
 
 /// What a diff compares of one object: its attributes and its relations' targets.
@@ -45,18 +53,30 @@ public struct DiffObject: Sendable, Equatable {
     }
 }
 
+extension TypeTable {
+    /// The relations a diff compares: those whose foreign key is not one of the attributes (a
+    /// relational file's key column is compared as the column), composite keys aside.
+    public var comparedRelations: [RelationColumn] {
+        relations.filter { r in !(r.foreignKeyAttribute.map { attributeIndex[$0] != nil } ?? false) && r.compositeKey == nil }
+    }
+}
+
 extension ObjectGraph {
-    /// The object at `ref` as a diff compares it: its attributes, and the relations whose foreign
-    /// key is not one of them (a relational file's key column is compared as the column).
-    public func diffObject(_ ref: ObjectRef) -> DiffObject {
+    /// The object at `ref` as a diff compares it: its attributes and its ``TypeTable/comparedRelations``
+    /// (`relations`, when the caller already holds its type's, for a run of objects).
+    public func diffObject(_ ref: ObjectRef, relations: [RelationColumn]? = nil) -> DiffObject {
         let table = self.table(ref), row = Int(ref.row)
         let attributes = table.attributes.indices.map { (table.attributes[$0].name, table.value(row: row, attribute: $0)) }
-        let relations = table.relations.filter { r in
-            !(r.foreignKeyAttribute.map { table.attributeIndex[$0] != nil } ?? false) && r.compositeKey == nil
-        }.map { r in
+        let relations = (relations ?? table.comparedRelations).map { r in
             (r.name, r.targets(of: row).map { ObjectIdentity(type: self.table($0).name, id: id(of: $0)) }, r.isToMany)
         }
         return DiffObject(attributes: attributes, relations: relations)
+    }
+
+    /// The objects `keys` of type `table` as a diff compares them, in the order given (nil: no such object).
+    public func diffObjects(type table: TypeTable, keys: [ObjectID]) -> [DiffObject?] {
+        let relations = table.comparedRelations
+        return keys.map { key in ref(type: table, id: key).map { diffObject($0, relations: relations) } }
     }
 }
 
@@ -65,7 +85,7 @@ public struct GraphDiffSide: DiffSide {
     public let graph: ObjectGraph
     public init(_ graph: ObjectGraph) { self.graph = graph }
 
-    public var types: [(name: String, count: Int)] { graph.types.map { ($0.name.rawValue, $0.liveRows.count) } }
+    public var types: [(name: String, count: Int)] { graph.types.map { ($0.name.rawValue, $0.liveCount) } }
 
     public func forEachKeyBatch(type: Int, _ body: ([ObjectID]) throws -> Void) throws {
         let table = graph.types[type]
@@ -73,8 +93,7 @@ public struct GraphDiffSide: DiffSide {
     }
 
     public func objects(type: Int, keys: [ObjectID]) throws -> [DiffObject?] {
-        let table = graph.types[type]
-        return keys.map { key in graph.ref(type: table, id: key).map(graph.diffObject) }
+        graph.diffObjects(type: graph.types[type], keys: keys)
     }
 
     public func forEachValue(type: Int, attribute: String, _ body: (ObjectID, Value) throws -> Void) throws {
@@ -83,4 +102,15 @@ public struct GraphDiffSide: DiffSide {
     }
 
     public func attributeNames(type: Int) throws -> [String] { graph.types[type].attributes.map(\.name) }
+
+    /// Two tables of loaded graphs (a store and the same store read again) are compared column by
+    /// column: the same keys in the same order and the same stored values, with no relation a
+    /// diff compares outside the attributes (their targets are refs into each graph).
+    public func isUnchanged(type: Int, in side: any DiffSide, type other: Int) -> Bool {
+        guard let side = side as? GraphDiffSide else { return false }
+        let (x, y) = (graph.types[type], side.graph.types[other])
+        guard x.removed.isEmpty, y.removed.isEmpty, x.comparedRelations.isEmpty, y.comparedRelations.isEmpty,
+              x.attributes.count == y.attributes.count, x.ids == y.ids else { return false }
+        return zip(x.attributes, y.attributes).allSatisfy { $0.name == $1.name && $0.values.storage == $1.values.storage }
+    }
 }

@@ -29,17 +29,16 @@ public final class PagedDiffSide: DiffSide, @unchecked Sendable {
     public func objects(type: Int, keys: [ObjectID]) throws -> [DiffObject?] {
         guard !keys.isEmpty else { return [] }
         let table = schema.types[type]
-        let related = table.relations.contains { r in !(r.foreignKeyAttribute.map { table.attributeIndex[$0] != nil } ?? false) && r.compositeKey == nil }
-        guard related else {
+        let compared = table.comparedRelations
+        guard !compared.isEmpty else {
             let graph = try pages.objects(type: type, keys: keys)
-            return keys.map { key in graph.ref(type: graph.types[type], id: key).map(graph.diffObject) }
+            return graph.diffObjects(type: graph.types[type], keys: keys)
         }
         if let links = try pages.outgoingLinks(type: type, keys: keys) {
             let graph = try pages.objects(type: type, keys: keys)
-            let compared = table.relations.filter { r in !(r.foreignKeyAttribute.map { table.attributeIndex[$0] != nil } ?? false) && r.compositeKey == nil }
             return keys.map { key in
                 guard let ref = graph.ref(type: graph.types[type], id: key) else { return nil }
-                var object = graph.diffObject(ref)
+                var object = graph.diffObject(ref, relations: [])
                 object.relations = compared.map { r in (r.name, links[key]?[r.name] ?? [], r.isToMany) }
                 return object
             }

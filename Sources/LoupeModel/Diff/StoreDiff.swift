@@ -39,11 +39,12 @@ public struct StoreDiff: Sendable {
     /// for a name neither side has or an attribute to match by that does not single out objects.
     @discardableResult
     public func run(only: [String] = [], emit: (Event) throws -> Void) throws -> [TypeSummary] {
-        let pairs = try TypePairs(a.types.map(\.name), b.types.map(\.name), only: only)
+        let (typesA, typesB) = (a.types, b.types)
+        let pairs = try TypePairs(typesA.map(\.name), typesB.map(\.name), only: only)
         var summaries: [TypeSummary] = []
         for (ta, tb) in pairs.pairs {
-            var summary = TypeSummary(name: ta.map { a.types[$0].name } ?? b.types[tb!].name,
-                                      countA: ta.map { a.types[$0].count }, countB: tb.map { b.types[$0].count })
+            var summary = TypeSummary(name: ta.map { typesA[$0].name } ?? typesB[tb!].name,
+                                      countA: ta.map { typesA[$0].count }, countB: tb.map { typesB[$0].count })
             try compare(ta, tb, renaming: pairs.bToA, into: &summary) { try emit(.change($0)) }
             try emit(.typeDone(summary))
             summaries.append(summary)
@@ -54,6 +55,10 @@ public struct StoreDiff: Sendable {
     /// Compares type `ta` of A with type `tb` of B (either nil: a type only the other has).
     private func compare(_ ta: Int?, _ tb: Int?, renaming: [String: String], into summary: inout TypeSummary, emit: (ObjectChange) throws -> Void) throws {
         let name = summary.name
+        if let ta, let tb, matching.attributes.isEmpty, a.isUnchanged(type: ta, in: b, type: tb) {
+            summary.compared = summary.countA ?? 0
+            return
+        }
         let matched = try keyPairs(ta, tb, name: name)
         func report(_ kind: ObjectChange.Kind, _ keys: [ObjectID], side: DiffSide, type: Int) throws {
             for start in stride(from: 0, to: keys.count, by: chunk) {
